@@ -1,0 +1,1 @@
+//! Patching of objects and code objects during a trace.

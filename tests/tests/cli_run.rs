@@ -1,0 +1,151 @@
+//! `fxvm run` as a user runs it: output, exit codes, tracebacks, imports, argv.
+
+use fxvm_tests::{Scratch, run, run_in};
+
+#[test]
+fn prints_and_exits_zero() {
+    let dir = Scratch::new("hello");
+    let script = dir.write("hello.py", "print('hello', 6 * 7)\n");
+    let out = run(&["run", script.to_str().unwrap()]);
+    assert_eq!(out.status, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "hello 42\n");
+    assert_eq!(out.stderr, "");
+}
+
+#[test]
+fn uncaught_exception_prints_traceback_with_file_and_line() {
+    let dir = Scratch::new("boom");
+    let script = dir.write(
+        "boom.py",
+        "print('before')\ndef f(x):\n    raise ValueError(f'bad value {x}')\nf(3)\n",
+    );
+    let out = run(&["run", script.to_str().unwrap()]);
+    assert_eq!(out.status, Some(1), "{out:?}");
+    // What was printed before the failure is flushed, not lost.
+    assert_eq!(out.stdout, "before\n");
+    assert!(out.stderr.starts_with("Traceback (most recent call last):"), "{}", out.stderr);
+    let file_line = format!("File \"{}\", line 3, in f", script.display());
+    assert!(out.stderr.contains(&file_line), "missing `{file_line}` in:\n{}", out.stderr);
+    assert!(out.stderr.contains("line 4, in <module>"), "{}", out.stderr);
+    assert!(out.stderr.trim_end().ends_with("ValueError: bad value 3"), "{}", out.stderr);
+}
+
+#[test]
+fn system_exit_sets_the_status() {
+    let out = run(&["run", "-c", "import sys; print('bye'); sys.exit(3)"]);
+    assert_eq!((out.status, out.stdout.as_str()), (Some(3), "bye\n"), "{out:?}");
+
+    let out = run(&["run", "-c", "raise SystemExit('fatal: no model')"]);
+    assert_eq!(out.status, Some(1), "{out:?}");
+    assert_eq!(out.stderr, "fatal: no model\n");
+
+    let out = run(&["run", "-c", "raise SystemExit"]);
+    assert_eq!(out.status, Some(0), "{out:?}");
+}
+
+#[test]
+fn syntax_error_reports_file_line_and_column() {
+    let dir = Scratch::new("syntax");
+    let script = dir.write("bad.py", "x = 1\ny = (2 +\n    def)\n");
+    let out = run(&["run", script.to_str().unwrap()]);
+    assert_eq!(out.status, Some(1), "{out:?}");
+    assert!(out.stderr.contains(&format!("File \"{}\", line 3", script.display())), "{}", out.stderr);
+    assert!(out.stderr.contains("SyntaxError"), "{}", out.stderr);
+    // The caret line marks the column of the offending token.
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    let caret = lines.iter().position(|l| l.trim() == "^" || l.trim_start().starts_with('^'));
+    let caret = caret.unwrap_or_else(|| panic!("no caret in:\n{}", out.stderr));
+    let source = lines[caret - 1];
+    let col = lines[caret].find('^').unwrap();
+    assert_eq!(&source[col..col + 3], "def", "caret under the wrong column:\n{}", out.stderr);
+}
+
+#[test]
+fn missing_file_is_a_one_line_error() {
+    let out = run(&["run", "no/such/model.py"]);
+    assert_eq!(out.status, Some(2), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "fxvm: error: can't open file 'no/such/model.py': No such file or directory\n"
+    );
+    assert_eq!(out.stdout, "");
+}
+
+#[test]
+fn script_folder_comes_first_on_sys_path() {
+    let dir = Scratch::new("sibling");
+    dir.write("model.py", "class GPT:\n    name = 'gpt'\n");
+    let script = dir.write("train.py", "from model import GPT\nprint(GPT.name)\n");
+    // Run from elsewhere: the import must not depend on the working folder.
+    let out = run_in(&std::env::temp_dir(), &["run", script.to_str().unwrap()]);
+    assert_eq!((out.status, out.stdout.as_str()), (Some(0), "gpt\n"), "{out:?}");
+}
+
+#[test]
+fn argv_is_the_script_then_its_arguments() {
+    let dir = Scratch::new("argv");
+    let script = dir.write("args.py", "import sys\nprint(sys.argv[1:])\nprint(sys.argv[0].endswith('args.py'))\n");
+    let out = run(&["run", script.to_str().unwrap(), "--epochs", "3", "-v"]);
+    assert_eq!(out.status, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "['--epochs', '3', '-v']\nTrue\n");
+
+    let out = run(&["run", "-c", "import sys; print(sys.argv)", "a", "-b"]);
+    assert_eq!(out.stdout, "['-c', 'a', '-b']\n", "{out:?}");
+}
+
+#[test]
+fn main_module_and_atexit_behave_as_in_python() {
+    let code = "import atexit\natexit.register(lambda: print('atexit ran'))\nprint(__name__)\n";
+    let out = run(&["run", "-c", code]);
+    assert_eq!((out.status, out.stdout.as_str()), (Some(0), "__main__\natexit ran\n"), "{out:?}");
+}
+
+#[test]
+fn torch_package_imports() {
+    let out = run(&["run", "-c", "import torch; print(torch.__version__, torch._C.__name__)"]);
+    assert_eq!(out.status, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "2.5.0+fxvm torch._C\n");
+}
+
+#[test]
+fn version_and_help() {
+    let out = run(&["--version"]);
+    assert_eq!(out.status, Some(0));
+    assert_eq!(out.stdout, format!("fxvm {}\n", env!("CARGO_PKG_VERSION")));
+
+    let out = run(&[]);
+    assert_ne!(out.status, Some(0));
+    assert!(out.stderr.contains("Usage: fxvm"), "{out:?}");
+    assert!(out.stderr.contains("run"), "{out:?}");
+
+    let out = run(&["run"]);
+    assert_eq!(out.status, Some(2), "{out:?}");
+    assert!(out.stderr.contains("needs a script"), "{out:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_raises_keyboard_interrupt_in_the_script() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    // 'ready' is printed inside the `try`, so the signal cannot land outside it.
+    let code = "import time\ntry:\n    print('ready', flush=True)\n    time.sleep(30)\nexcept KeyboardInterrupt:\n    print('caught')\n";
+    let mut child = fxvm_tests::fxvm(&["run", "-c", code])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn fxvm");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "caught\n");
+    assert!(child.wait().unwrap().success());
+}

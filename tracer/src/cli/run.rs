@@ -1,0 +1,64 @@
+//! `fxvm run`: execute a script as `__main__`, with python's exit behaviour.
+
+use std::path::Path;
+
+use clap::Args;
+use fxvm_vm::script::{self, Main};
+
+/// Run a Python script (or `-c CODE`) in the fxvm interpreter.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  fxvm run model.py --epochs 3\n  fxvm run -c \"import torch; print(torch.__version__)\"")]
+pub(crate) struct RunArgs {
+    /// Program passed in as a string, as `python -c`.
+    #[arg(short = 'c', value_name = "CODE")]
+    code: Option<String>,
+    /// The script to run, then the arguments it sees in `sys.argv[1:]`.
+    #[arg(value_name = "FILE.py [ARGS]", trailing_var_arg = true, allow_hyphen_values = true)]
+    argv: Vec<String>,
+}
+
+pub(crate) fn run(args: RunArgs) -> u8 {
+    let (main, argv) = match &args.code {
+        Some(code) => {
+            let argv = std::iter::once("-c".to_owned()).chain(args.argv.iter().cloned()).collect();
+            (Main::Code(code), argv)
+        }
+        None => {
+            let Some(file) = args.argv.first() else {
+                return super::usage_error("`fxvm run` needs a script, or -c CODE");
+            };
+            if let Err(message) = check_script(Path::new(file)) {
+                return super::usage_error(message);
+            }
+            (Main::File(Path::new(file)), args.argv.clone())
+        }
+    };
+
+    let interp = fxvm_vm::build(&fxvm_vm::Config { argv, ..Default::default() });
+    let status = interp.enter(|vm| {
+        let result = script::run_main(vm, main);
+        script::finish(vm, result)
+    });
+    // Skip heap teardown: exiting is all that is left, and the OS is faster.
+    std::mem::forget(interp);
+    // The OS keeps the low byte of a status, as it does for python.
+    (status & 0xff) as u8
+}
+
+/// A script must be a readable file; python's messages for the usual mistakes.
+fn check_script(path: &Path) -> Result<(), String> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(format!("can't open file '{}': is a directory", path.display())),
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("can't open file '{}': {}", path.display(), io_reason(&e))),
+    }
+}
+
+/// The error's text without Rust's " (os error N)" suffix.
+fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}

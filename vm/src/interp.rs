@@ -1,0 +1,35 @@
+//! Building the interpreter: stdlib, the frozen `torch` package, native modules.
+
+use rustpython::InterpreterBuilderExt;
+use rustpython_vm::{Interpreter, Settings};
+
+/// How the interpreter is set up for one run.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// `sys.argv`; by convention `argv[0]` names the script.
+    pub argv: Vec<String>,
+    /// Entries placed first on `sys.path`, in order.
+    pub path: Vec<String>,
+    /// Leave SIGINT to the host instead of raising `KeyboardInterrupt`.
+    pub no_signal_handlers: bool,
+}
+
+/// Builds an interpreter with the standard library and the `torch` package.
+pub fn build(config: &Config) -> Interpreter {
+    let mut settings = Settings::default();
+    settings.argv = config.argv.clone();
+    settings.path_list = config.path.clone();
+    settings.install_signal_handlers = !config.no_signal_handlers;
+    // fxvm has no site-packages; skipping `site` saves start-up time.
+    settings.import_site = false;
+    settings.user_site_directory = false;
+    // The frozen package lives in the binary; there is nothing to cache.
+    settings.write_bytecode = false;
+
+    let builder = Interpreter::builder(settings).init_stdlib();
+    let torch_c = crate::native::torch_c::module_def(&builder.ctx);
+    builder
+        .add_native_module(torch_c)
+        .add_frozen_modules(rustpython_vm::py_freeze!(dir = "../py"))
+        .build()
+}

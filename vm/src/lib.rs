@@ -1,0 +1,12 @@
+//! The fxvm interpreter: an embedded RustPython VM with a frozen `torch`
+//! package whose tensor operations are native Rust.
+//!
+//! [`Config`] + [`build`] make the one interpreter that the CLI, the tests and
+//! embedders share; [`script`] runs user code in it the way `python` would.
+
+mod interp;
+mod native;
+pub mod script;
+
+pub use interp::{Config, build};
+pub use rustpython_vm as py;

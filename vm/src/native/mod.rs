@@ -1,0 +1,3 @@
+//! Native modules registered with the interpreter.
+
+pub(crate) mod torch_c;
