@@ -87,3 +87,20 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// The repository's `fixtures/` folder.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("fixtures")
+}
+
+/// A unified diff of `expected` against `actual`, empty when they are equal.
+pub fn unified_diff(expected: &str, actual: &str, golden: &str) -> String {
+    if expected == actual {
+        return String::new();
+    }
+    similar::TextDiff::from_lines(expected, actual)
+        .unified_diff()
+        .context_radius(3)
+        .header(golden, "actual")
+        .to_string()
+}

@@ -7,6 +7,7 @@
 mod interp;
 mod native;
 pub mod script;
+pub mod tensor;
 
 pub use interp::{Config, build};
 pub use rustpython_vm as py;

@@ -2,5 +2,37 @@
 
 from torch import _C
 from torch import version
+from torch._C import Tensor, dtype, float32, float64, int32, int64, bool
+from torch._size import Size
+from torch._device import device
+from torch.autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 
 __version__ = version.__version__
+
+float = float32
+double = float64
+int = int32
+long = int64
+
+_functions, _functional = _C._bind_ops()
+globals().update(_functions)
+
+
+def is_tensor(obj):
+    """True when ``obj`` is a ``torch.Tensor``."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+
+def get_default_dtype():
+    return float32
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+

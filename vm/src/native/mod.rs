@@ -1,3 +1,9 @@
-//! Native modules registered with the interpreter.
+//! Native modules registered with the interpreter, and the binding of the
+//! tensor core to Python objects.
 
+pub(crate) mod convert;
+pub(crate) mod index;
+pub(crate) mod ops;
+pub(crate) mod signature;
+pub(crate) mod tensor;
 pub(crate) mod torch_c;

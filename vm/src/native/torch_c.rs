@@ -4,7 +4,62 @@ pub(crate) use _c::module_def;
 
 #[rustpython_vm::pymodule(name = "torch._C")]
 mod _c {
+    use rustpython_vm::class::PyClassImpl;
+    use rustpython_vm::{PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine};
+
+    use crate::native::convert::PyDType;
+    use crate::native::tensor::PyTensor;
+    use crate::tensor::DType;
+
     /// The fxvm release that built this module, for `torch.version.fxvm`.
     #[pyattr(name = "_fxvm_version")]
     const FXVM_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+    // Native classes defined outside this module are initialised on first use.
+    #[pyattr(name = "Tensor")]
+    fn tensor_type(_vm: &VirtualMachine) -> rustpython_vm::builtins::PyTypeRef {
+        PyTensor::make_static_type()
+    }
+
+    #[pyattr(name = "dtype")]
+    fn dtype_type(_vm: &VirtualMachine) -> rustpython_vm::builtins::PyTypeRef {
+        PyDType::make_static_type()
+    }
+
+    fn dtype(d: DType, vm: &VirtualMachine) -> PyRef<PyDType> {
+        PyDType::make_static_type();
+        PyDType { dtype: d }.into_ref(&vm.ctx)
+    }
+
+    #[pyattr(once)]
+    fn float32(vm: &VirtualMachine) -> PyRef<PyDType> {
+        dtype(DType::F32, vm)
+    }
+
+    #[pyattr(once)]
+    fn float64(vm: &VirtualMachine) -> PyRef<PyDType> {
+        dtype(DType::F64, vm)
+    }
+
+    #[pyattr(once)]
+    fn int32(vm: &VirtualMachine) -> PyRef<PyDType> {
+        dtype(DType::I32, vm)
+    }
+
+    #[pyattr(once)]
+    fn int64(vm: &VirtualMachine) -> PyRef<PyDType> {
+        dtype(DType::I64, vm)
+    }
+
+    #[pyattr(once, name = "bool")]
+    fn bool_(vm: &VirtualMachine) -> PyRef<PyDType> {
+        dtype(DType::Bool, vm)
+    }
+
+    /// Installs the generated `Tensor` methods and returns the generated
+    /// `(torch functions, torch.nn.functional functions)` as two dicts.
+    #[pyfunction]
+    fn _bind_ops(vm: &VirtualMachine) -> PyResult<(PyObjectRef, PyObjectRef)> {
+        crate::native::ops::bind(vm)
+    }
 }

@@ -1,0 +1,40 @@
+//! Eager `torch` scripts whose output must equal real PyTorch's, byte for
+//! byte (goldens made by `fixtures/regen.sh`); a mismatch shows a unified diff.
+
+use fxvm_tests::{fixtures, run, unified_diff};
+
+fn check(name: &str) {
+    let script = fixtures().join("eager").join(format!("{name}.py"));
+    let golden = script.with_extension("out");
+    let expected = std::fs::read_to_string(&golden).expect("golden file");
+    let out = run(&["run", script.to_str().unwrap()]);
+    assert_eq!(out.status, Some(0), "{name} failed:\n{}", out.stderr);
+    let diff = unified_diff(&expected, &out.stdout, &golden.display().to_string());
+    assert!(diff.is_empty(), "{name} differs from PyTorch:\n{diff}");
+}
+
+#[test]
+fn tensor_repr_indexing_and_torch_function() {
+    check("basics");
+}
+
+#[test]
+fn numerics_promotion_broadcasting_and_views() {
+    check("numerics");
+}
+
+#[test]
+fn bad_input_raises_pytorchs_exceptions() {
+    check("errors");
+}
+
+#[test]
+fn backward_says_autograd_is_unsupported() {
+    let out = run(&["run", "-c", "import torch\ntorch.ones(2).sum().backward()"]);
+    assert_eq!(out.status, Some(1));
+    assert!(
+        out.stderr.trim_end().ends_with("RuntimeError: fxvm does not support autograd: .backward() and gradients are not available"),
+        "{}",
+        out.stderr
+    );
+}

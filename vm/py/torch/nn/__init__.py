@@ -1,0 +1,3 @@
+"""``torch.nn``: so far the functional API; the Module system comes next."""
+
+from torch.nn import functional

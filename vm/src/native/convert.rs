@@ -1,0 +1,193 @@
+//! Conversions between Python objects and the tensor core: numbers, nested
+//! lists, dtypes, and tensor errors as Python exceptions.
+
+use rustpython_vm::builtins::{PyBaseExceptionRef, PyFloat, PyInt, PyList, PyTuple};
+use rustpython_vm::{AsObject, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
+
+use crate::tensor::{DType, ErrorKind, Scalar, Tensor, TensorError};
+
+use super::tensor::PyTensor;
+
+/// A tensor error as the Python exception PyTorch raises for it.
+pub(crate) fn to_py_err(e: TensorError, vm: &VirtualMachine) -> PyBaseExceptionRef {
+    let msg = e.to_string();
+    match e.kind() {
+        ErrorKind::Runtime => vm.new_runtime_error(msg),
+        ErrorKind::Index => vm.new_index_error(msg),
+        ErrorKind::Type => vm.new_type_error(msg),
+        ErrorKind::Value => vm.new_value_error(msg),
+        ErrorKind::NotImplemented => vm.new_not_implemented_error(msg),
+    }
+}
+
+/// Lifts a core result into a Python result.
+pub(crate) trait IntoPy<T> {
+    fn py(self, vm: &VirtualMachine) -> PyResult<T>;
+}
+
+impl<T> IntoPy<T> for Result<T, TensorError> {
+    fn py(self, vm: &VirtualMachine) -> PyResult<T> {
+        self.map_err(|e| to_py_err(e, vm))
+    }
+}
+
+/// A Python bool, int or float as a scalar; `None` for anything else.
+pub(crate) fn scalar(obj: &PyObjectRef, vm: &VirtualMachine) -> Option<Scalar> {
+    if obj.class().is(vm.ctx.types.bool_type) {
+        return Some(Scalar::Bool(obj.is(&vm.ctx.true_value)));
+    }
+    if let Some(i) = obj.downcast_ref::<PyInt>() {
+        return i.try_to_primitive::<i64>(vm).ok().map(Scalar::Int);
+    }
+    if let Some(f) = obj.downcast_ref::<PyFloat>() {
+        return Some(Scalar::Float(f.to_f64()));
+    }
+    None
+}
+
+pub(crate) fn scalar_to_py(s: Scalar, vm: &VirtualMachine) -> PyObjectRef {
+    match s {
+        Scalar::Bool(b) => vm.ctx.new_bool(b).into(),
+        Scalar::Int(i) => vm.ctx.new_int(i).into(),
+        Scalar::Float(x) => vm.ctx.new_float(x).into(),
+    }
+}
+
+/// The `torch.dtype` objects (`torch.float32`, …).
+#[pyclass(module = "torch", name = "dtype")]
+#[derive(Debug, PyPayload)]
+pub(crate) struct PyDType {
+    pub dtype: DType,
+}
+
+#[pyclass(with(rustpython_vm::types::Representable))]
+impl PyDType {
+    #[pygetset]
+    fn is_floating_point(&self) -> bool {
+        self.dtype.is_float()
+    }
+
+    #[pygetset]
+    fn itemsize(&self) -> usize {
+        self.dtype.itemsize()
+    }
+
+    #[pygetset]
+    fn is_signed(&self) -> bool {
+        self.dtype != DType::Bool
+    }
+
+    #[pymethod]
+    fn __reduce__(&self) -> String {
+        self.dtype.name().to_owned()
+    }
+}
+
+impl rustpython_vm::types::Representable for PyDType {
+    fn repr_str(zelf: &rustpython_vm::Py<Self>, _vm: &VirtualMachine) -> PyResult<String> {
+        Ok(zelf.dtype.to_string())
+    }
+}
+
+/// The interned dtype object for `dtype`, so `x.dtype is torch.float32` holds.
+pub(crate) fn dtype_to_py(dtype: DType, vm: &VirtualMachine) -> PyResult {
+    let module = vm.import("torch._C", 0)?;
+    module.get_attr(dtype.name(), vm)
+}
+
+pub(crate) fn dtype_from_py(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<DType> {
+    if let Some(d) = obj.downcast_ref::<PyDType>() {
+        return Ok(d.dtype);
+    }
+    // Python's own types stand for their default dtypes, as in PyTorch.
+    if obj.is(vm.ctx.types.float_type) {
+        return Ok(DType::F64);
+    }
+    if obj.is(vm.ctx.types.int_type) {
+        return Ok(DType::I64);
+    }
+    if obj.is(vm.ctx.types.bool_type) {
+        return Ok(DType::Bool);
+    }
+    Err(vm.new_type_error(format!("dtype must be torch.dtype (got {})", obj.class().name())))
+}
+
+/// Builds a tensor from a Python number, (nested) sequence of numbers or tensors.
+pub(crate) fn tensor_from_data(data: &PyObjectRef, dtype: Option<DType>, vm: &VirtualMachine) -> PyResult<Tensor> {
+    if let Some(t) = data.downcast_ref::<PyTensor>() {
+        let t = t.tensor();
+        return Ok(t.to_dtype(dtype.unwrap_or(t.dtype())).copy());
+    }
+    let mut shape = Vec::new();
+    let mut values = Vec::new();
+    flatten(data, 0, &mut shape, &mut values, vm)?;
+    let inferred = values.iter().fold(None, |acc: Option<crate::tensor::dtype::Category>, s| {
+        Some(acc.map_or(s.category(), |a| a.max(s.category())))
+    });
+    let dtype = dtype.unwrap_or_else(|| inferred.map_or(DType::F32, |c| c.default_dtype()));
+    let t = crate::tensor::storage::with_dtype!(dtype, T => {
+        Tensor::from_vec(values.iter().map(|&s| <T as crate::tensor::storage::Element>::from_scalar(s)).collect(), &shape)
+    });
+    Ok(t)
+}
+
+fn flatten(obj: &PyObjectRef, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<Scalar>, vm: &VirtualMachine) -> PyResult<()> {
+    if let Some(s) = scalar(obj, vm) {
+        if depth < shape.len() {
+            return Err(vm.new_value_error(format!("expected sequence of length {} at dim {depth} (got {})", shape[depth], obj.class().name())));
+        }
+        out.push(s);
+        return Ok(());
+    }
+    if let Some(t) = obj.downcast_ref::<PyTensor>() {
+        let t = t.tensor();
+        if t.ndim() == 0 {
+            out.push(t.item().py(vm)?);
+            return Ok(());
+        }
+        if t.numel() != 1 {
+            return Err(vm.new_value_error("only one element tensors can be converted to Python scalars"));
+        }
+        out.push(t.item().py(vm)?);
+        return Ok(());
+    }
+    let items: Vec<PyObjectRef> = if let Some(l) = obj.downcast_ref::<PyList>() {
+        l.borrow_vec().to_vec()
+    } else if let Some(t) = obj.downcast_ref::<PyTuple>() {
+        t.as_slice().to_vec()
+    } else {
+        return Err(vm.new_type_error(format!("new(): invalid data type '{}'", obj.class().name())));
+    };
+    if depth == shape.len() {
+        if !out.is_empty() {
+            return Err(vm.new_value_error(format!("expected sequence of length ... at dim {depth}")));
+        }
+        shape.push(items.len());
+    } else if shape[depth] != items.len() {
+        return Err(vm.new_value_error(format!(
+            "expected sequence of length {} at dim {depth} (got {})",
+            shape[depth],
+            items.len()
+        )));
+    }
+    for item in &items {
+        flatten(item, depth + 1, shape, out, vm)?;
+    }
+    Ok(())
+}
+
+/// `tolist()`: nested Python lists of Python numbers.
+pub(crate) fn to_list(t: &Tensor, vm: &VirtualMachine) -> PyObjectRef {
+    let values: Vec<Scalar> = match t.dtype() {
+        DType::Bool => t.to_vec::<bool>().into_iter().map(Scalar::Bool).collect(),
+        DType::I32 | DType::I64 => t.to_vec::<i64>().into_iter().map(Scalar::Int).collect(),
+        DType::F32 | DType::F64 => t.to_vec::<f64>().into_iter().map(Scalar::Float).collect(),
+    };
+    fn build(shape: &[usize], values: &mut std::slice::Iter<'_, Scalar>, vm: &VirtualMachine) -> PyObjectRef {
+        match shape.split_first() {
+            None => scalar_to_py(*values.next().expect("enough values"), vm),
+            Some((&n, rest)) => vm.ctx.new_list((0..n).map(|_| build(rest, values, vm)).collect()).into(),
+        }
+    }
+    build(t.shape(), &mut values.iter(), vm)
+}

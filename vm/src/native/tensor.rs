@@ -1,0 +1,452 @@
+//! `torch.Tensor`: the native type over the tensor core, with the number,
+//! mapping and comparison protocols and its core attributes. Op methods
+//! (`add`, `sum`, `view` …) are generated from the op table in `ops`.
+
+use rustpython_vm::builtins::{PyBaseExceptionRef, PyTypeRef};
+use rustpython_vm::common::lock::PyRwLock;
+use rustpython_vm::function::{FuncArgs, OptionalArg, PyComparisonValue};
+use rustpython_vm::protocol::{PyMappingMethods, PyNumber, PyNumberMethods};
+use rustpython_vm::types::{AsMapping, AsNumber, Comparable, Constructor, Hashable, Iterable, PyComparisonOp, Representable};
+use rustpython_vm::{AsObject, Py, PyObject, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, atomic_func, pyclass};
+
+use crate::tensor::ops::elementwise::{Arg, Binary, Unary, binary, unary};
+use crate::tensor::ops::shape;
+use crate::tensor::{DType, Scalar, Tensor, format};
+
+use super::convert::{IntoPy, dtype_to_py, scalar, scalar_to_py, tensor_from_data, to_list};
+use super::signature::to_arg;
+
+#[pyclass(module = "torch", name = "Tensor")]
+#[derive(Debug, PyPayload)]
+pub(crate) struct PyTensor {
+    inner: PyRwLock<Tensor>,
+    requires_grad: PyRwLock<bool>,
+}
+
+impl PyTensor {
+    pub fn new(t: Tensor) -> PyTensor {
+        PyTensor { inner: PyRwLock::new(t), requires_grad: PyRwLock::new(false) }
+    }
+
+    /// The core handle (a cheap clone; views share storage).
+    pub fn tensor(&self) -> Tensor {
+        self.inner.read().clone()
+    }
+}
+
+/// A core tensor as a new `torch.Tensor` object.
+pub(crate) fn wrap(t: Tensor, vm: &VirtualMachine) -> PyObjectRef {
+    PyTensor::new(t).into_ref(&vm.ctx).into()
+}
+
+fn binop(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyResult {
+    let (Some(x), Some(y)) = (to_arg(&a.to_owned(), vm), to_arg(&b.to_owned(), vm)) else {
+        return Ok(vm.ctx.not_implemented());
+    };
+    binary(op, &x, &y).py(vm).map(|t| wrap(t, vm))
+}
+
+/// In-place `a op= b`: computes, then writes back through `a`'s view.
+fn inplace(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyResult {
+    let (Some(zelf), Some(y)) = (a.downcast_ref::<PyTensor>(), to_arg(&b.to_owned(), vm)) else {
+        return Ok(vm.ctx.not_implemented());
+    };
+    let t = zelf.tensor();
+    let out = binary(op, &Arg::Tensor(t.clone()), &y).py(vm)?;
+    if out.dtype() != t.dtype() && DType::promote(out.dtype(), t.dtype()) != t.dtype() {
+        return Err(vm.new_runtime_error(format!(
+            "result type {} can't be cast to the desired output type {}",
+            crate::tensor::error::legacy_name(out.dtype()),
+            crate::tensor::error::legacy_name(t.dtype())
+        )));
+    }
+    if out.shape() != t.shape() {
+        return Err(vm.new_runtime_error(format!(
+            "output with shape {:?} doesn't match the broadcast shape {:?}",
+            t.shape(),
+            out.shape()
+        )));
+    }
+    t.copy_from(&out).py(vm)?;
+    Ok(a.to_owned())
+}
+
+fn unop(num: PyNumber<'_>, op: Unary, vm: &VirtualMachine) -> PyResult {
+    let t = PyTensor::number_downcast(num).tensor();
+    unary(op, &t).py(vm).map(|t| wrap(t, vm))
+}
+
+impl AsNumber for PyTensor {
+    fn as_number() -> &'static PyNumberMethods {
+        static AS_NUMBER: PyNumberMethods = PyNumberMethods {
+            add: Some(|a, b, vm| binop(a, b, Binary::Add, vm)),
+            subtract: Some(|a, b, vm| binop(a, b, Binary::Sub, vm)),
+            multiply: Some(|a, b, vm| binop(a, b, Binary::Mul, vm)),
+            remainder: Some(|a, b, vm| binop(a, b, Binary::Remainder, vm)),
+            power: Some(|a, b, _c, vm| binop(a, b, Binary::Pow, vm)),
+            negative: Some(|n, vm| unop(n, Unary::Neg, vm)),
+            positive: Some(|n, vm| Ok(wrap(PyTensor::number_downcast(n).tensor(), vm))),
+            absolute: Some(|n, vm| unop(n, Unary::Abs, vm)),
+            boolean: Some(|n, vm| {
+                let t = PyTensor::number_downcast(n).tensor();
+                if t.numel() != 1 {
+                    return Err(vm.new_runtime_error(format!(
+                        "Boolean value of Tensor with {} is ambiguous",
+                        if t.numel() == 0 { "no values" } else { "more than one value" }
+                    )));
+                }
+                Ok(t.item().py(vm)?.to_bool())
+            }),
+            invert: Some(|n, vm| {
+                let t = PyTensor::number_downcast(n).tensor();
+                let out = match t.dtype() {
+                    DType::Bool => crate::tensor::ops::elementwise::map(&t, |x: bool| !x),
+                    DType::I64 => crate::tensor::ops::elementwise::map(&t, |x: i64| !x),
+                    DType::I32 => crate::tensor::ops::elementwise::map(&t, |x: i32| !x),
+                    _ => return Err(vm.new_type_error("~ (operator.invert) is only implemented on integer and Boolean-type tensors")),
+                };
+                Ok(wrap(out, vm))
+            }),
+            lshift: Some(|a, b, vm| binop(a, b, Binary::LeftShift, vm)),
+            rshift: Some(|a, b, vm| binop(a, b, Binary::RightShift, vm)),
+            and: Some(|a, b, vm| binop(a, b, Binary::BitwiseAnd, vm)),
+            xor: Some(|a, b, vm| binop(a, b, Binary::BitwiseXor, vm)),
+            or: Some(|a, b, vm| binop(a, b, Binary::BitwiseOr, vm)),
+            int: Some(|n, vm| {
+                let s = item(&PyTensor::number_downcast(n).tensor(), vm)?;
+                Ok(vm.ctx.new_int(s.to_i64()).into())
+            }),
+            float: Some(|n, vm| {
+                let s = item(&PyTensor::number_downcast(n).tensor(), vm)?;
+                Ok(vm.ctx.new_float(s.to_f64()).into())
+            }),
+            inplace_add: Some(|a, b, vm| inplace(a, b, Binary::Add, vm)),
+            inplace_subtract: Some(|a, b, vm| inplace(a, b, Binary::Sub, vm)),
+            inplace_multiply: Some(|a, b, vm| inplace(a, b, Binary::Mul, vm)),
+            inplace_remainder: Some(|a, b, vm| inplace(a, b, Binary::Remainder, vm)),
+            inplace_power: Some(|a, b, _c, vm| inplace(a, b, Binary::Pow, vm)),
+            inplace_lshift: None,
+            inplace_rshift: None,
+            inplace_and: Some(|a, b, vm| inplace(a, b, Binary::BitwiseAnd, vm)),
+            inplace_xor: Some(|a, b, vm| inplace(a, b, Binary::BitwiseXor, vm)),
+            inplace_or: Some(|a, b, vm| inplace(a, b, Binary::BitwiseOr, vm)),
+            floor_divide: Some(|a, b, vm| binop(a, b, Binary::FloorDivide, vm)),
+            true_divide: Some(|a, b, vm| binop(a, b, Binary::Div, vm)),
+            inplace_floor_divide: Some(|a, b, vm| inplace(a, b, Binary::FloorDivide, vm)),
+            inplace_true_divide: Some(|a, b, vm| inplace(a, b, Binary::Div, vm)),
+            index: Some(|n, vm| {
+                let t = PyTensor::number_downcast(n).tensor();
+                if t.numel() != 1 || t.dtype().is_float() {
+                    return Err(vm.new_type_error("only integer tensors of a single element can be converted to an index"));
+                }
+                Ok(vm.ctx.new_int(t.item().py(vm)?.to_i64()).into())
+            }),
+            matrix_multiply: Some(|a, b, vm| {
+                let (Some(x), Some(y)) = (a.downcast_ref::<PyTensor>(), b.downcast_ref::<PyTensor>()) else {
+                    return Ok(vm.ctx.not_implemented());
+                };
+                crate::tensor::ops::linalg::matmul(&x.tensor(), &y.tensor()).py(vm).map(|t| wrap(t, vm))
+            }),
+            inplace_matrix_multiply: None,
+            divmod: None,
+        };
+        &AS_NUMBER
+    }
+}
+
+fn item(t: &Tensor, vm: &VirtualMachine) -> PyResult<Scalar> {
+    t.item().py(vm)
+}
+
+impl Comparable for PyTensor {
+    fn slot_richcompare(
+        zelf: &PyObject,
+        other: &PyObject,
+        op: PyComparisonOp,
+        vm: &VirtualMachine,
+    ) -> PyResult<rustpython_vm::function::Either<PyObjectRef, PyComparisonValue>> {
+        use rustpython_vm::function::Either;
+        let op = match op {
+            PyComparisonOp::Eq => Binary::Eq,
+            PyComparisonOp::Ne => Binary::Ne,
+            PyComparisonOp::Lt => Binary::Lt,
+            PyComparisonOp::Le => Binary::Le,
+            PyComparisonOp::Gt => Binary::Gt,
+            _ => Binary::Ge,
+        };
+        let result = binop(zelf, other, op, vm)?;
+        if result.is(&vm.ctx.not_implemented) {
+            return Ok(Either::B(PyComparisonValue::NotImplemented));
+        }
+        Ok(Either::A(result))
+    }
+
+    fn cmp(_: &Py<Self>, _: &PyObject, _: PyComparisonOp, _: &VirtualMachine) -> PyResult<PyComparisonValue> {
+        unreachable!("slot_richcompare is overridden")
+    }
+}
+
+impl Hashable for PyTensor {
+    fn hash(zelf: &Py<Self>, _vm: &VirtualMachine) -> PyResult<rustpython_vm::common::hash::PyHash> {
+        // Tensors hash by identity, as in PyTorch.
+        Ok(zelf.get_id() as rustpython_vm::common::hash::PyHash)
+    }
+}
+
+impl Representable for PyTensor {
+    fn repr_str(zelf: &Py<Self>, _vm: &VirtualMachine) -> PyResult<String> {
+        let extra = if *zelf.requires_grad.read() { vec!["requires_grad=True".to_owned()] } else { vec![] };
+        Ok(format::repr(&zelf.tensor(), &extra))
+    }
+}
+
+impl Iterable for PyTensor {
+    fn iter(zelf: PyRef<Self>, vm: &VirtualMachine) -> PyResult {
+        let t = zelf.tensor();
+        if t.ndim() == 0 {
+            return Err(vm.new_type_error("iteration over a 0-d tensor"));
+        }
+        let rows = shape::unbind(&t, 0).py(vm)?;
+        let list = vm.ctx.new_list(rows.into_iter().map(|r| wrap(r, vm)).collect());
+        list.as_object().get_iter(vm).map(Into::into)
+    }
+}
+
+impl AsMapping for PyTensor {
+    fn as_mapping() -> &'static PyMappingMethods {
+        static AS_MAPPING: PyMappingMethods = PyMappingMethods {
+            length: atomic_func!(|m, vm| {
+                let t = PyTensor::mapping_downcast(m).tensor();
+                t.shape().first().copied().ok_or_else(|| vm.new_type_error("len() of a 0-d tensor"))
+            }),
+            subscript: atomic_func!(|m, needle, vm| {
+                let t = PyTensor::mapping_downcast(m).tensor();
+                super::index::get(&t, needle, vm).map(|t| wrap(t, vm))
+            }),
+            ass_subscript: atomic_func!(|m, needle, value, vm| {
+                let t = PyTensor::mapping_downcast(m).tensor();
+                let Some(value) = value else {
+                    return Err(vm.new_type_error("'Tensor' object does not support item deletion"));
+                };
+                super::index::set(&t, needle, &value, vm)
+            }),
+        };
+        &AS_MAPPING
+    }
+}
+
+impl Constructor for PyTensor {
+    type Args = FuncArgs;
+
+    /// `torch.Tensor(data)` builds a float32 tensor; `torch.Tensor(2, 3)` an uninitialised one.
+    fn py_new(_cls: &Py<rustpython_vm::builtins::PyType>, args: FuncArgs, vm: &VirtualMachine) -> PyResult<Self> {
+        let t = match args.args.as_slice() {
+            [] => Tensor::zeros(&[0], DType::F32),
+            [data] if scalar(data, vm).is_none() => tensor_from_data(data, Some(DType::F32), vm)?,
+            sizes => {
+                let dims: PyResult<Vec<usize>> = sizes
+                    .iter()
+                    .map(|s| match scalar(s, vm) {
+                        Some(Scalar::Int(n)) if n >= 0 => Ok(n as usize),
+                        _ => Err(vm.new_type_error("Tensor(): expected sizes as ints or data as a sequence")),
+                    })
+                    .collect();
+                Tensor::zeros(&dims?, DType::F32)
+            }
+        };
+        Ok(PyTensor::new(t))
+    }
+}
+
+#[pyclass(
+    flags(BASETYPE, HAS_DICT),
+    with(AsNumber, AsMapping, Comparable, Hashable, Representable, Iterable, Constructor)
+)]
+impl PyTensor {
+    /// `Tensor._make_subclass(cls, data, require_grad)`: a `cls` instance viewing `data`.
+    #[pystaticmethod]
+    fn _make_subclass(cls: PyTypeRef, data: PyRef<PyTensor>, require_grad: OptionalArg<bool>, vm: &VirtualMachine) -> PyResult {
+        let t = PyTensor::new(data.tensor());
+        *t.requires_grad.write() = require_grad.unwrap_or(false);
+        Ok(t.into_ref_with_type(vm, cls)?.into())
+    }
+
+    #[pygetset]
+    fn shape(&self, vm: &VirtualMachine) -> PyResult {
+        size_obj(self.tensor().shape(), vm)
+    }
+
+    #[pymethod]
+    fn size(&self, dim: OptionalArg<i64>, vm: &VirtualMachine) -> PyResult {
+        let t = self.tensor();
+        match dim {
+            OptionalArg::Present(d) => Ok(vm.ctx.new_int(t.shape()[t.dim(d).py(vm)?]).into()),
+            OptionalArg::Missing => size_obj(t.shape(), vm),
+        }
+    }
+
+    #[pymethod]
+    fn stride(&self, dim: OptionalArg<i64>, vm: &VirtualMachine) -> PyResult {
+        let t = self.tensor();
+        match dim {
+            OptionalArg::Present(d) => Ok(vm.ctx.new_int(t.strides()[t.dim(d).py(vm)?]).into()),
+            OptionalArg::Missing => {
+                Ok(vm.ctx.new_tuple(t.strides().iter().map(|&s| vm.ctx.new_int(s).into()).collect()).into())
+            }
+        }
+    }
+
+    #[pymethod]
+    fn storage_offset(&self) -> usize {
+        self.tensor().layout().offset
+    }
+
+    #[pygetset]
+    fn dtype(&self, vm: &VirtualMachine) -> PyResult {
+        dtype_to_py(self.tensor().dtype(), vm)
+    }
+
+    #[pygetset]
+    fn ndim(&self) -> usize {
+        self.tensor().ndim()
+    }
+
+    #[pymethod]
+    fn dim(&self) -> usize {
+        self.tensor().ndim()
+    }
+
+    #[pymethod]
+    fn ndimension(&self) -> usize {
+        self.tensor().ndim()
+    }
+
+    #[pymethod]
+    fn numel(&self) -> usize {
+        self.tensor().numel()
+    }
+
+    #[pymethod]
+    fn nelement(&self) -> usize {
+        self.tensor().numel()
+    }
+
+    #[pymethod]
+    fn element_size(&self) -> usize {
+        self.tensor().dtype().itemsize()
+    }
+
+    #[pymethod]
+    fn is_contiguous(&self) -> bool {
+        self.tensor().is_contiguous()
+    }
+
+    #[pymethod]
+    fn is_floating_point(&self) -> bool {
+        self.tensor().dtype().is_float()
+    }
+
+    #[pygetset]
+    fn is_cuda(&self) -> bool {
+        false
+    }
+
+    #[pygetset]
+    fn device(&self, vm: &VirtualMachine) -> PyResult {
+        vm.import("torch", 0)?.get_attr("device", vm)?.call(("cpu",), vm)
+    }
+
+    #[pygetset]
+    fn requires_grad(&self) -> bool {
+        *self.requires_grad.read()
+    }
+
+    #[pygetset(setter)]
+    fn set_requires_grad(&self, value: bool, vm: &VirtualMachine) -> PyResult<()> {
+        if value && !self.tensor().dtype().is_float() {
+            return Err(vm.new_runtime_error("only Tensors of floating point dtype can require gradients"));
+        }
+        *self.requires_grad.write() = value;
+        Ok(())
+    }
+
+    #[pymethod]
+    fn requires_grad_(zelf: PyRef<Self>, requires_grad: OptionalArg<bool>, vm: &VirtualMachine) -> PyResult<PyRef<Self>> {
+        zelf.set_requires_grad(requires_grad.unwrap_or(true), vm)?;
+        Ok(zelf)
+    }
+
+    #[pygetset]
+    fn is_leaf(&self) -> bool {
+        true
+    }
+
+    #[pygetset]
+    fn grad(&self, vm: &VirtualMachine) -> PyObjectRef {
+        vm.ctx.none()
+    }
+
+    #[pygetset]
+    fn grad_fn(&self, vm: &VirtualMachine) -> PyObjectRef {
+        vm.ctx.none()
+    }
+
+    #[pygetset]
+    fn data(&self, vm: &VirtualMachine) -> PyObjectRef {
+        wrap(self.tensor(), vm)
+    }
+
+    #[pygetset(setter)]
+    fn set_data(&self, value: PyRef<PyTensor>) {
+        *self.inner.write() = value.tensor();
+    }
+
+    #[pygetset(name = "T")]
+    fn transposed(&self, vm: &VirtualMachine) -> PyResult {
+        let t = self.tensor();
+        let order: Vec<i64> = (0..t.ndim() as i64).rev().collect();
+        shape::permute(&t, &order).py(vm).map(|t| wrap(t, vm))
+    }
+
+    #[pymethod]
+    fn item(&self, vm: &VirtualMachine) -> PyResult {
+        Ok(scalar_to_py(item(&self.tensor(), vm)?, vm))
+    }
+
+    #[pymethod]
+    fn tolist(&self, vm: &VirtualMachine) -> PyObjectRef {
+        to_list(&self.tensor(), vm)
+    }
+
+    #[pymethod]
+    fn backward(&self, _args: FuncArgs, vm: &VirtualMachine) -> PyResult<()> {
+        Err(autograd_error(vm))
+    }
+
+    #[pymethod]
+    fn __format__(zelf: PyRef<Self>, spec: rustpython_vm::builtins::PyStrRef, vm: &VirtualMachine) -> PyResult {
+        let t = zelf.tensor();
+        if t.ndim() == 0 {
+            let v = scalar_to_py(item(&t, vm)?, vm);
+            return vm.call_method(&v, "__format__", (spec,));
+        }
+        vm.call_method(zelf.as_object(), "__repr__", ())
+    }
+
+    #[pymethod]
+    fn __reduce__(&self, vm: &VirtualMachine) -> PyBaseExceptionRef {
+        vm.new_type_error("pickling tensors is not supported by fxvm")
+    }
+}
+
+/// fxvm runs inference and traces; it has no autograd engine.
+pub(crate) fn autograd_error(vm: &VirtualMachine) -> PyBaseExceptionRef {
+    vm.new_runtime_error("fxvm does not support autograd: .backward() and gradients are not available")
+}
+
+/// A `torch.Size` for `shape`.
+pub(crate) fn size_obj(shape: &[usize], vm: &VirtualMachine) -> PyResult {
+    let tuple: PyObjectRef = vm.ctx.new_tuple(shape.iter().map(|&d| vm.ctx.new_int(d).into()).collect()).into();
+    vm.import("torch", 0)?.get_attr("Size", vm)?.call((tuple,), vm)
+}
+

@@ -1,0 +1,138 @@
+//! The one error type of the tensor core. Messages follow PyTorch's wording;
+//! [`TensorError::kind`] says which Python exception carries it.
+
+use std::fmt;
+
+use super::dtype::DType;
+
+/// The Python exception class an error surfaces as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    Runtime,
+    Index,
+    Type,
+    Value,
+    NotImplemented,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorError {
+    /// Two shapes that do not broadcast, at the first clashing dimension.
+    Broadcast { lhs: Vec<usize>, rhs: Vec<usize>, dim: usize },
+    /// A `dim` argument outside `[-ndim, ndim - 1]`.
+    DimOutOfRange { dim: i64, ndim: usize },
+    /// An index outside a dimension.
+    IndexOutOfRange { index: i64, dim: usize, size: usize },
+    /// Matrix operands whose inner sizes differ.
+    MatmulShape { lhs: Vec<usize>, rhs: Vec<usize> },
+    /// A target shape whose size differs from the input's.
+    InvalidShape { shape: Vec<i64>, numel: usize },
+    /// `view` of strides that cannot be reinterpreted.
+    ViewStride,
+    /// An operand's dtype that the op does not take.
+    DType { op: &'static str, dtype: DType, expected: &'static str },
+    /// Any other misuse PyTorch reports as a RuntimeError.
+    Runtime { op: &'static str, message: String },
+    /// Bad arguments PyTorch reports as a ValueError.
+    Value { op: &'static str, message: String },
+    /// Bad index or argument types, reported as TypeError or IndexError.
+    Other { kind: ErrorKind, message: String },
+}
+
+pub type Result<T, E = TensorError> = std::result::Result<T, E>;
+
+impl TensorError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            TensorError::DimOutOfRange { .. } | TensorError::IndexOutOfRange { .. } => ErrorKind::Index,
+            TensorError::Value { .. } => ErrorKind::Value,
+            TensorError::Other { kind, .. } => *kind,
+            _ => ErrorKind::Runtime,
+        }
+    }
+
+    pub fn runtime(op: &'static str, message: impl Into<String>) -> Self {
+        TensorError::Runtime { op, message: message.into() }
+    }
+
+    pub fn value(op: &'static str, message: impl Into<String>) -> Self {
+        TensorError::Value { op, message: message.into() }
+    }
+
+    pub fn type_error(message: impl Into<String>) -> Self {
+        TensorError::Other { kind: ErrorKind::Type, message: message.into() }
+    }
+
+    pub fn not_implemented(message: impl Into<String>) -> Self {
+        TensorError::Other { kind: ErrorKind::NotImplemented, message: message.into() }
+    }
+
+    pub fn index_error(message: impl Into<String>) -> Self {
+        TensorError::Other { kind: ErrorKind::Index, message: message.into() }
+    }
+
+    /// The broadcast error for `lhs` against `rhs`, naming the first dimension that clashes.
+    pub fn broadcast(lhs: &[usize], rhs: &[usize]) -> Self {
+        let n = lhs.len().max(rhs.len());
+        let at = |s: &[usize], i: usize| if i < n - s.len() { 1 } else { s[i - (n - s.len())] };
+        let dim = (0..n).rev().find(|&i| at(lhs, i) != at(rhs, i) && at(lhs, i) != 1 && at(rhs, i) != 1).unwrap_or(0);
+        TensorError::Broadcast { lhs: lhs.to_vec(), rhs: rhs.to_vec(), dim }
+    }
+}
+
+fn size_list(shape: &[usize]) -> String {
+    shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x")
+}
+
+impl fmt::Display for TensorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TensorError::Broadcast { lhs, rhs, dim } => {
+                let n = lhs.len().max(rhs.len());
+                let a = lhs[*dim - (n - lhs.len())];
+                let b = rhs[*dim - (n - rhs.len())];
+                write!(
+                    f,
+                    "The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton dimension {dim}"
+                )
+            }
+            TensorError::DimOutOfRange { dim, ndim } => {
+                let n = (*ndim).max(1) as i64;
+                write!(f, "Dimension out of range (expected to be in range of [{}, {}], but got {dim})", -n, n - 1)
+            }
+            TensorError::IndexOutOfRange { index, dim, size } => {
+                write!(f, "index {index} is out of bounds for dimension {dim} with size {size}")
+            }
+            TensorError::MatmulShape { lhs, rhs } => {
+                write!(f, "mm: mat1 and mat2 shapes cannot be multiplied ({} and {})", size_list(lhs), size_list(rhs))
+            }
+            TensorError::InvalidShape { shape, numel } => {
+                let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+                write!(f, "shape '[{}]' is invalid for input of size {numel}", dims.join(", "))
+            }
+            TensorError::ViewStride => write!(
+                f,
+                "view size is not compatible with input tensor's size and stride (at least one dimension spans \
+                 across two contiguous subspaces). Use .reshape(...) instead."
+            ),
+            TensorError::DType { op, dtype, expected } => {
+                write!(f, "{op}(): expected {expected} but got {}", legacy_name(*dtype))
+            }
+            TensorError::Runtime { message, .. } | TensorError::Value { message, .. } => f.write_str(message),
+            TensorError::Other { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for TensorError {}
+
+/// PyTorch's scalar-type names in error messages (`Float`, `Long`, …).
+pub fn legacy_name(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Bool => "Bool",
+        DType::I32 => "Int",
+        DType::I64 => "Long",
+        DType::F32 => "Float",
+        DType::F64 => "Double",
+    }
+}

@@ -1,0 +1,15 @@
+//! The tensor core: storage, layouts, dtypes and kernels. It knows nothing
+//! of the Python VM; `crate::native` binds it.
+
+pub mod dtype;
+pub mod error;
+pub mod format;
+pub mod layout;
+pub mod ops;
+pub mod storage;
+#[allow(clippy::module_inception)]
+pub mod tensor;
+
+pub use dtype::{DType, Scalar};
+pub use error::{ErrorKind, Result, TensorError};
+pub use tensor::Tensor;

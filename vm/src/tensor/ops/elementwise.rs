@@ -1,0 +1,383 @@
+//! Elementwise unary and binary ops with broadcasting and type promotion.
+
+use num_traits::Float;
+use rayon::prelude::*;
+
+use crate::tensor::dtype::{DType, Operand, Scalar, result_type};
+use crate::tensor::error::{Result, TensorError, legacy_name};
+use crate::tensor::layout::broadcast_shapes;
+use crate::tensor::storage::{Element, with_dtype};
+use crate::tensor::tensor::Tensor;
+
+/// Below this many elements a kernel runs on one thread.
+const PARALLEL_MIN: usize = 1 << 15;
+
+/// How an op's output dtype follows from its input dtype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Transcendental: integer and bool inputs compute in float32.
+    Float,
+    /// Keeps the input dtype (bool rejected where meaningless).
+    Same,
+}
+
+macro_rules! unary_ops {
+    ($( $variant:ident, $name:literal, $kind:ident, |$x:ident| $float:expr, $int:expr; )*) => {
+        /// Elementwise unary operations.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Unary { $($variant),* }
+
+        impl Unary {
+            pub const ALL: &'static [Unary] = &[$(Unary::$variant),*];
+
+            pub fn name(self) -> &'static str {
+                match self { $(Unary::$variant => $name),* }
+            }
+
+            fn kind(self) -> Kind {
+                match self { $(Unary::$variant => Kind::$kind),* }
+            }
+
+            #[inline(always)]
+            fn float<F: Float + FloatExt>(self, x: F) -> F {
+                match self { $(Unary::$variant => (|$x: F| $float)(x)),* }
+            }
+
+            /// The integer kernel, for `Same` ops on integer tensors.
+            #[inline(always)]
+            #[allow(unused_variables)]
+            fn int(self, x: i64) -> Option<i64> {
+                match self { $(Unary::$variant => (|$x: i64| $int)(x)),* }
+            }
+        }
+    };
+}
+
+unary_ops! {
+    Neg, "neg", Same, |x| -x, Some(x.wrapping_neg());
+    Abs, "abs", Same, |x| x.abs(), Some(x.wrapping_abs());
+    Relu, "relu", Same, |x| if x > F::zero() { x } else { F::zero() }, Some(x.max(0));
+    Sign, "sign", Same, |x| if x > F::zero() { F::one() } else if x < F::zero() { -F::one() } else { F::zero() }, Some(x.signum());
+    Floor, "floor", Same, |x| x.floor(), Some(x);
+    Ceil, "ceil", Same, |x| x.ceil(), Some(x);
+    Round, "round", Same, |x| x.round_half_even(), Some(x);
+    Trunc, "trunc", Same, |x| x.trunc(), Some(x);
+    Square, "square", Same, |x| x * x, Some(x.wrapping_mul(x));
+    Exp, "exp", Float, |x| x.exp(), None;
+    Expm1, "expm1", Float, |x| x.exp_m1(), None;
+    Log, "log", Float, |x| x.ln(), None;
+    Log2, "log2", Float, |x| x.log2(), None;
+    Log10, "log10", Float, |x| x.log10(), None;
+    Log1p, "log1p", Float, |x| x.ln_1p(), None;
+    Sqrt, "sqrt", Float, |x| x.sqrt(), None;
+    Rsqrt, "rsqrt", Float, |x| x.sqrt().recip(), None;
+    Reciprocal, "reciprocal", Float, |x| x.recip(), None;
+    Sin, "sin", Float, |x| x.sin(), None;
+    Cos, "cos", Float, |x| x.cos(), None;
+    Tan, "tan", Float, |x| x.tan(), None;
+    Asin, "asin", Float, |x| x.asin(), None;
+    Acos, "acos", Float, |x| x.acos(), None;
+    Atan, "atan", Float, |x| x.atan(), None;
+    Sinh, "sinh", Float, |x| x.sinh(), None;
+    Cosh, "cosh", Float, |x| x.cosh(), None;
+    Tanh, "tanh", Float, |x| x.tanh(), None;
+    Erf, "erf", Float, |x| x.erf(), None;
+    Sigmoid, "sigmoid", Float, |x| sigmoid(x), None;
+    Silu, "silu", Float, |x| x * sigmoid(x), None;
+    Gelu, "gelu", Float, |x| x * F::from(0.5).unwrap() * (F::one() + (x * F::from(std::f64::consts::FRAC_1_SQRT_2).unwrap()).erf()), None;
+    GeluTanh, "gelu_tanh", Float, |x| gelu_tanh(x), None;
+    Mish, "mish", Float, |x| x * softplus(x).tanh(), None;
+    Softplus, "softplus", Float, |x| softplus(x), None;
+}
+
+#[inline(always)]
+fn sigmoid<F: Float>(x: F) -> F {
+    F::one() / (F::one() + (-x).exp())
+}
+
+#[inline(always)]
+fn softplus<F: Float>(x: F) -> F {
+    // PyTorch's threshold: above 20 softplus(x) is x to float precision.
+    if x > F::from(20.0).unwrap() { x } else { x.exp().ln_1p() }
+}
+
+#[inline(always)]
+fn gelu_tanh<F: Float>(x: F) -> F {
+    let k = F::from((2.0 / std::f64::consts::PI).sqrt()).unwrap();
+    let c = F::from(0.044715).unwrap();
+    F::from(0.5).unwrap() * x * (F::one() + (k * (x + c * x * x * x)).tanh())
+}
+
+/// What `num_traits::Float` lacks: `erf` and round-half-to-even.
+pub trait FloatExt: Sized {
+    fn erf(self) -> Self;
+    fn round_half_even(self) -> Self;
+}
+
+impl FloatExt for f32 {
+    fn erf(self) -> f32 {
+        libm::erff(self)
+    }
+    fn round_half_even(self) -> f32 {
+        self.round_ties_even()
+    }
+}
+
+impl FloatExt for f64 {
+    fn erf(self) -> f64 {
+        libm::erf(self)
+    }
+    fn round_half_even(self) -> f64 {
+        self.round_ties_even()
+    }
+}
+
+/// Applies `f` to every element of `t` (any layout) into a new dense tensor.
+pub fn map<T: Element, U: Element>(t: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
+    let storage = t.read();
+    let src = T::slice(&storage).expect("map: caller converted to T");
+    let out: Vec<U> = match t.layout().contiguous_range() {
+        Some(r) if r.len() >= PARALLEL_MIN => src[r].par_iter().map(|&x| f(x)).collect(),
+        Some(r) => src[r].iter().map(|&x| f(x)).collect(),
+        None => t.layout().offsets().map(|o| f(src[o])).collect(),
+    };
+    Tensor::from_vec(out, t.shape())
+}
+
+pub fn unary(op: Unary, t: &Tensor) -> Result<Tensor> {
+    let dtype = t.dtype();
+    match (op.kind(), dtype) {
+        (_, DType::F32) => Ok(map(t, |x: f32| op.float(x))),
+        (_, DType::F64) => Ok(map(t, |x: f64| op.float(x))),
+        (Kind::Float, _) => Ok(map(&t.to_dtype(DType::F32), |x: f32| op.float(x))),
+        (Kind::Same, DType::Bool) if matches!(op, Unary::Abs | Unary::Relu | Unary::Floor | Unary::Ceil | Unary::Round | Unary::Trunc) => {
+            Ok(t.copy())
+        }
+        (Kind::Same, DType::Bool) => Err(TensorError::runtime(
+            op.name(),
+            format!("{}: \"{}_cpu\" not implemented for 'Bool'", op.name(), op.name()),
+        )),
+        (Kind::Same, DType::I32) => Ok(map(t, |x: i32| op.int(x as i64).unwrap_or_default() as i32)),
+        (Kind::Same, DType::I64) => Ok(map(t, |x: i64| op.int(x).unwrap_or_default())),
+    }
+}
+
+macro_rules! binary_ops {
+    ($( $variant:ident, $name:literal, $out:ident, |$a:ident, $b:ident| $float:expr, $int:expr; )*) => {
+        /// Elementwise binary operations.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Binary { $($variant),* }
+
+        impl Binary {
+            pub const ALL: &'static [Binary] = &[$(Binary::$variant),*];
+
+            pub fn name(self) -> &'static str {
+                match self { $(Binary::$variant => $name),* }
+            }
+
+            fn out(self) -> Out {
+                match self { $(Binary::$variant => Out::$out),* }
+            }
+
+            #[inline(always)]
+            fn float<F: Float>(self, a: F, b: F) -> F {
+                match self { $(Binary::$variant => (|$a: F, $b: F| $float)(a, b)),* }
+            }
+
+            #[inline(always)]
+            #[allow(unused_variables)]
+            fn int(self, a: i64, b: i64) -> i64 {
+                match self { $(Binary::$variant => (|$a: i64, $b: i64| $int)(a, b)),* }
+            }
+        }
+    };
+}
+
+/// How a binary op's compute and output dtypes follow from the promoted dtype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Out {
+    /// Computes and returns the promoted dtype.
+    Promoted,
+    /// True division: integers compute in float32.
+    FloatPromoted,
+    /// Compares in the promoted dtype, returns bool.
+    Compare,
+    /// Logical: truthiness of each side, returns bool.
+    Logical,
+    /// Bitwise: integers and bools only.
+    Bitwise,
+}
+
+fn b2f<F: Float>(b: bool) -> F {
+    if b { F::one() } else { F::zero() }
+}
+
+binary_ops! {
+    Add, "add", Promoted, |a, b| a + b, a.wrapping_add(b);
+    Sub, "sub", Promoted, |a, b| a - b, a.wrapping_sub(b);
+    Mul, "mul", Promoted, |a, b| a * b, a.wrapping_mul(b);
+    Div, "div", FloatPromoted, |a, b| a / b, 0;
+    FloorDivide, "floor_divide", Promoted, |a, b| (a / b).floor(), floor_div_int(a, b);
+    Remainder, "remainder", Promoted, |a, b| { let r = a % b; if r != F::zero() && ((r < F::zero()) != (b < F::zero())) { r + b } else { r } }, rem_int(a, b);
+    Fmod, "fmod", Promoted, |a, b| a % b, if b == 0 { 0 } else { a.wrapping_rem(b) };
+    Pow, "pow", Promoted, |a, b| a.powf(b), if b < 0 { 0 } else { a.wrapping_pow(b as u32) };
+    Maximum, "maximum", Promoted, |a, b| if a.is_nan() || a > b { a } else { b }, a.max(b);
+    Minimum, "minimum", Promoted, |a, b| if a.is_nan() || a < b { a } else { b }, a.min(b);
+    Atan2, "atan2", FloatPromoted, |a, b| a.atan2(b), 0;
+    Eq, "eq", Compare, |a, b| b2f(a == b), (a == b) as i64;
+    Ne, "ne", Compare, |a, b| b2f(a != b), (a != b) as i64;
+    Lt, "lt", Compare, |a, b| b2f(a < b), (a < b) as i64;
+    Le, "le", Compare, |a, b| b2f(a <= b), (a <= b) as i64;
+    Gt, "gt", Compare, |a, b| b2f(a > b), (a > b) as i64;
+    Ge, "ge", Compare, |a, b| b2f(a >= b), (a >= b) as i64;
+    LogicalAnd, "logical_and", Logical, |a, b| b2f(a != F::zero() && b != F::zero()), ((a != 0) && (b != 0)) as i64;
+    LogicalOr, "logical_or", Logical, |a, b| b2f(a != F::zero() || b != F::zero()), ((a != 0) || (b != 0)) as i64;
+    LogicalXor, "logical_xor", Logical, |a, b| b2f((a != F::zero()) != (b != F::zero())), ((a != 0) != (b != 0)) as i64;
+    BitwiseAnd, "bitwise_and", Bitwise, |a, b| { let _ = b; a }, a & b;
+    BitwiseOr, "bitwise_or", Bitwise, |a, b| { let _ = b; a }, a | b;
+    BitwiseXor, "bitwise_xor", Bitwise, |a, b| { let _ = b; a }, a ^ b;
+    LeftShift, "bitwise_left_shift", Bitwise, |a, b| { let _ = b; a }, a.wrapping_shl(b as u32);
+    RightShift, "bitwise_right_shift", Bitwise, |a, b| { let _ = b; a }, a.wrapping_shr(b as u32);
+}
+
+fn floor_div_int(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        return 0;
+    }
+    let q = a.wrapping_div(b);
+    if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
+}
+
+fn rem_int(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        return 0;
+    }
+    let r = a.wrapping_rem(b);
+    if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r }
+}
+
+/// One side of a binary op: a tensor or a Python number.
+#[derive(Clone, Debug)]
+pub enum Arg {
+    Tensor(Tensor),
+    Scalar(Scalar),
+}
+
+impl Arg {
+    fn operand(&self) -> Operand {
+        match self {
+            Arg::Tensor(t) if t.ndim() == 0 => Operand::ZeroDim(t.dtype()),
+            Arg::Tensor(t) => Operand::Tensor(t.dtype()),
+            Arg::Scalar(s) => Operand::Scalar(s.category()),
+        }
+    }
+
+    fn to_tensor(&self, dtype: DType) -> Tensor {
+        match self {
+            Arg::Tensor(t) => t.to_dtype(dtype),
+            Arg::Scalar(s) => Tensor::scalar(*s, dtype),
+        }
+    }
+
+    fn shape(&self) -> &[usize] {
+        match self {
+            Arg::Tensor(t) => t.shape(),
+            Arg::Scalar(_) => &[],
+        }
+    }
+}
+
+/// `op(a, b)` with broadcasting and PyTorch's result-type rules.
+pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
+    let promoted = result_type(&[a.operand(), b.operand()]);
+    let shape = broadcast_shapes(a.shape(), b.shape()).ok_or_else(|| TensorError::broadcast(a.shape(), b.shape()))?;
+    let compute = match op.out() {
+        Out::FloatPromoted if !promoted.is_float() => DType::F32,
+        Out::Bitwise if promoted.is_float() => {
+            return Err(TensorError::runtime(
+                op.name(),
+                format!("\"{}_cpu\" not implemented for '{}'", op.name(), legacy_name(promoted)),
+            ));
+        }
+        Out::Promoted if promoted == DType::Bool && matches!(op, Binary::Sub) => {
+            return Err(TensorError::runtime(
+                op.name(),
+                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.",
+            ));
+        }
+        _ => promoted,
+    };
+    let (ta, tb) = (a.to_tensor(compute), b.to_tensor(compute));
+    let (ta, tb) = (ta.broadcast_to(&shape)?, tb.broadcast_to(&shape)?);
+    let out_bool = matches!(op.out(), Out::Compare | Out::Logical);
+    Ok(match compute {
+        DType::F32 if out_bool => zip_map(&ta, &tb, |x: f32, y: f32| op.float(x, y) != 0.0),
+        DType::F64 if out_bool => zip_map(&ta, &tb, |x: f64, y: f64| op.float(x, y) != 0.0),
+        DType::F32 => zip_map(&ta, &tb, |x: f32, y: f32| op.float(x, y)),
+        DType::F64 => zip_map(&ta, &tb, |x: f64, y: f64| op.float(x, y)),
+        DType::I64 if out_bool => zip_map(&ta, &tb, |x: i64, y: i64| op.int(x, y) != 0),
+        DType::I32 if out_bool => zip_map(&ta, &tb, |x: i32, y: i32| op.int(x as i64, y as i64) != 0),
+        DType::Bool if out_bool => zip_map(&ta, &tb, |x: bool, y: bool| op.int(x as i64, y as i64) != 0),
+        DType::I64 => zip_map(&ta, &tb, |x: i64, y: i64| op.int(x, y)),
+        DType::I32 => zip_map(&ta, &tb, |x: i32, y: i32| op.int(x as i64, y as i64) as i32),
+        DType::Bool => zip_map(&ta, &tb, |x: bool, y: bool| op.int(x as i64, y as i64) != 0),
+    })
+}
+
+/// Applies `f` pairwise over two tensors of the same shape (any layouts).
+pub fn zip_map<T: Element, U: Element>(a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> U + Sync + Send) -> Tensor {
+    let (sa, sb) = (a.read(), b.read());
+    let xa = T::slice(&sa).expect("zip_map: caller converted a to T");
+    let xb = T::slice(&sb).expect("zip_map: caller converted b to T");
+    let n = a.numel();
+    let out: Vec<U> = match (a.layout().contiguous_range(), b.layout().contiguous_range()) {
+        (Some(ra), Some(rb)) if n >= PARALLEL_MIN => {
+            xa[ra].par_iter().zip(&xb[rb]).map(|(&x, &y)| f(x, y)).collect()
+        }
+        (Some(ra), Some(rb)) => xa[ra].iter().zip(&xb[rb]).map(|(&x, &y)| f(x, y)).collect(),
+        _ if b.strides().iter().all(|&s| s == 0) => {
+            // A broadcast scalar: the common `x * 0.5` case.
+            let y = xb[b.layout().offset];
+            match a.layout().contiguous_range() {
+                Some(ra) if n >= PARALLEL_MIN => xa[ra].par_iter().map(|&x| f(x, y)).collect(),
+                Some(ra) => xa[ra].iter().map(|&x| f(x, y)).collect(),
+                None => a.layout().offsets().map(|o| f(xa[o], y)).collect(),
+            }
+        }
+        _ => a.layout().offsets().zip(b.layout().offsets()).map(|(oa, ob)| f(xa[oa], xb[ob])).collect(),
+    };
+    Tensor::from_vec(out, a.shape())
+}
+
+/// `torch.where(cond, a, b)`.
+pub fn where_(cond: &Tensor, a: &Arg, b: &Arg) -> Result<Tensor> {
+    let dtype = result_type(&[a.operand(), b.operand()]);
+    let shape = broadcast_shapes(cond.shape(), a.shape())
+        .and_then(|s| broadcast_shapes(&s, b.shape()))
+        .ok_or_else(|| TensorError::broadcast(cond.shape(), a.shape()))?;
+    let c = cond.to_dtype(DType::Bool).broadcast_to(&shape)?.to_vec::<bool>();
+    let (ta, tb) = (a.to_tensor(dtype).broadcast_to(&shape)?, b.to_tensor(dtype).broadcast_to(&shape)?);
+    Ok(with_dtype!(dtype, T => {
+        let (va, vb) = (ta.to_vec::<T>(), tb.to_vec::<T>());
+        let out: Vec<T> = c.iter().zip(va.into_iter().zip(vb)).map(|(&c, (x, y))| if c { x } else { y }).collect();
+        Tensor::from_vec(out, &shape)
+    }))
+}
+
+/// `clamp(t, min, max)`: either bound may be absent.
+pub fn clamp(t: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
+    if min.is_none() && max.is_none() {
+        return Err(TensorError::runtime("clamp", "torch.clamp: At least one of 'min' or 'max' must not be None"));
+    }
+    let mut operands = vec![Operand::Tensor(t.dtype())];
+    operands.extend(min.iter().chain(max.iter()).map(|s| Operand::Scalar(s.category())));
+    let dtype = result_type(&operands);
+    let t = t.to_dtype(dtype);
+    Ok(with_dtype!(dtype, T => {
+        let (lo, hi) = (min.map(T::from_scalar), max.map(T::from_scalar));
+        map(&t, move |x: T| {
+            let x = match lo { Some(lo) if x < lo => lo, _ => x };
+            match hi { Some(hi) if x > hi => hi, _ => x }
+        })
+    }))
+}

@@ -1,0 +1,204 @@
+//! Indexing by tensors: `index_select`, `gather`, `scatter`, `masked_fill`,
+//! and the advanced-index reads and writes behind `t[idx]`.
+
+use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::error::{Result, TensorError};
+use crate::tensor::layout::Layout;
+use crate::tensor::storage::{Element, with_dtype};
+use crate::tensor::tensor::Tensor;
+
+/// Checks and wraps each index of `index` (int64) against `size`.
+fn resolve(index: &Tensor, dim: usize, size: usize) -> Result<Vec<usize>> {
+    index
+        .to_vec::<i64>()
+        .into_iter()
+        .map(|i| {
+            let j = if i < 0 { i + size as i64 } else { i };
+            if j < 0 || j >= size as i64 {
+                Err(TensorError::IndexOutOfRange { index: i, dim, size })
+            } else {
+                Ok(j as usize)
+            }
+        })
+        .collect()
+}
+
+/// `base` with dim `dim` replaced by `index`'s dims: `base[..., index, ...]`.
+pub fn take_along(base: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {
+    let picks = resolve(index, dim, base.shape()[dim])?;
+    let moved = base.with_layout(base.layout().transpose(0, dim));
+    let rows: Vec<Tensor> = picks.iter().map(|&i| moved.with_layout(moved.layout().select(0, i))).collect();
+    let inner: Vec<usize> = moved.shape()[1..].to_vec();
+    let row_len: usize = inner.iter().product();
+    let mut shape = vec![picks.len()];
+    shape.extend(&inner);
+    let gathered = with_dtype!(base.dtype(), T => {
+        let mut data: Vec<T> = Vec::with_capacity(rows.len() * row_len);
+        for r in &rows {
+            data.extend(r.to_vec::<T>());
+        }
+        Tensor::from_vec(data, &shape)
+    });
+    // Undo the transpose: the picked dim sits where `dim` was.
+    let gathered = if dim == 0 || gathered.ndim() <= 1 {
+        gathered
+    } else {
+        gathered.with_layout(gathered.layout().transpose(0, dim)).contiguous()
+    };
+    // Expand the picked dim into the index's shape.
+    let mut final_shape: Vec<usize> = base.shape()[..dim].to_vec();
+    final_shape.extend(index.shape());
+    final_shape.extend(&base.shape()[dim + 1..]);
+    Ok(gathered.contiguous().with_layout(Layout::contiguous(&final_shape)))
+}
+
+/// Writes `src` (broadcast) into `base[..., index, ...]`.
+pub fn put_along(base: &Tensor, dim: usize, index: &Tensor, src: &Tensor) -> Result<()> {
+    let picks = resolve(index, dim, base.shape()[dim])?;
+    let mut shape: Vec<usize> = base.shape()[..dim].to_vec();
+    shape.push(picks.len());
+    shape.extend(&base.shape()[dim + 1..]);
+    let src = src.broadcast_to(&shape).or_else(|_| {
+        let mut full: Vec<usize> = base.shape()[..dim].to_vec();
+        full.extend(index.shape());
+        full.extend(&base.shape()[dim + 1..]);
+        src.broadcast_to(&full).map(|s| s.contiguous().with_layout(Layout::contiguous(&shape)))
+    })?;
+    for (k, &i) in picks.iter().enumerate() {
+        let dst = base.with_layout(base.layout().select(dim, i));
+        let part = src.with_layout(src.layout().select(dim, k));
+        dst.copy_from(&part)?;
+    }
+    Ok(())
+}
+
+pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
+    if index.ndim() > 1 {
+        return Err(TensorError::index_error("index_select(): Index is supposed to be a vector"));
+    }
+    if index.dtype().is_float() || index.dtype() == DType::Bool {
+        return Err(TensorError::runtime("index_select", "index_select(): Expected dtype int32/int64 for index"));
+    }
+    let d = t.dim(dim)?;
+    let flat = index.with_layout(Layout::contiguous(&[index.numel()])).contiguous();
+    take_along(t, d, &flat.to_dtype(DType::I64))
+}
+
+fn check_index_shape(op: &'static str, t: &Tensor, d: usize, index: &Tensor) -> Result<()> {
+    if index.ndim() != t.ndim() {
+        return Err(TensorError::runtime(op, format!("Index tensor must have the same number of dimensions as {} tensor", if op == "gather" { "input" } else { "self" })));
+    }
+    for k in 0..t.ndim() {
+        if k != d && index.shape()[k] > t.shape()[k] {
+            return Err(TensorError::runtime(
+                op,
+                format!("Size does not match at dimension {k} expected index {:?} to be no larger than self {:?} apart from dimension {d}", index.shape(), t.shape()),
+            ));
+        }
+    }
+    if index.dtype() != DType::I64 {
+        return Err(TensorError::runtime(op, format!("{op}(): Expected dtype int64 for index")));
+    }
+    Ok(())
+}
+
+/// For each position of `index`, the storage offset in `t` it addresses along `d`.
+fn addressed(t: &Tensor, d: usize, index: &Tensor) -> Result<Vec<usize>> {
+    let idx = index.to_vec::<i64>();
+    let l = t.layout();
+    let mut out = Vec::with_capacity(idx.len());
+    let mut pos = vec![0usize; index.ndim()];
+    for &i in &idx {
+        let size = t.shape()[d] as i64;
+        let j = if i < 0 { i + size } else { i };
+        if j < 0 || j >= size {
+            return Err(TensorError::runtime("gather", format!("index {i} is out of bounds for dimension {d} with size {size}")));
+        }
+        let mut off = l.offset;
+        for k in 0..pos.len() {
+            off += if k == d { j as usize } else { pos[k] } * l.strides[k];
+        }
+        out.push(off);
+        for k in (0..pos.len()).rev() {
+            pos[k] += 1;
+            if pos[k] < index.shape()[k] {
+                break;
+            }
+            pos[k] = 0;
+        }
+    }
+    Ok(out)
+}
+
+pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
+    let d = t.dim(dim)?;
+    check_index_shape("gather", t, d, index)?;
+    let offsets = addressed(t, d, index)?;
+    let storage = t.read();
+    Ok(with_dtype!(t.dtype(), T => {
+        let src = T::slice(&storage).expect("dtype matches");
+        Tensor::from_vec(offsets.iter().map(|&o| src[o]).collect::<Vec<T>>(), index.shape())
+    }))
+}
+
+/// `scatter(dim, index, src)` out of place; `reduce` is `None`, `"add"` or `"multiply"`.
+pub fn scatter(t: &Tensor, dim: i64, index: &Tensor, src: ScatterSrc, reduce: Option<&str>) -> Result<Tensor> {
+    let d = t.dim(dim)?;
+    check_index_shape("scatter", t, d, index)?;
+    let out = t.copy();
+    let offsets = addressed(&out, d, index)?;
+    with_dtype!(t.dtype(), T => {
+        let values: Vec<T> = match &src {
+            ScatterSrc::Tensor(s) => {
+                let window = s.with_layout(Layout { shape: index.shape().to_vec(), strides: s.strides().to_vec(), offset: s.layout().offset });
+                window.to_vec::<T>()
+            }
+            ScatterSrc::Scalar(v) => vec![T::from_scalar(*v); offsets.len()],
+        };
+        let mut storage = out.write();
+        let dst = T::slice_mut(&mut storage).expect("dtype matches");
+        for (&o, v) in offsets.iter().zip(values) {
+            dst[o] = match reduce {
+                Some("add") => T::from_f64(dst[o].to_f64() + v.to_f64()),
+                Some("multiply") => T::from_f64(dst[o].to_f64() * v.to_f64()),
+                _ => v,
+            };
+        }
+    });
+    Ok(out)
+}
+
+/// What `scatter` writes: another tensor's elements or one value.
+pub enum ScatterSrc {
+    Tensor(Tensor),
+    Scalar(Scalar),
+}
+
+pub fn masked_fill(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
+    if mask.dtype() != DType::Bool {
+        return Err(TensorError::runtime("masked_fill", "masked_fill_ only supports boolean masks, but got mask with dtype ".to_owned() + mask.dtype().name()));
+    }
+    let shape = crate::tensor::layout::broadcast_shapes(t.shape(), mask.shape())
+        .ok_or_else(|| TensorError::broadcast(t.shape(), mask.shape()))?;
+    let base = t.broadcast_to(&shape)?;
+    let m = mask.broadcast_to(&shape)?.to_vec::<bool>();
+    Ok(with_dtype!(t.dtype(), T => {
+        let v = T::from_scalar(value);
+        let data: Vec<T> = base.to_vec::<T>().into_iter().zip(m).map(|(x, m)| if m { v } else { x }).collect();
+        Tensor::from_vec(data, &shape)
+    }))
+}
+
+/// Elements where `mask` holds, as a 1-d tensor.
+pub fn masked_select(t: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    let shape = crate::tensor::layout::broadcast_shapes(t.shape(), mask.shape())
+        .ok_or_else(|| TensorError::broadcast(t.shape(), mask.shape()))?;
+    let m = mask.broadcast_to(&shape)?.to_vec::<bool>();
+    let base = t.broadcast_to(&shape)?;
+    Ok(with_dtype!(t.dtype(), T => {
+        let data: Vec<T> = base.to_vec::<T>().into_iter().zip(m).filter(|(_, m)| *m).map(|(x, _)| x).collect();
+        let n = data.len();
+        Tensor::from_vec(data, &[n])
+    }))
+}
+

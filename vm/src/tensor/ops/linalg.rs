@@ -1,0 +1,244 @@
+//! Matrix products: `matmul` in all its forms, `mm bmm addmm outer linear`.
+//! Floating point goes through the `gemm` crate, which reads any strides, so
+//! transposed and broadcast operands are never copied.
+
+use gemm::Parallelism;
+
+use crate::tensor::dtype::DType;
+use crate::tensor::error::{Result, TensorError};
+use crate::tensor::layout::{Layout, broadcast_shapes};
+use crate::tensor::storage::Element;
+use crate::tensor::tensor::Tensor;
+
+/// Products smaller than this many multiply-adds stay on one thread.
+const PARALLEL_FLOPS: usize = 1 << 18;
+
+/// `a @ b` for operands of at least 2 dims whose leading (batch) dims broadcast.
+fn batched(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (ra, rb) = (a.ndim(), b.ndim());
+    let (m, k) = (a.shape()[ra - 2], a.shape()[ra - 1]);
+    let (k2, n) = (b.shape()[rb - 2], b.shape()[rb - 1]);
+    if k != k2 {
+        return Err(match op {
+            "bmm" => TensorError::runtime(op, format!("Expected size for first two dimensions of batch2 tensor to be: [{}, {k}] but got: [{}, {k2}].", a.shape()[0], b.shape()[0])),
+            _ => TensorError::MatmulShape { lhs: vec![a.numel() / k.max(1), k], rhs: vec![k2, n] },
+        });
+    }
+    let batch = broadcast_shapes(&a.shape()[..ra - 2], &b.shape()[..rb - 2])
+        .ok_or_else(|| TensorError::broadcast(&a.shape()[..ra - 2], &b.shape()[..rb - 2]))?;
+    let dtype = DType::promote(a.dtype(), b.dtype());
+    let (a, b) = (a.to_dtype(dtype), b.to_dtype(dtype));
+    let expand = |t: &Tensor, rows: usize, cols: usize| {
+        let mut shape = batch.clone();
+        shape.extend([rows, cols]);
+        t.with_layout(t.layout().broadcast_to(&shape))
+    };
+    let (a, b) = (expand(&a, m, k), expand(&b, k, n));
+    let mut out_shape = batch.clone();
+    out_shape.extend([m, n]);
+    Ok(match dtype {
+        DType::F32 => gemm_batched::<f32>(&a, &b, &out_shape),
+        DType::F64 => gemm_batched::<f64>(&a, &b, &out_shape),
+        DType::I64 => naive_batched::<i64>(&a, &b, &out_shape),
+        DType::I32 => naive_batched::<i32>(&a, &b, &out_shape),
+        DType::Bool => {
+            return Err(TensorError::runtime(op, "\"addmm_impl_cpu_\" not implemented for 'Bool'"));
+        }
+    })
+}
+
+/// Storage offsets of each matrix in a batched layout (the last two dims dropped).
+fn batch_offsets(l: &Layout) -> Vec<usize> {
+    let n = l.ndim();
+    Layout { shape: l.shape[..n - 2].to_vec(), strides: l.strides[..n - 2].to_vec(), offset: l.offset }
+        .offsets()
+        .collect()
+}
+
+fn gemm_batched<T: Element + GemmScalar>(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Tensor {
+    let r = out_shape.len();
+    let (m, n) = (out_shape[r - 2], out_shape[r - 1]);
+    let k = a.shape()[r - 1];
+    let mut out = vec![T::default(); out_shape.iter().product()];
+    let (la, lb) = (a.layout(), b.layout());
+    let (sa, sb) = (a.read(), b.read());
+    let (xa, xb) = (T::slice(&sa).expect("a is T"), T::slice(&sb).expect("b is T"));
+    let parallelism = if m * n * k >= PARALLEL_FLOPS { Parallelism::Rayon(0) } else { Parallelism::None };
+    for (i, (oa, ob)) in batch_offsets(la).into_iter().zip(batch_offsets(lb)).enumerate() {
+        if m == 0 || n == 0 {
+            break;
+        }
+        let dst = &mut out[i * m * n..(i + 1) * m * n];
+        if k == 0 {
+            continue; // an empty sum is zero, which `out` already holds
+        }
+        // SAFETY: every pointer and stride describes memory inside the slices
+        // borrowed above (the layouts were checked against the shapes), and the
+        // destination is a dense m×n block of `out` that nothing else aliases.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                dst.as_mut_ptr(),
+                1,
+                n as isize,
+                false,
+                xa.as_ptr().add(oa),
+                la.strides[r - 1] as isize,
+                la.strides[r - 2] as isize,
+                xb.as_ptr().add(ob),
+                lb.strides[r - 1] as isize,
+                lb.strides[r - 2] as isize,
+                T::zero(),
+                T::one(),
+                false,
+                false,
+                false,
+                parallelism,
+            );
+        }
+    }
+    Tensor::from_vec(out, out_shape)
+}
+
+/// The scalar constants `gemm` needs for its alpha/beta arguments.
+trait GemmScalar: Sized + 'static {
+    fn zero() -> Self;
+    fn one() -> Self;
+}
+
+impl GemmScalar for f32 {
+    fn zero() -> f32 {
+        0.0
+    }
+    fn one() -> f32 {
+        1.0
+    }
+}
+
+impl GemmScalar for f64 {
+    fn zero() -> f64 {
+        0.0
+    }
+    fn one() -> f64 {
+        1.0
+    }
+}
+
+/// Integer products, which BLAS-style kernels do not cover.
+fn naive_batched<T: Element>(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Tensor {
+    let r = out_shape.len();
+    let (m, n, k) = (out_shape[r - 2], out_shape[r - 1], a.shape()[r - 1]);
+    let (la, lb) = (a.layout(), b.layout());
+    let (sa, sb) = (a.read(), b.read());
+    let (xa, xb) = (T::slice(&sa).expect("a is T"), T::slice(&sb).expect("b is T"));
+    let mut out = Vec::with_capacity(out_shape.iter().product());
+    for (oa, ob) in batch_offsets(la).into_iter().zip(batch_offsets(lb)) {
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = 0i64;
+                for p in 0..k {
+                    let x = xa[oa + i * la.strides[r - 2] + p * la.strides[r - 1]].to_i64();
+                    let y = xb[ob + p * lb.strides[r - 2] + j * lb.strides[r - 1]].to_i64();
+                    acc = acc.wrapping_add(x.wrapping_mul(y));
+                }
+                out.push(T::from_i64(acc));
+            }
+        }
+    }
+    Tensor::from_vec(out, out_shape)
+}
+
+pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    for (name, t) in [("self", a), ("mat2", b)] {
+        if t.ndim() != 2 {
+            return Err(TensorError::runtime("mm", format!("{name} must be a matrix")));
+        }
+    }
+    if a.shape()[1] != b.shape()[0] {
+        return Err(TensorError::MatmulShape { lhs: a.shape().to_vec(), rhs: b.shape().to_vec() });
+    }
+    batched("mm", a, b)
+}
+
+pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    for (name, t) in [("batch1", a), ("batch2", b)] {
+        if t.ndim() != 3 {
+            return Err(TensorError::runtime("bmm", format!("{name} must be a 3D tensor")));
+        }
+    }
+    if a.shape()[0] != b.shape()[0] {
+        return Err(TensorError::runtime(
+            "bmm",
+            format!("Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].", a.shape()[0], a.shape()[2], b.shape()[0], b.shape()[1]),
+        ));
+    }
+    batched("bmm", a, b)
+}
+
+/// `torch.matmul`: dot, matrix-vector, vector-matrix, and broadcast batches.
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (ra, rb) = (a.ndim(), b.ndim());
+    if ra == 0 || rb == 0 {
+        return Err(TensorError::runtime(
+            "matmul",
+            format!("both arguments to matmul need to be at least 1D, but they are {ra}D and {rb}D"),
+        ));
+    }
+    if ra == 1 && rb == 1 {
+        if a.shape()[0] != b.shape()[0] {
+            return Err(TensorError::runtime(
+                "dot",
+                format!(
+                    "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
+                    a.shape()[0], b.shape()[0], a.shape()[0], b.shape()[0]
+                ),
+            ));
+        }
+    }
+    let a2 = if ra == 1 { a.with_layout(a.layout().unsqueeze(0)) } else { a.clone() };
+    let b2 = if rb == 1 { b.with_layout(b.layout().unsqueeze(1)) } else { b.clone() };
+    let (m, k) = (a2.shape()[a2.ndim() - 2], a2.shape()[a2.ndim() - 1]);
+    let (k2, n) = (b2.shape()[b2.ndim() - 2], b2.shape()[b2.ndim() - 1]);
+    if k != k2 {
+        // PyTorch reports matmul mismatches of 2-D operands as mat1/mat2 shapes.
+        let rows = a2.numel() / k.max(1);
+        let lhs = if ra > 2 { vec![rows, k] } else { vec![m, k] };
+        return Err(TensorError::MatmulShape { lhs, rhs: vec![k2, n] });
+    }
+    let out = batched("matmul", &a2, &b2)?;
+    let r = out.ndim();
+    let mut shape: Vec<usize> = out.shape().to_vec();
+    if rb == 1 {
+        shape.remove(r - 1);
+    }
+    if ra == 1 {
+        shape.remove(r - 2);
+    }
+    Ok(out.with_layout(Layout::contiguous(&shape)))
+}
+
+/// `x @ w.T + b`, the `nn.Linear` kernel.
+pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
+    let wt = w.with_layout(if w.ndim() == 2 { w.layout().transpose(0, 1) } else { w.layout().clone() });
+    let k = x.shape().last().copied().unwrap_or(0);
+    if w.ndim() == 2 && w.shape()[1] != k {
+        return Err(TensorError::MatmulShape { lhs: vec![x.numel() / k.max(1), k], rhs: vec![w.shape()[1], w.shape()[0]] });
+    }
+    let y = matmul(x, &wt)?;
+    match b {
+        Some(b) => {
+            use super::elementwise::{Arg, Binary, binary};
+            binary(Binary::Add, &Arg::Tensor(y), &Arg::Tensor(b.clone()))
+        }
+        None => Ok(y),
+    }
+}
+
+pub fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 1 || b.ndim() != 1 {
+        return Err(TensorError::runtime("outer", "outer: Expected 1-D argument self"));
+    }
+    matmul(&a.with_layout(a.layout().unsqueeze(1)), &b.with_layout(b.layout().unsqueeze(0)))
+}

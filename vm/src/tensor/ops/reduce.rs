@@ -1,0 +1,316 @@
+//! Reductions over dims (`sum mean max …`), scans, and the softmax family.
+//!
+//! Every reduction first lays the data out as rows — kept dims outer,
+//! reduced dims inner — so each kernel is a plain loop over a slice.
+
+use num_traits::Float;
+use rayon::prelude::*;
+
+use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::error::{Result, TensorError, legacy_name};
+use crate::tensor::storage::{Element, with_dtype};
+use crate::tensor::tensor::{Tensor, wrap_dim};
+
+/// Which dims a reduction removes, and the shape it leaves.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    reduced: Vec<bool>,
+    pub out_shape: Vec<usize>,
+    pub rows: usize,
+    pub row_len: usize,
+}
+
+impl Plan {
+    /// `dims = None` (or empty) reduces every dim, as PyTorch does.
+    pub fn new(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Plan> {
+        let ndim = t.ndim();
+        let mut reduced = vec![dims.is_none_or(|d| d.is_empty()); ndim];
+        for &d in dims.unwrap_or(&[]) {
+            let d = wrap_dim(d, ndim)?;
+            if ndim > 0 {
+                if reduced[d] && dims.is_some_and(|ds| ds.len() > 1) {
+                    return Err(TensorError::runtime("reduce", format!("dim {d} appears multiple times in the list of dims")));
+                }
+                reduced[d] = true;
+            }
+        }
+        let mut out_shape = Vec::new();
+        let (mut rows, mut row_len) = (1, 1);
+        for (i, &size) in t.shape().iter().enumerate() {
+            if reduced[i] {
+                row_len *= size;
+                if keepdim {
+                    out_shape.push(1);
+                }
+            } else {
+                rows *= size;
+                out_shape.push(size);
+            }
+        }
+        Ok(Plan { reduced, out_shape, rows, row_len })
+    }
+
+    /// The elements as `T`, kept dims outer and reduced dims inner.
+    pub fn gather<T: Element>(&self, t: &Tensor) -> Vec<T> {
+        let kept = (0..t.ndim()).filter(|&d| !self.reduced[d]);
+        let order: Vec<usize> = kept.chain((0..t.ndim()).filter(|&d| self.reduced[d])).collect();
+        t.with_layout(t.layout().permute(&order)).to_vec::<T>()
+    }
+
+    /// Reduces each row with `f` into a tensor of the output shape.
+    pub fn map_rows<T: Element, U: Element>(&self, t: &Tensor, f: impl Fn(&[T]) -> U + Sync + Send) -> Tensor {
+        let data = self.gather::<T>(t);
+        let out: Vec<U> = if self.row_len == 0 {
+            (0..self.rows).map(|_| f(&[])).collect()
+        } else if data.len() >= 1 << 15 && self.rows > 1 {
+            data.par_chunks(self.row_len).map(&f).collect()
+        } else {
+            data.chunks(self.row_len).map(&f).collect()
+        };
+        Tensor::from_vec(out, &self.out_shape)
+    }
+}
+
+/// The dtype `sum`/`prod` accumulate and return: integers and bools become int64.
+fn sum_dtype(t: &Tensor, dtype: Option<DType>) -> DType {
+    dtype.unwrap_or(if t.dtype().is_float() { t.dtype() } else { DType::I64 })
+}
+
+pub fn sum(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    let plan = Plan::new(t, dims, keepdim)?;
+    Ok(match sum_dtype(t, dtype) {
+        DType::F32 => plan.map_rows(t, |r: &[f64]| r.iter().sum::<f64>() as f32),
+        DType::F64 => plan.map_rows(t, |r: &[f64]| r.iter().sum::<f64>()),
+        d => plan.map_rows(t, |r: &[i64]| r.iter().fold(0i64, |a, &b| a.wrapping_add(b))).to_dtype(d),
+    })
+}
+
+pub fn prod(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    let plan = Plan::new(t, dims, keepdim)?;
+    Ok(match sum_dtype(t, dtype) {
+        DType::F32 => plan.map_rows(t, |r: &[f64]| r.iter().product::<f64>() as f32),
+        DType::F64 => plan.map_rows(t, |r: &[f64]| r.iter().product::<f64>()),
+        d => plan.map_rows(t, |r: &[i64]| r.iter().fold(1i64, |a, &b| a.wrapping_mul(b))).to_dtype(d),
+    })
+}
+
+/// Ops that only make sense on floating dtypes name the input's type when refused.
+fn float_dtype(op: &'static str, t: &Tensor, dtype: Option<DType>) -> Result<DType> {
+    let d = dtype.unwrap_or(t.dtype());
+    if !d.is_float() {
+        return Err(TensorError::not_implemented(format!(
+            "{op}(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+            legacy_name(d)
+        )));
+    }
+    Ok(d)
+}
+
+pub fn mean(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    let d = float_dtype("mean", t, dtype)?;
+    let plan = Plan::new(t, dims, keepdim)?;
+    let n = plan.row_len as f64;
+    Ok(plan.map_rows(t, |r: &[f64]| r.iter().sum::<f64>() / n).to_dtype(d))
+}
+
+/// `var`/`std` with Bessel's `correction` (1 by default, as PyTorch).
+pub fn var(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool, sqrt: bool) -> Result<Tensor> {
+    let d = float_dtype(if sqrt { "std" } else { "var" }, t, None)?;
+    let plan = Plan::new(t, dims, keepdim)?;
+    let out = plan.map_rows(t, |r: &[f64]| {
+        let n = r.len() as f64;
+        let mean = r.iter().sum::<f64>() / n;
+        let ss: f64 = r.iter().map(|x| (x - mean) * (x - mean)).sum();
+        let v = ss / (n - correction).max(0.0);
+        if sqrt { v.sqrt() } else { v }
+    });
+    Ok(out.to_dtype(d))
+}
+
+/// The vector p-norm over `dims` (`p = inf` takes the largest magnitude).
+pub fn norm(t: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+    let d = float_dtype("linalg.vector_norm", t, None)?;
+    let plan = Plan::new(t, dims, keepdim)?;
+    let out = plan.map_rows(t, |r: &[f64]| {
+        if p == f64::INFINITY {
+            r.iter().fold(0.0f64, |m, x| m.max(x.abs()))
+        } else if p == 0.0 {
+            r.iter().filter(|&&x| x != 0.0).count() as f64
+        } else if p == 1.0 {
+            r.iter().map(|x| x.abs()).sum()
+        } else if p == 2.0 {
+            r.iter().map(|x| x * x).sum::<f64>().sqrt()
+        } else {
+            r.iter().map(|x| x.abs().powf(p)).sum::<f64>().powf(1.0 / p)
+        }
+    });
+    Ok(out.to_dtype(d))
+}
+
+pub fn all(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+    let plan = Plan::new(t, dims, keepdim)?;
+    Ok(plan.map_rows(t, |r: &[bool]| r.iter().all(|&x| x)))
+}
+
+pub fn any(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+    let plan = Plan::new(t, dims, keepdim)?;
+    Ok(plan.map_rows(t, |r: &[bool]| r.iter().any(|&x| x)))
+}
+
+/// Extremum direction for `max`/`min`/`argmax`/`argmin`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extremum {
+    Max,
+    Min,
+}
+
+/// Index of the first extremum of a row; NaN wins, as in PyTorch.
+fn arg_extremum<T: Element>(row: &[T], which: Extremum) -> usize {
+    let mut best = 0;
+    for (i, &x) in row.iter().enumerate().skip(1) {
+        let b = row[best];
+        if b.partial_cmp(&b).is_none() {
+            break; // the best is NaN
+        }
+        let better = match which {
+            Extremum::Max => x > b,
+            Extremum::Min => x < b,
+        };
+        if better || x.partial_cmp(&x).is_none() {
+            best = i;
+        }
+    }
+    best
+}
+
+/// An extremum of nothing is undefined; PyTorch refuses it as an IndexError.
+fn empty_check(op: &'static str, plan: &Plan) -> Result<()> {
+    if plan.row_len == 0 {
+        return Err(TensorError::index_error(format!(
+            "{op}(): Expected reduction dim {} to have non-zero size.",
+            plan.out_shape.len()
+        )));
+    }
+    Ok(())
+}
+
+/// `max(dim)`/`min(dim)`: values and int64 indices.
+pub fn extremum_dim(t: &Tensor, dim: i64, keepdim: bool, which: Extremum) -> Result<(Tensor, Tensor)> {
+    let plan = Plan::new(t, Some(&[dim]), keepdim)?;
+    empty_check(if which == Extremum::Max { "max" } else { "min" }, &plan)?;
+    let indices = with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| arg_extremum(r, which) as i64));
+    let values = with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| r[arg_extremum(r, which)]));
+    Ok((values, indices))
+}
+
+/// `amax`/`amin`, and `max()`/`min()` over everything.
+pub fn extremum(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, which: Extremum) -> Result<Tensor> {
+    let plan = Plan::new(t, dims, keepdim)?;
+    if t.numel() == 0 {
+        return Err(TensorError::runtime(
+            "max",
+            "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.",
+        ));
+    }
+    Ok(with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| r[arg_extremum(r, which)])))
+}
+
+/// `argmax`/`argmin`; with no dim, the index into the flattened tensor.
+pub fn arg_extremum_dim(t: &Tensor, dim: Option<i64>, keepdim: bool, which: Extremum) -> Result<Tensor> {
+    let plan = match dim {
+        Some(d) => Plan::new(t, Some(&[d]), keepdim)?,
+        None => Plan::new(t, None, keepdim)?,
+    };
+    Ok(with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| arg_extremum(r, which) as i64)))
+}
+
+/// Applies `f` to each 1-d slice along `dim`, writing a slice of the same length.
+fn along_dim<T: Element>(t: &Tensor, dim: usize, f: impl Fn(&[T], &mut [T]) + Sync + Send) -> Tensor {
+    let last = t.ndim() - 1;
+    let moved = t.with_layout(t.layout().transpose(dim, last));
+    let data = moved.to_vec::<T>();
+    let len = moved.shape()[last].max(1);
+    let mut out = vec![T::default(); data.len()];
+    if data.len() >= 1 << 15 {
+        out.par_chunks_mut(len).zip(data.par_chunks(len)).for_each(|(o, i)| f(i, o));
+    } else {
+        out.chunks_mut(len).zip(data.chunks(len)).for_each(|(o, i)| f(i, o));
+    }
+    let result = Tensor::from_vec(out, moved.shape());
+    result.with_layout(result.layout().transpose(dim, last)).contiguous()
+}
+
+pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        return Ok(t.to_dtype(sum_dtype(t, dtype)));
+    }
+    let dim = t.dim(dim)?;
+    let d = sum_dtype(t, dtype);
+    let t = t.to_dtype(d);
+    Ok(with_dtype!(d, T => along_dim(&t, dim, |i: &[T], o: &mut [T]| {
+        let mut acc = 0.0f64;
+        for (x, y) in i.iter().zip(o.iter_mut()) {
+            acc += x.to_f64();
+            *y = if T::DTYPE.is_float() { T::from_f64(acc) } else { T::from_i64(acc as i64) };
+        }
+    })))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SoftmaxKind {
+    Softmax,
+    LogSoftmax,
+}
+
+fn softmax_row<F: Float>(i: &[F], o: &mut [F], kind: SoftmaxKind) {
+    let max = i.iter().fold(F::neg_infinity(), |m, &x| if x > m { x } else { m });
+    let max = if max.is_infinite() { F::zero() } else { max };
+    let mut sum = F::zero();
+    for (x, y) in i.iter().zip(o.iter_mut()) {
+        *y = (*x - max).exp();
+        sum = sum + *y;
+    }
+    match kind {
+        SoftmaxKind::Softmax => {
+            let inv = F::one() / sum;
+            o.iter_mut().for_each(|y| *y = *y * inv);
+        }
+        SoftmaxKind::LogSoftmax => {
+            let log_sum = sum.ln() + max;
+            i.iter().zip(o.iter_mut()).for_each(|(x, y)| *y = *x - log_sum);
+        }
+    }
+}
+
+/// `softmax`/`log_softmax` along `dim`, computed in `dtype` (default: the
+/// input's, or float32 for integers).
+pub fn softmax(t: &Tensor, dim: i64, dtype: Option<DType>, kind: SoftmaxKind) -> Result<Tensor> {
+    let d = dtype.unwrap_or(if t.dtype().is_float() { t.dtype() } else { DType::F32 });
+    if !d.is_float() {
+        return Err(TensorError::runtime("softmax", format!("\"softmax_lastdim_kernel_impl\" not implemented for '{}'", legacy_name(d))));
+    }
+    if t.ndim() == 0 {
+        let one = if kind == SoftmaxKind::Softmax { 1.0 } else { 0.0 };
+        t.dim(dim)?;
+        return Ok(Tensor::scalar(Scalar::Float(one), d));
+    }
+    let dim = t.dim(dim)?;
+    let t = t.to_dtype(d);
+    Ok(match d {
+        DType::F64 => along_dim(&t, dim, |i: &[f64], o: &mut [f64]| softmax_row(i, o, kind)),
+        _ => along_dim(&t, dim, |i: &[f32], o: &mut [f32]| softmax_row(i, o, kind)),
+    })
+}
+
+pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    let d = if t.dtype().is_float() { t.dtype() } else { DType::F32 };
+    let plan = Plan::new(t, Some(dims), keepdim)?;
+    let out = plan.map_rows(t, |r: &[f64]| {
+        let max = r.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x));
+        if max.is_infinite() {
+            return max;
+        }
+        r.iter().map(|x| (x - max).exp()).sum::<f64>().ln() + max
+    });
+    Ok(out.to_dtype(d))
+}

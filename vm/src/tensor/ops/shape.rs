@@ -1,0 +1,352 @@
+//! Views (`view permute transpose narrow select …`), which only rewrite the
+//! layout, and joins (`cat stack`), which copy.
+
+use crate::tensor::error::{Result, TensorError};
+use crate::tensor::layout::Layout;
+use crate::tensor::storage::with_dtype;
+use crate::tensor::tensor::{Tensor, wrap_dim};
+
+/// Resolves a requested shape with at most one `-1` against `numel`.
+pub fn infer_shape(shape: &[i64], numel: usize) -> Result<Vec<usize>> {
+    let invalid = || TensorError::InvalidShape { shape: shape.to_vec(), numel };
+    let mut infer = None;
+    let mut known = 1usize;
+    for (i, &d) in shape.iter().enumerate() {
+        match d {
+            -1 if infer.is_none() => infer = Some(i),
+            -1 => return Err(TensorError::runtime("view", "only one dimension can be inferred")),
+            d if d < 0 => return Err(TensorError::runtime("view", format!("invalid shape dimension {d}"))),
+            d => known *= d as usize,
+        }
+    }
+    let mut out: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+    match infer {
+        Some(i) if known != 0 && numel % known == 0 => out[i] = numel / known,
+        Some(_) => return Err(invalid()),
+        None if known != numel => return Err(invalid()),
+        None => {}
+    }
+    Ok(out)
+}
+
+pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let shape = infer_shape(shape, t.numel())?;
+    let layout = t.layout().view(&shape).ok_or(TensorError::ViewStride)?;
+    Ok(t.with_layout(layout))
+}
+
+/// A view when the strides allow it, a copy otherwise.
+pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let shape = infer_shape(shape, t.numel())?;
+    Ok(match t.layout().view(&shape) {
+        Some(layout) => t.with_layout(layout),
+        None => {
+            let dense = t.copy();
+            dense.with_layout(Layout::contiguous(&shape))
+        }
+    })
+}
+
+pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        return reshape(t, &[1]);
+    }
+    let (s, e) = (t.dim(start)?, t.dim(end)?);
+    if s > e {
+        return Err(TensorError::runtime("flatten", "flatten() has invalid args: start_dim cannot come after end_dim"));
+    }
+    let mut shape: Vec<i64> = t.shape()[..s].iter().map(|&d| d as i64).collect();
+    shape.push(t.shape()[s..=e].iter().product::<usize>() as i64);
+    shape.extend(t.shape()[e + 1..].iter().map(|&d| d as i64));
+    reshape(t, &shape)
+}
+
+pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+    let d = t.dim(dim)?;
+    let inner = infer_shape(sizes, t.shape()[d]).map_err(|_| {
+        TensorError::runtime(
+            "unflatten",
+            format!(
+                "unflatten: Provided sizes {sizes:?} don't multiply up to the size of dim {dim} ({}) in the input tensor",
+                t.shape()[d]
+            ),
+        )
+    })?;
+    let mut shape: Vec<i64> = t.shape()[..d].iter().map(|&x| x as i64).collect();
+    shape.extend(inner.iter().map(|&x| x as i64));
+    shape.extend(t.shape()[d + 1..].iter().map(|&x| x as i64));
+    view(t, &shape).or_else(|_| reshape(t, &shape))
+}
+
+pub fn squeeze(t: &Tensor, dims: Option<&[i64]>) -> Result<Tensor> {
+    let ndim = t.ndim();
+    let mut drop = vec![false; ndim];
+    match dims {
+        None => (0..ndim).for_each(|d| drop[d] = t.shape()[d] == 1),
+        Some(ds) => {
+            for &d in ds {
+                let d = wrap_dim(d, ndim)?;
+                if ndim > 0 {
+                    drop[d] = t.shape()[d] == 1;
+                }
+            }
+        }
+    }
+    let l = t.layout();
+    let keep = (0..ndim).filter(|&d| !drop[d]);
+    let (shape, strides) = keep.map(|d| (l.shape[d], l.strides[d])).unzip();
+    Ok(t.with_layout(Layout { shape, strides, offset: l.offset }))
+}
+
+pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
+    let d = wrap_dim(dim, t.ndim() + 1)?;
+    Ok(t.with_layout(t.layout().unsqueeze(d)))
+}
+
+pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    if dims.len() != t.ndim() {
+        return Err(TensorError::runtime(
+            "permute",
+            format!(
+                "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {} is not equal to len(dims) = {}",
+                t.ndim(),
+                dims.len()
+            ),
+        ));
+    }
+    let mut seen = vec![false; t.ndim()];
+    let mut order = Vec::with_capacity(dims.len());
+    for &d in dims {
+        let d = t.dim(d)?;
+        if std::mem::replace(&mut seen[d], true) {
+            return Err(TensorError::runtime("permute", "permute(): duplicate dims are not allowed."));
+        }
+        order.push(d);
+    }
+    Ok(t.with_layout(t.layout().permute(&order)))
+}
+
+pub fn transpose(t: &Tensor, a: i64, b: i64) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        t.dim(a)?;
+        t.dim(b)?;
+        return Ok(t.clone());
+    }
+    Ok(t.with_layout(t.layout().transpose(t.dim(a)?, t.dim(b)?)))
+}
+
+/// `t()`: transpose of a matrix; vectors and scalars come back unchanged.
+pub fn matrix_t(t: &Tensor) -> Result<Tensor> {
+    if t.ndim() > 2 {
+        return Err(TensorError::runtime(
+            "t",
+            format!("t() expects a tensor with <= 2 dimensions, but self is {}D", t.ndim()),
+        ));
+    }
+    if t.ndim() < 2 { Ok(t.clone()) } else { transpose(t, 0, 1) }
+}
+
+/// `expand(*sizes)`: `-1` keeps a size; new leading dims are allowed.
+pub fn expand(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
+    if sizes.len() < t.ndim() {
+        return Err(TensorError::runtime(
+            "expand",
+            format!(
+                "expand(torch.FloatTensor{{{:?}}}, size=[{}]): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+                t.shape(),
+                sizes.len(),
+                sizes.len(),
+                t.ndim()
+            ),
+        ));
+    }
+    let extra = sizes.len() - t.ndim();
+    let shape: Vec<usize> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| if s == -1 && i >= extra { t.shape()[i - extra] } else { s.max(0) as usize })
+        .collect();
+    t.broadcast_to(&shape)
+}
+
+pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+    let d = t.dim(dim)?;
+    let size = t.shape()[d] as i64;
+    let start = if start < 0 { start + size } else { start };
+    if start < 0 || length < 0 || start + length > size {
+        return Err(TensorError::runtime(
+            "narrow",
+            format!("start ({start}) + length ({length}) exceeds dimension size ({size})."),
+        ));
+    }
+    Ok(t.with_layout(t.layout().slice(d, start as usize, length as usize, 1)))
+}
+
+pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        return Err(TensorError::index_error("select() cannot be applied to a 0-dim tensor."));
+    }
+    let d = t.dim(dim)?;
+    let size = t.shape()[d] as i64;
+    if index < -size || index >= size {
+        return Err(TensorError::index_error(format!(
+            "select(): index {index} out of range for tensor of size {:?} at dimension {d}",
+            t.shape()
+        )));
+    }
+    let i = if index < 0 { index + size } else { index };
+    Ok(t.with_layout(t.layout().select(d, i as usize)))
+}
+
+/// Python slice semantics along `dim` with a positive `step`.
+pub fn slice(t: &Tensor, dim: usize, start: Option<i64>, stop: Option<i64>, step: i64) -> Result<Tensor> {
+    if step <= 0 {
+        return Err(TensorError::value("slice", "step must be greater than zero"));
+    }
+    let size = t.shape()[dim] as i64;
+    let clamp = |i: i64| if i < 0 { (i + size).max(0) } else { i.min(size) };
+    let start = clamp(start.unwrap_or(0));
+    let stop = clamp(stop.unwrap_or(size)).max(start);
+    let len = (stop - start + step - 1) / step;
+    Ok(t.with_layout(t.layout().slice(dim, start as usize, len as usize, step as usize)))
+}
+
+/// `split(split_size)` or `split([sizes])` along `dim`.
+pub fn split(t: &Tensor, sizes: Split, dim: i64) -> Result<Vec<Tensor>> {
+    let d = t.dim(dim)?;
+    let total = t.shape()[d];
+    let lengths: Vec<usize> = match sizes {
+        Split::Every(n) if n == 0 && total > 0 => {
+            return Err(TensorError::runtime("split", "split_size can only be 0 if dimension size is 0, but got dimension size of ".to_owned() + &total.to_string()));
+        }
+        Split::Every(0) => vec![0],
+        Split::Every(n) => (0..total.div_ceil(n)).map(|i| n.min(total - i * n)).collect(),
+        Split::Sizes(v) => {
+            if v.iter().sum::<usize>() != total {
+                return Err(TensorError::runtime(
+                    "split_with_sizes",
+                    format!(
+                        "split_with_sizes expects split_sizes to sum exactly to {total} (input tensor's size at dimension {d}), but got split_sizes={v:?}"
+                    ),
+                ));
+            }
+            v
+        }
+    };
+    let mut start = 0;
+    Ok(lengths
+        .into_iter()
+        .map(|len| {
+            let part = t.with_layout(t.layout().slice(d, start, len, 1));
+            start += len;
+            part
+        })
+        .collect())
+}
+
+/// How `split` cuts: every `n` elements, or into the given sizes.
+pub enum Split {
+    Every(usize),
+    Sizes(Vec<usize>),
+}
+
+pub fn chunk(t: &Tensor, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
+    if chunks == 0 {
+        return Err(TensorError::runtime("chunk", "chunk expects `chunks` to be greater than 0, got: 0"));
+    }
+    let d = t.dim(dim)?;
+    split(t, Split::Every(t.shape()[d].div_ceil(chunks).max(1)), dim)
+}
+
+pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
+    let d = t.dim(dim)?;
+    (0..t.shape()[d]).map(|i| select(t, d as i64, i as i64)).collect()
+}
+
+/// `cat(tensors, dim)`: all shapes equal except along `dim`; dtypes promote.
+pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    // PyTorch skips legacy empty 1-d tensors of shape [0].
+    let parts: Vec<&Tensor> = tensors.iter().filter(|t| !(t.ndim() == 1 && t.numel() == 0)).collect();
+    let Some(first) = parts.first() else {
+        return match tensors.first() {
+            Some(t) => Ok(t.copy()),
+            None => Err(TensorError::runtime("cat", "torch.cat(): expected a non-empty list of Tensors")),
+        };
+    };
+    if first.ndim() == 0 {
+        return Err(TensorError::runtime("cat", "zero-dimensional tensor (at position 0) cannot be concatenated"));
+    }
+    let d = first.dim(dim)?;
+    let dtype = parts.iter().map(|t| t.dtype()).max().expect("non-empty");
+    let mut shape = first.shape().to_vec();
+    shape[d] = 0;
+    for (i, t) in parts.iter().enumerate() {
+        let same = t.ndim() == first.ndim() && (0..t.ndim()).all(|k| k == d || t.shape()[k] == first.shape()[k]);
+        if !same {
+            let k = (0..t.ndim().min(first.ndim())).find(|&k| k != d && t.shape()[k] != first.shape()[k]).unwrap_or(0);
+            return Err(TensorError::runtime(
+                "cat",
+                format!(
+                    "Sizes of tensors must match except in dimension {d}. Expected size {} but got size {} for tensor number {i} in the list.",
+                    first.shape().get(k).copied().unwrap_or(0),
+                    t.shape().get(k).copied().unwrap_or(0)
+                ),
+            ));
+        }
+        shape[d] += t.shape()[d];
+    }
+    let out = Tensor::zeros(&shape, dtype);
+    let mut start = 0;
+    for t in parts {
+        let len = t.shape()[d];
+        out.with_layout(out.layout().slice(d, start, len, 1)).copy_from(t)?;
+        start += len;
+    }
+    Ok(out)
+}
+
+pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    let Some(first) = tensors.first() else {
+        return Err(TensorError::runtime("stack", "stack expects a non-empty TensorList"));
+    };
+    for (i, t) in tensors.iter().enumerate() {
+        if t.shape() != first.shape() {
+            return Err(TensorError::runtime(
+                "stack",
+                format!(
+                    "stack expects each tensor to be equal size, but got {:?} at entry 0 and {:?} at entry {i}",
+                    first.shape(),
+                    t.shape()
+                ),
+            ));
+        }
+    }
+    let d = wrap_dim(dim, first.ndim() + 1)?;
+    let parts: Vec<Tensor> = tensors.iter().map(|t| t.with_layout(t.layout().unsqueeze(d))).collect();
+    cat(&parts, d as i64)
+}
+
+/// `repeat(*sizes)`: tiles the tensor.
+pub fn repeat(t: &Tensor, sizes: &[usize]) -> Result<Tensor> {
+    if sizes.len() < t.ndim() {
+        return Err(TensorError::runtime(
+            "repeat",
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor",
+        ));
+    }
+    let extra = sizes.len() - t.ndim();
+    // View as [1.., d0, 1, d1, …] expanded to [r0, d0, r1, d1, …], then copy.
+    let mut shape = Vec::new();
+    let mut target = Vec::new();
+    let mut out_shape = Vec::new();
+    for (i, &r) in sizes.iter().enumerate() {
+        let d = if i < extra { 1 } else { t.shape()[i - extra] };
+        shape.extend([1, d]);
+        target.extend([r, d]);
+        out_shape.push(r * d);
+    }
+    let base = t.contiguous();
+    let viewed = base.with_layout(Layout::contiguous(&shape)).broadcast_to(&target)?;
+    Ok(with_dtype!(t.dtype(), T => Tensor::from_vec(viewed.to_vec::<T>(), &out_shape)))
+}
+

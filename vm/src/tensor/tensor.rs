@@ -1,0 +1,201 @@
+//! The tensor handle: shared storage plus a layout. Cloning is cheap (a view).
+
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use super::dtype::{DType, Scalar};
+use super::error::{Result, TensorError};
+use super::layout::Layout;
+use super::storage::{Element, Storage, with_dtype, with_storage};
+
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    storage: Arc<RwLock<Storage>>,
+    layout: Layout,
+    dtype: DType,
+}
+
+impl Tensor {
+    /// A dense tensor of `shape` owning `data` (row-major).
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Tensor {
+        debug_assert_eq!(data.len(), shape.iter().product::<usize>());
+        Tensor::from_storage(T::wrap(data), shape)
+    }
+
+    pub fn from_storage(storage: Storage, shape: &[usize]) -> Tensor {
+        let dtype = storage.dtype();
+        Tensor { storage: Arc::new(RwLock::new(storage)), layout: Layout::contiguous(shape), dtype }
+    }
+
+    pub fn scalar(value: Scalar, dtype: DType) -> Tensor {
+        Tensor::full(&[], value, dtype)
+    }
+
+    pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Tensor {
+        let n = shape.iter().product();
+        with_dtype!(dtype, T => Tensor::from_vec(vec![T::from_scalar(value); n], shape))
+    }
+
+    pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
+        Tensor::from_storage(Storage::zeros(dtype, shape.iter().product()), shape)
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.layout.shape
+    }
+
+    pub fn strides(&self) -> &[usize] {
+        &self.layout.strides
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.layout.ndim()
+    }
+
+    pub fn numel(&self) -> usize {
+        self.layout.numel()
+    }
+
+    pub fn is_contiguous(&self) -> bool {
+        self.layout.is_contiguous()
+    }
+
+    /// True when both tensors view the same storage.
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.storage, &other.storage)
+    }
+
+    /// A new view of the same storage.
+    pub fn with_layout(&self, layout: Layout) -> Tensor {
+        Tensor { storage: self.storage.clone(), layout, dtype: self.dtype }
+    }
+
+    pub fn read(&self) -> RwLockReadGuard<'_, Storage> {
+        self.storage.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn write(&self) -> RwLockWriteGuard<'_, Storage> {
+        self.storage.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wraps a negative dim and checks it against `ndim` (a 0-dim tensor takes -1 and 0).
+    pub fn dim(&self, dim: i64) -> Result<usize> {
+        wrap_dim(dim, self.ndim())
+    }
+
+    /// The elements in row-major order, converted to `T`.
+    pub fn to_vec<T: Element>(&self) -> Vec<T> {
+        let storage = self.read();
+        with_storage!(&*storage, v, S => {
+            match self.layout.contiguous_range() {
+                Some(r) => v[r].iter().map(|&x| x.cast::<T>()).collect(),
+                None => self.layout.offsets().map(|o| v[o].cast::<T>()).collect(),
+            }
+        })
+    }
+
+    /// A dense copy (or this tensor itself when already dense and starting at 0).
+    pub fn contiguous(&self) -> Tensor {
+        if self.is_contiguous() && self.layout.offset == 0 && self.read().len() == self.numel() {
+            return self.clone();
+        }
+        self.copy()
+    }
+
+    /// A dense copy that shares nothing with this tensor.
+    pub fn copy(&self) -> Tensor {
+        with_dtype!(self.dtype, T => Tensor::from_vec(self.to_vec::<T>(), self.shape()))
+    }
+
+    /// This tensor converted to `dtype` (itself when it already is).
+    pub fn to_dtype(&self, dtype: DType) -> Tensor {
+        if dtype == self.dtype {
+            return self.clone();
+        }
+        with_dtype!(dtype, T => Tensor::from_vec(self.to_vec::<T>(), self.shape()))
+    }
+
+    /// The single element of a one-element tensor.
+    pub fn item(&self) -> Result<Scalar> {
+        if self.numel() != 1 {
+            return Err(TensorError::runtime(
+                "item",
+                format!("a Tensor with {} elements cannot be converted to Scalar", self.numel()),
+            ));
+        }
+        let storage = self.read();
+        let offset = self.layout.offsets().next().unwrap_or(self.layout.offset);
+        Ok(with_storage!(&*storage, v, _T => v[offset].to_scalar()))
+    }
+
+    /// Writes `src` (broadcast to this tensor's shape, converted to its dtype)
+    /// into this tensor's elements, through whatever view this is.
+    pub fn copy_from(&self, src: &Tensor) -> Result<()> {
+        let shape = self.shape().to_vec();
+        let src = src.broadcast_to(&shape)?;
+        // Gather first: `src` may alias this storage.
+        with_dtype!(self.dtype, T => {
+            let values = src.to_vec::<T>();
+            let mut storage = self.write();
+            let dst = T::slice_mut(&mut storage).expect("storage dtype matches tensor dtype");
+            match self.layout.contiguous_range() {
+                Some(r) => dst[r].copy_from_slice(&values),
+                None => {
+                    for (o, v) in self.layout.offsets().zip(values) {
+                        dst[o] = v;
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Sets every element to `value`.
+    pub fn fill(&self, value: Scalar) {
+        with_dtype!(self.dtype, T => {
+            let v = T::from_scalar(value);
+            let mut storage = self.write();
+            let dst = T::slice_mut(&mut storage).expect("storage dtype matches tensor dtype");
+            match self.layout.contiguous_range() {
+                Some(r) => dst[r].fill(v),
+                None => self.layout.offsets().for_each(|o| dst[o] = v),
+            }
+        });
+    }
+
+    /// A view at `shape` with broadcast dimensions of stride 0.
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        let compatible = shape.len() >= self.ndim()
+            && self.shape().iter().zip(&shape[shape.len() - self.ndim()..]).all(|(&a, &b)| a == b || a == 1);
+        if !compatible {
+            return Err(TensorError::runtime(
+                "expand",
+                format!(
+                    "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {}.  Target sizes: {:?}.  Tensor sizes: {:?}",
+                    shape.last().copied().unwrap_or(0),
+                    self.shape().last().copied().unwrap_or(0),
+                    shape.len().saturating_sub(1),
+                    shape,
+                    self.shape()
+                ),
+            ));
+        }
+        Ok(self.with_layout(self.layout.broadcast_to(shape)))
+    }
+}
+
+/// Wraps a possibly negative `dim` into `0..ndim` (a 0-dim tensor accepts -1 and 0).
+pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
+    let n = ndim.max(1) as i64;
+    if dim < -n || dim >= n {
+        return Err(TensorError::DimOutOfRange { dim, ndim });
+    }
+    Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
+}
