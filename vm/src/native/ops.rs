@@ -14,7 +14,7 @@ use crate::tensor::{DType, Scalar, Tensor};
 
 use super::convert::{IntoPy, scalar, tensor_from_data};
 use super::signature::{Bound, Signature};
-use super::tensor::{PyTensor, wrap};
+use super::tensor::{PyTensor, wrap, write_back};
 
 /// Where a row's bindings appear.
 #[derive(Clone, Copy, Debug)]
@@ -31,7 +31,7 @@ const TMF: Place = Place { torch: true, method: true, functional: true };
 const F: Place = Place { torch: false, method: false, functional: true };
 const TF: Place = Place { torch: true, method: false, functional: true };
 
-type Kernel = Arc<dyn Fn(&Bound, &VirtualMachine) -> PyResult + Send + Sync>;
+type Kernel = Arc<dyn Fn(&Bound<'_>, &VirtualMachine) -> PyResult + Send + Sync>;
 
 struct Row {
     decl: &'static str,
@@ -39,7 +39,7 @@ struct Row {
     kernel: Kernel,
 }
 
-fn row(decl: &'static str, place: Place, kernel: impl Fn(&Bound, &VirtualMachine) -> PyResult + Send + Sync + 'static) -> Row {
+fn row(decl: &'static str, place: Place, kernel: impl Fn(&Bound<'_>, &VirtualMachine) -> PyResult + Send + Sync + 'static) -> Row {
     Row { decl, place, kernel: Arc::new(kernel) }
 }
 
@@ -60,20 +60,6 @@ fn sizes(b: &Bound, name: &str, vm: &VirtualMachine) -> PyResult<Vec<usize>> {
 
 fn dtype_or(b: &Bound, default: DType, vm: &VirtualMachine) -> PyResult<DType> {
     Ok(b.dtype("dtype", vm)?.unwrap_or(default))
-}
-
-/// Writes `value` into `target` in place (the `op_` method variants), returning `target`.
-fn write_back(target: &PyObjectRef, value: Tensor, vm: &VirtualMachine) -> PyResult {
-    let t = target.downcast_ref::<PyTensor>().expect("self is a Tensor").tensor();
-    if DType::promote(value.dtype(), t.dtype()) != t.dtype() {
-        return Err(vm.new_runtime_error(format!(
-            "result type {} can't be cast to the desired output type {}",
-            crate::tensor::error::legacy_name(value.dtype()),
-            crate::tensor::error::legacy_name(t.dtype())
-        )));
-    }
-    t.copy_from(&value).py(vm)?;
-    Ok(target.clone())
 }
 
 /// The `(values, indices)` pair of `max(dim)`-style reductions.

@@ -84,7 +84,7 @@ impl Signature {
 
     /// Binds positional and keyword arguments to parameters, as Python would,
     /// letting an `int[]` parameter also take its ints as varargs (`view(2, 3)`).
-    pub fn bind(&self, args: FuncArgs, vm: &VirtualMachine) -> PyResult<Bound> {
+    pub fn bind(&self, args: FuncArgs, vm: &VirtualMachine) -> PyResult<Bound<'_>> {
         let FuncArgs { args: positional, kwargs } = args;
         let mut values: Vec<Option<PyObjectRef>> = vec![None; self.params.len()];
         let mut given = vec![false; self.params.len()];
@@ -133,17 +133,17 @@ impl Signature {
                 values[i] = None;
             }
         }
-        Ok(Bound { sig: self.clone(), values })
+        Ok(Bound { sig: self, values })
     }
 }
 
 /// Arguments bound to a signature, read back with typed getters.
-pub(crate) struct Bound {
-    sig: Signature,
+pub(crate) struct Bound<'s> {
+    sig: &'s Signature,
     values: Vec<Option<PyObjectRef>>,
 }
 
-impl Bound {
+impl Bound<'_> {
     fn index(&self, name: &str) -> usize {
         self.sig.params.iter().position(|p| p.name == name).unwrap_or_else(|| panic!("{} has no parameter {name}", self.sig.name))
     }

@@ -51,24 +51,31 @@ fn inplace(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyRes
     let (Some(zelf), Some(y)) = (a.downcast_ref::<PyTensor>(), to_arg(&b.to_owned(), vm)) else {
         return Ok(vm.ctx.not_implemented());
     };
-    let t = zelf.tensor();
-    let out = binary(op, &Arg::Tensor(t.clone()), &y).py(vm)?;
-    if out.dtype() != t.dtype() && DType::promote(out.dtype(), t.dtype()) != t.dtype() {
+    let out = binary(op, &Arg::Tensor(zelf.tensor()), &y).py(vm)?;
+    write_back(a, out, vm)
+}
+
+/// Stores `value` into the tensor `target` in place (`+=`, the `op_` methods)
+/// and returns `target`; as in PyTorch, the result must keep `target`'s shape
+/// and be castable to its dtype.
+pub(crate) fn write_back(target: &PyObject, value: Tensor, vm: &VirtualMachine) -> PyResult {
+    let t = target.downcast_ref::<PyTensor>().expect("in-place ops are Tensor methods").tensor();
+    if DType::promote(value.dtype(), t.dtype()) != t.dtype() {
         return Err(vm.new_runtime_error(format!(
             "result type {} can't be cast to the desired output type {}",
-            crate::tensor::error::legacy_name(out.dtype()),
+            crate::tensor::error::legacy_name(value.dtype()),
             crate::tensor::error::legacy_name(t.dtype())
         )));
     }
-    if out.shape() != t.shape() {
+    if value.shape() != t.shape() {
         return Err(vm.new_runtime_error(format!(
             "output with shape {:?} doesn't match the broadcast shape {:?}",
             t.shape(),
-            out.shape()
+            value.shape()
         )));
     }
-    t.copy_from(&out).py(vm)?;
-    Ok(a.to_owned())
+    t.copy_from(&value).py(vm)?;
+    Ok(target.to_owned())
 }
 
 fn unop(num: PyNumber<'_>, op: Unary, vm: &VirtualMachine) -> PyResult {
