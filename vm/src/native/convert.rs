@@ -14,7 +14,6 @@ pub(crate) fn to_py_err(e: TensorError, vm: &VirtualMachine) -> PyBaseExceptionR
     match e.kind() {
         ErrorKind::Runtime => vm.new_runtime_error(msg),
         ErrorKind::Index => vm.new_index_error(msg),
-        ErrorKind::Type => vm.new_type_error(msg),
         ErrorKind::Value => vm.new_value_error(msg),
         ErrorKind::NotImplemented => vm.new_not_implemented_error(msg),
     }

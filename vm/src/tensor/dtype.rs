@@ -15,8 +15,6 @@ pub enum DType {
 }
 
 impl DType {
-    pub const ALL: [DType; 5] = [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64];
-
     /// The name after `torch.`: `float32`, `int64`, `bool`.
     pub fn name(self) -> &'static str {
         match self {
@@ -28,23 +26,8 @@ impl DType {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<DType> {
-        Some(match name {
-            "bool" => DType::Bool,
-            "int32" | "int" => DType::I32,
-            "int64" | "long" => DType::I64,
-            "float32" | "float" => DType::F32,
-            "float64" | "double" => DType::F64,
-            _ => return None,
-        })
-    }
-
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
-    }
-
-    pub fn is_int(self) -> bool {
-        matches!(self, DType::I32 | DType::I64)
     }
 
     pub fn itemsize(self) -> usize {

@@ -10,7 +10,6 @@ use super::dtype::DType;
 pub enum ErrorKind {
     Runtime,
     Index,
-    Type,
     Value,
     NotImplemented,
 }
@@ -35,7 +34,7 @@ pub enum TensorError {
     Runtime { op: &'static str, message: String },
     /// Bad arguments PyTorch reports as a ValueError.
     Value { op: &'static str, message: String },
-    /// Bad index or argument types, reported as TypeError or IndexError.
+    /// Misuse PyTorch reports as an IndexError or NotImplementedError.
     Other { kind: ErrorKind, message: String },
 }
 
@@ -57,10 +56,6 @@ impl TensorError {
 
     pub fn value(op: &'static str, message: impl Into<String>) -> Self {
         TensorError::Value { op, message: message.into() }
-    }
-
-    pub fn type_error(message: impl Into<String>) -> Self {
-        TensorError::Other { kind: ErrorKind::Type, message: message.into() }
     }
 
     pub fn not_implemented(message: impl Into<String>) -> Self {

@@ -67,11 +67,6 @@ impl Tensor {
         self.layout.is_contiguous()
     }
 
-    /// True when both tensors view the same storage.
-    pub fn shares_storage(&self, other: &Tensor) -> bool {
-        Arc::ptr_eq(&self.storage, &other.storage)
-    }
-
     /// A new view of the same storage.
     pub fn with_layout(&self, layout: Layout) -> Tensor {
         Tensor { storage: self.storage.clone(), layout, dtype: self.dtype }

@@ -7,19 +7,18 @@ use crate::tensor::layout::Layout;
 use crate::tensor::storage::{Element, with_dtype};
 use crate::tensor::tensor::Tensor;
 
+/// `i` as a position in `0..size`, counting negative indices from the end.
+fn wrap_index(i: i64, size: usize) -> Option<usize> {
+    let j = if i < 0 { i + size as i64 } else { i };
+    (0..size as i64).contains(&j).then_some(j as usize)
+}
+
 /// Checks and wraps each index of `index` (int64) against `size`.
 fn resolve(index: &Tensor, dim: usize, size: usize) -> Result<Vec<usize>> {
     index
         .to_vec::<i64>()
         .into_iter()
-        .map(|i| {
-            let j = if i < 0 { i + size as i64 } else { i };
-            if j < 0 || j >= size as i64 {
-                Err(TensorError::IndexOutOfRange { index: i, dim, size })
-            } else {
-                Ok(j as usize)
-            }
-        })
+        .map(|i| wrap_index(i, size).ok_or(TensorError::IndexOutOfRange { index: i, dim, size }))
         .collect()
 }
 
@@ -108,15 +107,14 @@ fn addressed(t: &Tensor, d: usize, index: &Tensor) -> Result<Vec<usize>> {
     let l = t.layout();
     let mut out = Vec::with_capacity(idx.len());
     let mut pos = vec![0usize; index.ndim()];
+    let size = t.shape()[d];
     for &i in &idx {
-        let size = t.shape()[d] as i64;
-        let j = if i < 0 { i + size } else { i };
-        if j < 0 || j >= size {
+        let Some(j) = wrap_index(i, size) else {
             return Err(TensorError::runtime("gather", format!("index {i} is out of bounds for dimension {d} with size {size}")));
-        }
+        };
         let mut off = l.offset;
         for k in 0..pos.len() {
-            off += if k == d { j as usize } else { pos[k] } * l.strides[k];
+            off += if k == d { j } else { pos[k] } * l.strides[k];
         }
         out.push(off);
         for k in (0..pos.len()).rev() {
@@ -178,23 +176,24 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
     if mask.dtype() != DType::Bool {
         return Err(TensorError::runtime("masked_fill", "masked_fill_ only supports boolean masks, but got mask with dtype ".to_owned() + mask.dtype().name()));
     }
-    let shape = crate::tensor::layout::broadcast_shapes(t.shape(), mask.shape())
-        .ok_or_else(|| TensorError::broadcast(t.shape(), mask.shape()))?;
-    let base = t.broadcast_to(&shape)?;
-    let m = mask.broadcast_to(&shape)?.to_vec::<bool>();
+    let (base, m) = broadcast_with_mask(t, mask)?;
     Ok(with_dtype!(t.dtype(), T => {
         let v = T::from_scalar(value);
         let data: Vec<T> = base.to_vec::<T>().into_iter().zip(m).map(|(x, m)| if m { v } else { x }).collect();
-        Tensor::from_vec(data, &shape)
+        Tensor::from_vec(data, base.shape())
     }))
+}
+
+/// `t` and `mask` broadcast together: `t` as a view, the mask as values.
+fn broadcast_with_mask(t: &Tensor, mask: &Tensor) -> Result<(Tensor, Vec<bool>)> {
+    let shape = crate::tensor::layout::broadcast_shapes(t.shape(), mask.shape())
+        .ok_or_else(|| TensorError::broadcast(t.shape(), mask.shape()))?;
+    Ok((t.broadcast_to(&shape)?, mask.broadcast_to(&shape)?.to_vec::<bool>()))
 }
 
 /// Elements where `mask` holds, as a 1-d tensor.
 pub fn masked_select(t: &Tensor, mask: &Tensor) -> Result<Tensor> {
-    let shape = crate::tensor::layout::broadcast_shapes(t.shape(), mask.shape())
-        .ok_or_else(|| TensorError::broadcast(t.shape(), mask.shape()))?;
-    let m = mask.broadcast_to(&shape)?.to_vec::<bool>();
-    let base = t.broadcast_to(&shape)?;
+    let (base, m) = broadcast_with_mask(t, mask)?;
     Ok(with_dtype!(t.dtype(), T => {
         let data: Vec<T> = base.to_vec::<T>().into_iter().zip(m).filter(|(_, m)| *m).map(|(x, _)| x).collect();
         let n = data.len();
