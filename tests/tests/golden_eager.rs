@@ -38,3 +38,19 @@ fn backward_says_autograd_is_unsupported() {
         out.stderr
     );
 }
+
+#[test]
+fn indices_pushed_past_the_last_dim_raise_index_error() {
+    // A repeated `...` once sent later items past the last dim into a Rust
+    // panic; PyTorch itself is erratic here, so no golden: a clear IndexError.
+    for index in ["..., ..., torch.tensor([0])", "..., ..., 0:1"] {
+        let code = format!("import torch\na = torch.ones(2, 3)\na[{index}]");
+        let out = run(&["run", "-c", &code]);
+        assert_eq!(out.status, Some(1), "{out:?}");
+        assert!(
+            out.stderr.trim_end().ends_with("IndexError: too many indices for tensor of dimension 2"),
+            "{index}: {}",
+            out.stderr
+        );
+    }
+}

@@ -20,6 +20,18 @@ enum Item {
     Tensor(Tensor),
 }
 
+impl Item {
+    /// How many dims of the indexed tensor this item uses up.
+    fn width(&self) -> usize {
+        match self {
+            Item::Int(_) | Item::Slice(..) => 1,
+            Item::Tensor(m) if m.dtype() == DType::Bool => m.ndim(),
+            Item::Tensor(_) => 1,
+            Item::NewAxis | Item::Ellipsis => 0,
+        }
+    }
+}
+
 fn opt_int(o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<i64>> {
     if vm.is_none(o) {
         return Ok(None);
@@ -70,15 +82,7 @@ fn parse(needle: &PyObject, vm: &VirtualMachine) -> PyResult<Vec<Item>> {
 /// Applies the basic (view) items; returns the view and, for an advanced
 /// index, the dim it applies to and the index tensor.
 fn apply(t: &Tensor, items: Vec<Item>, vm: &VirtualMachine) -> PyResult<(Tensor, Option<(usize, Tensor)>)> {
-    let consumed = items
-        .iter()
-        .map(|i| match i {
-            Item::Int(_) | Item::Slice(..) => 1,
-            Item::Tensor(m) if m.dtype() == DType::Bool => m.ndim(),
-            Item::Tensor(_) => 1,
-            _ => 0,
-        })
-        .sum::<usize>();
+    let consumed = items.iter().map(Item::width).sum::<usize>();
     if consumed > t.ndim() {
         return Err(vm.new_index_error(format!(
             "too many indices for tensor of dimension {}",
@@ -89,6 +93,14 @@ fn apply(t: &Tensor, items: Vec<Item>, vm: &VirtualMachine) -> PyResult<(Tensor,
     let mut dim = 0usize;
     let mut advanced = None;
     for item in items {
+        // A repeated `...` can push later items past the last dim.
+        let width = item.width();
+        if width > 0 && dim + width > out.ndim() {
+            return Err(vm.new_index_error(match item {
+                Item::Int(i) => format!("index {i} is out of bounds for dimension {dim} with size 0"),
+                _ => format!("too many indices for tensor of dimension {}", t.ndim()),
+            }));
+        }
         match item {
             Item::Int(i) => {
                 let size = out.shape()[dim] as i64;
@@ -112,7 +124,6 @@ fn apply(t: &Tensor, items: Vec<Item>, vm: &VirtualMachine) -> PyResult<(Tensor,
                 if advanced.is_some() {
                     return Err(vm.new_index_error("fxvm supports one tensor index per indexing expression"));
                 }
-                let width = if index.dtype() == DType::Bool { index.ndim() } else { 1 };
                 advanced = Some((dim, index));
                 dim += width;
             }
