@@ -54,7 +54,7 @@ fn tuple(ts: Vec<Tensor>, vm: &VirtualMachine) -> PyResult {
 fn sizes(b: &Bound, name: &str, vm: &VirtualMachine) -> PyResult<Vec<usize>> {
     b.ints(name, vm)?
         .into_iter()
-        .map(|d| usize::try_from(d).map_err(|_| vm.new_runtime_error(format!("Trying to create tensor with negative dimension {d}: {:?}", b.ints(name, vm)))))
+        .map(|d| usize::try_from(d).map_err(|_| vm.new_runtime_error(format!("{}: Dimension size must be non-negative.", b.op()))))
         .collect()
 }
 

@@ -144,6 +144,11 @@ pub(crate) struct Bound<'s> {
 }
 
 impl Bound<'_> {
+    /// The op's name, for messages that start with it.
+    pub fn op(&self) -> &'static str {
+        self.sig.name
+    }
+
     fn index(&self, name: &str) -> usize {
         self.sig.params.iter().position(|p| p.name == name).unwrap_or_else(|| panic!("{} has no parameter {name}", self.sig.name))
     }
