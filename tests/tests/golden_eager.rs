@@ -29,6 +29,11 @@ fn bad_input_raises_pytorchs_exceptions() {
 }
 
 #[test]
+fn functional_kernels_match_pytorch() {
+    check("nn_ops");
+}
+
+#[test]
 fn backward_says_autograd_is_unsupported() {
     let out = run(&["run", "-c", "import torch\ntorch.ones(2).sum().backward()"]);
     assert_eq!(out.status, Some(1));

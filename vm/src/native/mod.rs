@@ -4,6 +4,7 @@
 pub(crate) mod convert;
 pub(crate) mod index;
 pub(crate) mod ops;
+pub(crate) mod ops_nn;
 pub(crate) mod signature;
 pub(crate) mod tensor;
 pub(crate) mod torch_c;

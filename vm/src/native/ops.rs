@@ -18,36 +18,36 @@ use super::tensor::{PyTensor, wrap, write_back};
 
 /// Where a row's bindings appear.
 #[derive(Clone, Copy, Debug)]
-struct Place {
+pub(super) struct Place {
     torch: bool,
     method: bool,
     functional: bool,
 }
 
-const T: Place = Place { torch: true, method: false, functional: false };
-const M: Place = Place { torch: false, method: true, functional: false };
-const TM: Place = Place { torch: true, method: true, functional: false };
-const TMF: Place = Place { torch: true, method: true, functional: true };
-const F: Place = Place { torch: false, method: false, functional: true };
-const TF: Place = Place { torch: true, method: false, functional: true };
+pub(super) const T: Place = Place { torch: true, method: false, functional: false };
+pub(super) const M: Place = Place { torch: false, method: true, functional: false };
+pub(super) const TM: Place = Place { torch: true, method: true, functional: false };
+pub(super) const TMF: Place = Place { torch: true, method: true, functional: true };
+pub(super) const F: Place = Place { torch: false, method: false, functional: true };
+pub(super) const TF: Place = Place { torch: true, method: false, functional: true };
 
-type Kernel = Arc<dyn Fn(&Bound<'_>, &VirtualMachine) -> PyResult + Send + Sync>;
+pub(super) type Kernel = Arc<dyn Fn(&Bound<'_>, &VirtualMachine) -> PyResult + Send + Sync>;
 
-struct Row {
+pub(super) struct Row {
     decl: &'static str,
     place: Place,
     kernel: Kernel,
 }
 
-fn row(decl: &'static str, place: Place, kernel: impl Fn(&Bound<'_>, &VirtualMachine) -> PyResult + Send + Sync + 'static) -> Row {
+pub(super) fn row(decl: &'static str, place: Place, kernel: impl Fn(&Bound<'_>, &VirtualMachine) -> PyResult + Send + Sync + 'static) -> Row {
     Row { decl, place, kernel: Arc::new(kernel) }
 }
 
-fn out(r: crate::tensor::Result<Tensor>, vm: &VirtualMachine) -> PyResult {
+pub(super) fn out(r: crate::tensor::Result<Tensor>, vm: &VirtualMachine) -> PyResult {
     r.py(vm).map(|t| wrap(t, vm))
 }
 
-fn tuple(ts: Vec<Tensor>, vm: &VirtualMachine) -> PyResult {
+pub(super) fn tuple(ts: Vec<Tensor>, vm: &VirtualMachine) -> PyResult {
     Ok(vm.ctx.new_tuple(ts.into_iter().map(|t| wrap(t, vm)).collect()).into())
 }
 
@@ -131,10 +131,10 @@ fn rows() -> Vec<Row> {
         row("cumsum(Tensor input, int dim, *, ScalarType? dtype=None)", TM, |b, vm| {
             out(reduce::cumsum(&b.tensor("input", vm)?, b.int("dim", vm)?, b.dtype("dtype", vm)?), vm)
         }),
-        row("softmax(Tensor input, int dim, ScalarType? dtype=None)", TMF, |b, vm| {
+        row("softmax(Tensor input, int dim, ScalarType? dtype=None)", TM, |b, vm| {
             out(reduce::softmax(&b.tensor("input", vm)?, b.int("dim", vm)?, b.dtype("dtype", vm)?, reduce::SoftmaxKind::Softmax), vm)
         }),
-        row("log_softmax(Tensor input, int dim, ScalarType? dtype=None)", TMF, |b, vm| {
+        row("log_softmax(Tensor input, int dim, ScalarType? dtype=None)", TM, |b, vm| {
             out(reduce::softmax(&b.tensor("input", vm)?, b.int("dim", vm)?, b.dtype("dtype", vm)?, reduce::SoftmaxKind::LogSoftmax), vm)
         }),
         row("logsumexp(Tensor input, int[] dim, bool keepdim=False)", TM, |b, vm| {
@@ -352,13 +352,6 @@ fn rows() -> Vec<Row> {
             create::manual_seed(b.int("seed", vm)? as u64);
             Ok(vm.ctx.none())
         }),
-        row("dropout(Tensor input, float p=0.5, bool training=True, bool inplace=False)", TF, |b, vm| {
-            let t = b.tensor("input", vm)?;
-            if !b.bool("training", vm)? {
-                return Ok(wrap(t, vm));
-            }
-            out(create::dropout(&t, b.float("p", vm)?), vm)
-        }),
         row("gelu(Tensor input, *, str approximate='none')", TF, |b, vm| {
             let op = match b.str("approximate", vm)?.as_str() {
                 "none" => Unary::Gelu,
@@ -375,7 +368,8 @@ fn rows() -> Vec<Row> {
             continue;
         }
         let decl: &'static str = Box::leak(format!("{}(Tensor input)", op.name()).into_boxed_str());
-        let place = if matches!(op, Unary::Relu | Unary::Sigmoid | Unary::Tanh | Unary::Silu | Unary::Mish | Unary::Softplus) { TMF } else { TM };
+        // `F.relu` & co. take `inplace`; their rows are in `ops_nn`.
+        let place = if matches!(op, Unary::Sigmoid | Unary::Tanh) { TMF } else { TM };
         rows.push(row(decl, place, move |b, vm| out(ew::unary(op, &b.tensor("input", vm)?), vm)));
         let decl: &'static str = Box::leak(format!("{}_(Tensor input)", op.name()).into_boxed_str());
         rows.push(row(decl, M, move |b, vm| {
@@ -397,6 +391,7 @@ fn rows() -> Vec<Row> {
         let decl: &'static str = Box::leak(format!("{alias}(Tensor input, TensorOrScalar other)").into_boxed_str());
         rows.push(row(decl, TM, move |b, vm| out(ew::binary(op, &Arg::Tensor(b.tensor("input", vm)?), &b.arg("other", vm)?), vm)));
     }
+    rows.extend(super::ops_nn::rows());
     rows
 }
 

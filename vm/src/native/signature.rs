@@ -36,12 +36,15 @@ pub(crate) struct Param {
     pub optional: bool,
     pub default: Option<&'static str>,
     pub kw_only: bool,
+    /// `*name`: takes every remaining positional argument as a tuple.
+    pub varargs: bool,
 }
 
 #[derive(Clone, Debug)]
 pub(crate) struct Signature {
     pub name: &'static str,
     pub params: Vec<Param>,
+    int_varargs: Option<usize>,
 }
 
 impl Signature {
@@ -62,6 +65,10 @@ impl Signature {
                 Some((n, d)) => (n, Some(d)),
                 None => (rest, None),
             };
+            let (pname, varargs) = match pname.strip_prefix('*') {
+                Some(n) => (n, true),
+                None => (pname, false),
+            };
             let optional = ty.ends_with('?');
             let ty = match ty.trim_end_matches('?') {
                 "Tensor" => Ty::Tensor,
@@ -77,9 +84,16 @@ impl Signature {
                 "Any" => Ty::Any,
                 other => panic!("unknown type {other} in {decl}"),
             };
-            params.push(Param { name: pname, ty, optional, default, kw_only });
+            params.push(Param { name: pname, ty, optional, default, kw_only, varargs });
         }
-        Signature { name, params }
+        // PyTorch lets ints arrive as varargs (`view(2, 3)`) only for an `int[]`
+        // that is the one positional parameter besides `self`.
+        let positional: Vec<usize> = (0..params.len()).filter(|&i| !params[i].kw_only && !(i == 0 && params[i].ty == Ty::Tensor)).collect();
+        let int_varargs = match positional[..] {
+            [i] if params[i].ty == Ty::IntList => Some(i),
+            _ => None,
+        };
+        Signature { name, params, int_varargs }
     }
 
     /// Binds positional and keyword arguments to parameters, as Python would,
@@ -100,7 +114,14 @@ impl Signature {
                 )));
             };
             let is_int = |o: &PyObjectRef| scalar(o, vm).is_some_and(|s| matches!(s, Scalar::Int(_)));
-            if self.params[i].ty == Ty::IntList && is_int(&arg) && pos.peek().is_some_and(is_int) {
+            if self.params[i].varargs {
+                let mut rest = vec![arg];
+                rest.extend(pos.by_ref());
+                values[i] = Some(match rest.len() {
+                    1 if seq(&rest[0]).is_some() => rest.pop().expect("one item"),
+                    _ => vm.ctx.new_tuple(rest).into(),
+                });
+            } else if self.int_varargs == Some(i) && is_int(&arg) && pos.peek().is_some_and(is_int) {
                 let mut ints = vec![arg];
                 while pos.peek().is_some_and(is_int) {
                     ints.push(pos.next().expect("peeked"));
@@ -147,6 +168,11 @@ impl Bound<'_> {
     /// The op's name, for messages that start with it.
     pub fn op(&self) -> &'static str {
         self.sig.name
+    }
+
+    /// Whether the signature declares `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.sig.params.iter().any(|p| p.name == name)
     }
 
     fn index(&self, name: &str) -> usize {

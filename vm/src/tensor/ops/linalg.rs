@@ -55,7 +55,7 @@ fn batch_offsets(l: &Layout) -> Vec<usize> {
         .collect()
 }
 
-fn gemm_batched<T: Element + GemmScalar>(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Tensor {
+fn gemm_batched<T: Real>(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Tensor {
     let r = out_shape.len();
     let (m, n) = (out_shape[r - 2], out_shape[r - 1]);
     let k = a.shape()[r - 1];
@@ -63,68 +63,76 @@ fn gemm_batched<T: Element + GemmScalar>(a: &Tensor, b: &Tensor, out_shape: &[us
     let (la, lb) = (a.layout(), b.layout());
     let (sa, sb) = (a.read(), b.read());
     let (xa, xb) = (T::slice(&sa).expect("a is T"), T::slice(&sb).expect("b is T"));
-    let parallelism = if m * n * k >= PARALLEL_FLOPS { Parallelism::Rayon(0) } else { Parallelism::None };
+    let parallel = m * n * k >= PARALLEL_FLOPS;
+    if m == 0 || n == 0 {
+        return Tensor::from_vec(out, out_shape);
+    }
     for (i, (oa, ob)) in batch_offsets(la).into_iter().zip(batch_offsets(lb)).enumerate() {
-        if m == 0 || n == 0 {
-            break;
-        }
-        let dst = &mut out[i * m * n..(i + 1) * m * n];
-        if k == 0 {
-            continue; // an empty sum is zero, which `out` already holds
-        }
-        // SAFETY: every pointer and stride describes memory inside the slices
-        // borrowed above (the layouts were checked against the shapes), and the
-        // destination is a dense m×n block of `out` that nothing else aliases.
-        unsafe {
-            gemm::gemm(
-                m,
-                n,
-                k,
-                dst.as_mut_ptr(),
-                1,
-                n as isize,
-                false,
-                xa.as_ptr().add(oa),
-                la.strides[r - 1] as isize,
-                la.strides[r - 2] as isize,
-                xb.as_ptr().add(ob),
-                lb.strides[r - 1] as isize,
-                lb.strides[r - 2] as isize,
-                T::zero(),
-                T::one(),
-                false,
-                false,
-                false,
-                parallelism,
-            );
-        }
+        let lhs = Matrix { data: &xa[oa..], row_stride: la.strides[r - 2], col_stride: la.strides[r - 1] };
+        let rhs = Matrix { data: &xb[ob..], row_stride: lb.strides[r - 2], col_stride: lb.strides[r - 1] };
+        gemm_into(m, n, k, &mut out[i * m * n..(i + 1) * m * n], lhs, rhs, parallel);
     }
     Tensor::from_vec(out, out_shape)
 }
 
-/// The scalar constants `gemm` needs for its alpha/beta arguments.
-trait GemmScalar: Sized + 'static {
-    fn zero() -> Self;
-    fn one() -> Self;
+/// A strided matrix operand read from the start of `data`.
+#[derive(Clone, Copy)]
+pub(crate) struct Matrix<'a, T> {
+    pub data: &'a [T],
+    pub row_stride: usize,
+    pub col_stride: usize,
 }
 
-impl GemmScalar for f32 {
-    fn zero() -> f32 {
-        0.0
-    }
-    fn one() -> f32 {
-        1.0
+impl<T> Matrix<'_, T> {
+    /// Whether every element of a `rows`×`cols` matrix lies inside `data`.
+    fn fits(&self, rows: usize, cols: usize) -> bool {
+        rows == 0 || cols == 0 || (rows - 1) * self.row_stride + (cols - 1) * self.col_stride < self.data.len()
     }
 }
 
-impl GemmScalar for f64 {
-    fn zero() -> f64 {
-        0.0
+/// `dst = lhs @ rhs` for an m×k `lhs`, a k×n `rhs` and a dense row-major m×n `dst`.
+pub(crate) fn gemm_into<T: Real>(m: usize, n: usize, k: usize, dst: &mut [T], lhs: Matrix<T>, rhs: Matrix<T>, parallel: bool) {
+    assert!(dst.len() == m * n && lhs.fits(m, k) && rhs.fits(k, n), "gemm operands out of bounds");
+    if m == 0 || n == 0 {
+        return;
     }
-    fn one() -> f64 {
-        1.0
+    if k == 0 {
+        dst.fill(T::default()); // an empty sum is zero
+        return;
+    }
+    let parallelism = if parallel { Parallelism::Rayon(0) } else { Parallelism::None };
+    // SAFETY: the assert above keeps every element the strides reach inside
+    // the borrowed slices, and `dst` is an exclusive dense m×n block.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            dst.as_mut_ptr(),
+            1,
+            n as isize,
+            false,
+            lhs.data.as_ptr(),
+            lhs.col_stride as isize,
+            lhs.row_stride as isize,
+            rhs.data.as_ptr(),
+            rhs.col_stride as isize,
+            rhs.row_stride as isize,
+            T::zero(),
+            T::one(),
+            false,
+            false,
+            false,
+            parallelism,
+        );
     }
 }
+
+/// The floating-point element types `gemm` multiplies.
+pub(crate) trait Real: Element + num_traits::Float {}
+
+impl Real for f32 {}
+impl Real for f64 {}
 
 /// Integer products, which BLAS-style kernels do not cover.
 fn naive_batched<T: Element>(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Tensor {

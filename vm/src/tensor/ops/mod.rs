@@ -7,3 +7,8 @@ pub mod shape;
 pub mod linalg;
 pub mod index;
 pub mod create;
+pub mod conv;
+pub mod pool;
+pub mod resample;
+pub mod nn;
+pub mod einsum;
