@@ -96,6 +96,18 @@ impl Tensor {
         })
     }
 
+    /// Runs `f` on the elements in row-major order: borrowed from the storage
+    /// when the layout is dense and `T` is this tensor's dtype, else gathered.
+    pub fn with_slice<T: Element, R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
+        if T::DTYPE == self.dtype
+            && let Some(r) = self.layout.contiguous_range()
+        {
+            let storage = self.read();
+            return f(&T::slice(&storage).expect("storage dtype matches tensor dtype")[r]);
+        }
+        f(&self.to_vec::<T>())
+    }
+
     /// A dense copy (or this tensor itself when already dense and starting at 0).
     pub fn contiguous(&self) -> Tensor {
         if self.is_contiguous() && self.layout.offset == 0 && self.read().len() == self.numel() {

@@ -175,7 +175,7 @@ fn conv2d_dense<T: Real>(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &Geom
             let rhs = if direct {
                 src
             } else {
-                im2col(src, cg, g, &mut col);
+                im2col(src, cg, g, &mut col, !across_batch);
                 &col
             };
             let lhs = Matrix { data: &ws[grp * og * patch..(grp + 1) * og * patch], row_stride: patch, col_stride: 1 };
@@ -199,29 +199,42 @@ fn conv2d_dense<T: Real>(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &Geom
 
 /// Unfolds `channels` input planes into a (channels·kh·kw) × (oh·ow) matrix
 /// whose rows are the input values each kernel tap sees (zero in the padding).
-fn im2col<T: Element>(src: &[T], channels: usize, g: &Geometry, col: &mut [T]) {
+fn im2col<T: Element>(src: &[T], channels: usize, g: &Geometry, col: &mut [T], parallel: bool) {
     let [h, w] = g.input;
     let [oh, ow] = g.output;
-    let mut rows = col.chunks_mut(oh * ow);
-    for ch in 0..channels {
+    let taps = g.kernel[0] * g.kernel[1];
+    let row = |(r, out): (usize, &mut [T])| {
+        let (ch, tap) = (r / taps, r % taps);
+        let (ki, kj) = (tap / g.kernel[1], tap % g.kernel[1]);
         let plane = &src[ch * h * w..(ch + 1) * h * w];
-        for ki in 0..g.kernel[0] {
-            for kj in 0..g.kernel[1] {
-                let row = rows.next().expect("col has a row per tap");
-                for (y, out_row) in row.chunks_mut(ow).enumerate() {
-                    let iy = (y * g.stride[0] + ki * g.dilation[0]) as isize - g.pad[0].0 as isize;
-                    if iy < 0 || iy >= h as isize {
-                        out_row.fill(T::default());
-                        continue;
-                    }
-                    let line = &plane[iy as usize * w..(iy as usize + 1) * w];
-                    let x0 = (kj * g.dilation[1]) as isize - g.pad[1].0 as isize;
-                    for (xo, v) in out_row.iter_mut().enumerate() {
-                        let ix = x0 + (xo * g.stride[1]) as isize;
-                        *v = if ix >= 0 && ix < w as isize { line[ix as usize] } else { T::default() };
-                    }
+        let x0 = (kj * g.dilation[1]) as isize - g.pad[1].0 as isize;
+        // Output columns whose input column lies inside the row: [lo, hi).
+        let first_inside = |x: isize| if x >= 0 { 0 } else { ((-x) as usize).div_ceil(g.stride[1]) };
+        let lo = first_inside(x0).min(ow);
+        let hi = if (w as isize) <= x0 { 0 } else { ((w as isize - x0) as usize).div_ceil(g.stride[1]).min(ow) }.max(lo);
+        for (y, out_row) in out.chunks_mut(ow).enumerate() {
+            let iy = (y * g.stride[0] + ki * g.dilation[0]) as isize - g.pad[0].0 as isize;
+            if iy < 0 || iy >= h as isize {
+                out_row.fill(T::default());
+                continue;
+            }
+            let line = &plane[iy as usize * w..(iy as usize + 1) * w];
+            out_row[..lo].fill(T::default());
+            out_row[hi..].fill(T::default());
+            let start = (x0 + (lo * g.stride[1]) as isize) as usize;
+            if g.stride[1] == 1 {
+                out_row[lo..hi].copy_from_slice(&line[start..start + (hi - lo)]);
+            } else {
+                for (v, &x) in out_row[lo..hi].iter_mut().zip(line[start..].iter().step_by(g.stride[1])) {
+                    *v = x;
                 }
             }
         }
+    };
+    let col = &mut col[..channels * taps * oh * ow];
+    if parallel {
+        col.par_chunks_mut(oh * ow).enumerate().for_each(row);
+    } else {
+        col.chunks_mut(oh * ow).enumerate().for_each(row);
     }
 }

@@ -1,5 +1,7 @@
 //! Elementwise unary and binary ops with broadcasting and type promotion.
 
+use std::mem::MaybeUninit;
+
 use num_traits::Float;
 use rayon::prelude::*;
 
@@ -38,9 +40,10 @@ macro_rules! unary_ops {
                 match self { $(Unary::$variant => Kind::$kind),* }
             }
 
-            #[inline(always)]
-            fn float<F: Float + FloatExt>(self, x: F) -> F {
-                match self { $(Unary::$variant => (|$x: F| $float)(x)),* }
+            /// `map` with this op's float kernel, instantiated per op so that
+            /// each loop is straight-line code the compiler can vectorise.
+            fn map_float<F: Float + FloatExt + Element>(self, t: &Tensor) -> Tensor {
+                match self { $(Unary::$variant => map(t, |$x: F| -> F { $float })),* }
             }
 
             /// The integer kernel, for `Same` ops on integer tensors.
@@ -132,13 +135,62 @@ impl FloatExt for f64 {
     }
 }
 
+/// Elements per task when a kernel is split across threads.
+const CHUNK: usize = 1 << 14;
+
+/// A new vector of `n` elements written chunk by chunk by `fill(start, chunk)`,
+/// in parallel for large `n`. Writing through plain slices (rather than
+/// collecting an iterator) lets each chunk's loop vectorise.
+pub fn build<U: Element>(n: usize, fill: impl Fn(usize, &mut [MaybeUninit<U>]) + Sync + Send) -> Vec<U> {
+    let mut out: Vec<U> = Vec::with_capacity(n);
+    let dst = &mut out.spare_capacity_mut()[..n];
+    if n >= PARALLEL_MIN {
+        dst.par_chunks_mut(CHUNK).enumerate().for_each(|(i, c)| fill(i * CHUNK, c));
+    } else {
+        fill(0, dst);
+    }
+    // SAFETY: every `fill` implementation writes each element of its chunk.
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// A new vector of `n` elements made of rows of `len`, each zeroed and then
+/// filled in place by `fill(row, values)`, in parallel for large `n`. Zeroing
+/// row by row, just before use, avoids touching the whole buffer twice.
+pub fn build_rows<U: Element>(n: usize, len: usize, fill: impl Fn(usize, &mut [U]) + Sync + Send) -> Vec<U> {
+    let mut out: Vec<U> = Vec::with_capacity(n);
+    let dst = &mut out.spare_capacity_mut()[..n];
+    let row = |(i, chunk): (usize, &mut [MaybeUninit<U>])| {
+        chunk.iter_mut().for_each(|x| {
+            x.write(U::default());
+        });
+        // SAFETY: every element of `chunk` was initialised just above.
+        let chunk = unsafe { &mut *(chunk as *mut [MaybeUninit<U>] as *mut [U]) };
+        fill(i, chunk);
+    };
+    if n >= PARALLEL_MIN {
+        dst.par_chunks_mut(len.max(1)).enumerate().for_each(row);
+    } else {
+        dst.chunks_mut(len.max(1)).enumerate().for_each(row);
+    }
+    // SAFETY: the rows cover all `n` elements and each was initialised.
+    unsafe { out.set_len(n) };
+    out
+}
+
 /// Applies `f` to every element of `t` (any layout) into a new dense tensor.
 pub fn map<T: Element, U: Element>(t: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
     let storage = t.read();
     let src = T::slice(&storage).expect("map: caller converted to T");
     let out: Vec<U> = match t.layout().contiguous_range() {
-        Some(r) if r.len() >= PARALLEL_MIN => src[r].par_iter().map(|&x| f(x)).collect(),
-        Some(r) => src[r].iter().map(|&x| f(x)).collect(),
+        Some(r) => {
+            let src = &src[r];
+            build(src.len(), |start, dst| {
+                for (o, &x) in dst.iter_mut().zip(&src[start..]) {
+                    o.write(f(x));
+                }
+            })
+        }
         None => t.layout().offsets().map(|o| f(src[o])).collect(),
     };
     Tensor::from_vec(out, t.shape())
@@ -147,9 +199,9 @@ pub fn map<T: Element, U: Element>(t: &Tensor, f: impl Fn(T) -> U + Sync + Send)
 pub fn unary(op: Unary, t: &Tensor) -> Result<Tensor> {
     let dtype = t.dtype();
     match (op.kind(), dtype) {
-        (_, DType::F32) => Ok(map(t, |x: f32| op.float(x))),
-        (_, DType::F64) => Ok(map(t, |x: f64| op.float(x))),
-        (Kind::Float, _) => Ok(map(&t.to_dtype(DType::F32), |x: f32| op.float(x))),
+        (_, DType::F32) => Ok(op.map_float::<f32>(t)),
+        (_, DType::F64) => Ok(op.map_float::<f64>(t)),
+        (Kind::Float, _) => Ok(op.map_float::<f32>(&t.to_dtype(DType::F32))),
         (Kind::Same, DType::Bool) if matches!(op, Unary::Abs | Unary::Relu | Unary::Floor | Unary::Ceil | Unary::Round | Unary::Trunc) => {
             Ok(t.copy())
         }
@@ -179,9 +231,14 @@ macro_rules! binary_ops {
                 match self { $(Binary::$variant => Out::$out),* }
             }
 
-            #[inline(always)]
-            fn float<F: Float>(self, a: F, b: F) -> F {
-                match self { $(Binary::$variant => (|$a: F, $b: F| $float)(a, b)),* }
+            /// `zip_map` with this op's float kernel, instantiated per op.
+            fn zip_float<F: Float + Element>(self, a: &Tensor, b: &Tensor) -> Tensor {
+                match self { $(Binary::$variant => zip_map(a, b, |$a: F, $b: F| -> F { $float })),* }
+            }
+
+            /// As `zip_float`, for ops whose float kernel yields 0 or 1 as a bool.
+            fn zip_float_bool<F: Float + Element>(self, a: &Tensor, b: &Tensor) -> Tensor {
+                match self { $(Binary::$variant => zip_map(a, b, |$a: F, $b: F| -> bool { let v: F = $float; v != F::zero() })),* }
             }
 
             #[inline(always)]
@@ -311,10 +368,10 @@ pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
     let (ta, tb) = (ta.broadcast_to(&shape)?, tb.broadcast_to(&shape)?);
     let out_bool = matches!(op.out(), Out::Compare | Out::Logical);
     Ok(match compute {
-        DType::F32 if out_bool => zip_map(&ta, &tb, |x: f32, y: f32| op.float(x, y) != 0.0),
-        DType::F64 if out_bool => zip_map(&ta, &tb, |x: f64, y: f64| op.float(x, y) != 0.0),
-        DType::F32 => zip_map(&ta, &tb, |x: f32, y: f32| op.float(x, y)),
-        DType::F64 => zip_map(&ta, &tb, |x: f64, y: f64| op.float(x, y)),
+        DType::F32 if out_bool => op.zip_float_bool::<f32>(&ta, &tb),
+        DType::F64 if out_bool => op.zip_float_bool::<f64>(&ta, &tb),
+        DType::F32 => op.zip_float::<f32>(&ta, &tb),
+        DType::F64 => op.zip_float::<f64>(&ta, &tb),
         DType::I64 if out_bool => zip_map(&ta, &tb, |x: i64, y: i64| op.int(x, y) != 0),
         DType::I32 if out_bool => zip_map(&ta, &tb, |x: i32, y: i32| op.int(x as i64, y as i64) != 0),
         DType::Bool if out_bool => zip_map(&ta, &tb, |x: bool, y: bool| op.int(x as i64, y as i64) != 0),
@@ -331,18 +388,30 @@ pub fn zip_map<T: Element, U: Element>(a: &Tensor, b: &Tensor, f: impl Fn(T, T) 
     let xb = T::slice(&sb).expect("zip_map: caller converted b to T");
     let n = a.numel();
     let out: Vec<U> = match (a.layout().contiguous_range(), b.layout().contiguous_range()) {
-        (Some(ra), Some(rb)) if n >= PARALLEL_MIN => {
-            xa[ra].par_iter().zip(&xb[rb]).map(|(&x, &y)| f(x, y)).collect()
+        (Some(ra), Some(rb)) => {
+            let (xa, xb) = (&xa[ra], &xb[rb]);
+            build(n, |start, dst| {
+                for ((o, &x), &y) in dst.iter_mut().zip(&xa[start..]).zip(&xb[start..]) {
+                    o.write(f(x, y));
+                }
+            })
         }
-        (Some(ra), Some(rb)) => xa[ra].iter().zip(&xb[rb]).map(|(&x, &y)| f(x, y)).collect(),
-        _ if b.strides().iter().all(|&s| s == 0) => {
+        (Some(ra), None) if b.strides().iter().all(|&s| s == 0) => {
             // A broadcast scalar: the common `x * 0.5` case.
-            let y = xb[b.layout().offset];
-            match a.layout().contiguous_range() {
-                Some(ra) if n >= PARALLEL_MIN => xa[ra].par_iter().map(|&x| f(x, y)).collect(),
-                Some(ra) => xa[ra].iter().map(|&x| f(x, y)).collect(),
-                None => a.layout().offsets().map(|o| f(xa[o], y)).collect(),
-            }
+            let (xa, y) = (&xa[ra], xb[b.layout().offset]);
+            build(n, |start, dst| {
+                for (o, &x) in dst.iter_mut().zip(&xa[start..]) {
+                    o.write(f(x, y));
+                }
+            })
+        }
+        (None, Some(rb)) if a.strides().iter().all(|&s| s == 0) => {
+            let (x, xb) = (xa[a.layout().offset], &xb[rb]);
+            build(n, |start, dst| {
+                for (o, &y) in dst.iter_mut().zip(&xb[start..]) {
+                    o.write(f(x, y));
+                }
+            })
         }
         _ => a.layout().offsets().zip(b.layout().offsets()).map(|(oa, ob)| f(xa[oa], xb[ob])).collect(),
     };

@@ -12,3 +12,4 @@ pub mod pool;
 pub mod resample;
 pub mod nn;
 pub mod einsum;
+mod fastmath;

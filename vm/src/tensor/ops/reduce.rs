@@ -50,23 +50,24 @@ impl Plan {
         Ok(Plan { reduced, out_shape, rows, row_len })
     }
 
-    /// The elements as `T`, kept dims outer and reduced dims inner.
-    pub fn gather<T: Element>(&self, t: &Tensor) -> Vec<T> {
+    /// A view with kept dims outer and reduced dims inner.
+    fn rows_view(&self, t: &Tensor) -> Tensor {
         let kept = (0..t.ndim()).filter(|&d| !self.reduced[d]);
         let order: Vec<usize> = kept.chain((0..t.ndim()).filter(|&d| self.reduced[d])).collect();
-        t.with_layout(t.layout().permute(&order)).to_vec::<T>()
+        t.with_layout(t.layout().permute(&order))
     }
 
     /// Reduces each row with `f` into a tensor of the output shape.
     pub fn map_rows<T: Element, U: Element>(&self, t: &Tensor, f: impl Fn(&[T]) -> U + Sync + Send) -> Tensor {
-        let data = self.gather::<T>(t);
-        let out: Vec<U> = if self.row_len == 0 {
-            (0..self.rows).map(|_| f(&[])).collect()
-        } else if data.len() >= 1 << 15 && self.rows > 1 {
-            data.par_chunks(self.row_len).map(&f).collect()
-        } else {
-            data.chunks(self.row_len).map(&f).collect()
-        };
+        let out: Vec<U> = self.rows_view(t).with_slice(|data: &[T]| {
+            if self.row_len == 0 {
+                (0..self.rows).map(|_| f(&[])).collect()
+            } else if data.len() >= 1 << 15 && self.rows > 1 {
+                data.par_chunks(self.row_len).map(&f).collect()
+            } else {
+                data.chunks(self.row_len).map(&f).collect()
+            }
+        });
         Tensor::from_vec(out, &self.out_shape)
     }
 }
@@ -76,11 +77,33 @@ fn sum_dtype(t: &Tensor, dtype: Option<DType>) -> DType {
     dtype.unwrap_or(if t.dtype().is_float() { t.dtype() } else { DType::I64 })
 }
 
+/// The sum of `xs` in f64, over independent lanes (so it vectorises) and,
+/// for long slices, over threads.
+pub fn sum_f64<T: Element>(xs: &[T]) -> f64 {
+    const LANES: usize = 8;
+    fn lanes<T: Element>(xs: &[T]) -> f64 {
+        let mut acc = [0.0f64; LANES];
+        let mut chunks = xs.chunks_exact(LANES);
+        for c in &mut chunks {
+            for (a, x) in acc.iter_mut().zip(c) {
+                *a += x.to_f64();
+            }
+        }
+        acc.iter().sum::<f64>() + chunks.remainder().iter().map(|x| x.to_f64()).sum::<f64>()
+    }
+    if xs.len() >= 1 << 17 {
+        xs.par_chunks(1 << 15).map(lanes).sum()
+    } else {
+        lanes(xs)
+    }
+}
+
 pub fn sum(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
     let plan = Plan::new(t, dims, keepdim)?;
     Ok(match sum_dtype(t, dtype) {
-        DType::F32 => plan.map_rows(t, |r: &[f64]| r.iter().sum::<f64>() as f32),
-        DType::F64 => plan.map_rows(t, |r: &[f64]| r.iter().sum::<f64>()),
+        DType::F32 if t.dtype() == DType::F32 => plan.map_rows(t, |r: &[f32]| sum_f64(r) as f32),
+        DType::F32 => plan.map_rows(t, |r: &[f64]| sum_f64(r) as f32),
+        DType::F64 => plan.map_rows(t, |r: &[f64]| sum_f64(r)),
         d => plan.map_rows(t, |r: &[i64]| r.iter().fold(0i64, |a, &b| a.wrapping_add(b))).to_dtype(d),
     })
 }
@@ -110,7 +133,11 @@ pub fn mean(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType
     let d = float_dtype("mean", t, dtype)?;
     let plan = Plan::new(t, dims, keepdim)?;
     let n = plan.row_len as f64;
-    Ok(plan.map_rows(t, |r: &[f64]| r.iter().sum::<f64>() / n).to_dtype(d))
+    Ok(match t.dtype() {
+        DType::F32 => plan.map_rows(t, |r: &[f32]| (sum_f64(r) / n) as f32),
+        _ => plan.map_rows(t, |r: &[f64]| sum_f64(r) / n),
+    }
+    .to_dtype(d))
 }
 
 /// `var`/`std` with Bessel's `correction` (1 by default, as PyTorch).
@@ -228,14 +255,8 @@ pub fn arg_extremum_dim(t: &Tensor, dim: Option<i64>, keepdim: bool, which: Extr
 fn along_dim<T: Element>(t: &Tensor, dim: usize, f: impl Fn(&[T], &mut [T]) + Sync + Send) -> Tensor {
     let last = t.ndim() - 1;
     let moved = t.with_layout(t.layout().transpose(dim, last));
-    let data = moved.to_vec::<T>();
     let len = moved.shape()[last].max(1);
-    let mut out = vec![T::default(); data.len()];
-    if data.len() >= 1 << 15 {
-        out.par_chunks_mut(len).zip(data.par_chunks(len)).for_each(|(o, i)| f(i, o));
-    } else {
-        out.chunks_mut(len).zip(data.chunks(len)).for_each(|(o, i)| f(i, o));
-    }
+    let out = moved.with_slice(|data: &[T]| super::elementwise::build_rows(data.len(), len, |r, o| f(&data[r * len..(r + 1) * len], o)));
     let result = Tensor::from_vec(out, moved.shape());
     result.with_layout(result.layout().transpose(dim, last)).contiguous()
 }
@@ -262,14 +283,41 @@ pub enum SoftmaxKind {
     LogSoftmax,
 }
 
-fn softmax_row<F: Float>(i: &[F], o: &mut [F], kind: SoftmaxKind) {
-    let max = i.iter().fold(F::neg_infinity(), |m, &x| if x > m { x } else { m });
-    let max = if max.is_infinite() { F::zero() } else { max };
-    let mut sum = F::zero();
-    for (x, y) in i.iter().zip(o.iter_mut()) {
-        *y = (*x - max).exp();
-        sum = sum + *y;
+/// Floats with a slice kernel for `exp(x - shift)`.
+trait ExpShifted: Float + Element {
+    fn exp_shifted(src: &[Self], shift: Self, dst: &mut [Self]);
+}
+
+impl ExpShifted for f32 {
+    fn exp_shifted(src: &[f32], shift: f32, dst: &mut [f32]) {
+        super::fastmath::exp_shifted(src, shift, dst);
     }
+}
+
+impl ExpShifted for f64 {
+    fn exp_shifted(src: &[f64], shift: f64, dst: &mut [f64]) {
+        dst.iter_mut().zip(src).for_each(|(o, &x)| *o = (x - shift).exp());
+    }
+}
+
+/// Folds `xs` over 8 independent lanes (so the loop vectorises), then the lanes.
+fn fold_lanes<F: Float>(xs: &[F], init: F, f: impl Fn(F, F) -> F) -> F {
+    let mut acc = [init; 8];
+    let mut chunks = xs.chunks_exact(8);
+    for c in &mut chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a = f(*a, x);
+        }
+    }
+    let lanes = acc.into_iter().fold(init, &f);
+    chunks.remainder().iter().fold(lanes, |a, &x| f(a, x))
+}
+
+fn softmax_row<F: ExpShifted>(i: &[F], o: &mut [F], kind: SoftmaxKind) {
+    let max = fold_lanes(i, F::neg_infinity(), |m, x| if x > m { x } else { m });
+    let max = if max.is_infinite() { F::zero() } else { max };
+    F::exp_shifted(i, max, o);
+    let sum = fold_lanes(o, F::zero(), |s, y| s + y);
     match kind {
         SoftmaxKind::Softmax => {
             let inv = F::one() / sum;
