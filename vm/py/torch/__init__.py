@@ -18,6 +18,25 @@ _functions, _functional = _C._bind_ops()
 globals().update(_functions)
 
 
+_TENSOR_TYPENAMES = {
+    float32: "torch.FloatTensor",
+    float64: "torch.DoubleTensor",
+    int32: "torch.IntTensor",
+    int64: "torch.LongTensor",
+    bool: "torch.BoolTensor",
+}
+
+
+def typename(obj):
+    """``torch.FloatTensor`` for tensors; ``module.qualname`` for anything else."""
+    if isinstance(obj, Tensor):
+        return _TENSOR_TYPENAMES[obj.dtype]
+    module = getattr(type(obj), "__module__", "") or ""
+    if module in ("", "builtins", "__builtin__"):
+        return type(obj).__qualname__
+    return module + "." + type(obj).__qualname__
+
+
 def is_tensor(obj):
     """True when ``obj`` is a ``torch.Tensor``."""
     return isinstance(obj, Tensor)
@@ -35,4 +54,5 @@ def get_default_dtype():
 def is_floating_point(input):
     return input.is_floating_point()
 
-
+from torch import overrides
+from torch import nn

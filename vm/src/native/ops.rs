@@ -454,7 +454,7 @@ fn overloaded_types(args: &FuncArgs, vm: &VirtualMachine) -> Vec<PyObjectRef> {
 }
 
 /// Calls each override in turn; `None` when there were no overrides.
-fn torch_function(func: &PyObjectRef, name: &str, args: &FuncArgs, vm: &VirtualMachine) -> PyResult<Option<PyObjectRef>> {
+pub(super) fn torch_function(func: &PyObjectRef, name: &str, args: &FuncArgs, vm: &VirtualMachine) -> PyResult<Option<PyObjectRef>> {
     let types = overloaded_types(args, vm);
     if types.is_empty() {
         return Ok(None);

@@ -278,6 +278,26 @@ impl PyTensor {
         Ok(t.into_ref_with_type(vm, cls)?.into())
     }
 
+    /// `copy.deepcopy`: same class, copied data, `requires_grad` and a
+    /// deep-copied `__dict__` (so `Parameter`s and tagged tensors survive).
+    #[pymethod]
+    fn __deepcopy__(zelf: PyRef<Self>, memo: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        let t = PyTensor::new(zelf.tensor().copy());
+        *t.requires_grad.write() = *zelf.requires_grad.read();
+        let copy: PyObjectRef = t.into_ref_with_type(vm, zelf.class().to_owned())?.into();
+        if let Some(dict) = zelf.as_object().dict()
+            && dict.__len__() > 0
+        {
+            let deepcopy = vm.import("copy", 0)?.get_attr("deepcopy", vm)?;
+            let copied = deepcopy.call((dict, memo), vm)?;
+            let target = copy.dict().ok_or_else(|| vm.new_type_error("tensor without __dict__"))?;
+            for (k, v) in copied.downcast::<rustpython_vm::builtins::PyDict>().map_err(|_| vm.new_type_error("__dict__ copy is not a dict"))?.into_iter() {
+                target.set_item(&*k, v, vm)?;
+            }
+        }
+        Ok(copy)
+    }
+
     #[pygetset]
     fn shape(&self, vm: &VirtualMachine) -> PyResult {
         size_obj(self.tensor().shape(), vm)

@@ -56,6 +56,29 @@ mod _c {
         dtype(DType::Bool, vm)
     }
 
+    /// `__torch_function__` dispatch for functions written in Python:
+    /// `(True, result)` when an override handled the call, else `(False, None)`.
+    #[pyfunction]
+    fn _handle_torch_function(
+        func: PyObjectRef,
+        args: rustpython_vm::builtins::PyTupleRef,
+        kwargs: rustpython_vm::function::OptionalArg<rustpython_vm::builtins::PyDictRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult<(bool, PyObjectRef)> {
+        let mut call = rustpython_vm::function::FuncArgs::from(args.as_slice().to_vec());
+        if let rustpython_vm::function::OptionalArg::Present(kw) = kwargs {
+            for (k, v) in kw {
+                let key = k.downcast::<rustpython_vm::builtins::PyStr>().map_err(|_| vm.new_type_error("keywords must be strings"))?;
+                call.kwargs.insert(key.expect_str().to_owned(), v);
+            }
+        }
+        let name = func.get_attr("__name__", vm).ok().and_then(|n| n.str(vm).ok()).map(|s| s.expect_str().to_owned()).unwrap_or_default();
+        match crate::native::ops::torch_function(&func, &name, &call, vm)? {
+            Some(r) => Ok((true, r)),
+            None => Ok((false, vm.ctx.none())),
+        }
+    }
+
     /// Installs the generated `Tensor` methods and returns the generated
     /// `(torch functions, torch.nn.functional functions)` as two dicts.
     #[pyfunction]

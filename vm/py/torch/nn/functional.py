@@ -1,5 +1,138 @@
-"""``torch.nn.functional``: generated from the same op table as ``torch``."""
+"""``torch.nn.functional``: generated from the same op table as ``torch``,
+plus compositions written here (each dispatching ``__torch_function__``)."""
+
+import math as _math
 
 import torch as _torch
+from torch.overrides import overridable as _overridable
 
 globals().update(_torch._functional)
+
+
+def _inplace(input, result, inplace):
+    if inplace:
+        return input.copy_(result)
+    return result
+
+
+@_overridable
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+@_overridable
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _inplace(input, _torch.clamp(input, min_val, max_val), inplace)
+
+
+@_overridable
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _inplace(input, _torch.where(input > 0, input, input * negative_slope), inplace)
+
+
+@_overridable
+def elu(input, alpha=1.0, inplace=False):
+    return _inplace(input, _torch.where(input > 0, input, (_torch.exp(input) - 1) * alpha), inplace)
+
+
+@_overridable
+def hardsigmoid(input, inplace=False):
+    return _inplace(input, _torch.clamp(input / 6 + 0.5, 0.0, 1.0), inplace)
+
+
+@_overridable
+def hardswish(input, inplace=False):
+    return _inplace(input, input * _torch.clamp(input / 6 + 0.5, 0.0, 1.0), inplace)
+
+
+@_overridable
+def logsigmoid(input):
+    return -softplus(-input)
+
+
+@_overridable
+def glu(input, dim=-1):
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    a, b = input.chunk(2, dim)
+    return a * _torch.sigmoid(b)
+
+
+@_overridable
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    denom = input.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    return input / denom
+
+
+@_overridable
+def one_hot(tensor, num_classes=-1):
+    if tensor.dtype != _torch.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        num_classes = int(tensor.max()) + 1 if tensor.numel() > 0 else 0
+    return (tensor.unsqueeze(-1) == _torch.arange(num_classes)).long()
+
+
+@_overridable
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    dot = (x1 * x2).sum(dim)
+    n1 = x1.norm(2, dim).clamp(min=eps)
+    n2 = x2.norm(2, dim).clamp(min=eps)
+    return dot / (n1 * n2)
+
+
+@_overridable
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    log_sig = logsigmoid(input)
+    log_one_minus = logsigmoid(-input)
+    if pos_weight is not None:
+        loss = -(pos_weight * target * log_sig + (1 - target) * log_one_minus)
+    else:
+        loss = -(target * log_sig + (1 - target) * log_one_minus)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, size_average, reduce, reduction)
+
+
+@_overridable
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) is deprecated. Please ensure they have the same size.")
+    loss = -(target * _torch.clamp(_torch.log(input), min=-100) + (1 - target) * _torch.clamp(_torch.log(1 - input), min=-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, size_average, reduce, reduction)
+
+
+@_overridable
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    diff = (input - target).abs()
+    if beta == 0.0:
+        loss = diff
+    else:
+        loss = _torch.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta)
+    return _reduce(loss, size_average, reduce, reduction)
+
+
+def _reduce(loss, size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "mean" if (size_average and reduce) else ("sum" if reduce else "none")
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+for _f in (relu6, hardtanh, leaky_relu, elu, hardsigmoid, hardswish, logsigmoid, glu, normalize, one_hot, cosine_similarity,
+           binary_cross_entropy_with_logits, binary_cross_entropy, smooth_l1_loss):
+    _f.__module__ = "torch.nn.functional"
+del _f

@@ -1,0 +1,18 @@
+"""The standard layers, laid out as in PyTorch (``torch.nn.modules.linear``…)
+so that ``type(m).__module__`` reads the same."""
+
+from torch.nn.modules.module import Module
+from torch.nn.modules.container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
+from torch.nn.modules.linear import Identity, Linear, Bilinear, NonDynamicallyQuantizableLinear
+from torch.nn.modules.conv import Conv1d, Conv2d
+from torch.nn.modules.activation import (
+    ReLU, ReLU6, LeakyReLU, GELU, SiLU, Mish, Sigmoid, Tanh, ELU, Hardtanh, Softplus,
+    Softmax, LogSoftmax, MultiheadAttention,
+)
+from torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
+from torch.nn.modules.normalization import LayerNorm, GroupNorm
+from torch.nn.modules.dropout import Dropout
+from torch.nn.modules.sparse import Embedding
+from torch.nn.modules.flatten import Flatten, Unflatten
+from torch.nn.modules.pooling import MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d
+from torch.nn.modules.loss import CrossEntropyLoss, NLLLoss, MSELoss, L1Loss

@@ -1,0 +1,567 @@
+"""``nn.Module``: registration of parameters, buffers and sub-modules through
+attribute assignment, traversal, state dicts, modes, hooks and printing, with
+PyTorch's lookup order, messages and text."""
+
+import itertools
+from collections import OrderedDict, namedtuple
+
+import torch
+from torch.nn.parameter import Parameter, Buffer
+
+__all__ = ["Module"]
+
+
+def _addindent(s_, num_spaces):
+    lines = s_.split("\n")
+    if len(lines) == 1:
+        return s_
+    first = lines.pop(0)
+    return first + "\n" + "\n".join(num_spaces * " " + line for line in lines)
+
+
+def _typename(obj):
+    if isinstance(obj, torch.Tensor):
+        return torch.typename(obj)
+    cls = type(obj)
+    module = cls.__module__
+    if module in ("builtins", "__builtin__", None):
+        return cls.__qualname__
+    return module + "." + cls.__qualname__
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+class RemovableHandle:
+    """Removes a hook from the dicts it was registered in."""
+
+    _next_id = 0
+
+    def __init__(self, hooks_dict, *, extra_dict=None):
+        self.hooks_dict_ref = hooks_dict
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+        self.extra_dict_ref = extra_dict
+
+    def remove(self):
+        self.hooks_dict_ref.pop(self.id, None)
+        if self.extra_dict_ref is not None:
+            self.extra_dict_ref.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _forward_unimplemented(self, *input):
+    raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+
+class Module:
+    """Base class for all neural network modules."""
+
+    dump_patches = False
+    _version = 1
+    training: bool
+    call_super_init = False
+
+    def __init__(self, *args, **kwargs):
+        if self.call_super_init is False and bool(kwargs):
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        if self.call_super_init is False and bool(args):
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were given")
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", {})
+        setattr_(self, "_buffers", {})
+        setattr_(self, "_non_persistent_buffers_set", set())
+        setattr_(self, "_forward_pre_hooks", OrderedDict())
+        setattr_(self, "_forward_pre_hooks_with_kwargs", {})
+        setattr_(self, "_forward_hooks", OrderedDict())
+        setattr_(self, "_forward_hooks_with_kwargs", {})
+        setattr_(self, "_forward_hooks_always_called", {})
+        setattr_(self, "_state_dict_hooks", OrderedDict())
+        setattr_(self, "_load_state_dict_pre_hooks", OrderedDict())
+        setattr_(self, "_modules", {})
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
+
+    forward = _forward_unimplemented
+
+    # Registration.
+
+    def register_buffer(self, name, tensor, persistent=True):
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {torch.typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"cannot assign '{torch.typename(tensor)}' object to buffer '{name}' (torch Tensor or None required)")
+        if isinstance(tensor, Buffer):
+            persistent = tensor.persistent
+            tensor = tensor.detach()
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name, param):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {torch.typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+        elif not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{torch.typename(param)}' object to parameter '{name}' (torch.nn.Parameter or None required)")
+        else:
+            self._parameters[name] = param
+
+    def add_module(self, name, module):
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{torch.typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {torch.typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    def register_module(self, name, module):
+        self.add_module(name, module)
+
+    # Attribute protocol, in PyTorch's order: parameters, buffers, modules.
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        if "_parameters" in d:
+            params = d["_parameters"]
+            if name in params:
+                return params[name]
+        if "_buffers" in d:
+            buffers = d["_buffers"]
+            if name in buffers:
+                return buffers[name]
+        if "_modules" in d:
+            modules = d["_modules"]
+            if name in modules:
+                return modules[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        def remove_from(*dicts_or_sets):
+            for d in dicts_or_sets:
+                if name in d:
+                    if isinstance(d, dict):
+                        del d[name]
+                    else:
+                        d.discard(name)
+
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{torch.typename(value)}' as parameter '{name}' (torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        else:
+            modules = self.__dict__.get("_modules")
+            if isinstance(value, Module):
+                if modules is None:
+                    raise AttributeError("cannot assign module before Module.__init__() call")
+                remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
+                modules[name] = value
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{torch.typename(value)}' as child module '{name}' (torch.nn.Module or None expected)")
+                modules[name] = value
+            else:
+                buffers = self.__dict__.get("_buffers")
+                if isinstance(value, Buffer) or (buffers is not None and name in buffers):
+                    if value is not None and not isinstance(value, torch.Tensor):
+                        raise TypeError(f"cannot assign '{torch.typename(value)}' as buffer '{name}' (torch.nn.Buffer, torch.Tensor or None expected)")
+                    if isinstance(value, Buffer):
+                        persistent = value.persistent
+                    else:
+                        persistent = name not in self._non_persistent_buffers_set
+                    remove_from(self.__dict__, self._parameters, self._modules)
+                    self.register_buffer(name, value, persistent)
+                else:
+                    object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self):
+        module_attrs = dir(self.__class__)
+        attrs = list(self.__dict__.keys())
+        parameters = list(self._parameters.keys())
+        modules = list(self._modules.keys())
+        buffers = list(self._buffers.keys())
+        keys = module_attrs + attrs + parameters + modules + buffers
+        keys = [key for key in keys if not key[0].isdigit()]
+        return sorted(keys)
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    # Calling.
+
+    def _call_impl(self, *args, **kwargs):
+        forward_call = self.forward
+        if not (self._forward_hooks or self._forward_pre_hooks):
+            return forward_call(*args, **kwargs)
+        for hook_id, hook in list(self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got {result}.")
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    if not isinstance(result, tuple):
+                        result = (result,)
+                    args = result
+        result = forward_call(*args, **kwargs)
+        for hook_id, hook in list(self._forward_hooks.items()):
+            if hook_id in self._forward_hooks_with_kwargs:
+                hook_result = hook(self, args, kwargs, result)
+            else:
+                hook_result = hook(self, args, result)
+            if hook_result is not None:
+                result = hook_result
+        return result
+
+    def _wrapped_call_impl(self, *args, **kwargs):
+        return self._call_impl(*args, **kwargs)
+
+    __call__ = _wrapped_call_impl
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        handle = RemovableHandle(self._forward_hooks, extra_dict=self._forward_hooks_with_kwargs)
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    # Traversal.
+
+    def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
+        memo = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for k, v in get_members_fn(module):
+                if v is None or id(v) in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                name = module_prefix + ("." if module_prefix else "") + k
+                yield name, v
+
+    def parameters(self, recurse=True):
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._parameters.items(), prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._buffers.items(), prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate)
+
+    def children(self):
+        for _, module in self.named_children():
+            yield module
+
+    def named_children(self):
+        memo = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in memo:
+                memo.add(id(module))
+                yield name, module
+
+    def modules(self):
+        for _, module in self.named_modules():
+            yield module
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        if memo is None:
+            memo = set()
+        if id(self) not in memo:
+            if remove_duplicate:
+                memo.add(id(self))
+            yield prefix, self
+            for name, module in self._modules.items():
+                if module is None:
+                    continue
+                submodule_prefix = prefix + ("." if prefix else "") + name
+                yield from module.named_modules(memo, submodule_prefix, remove_duplicate)
+
+    def get_submodule(self, target):
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def get_parameter(self, target):
+        module_path, _, param_name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, param_name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
+        param = getattr(mod, param_name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + param_name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        module_path, _, buffer_name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, buffer_name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
+        buffer = getattr(mod, buffer_name)
+        if buffer_name not in mod._buffers:
+            raise AttributeError("`" + buffer_name + "` is not a buffer")
+        return buffer
+
+    # State dicts.
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        if args:
+            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = dict(version=self._version)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs, assign=False):
+        persistent_buffers = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
+        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items()) if v is not None}
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            input_param = state_dict[key]
+            if not isinstance(input_param, torch.Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like object from checkpoint but received {type(input_param)}')
+                continue
+            if input_param.shape != param.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from checkpoint, the shape in current model is {param.shape}.")
+                continue
+            with torch.no_grad():
+                if assign:
+                    if isinstance(param, Parameter):
+                        setattr(self, name, Parameter(input_param, requires_grad=param.requires_grad))
+                    else:
+                        setattr(self, name, input_param)
+                else:
+                    param.copy_(input_param)
+        if strict:
+            for key in state_dict.keys():
+                if key.startswith(prefix):
+                    input_name = key[len(prefix):].split(".", 1)
+                    if input_name[0] not in self._modules and input_name[0] not in local_state:
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing_keys, unexpected_keys, error_msgs = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+
+        def load(module, local_state_dict, prefix=""):
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys, error_msgs, assign)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    child_state_dict = {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)}
+                    load(child, child_state_dict, child_prefix)
+
+        load(self, state_dict)
+        if strict:
+            if unexpected_keys:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected_keys)))
+            if missing_keys:
+                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing_keys)))
+        if error_msgs:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(self.__class__.__name__, "\n\t".join(error_msgs)))
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    # Modes and conversions.
+
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            p.grad = None
+
+    def apply(self, fn):
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def _apply(self, fn, recurse=True):
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            with torch.no_grad():
+                applied = fn(param)
+            if applied is not param:
+                self._parameters[key] = Parameter(applied.detach(), param.requires_grad)
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def to(self, *args, **kwargs):
+        dtype = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, torch.dtype):
+                dtype = a
+            elif isinstance(a, torch.Tensor):
+                dtype = a.dtype
+        if dtype is None:
+            return self
+        if not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def cpu(self):
+        return self
+
+    def float(self):
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+
+    def double(self):
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
+    def half(self):
+        raise RuntimeError("fxvm does not support float16: Module.half() is unavailable")
+
+    def type(self, dst_type):
+        return self._apply(lambda t: t.to(dst_type))
+
+    def share_memory(self):
+        return self
+
+    # Printing.
+
+    def _get_name(self):
+        return self.__class__.__name__
+
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        extra_lines = []
+        extra_repr = self.extra_repr()
+        if extra_repr:
+            extra_lines = extra_repr.split("\n")
+        child_lines = []
+        for key, module in self._modules.items():
+            mod_str = _addindent(repr(module), 2)
+            child_lines.append("(" + key + "): " + mod_str)
+        lines = extra_lines + child_lines
+        main_str = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main_str += extra_lines[0]
+            else:
+                main_str += "\n  " + "\n  ".join(lines) + "\n"
+        main_str += ")"
+        return main_str
