@@ -1,10 +1,14 @@
-//! Eager `torch` scripts whose output must equal real PyTorch's, byte for
+//! Eager `torch` and `torch.nn` scripts whose output must equal real PyTorch's, byte for
 //! byte (goldens made by `fixtures/regen.sh`); a mismatch shows a unified diff.
 
 use fxvm_tests::{fixtures, run, unified_diff};
 
 fn check(name: &str) {
-    let script = fixtures().join("eager").join(format!("{name}.py"));
+    check_in("eager", name);
+}
+
+fn check_in(dir: &str, name: &str) {
+    let script = fixtures().join(dir).join(format!("{name}.py"));
     let golden = script.with_extension("out");
     let expected = std::fs::read_to_string(&golden).expect("golden file");
     let out = run(&["run", script.to_str().unwrap()]);
@@ -31,6 +35,11 @@ fn bad_input_raises_pytorchs_exceptions() {
 #[test]
 fn functional_kernels_match_pytorch() {
     check("nn_ops");
+}
+
+#[test]
+fn nn_modules_print_register_and_run_as_pytorch() {
+    check_in("nn", "models");
 }
 
 #[test]

@@ -228,6 +228,21 @@ fn rows() -> Vec<Row> {
             let r = index::masked_fill(&b.tensor("input", vm)?, &b.tensor("mask", vm)?, b.scalar("value", vm)?).py(vm)?;
             write_back(&b.obj("input").expect("self"), r, vm)
         }),
+        row("tril(Tensor input, int diagonal=0)", TM, |b, vm| out(index::triangle(&b.tensor("input", vm)?, b.int("diagonal", vm)?, true), vm)),
+        row("triu(Tensor input, int diagonal=0)", TM, |b, vm| out(index::triangle(&b.tensor("input", vm)?, b.int("diagonal", vm)?, false), vm)),
+        row("tril_(Tensor input, int diagonal=0)", M, |b, vm| {
+            let r = index::triangle(&b.tensor("input", vm)?, b.int("diagonal", vm)?, true).py(vm)?;
+            write_back(&b.obj("input").expect("self"), r, vm)
+        }),
+        row("triu_(Tensor input, int diagonal=0)", M, |b, vm| {
+            let r = index::triangle(&b.tensor("input", vm)?, b.int("diagonal", vm)?, false).py(vm)?;
+            write_back(&b.obj("input").expect("self"), r, vm)
+        }),
+        row("equal(Tensor input, Tensor other)", TM, |b, vm| {
+            let (x, y) = (b.tensor("input", vm)?, b.tensor("other", vm)?);
+            let same = x.shape() == y.shape() && x.to_vec::<f64>() == y.to_vec::<f64>();
+            Ok(vm.ctx.new_bool(same).into())
+        }),
         row("masked_select(Tensor input, Tensor mask)", TM, |b, vm| out(index::masked_select(&b.tensor("input", vm)?, &b.tensor("mask", vm)?), vm)),
         row("gather(Tensor input, int dim, Tensor index)", TM, |b, vm| {
             out(index::gather(&b.tensor("input", vm)?, b.int("dim", vm)?, &b.tensor("index", vm)?), vm)

@@ -201,3 +201,20 @@ pub fn masked_select(t: &Tensor, mask: &Tensor) -> Result<Tensor> {
     }))
 }
 
+
+/// `tril` (`lower`) or `triu` of the last two dims: elements off the kept
+/// triangle (relative to `diagonal`) become zero.
+pub fn triangle(t: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
+    let op = if lower { "tril" } else { "triu" };
+    if t.ndim() < 2 {
+        return Err(TensorError::runtime(op, format!("{op}: input tensor must have at least 2 dimensions")));
+    }
+    let (rows, cols) = (t.shape()[t.ndim() - 2], t.shape()[t.ndim() - 1]);
+    let dropped: Vec<bool> = (0..rows * cols)
+        .map(|i| {
+            let offset = (i % cols) as i64 - (i / cols) as i64;
+            if lower { offset > diagonal } else { offset < diagonal }
+        })
+        .collect();
+    masked_fill(t, &Tensor::from_vec(dropped, &[rows, cols]), Scalar::Int(0))
+}

@@ -266,11 +266,12 @@ class ModuleDict(Module):
                 self[m[0]] = m[1]
 
 
-def _param_line(key, p):
+def _param_line(key, p, type_text):
+    """One child line; ParameterList names the dtype, ParameterDict the tensor type."""
     if isinstance(p, torch.Tensor):
         size_str = "x".join(str(size) for size in p.size())
         kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-        return f"  ({key}): {kind} containing: [{p.dtype} of size {size_str}]"
+        return f"  ({key}): {kind} containing: [{type_text(p)} of size {size_str}]"
     return f"  ({key}): Object of type: {type(p).__name__}"
 
 
@@ -331,7 +332,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        return "\n".join(_param_line(k, p) for k, p in enumerate(self))
+        return "\n".join(_param_line(k, p, lambda t: t.dtype) for k, p in enumerate(self))
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterList should not be called.")
@@ -405,7 +406,7 @@ class ParameterDict(Module):
                 self[p[0]] = p[1]
 
     def extra_repr(self):
-        return "\n".join(_param_line(k, p) for k, p in self.items())
+        return "\n".join(_param_line(k, p, torch.typename) for k, p in self.items())
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")
