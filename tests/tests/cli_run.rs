@@ -104,7 +104,7 @@ fn main_module_and_atexit_behave_as_in_python() {
 fn torch_package_imports() {
     let out = run(&["run", "-c", "import torch; print(torch.__version__, torch._C.__name__)"]);
     assert_eq!(out.status, Some(0), "{out:?}");
-    assert_eq!(out.stdout, "2.5.0+fxvm torch._C\n");
+    assert_eq!(out.stdout, "2.15.0+fxvm torch._C\n");
 }
 
 #[test]
@@ -148,4 +148,14 @@ fn ctrl_c_raises_keyboard_interrupt_in_the_script() {
     stdout.read_line(&mut line).unwrap();
     assert_eq!(line, "caught\n");
     assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn bundled_example_prints_the_model_and_its_outputs() {
+    let script = fxvm_tests::fixtures().join("examples").join("mlp.py");
+    let out = run(&["run", script.to_str().unwrap()]);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    // The same text real PyTorch prints for this script.
+    let expected = "MLP(\n  (fc1): Linear(in_features=4, out_features=8, bias=True)\n  (fc2): Linear(in_features=8, out_features=2, bias=False)\n)\nlogits: tensor([[-0.1030, -0.2733],\n        [-0.2957, -0.7834],\n        [-0.4883, -1.2934]])\n";
+    assert!(out.stdout.starts_with(expected), "{}", out.stdout);
 }

@@ -3,7 +3,7 @@
 from torch import _C
 
 # The PyTorch API level fxvm follows.
-__version__ = "2.5.0+fxvm"
+__version__ = "2.15.0+fxvm"
 fxvm = _C._fxvm_version
 cuda = None
 debug = False
