@@ -54,5 +54,5 @@ def get_default_dtype():
 def is_floating_point(input):
     return input.is_floating_point()
 
-from torch import overrides
+from torch import overrides, return_types
 from torch import nn

@@ -62,10 +62,13 @@ fn dtype_or(b: &Bound, default: DType, vm: &VirtualMachine) -> PyResult<DType> {
     Ok(b.dtype("dtype", vm)?.unwrap_or(default))
 }
 
-/// The `(values, indices)` pair of `max(dim)`-style reductions.
-fn values_indices(r: crate::tensor::Result<(Tensor, Tensor)>, vm: &VirtualMachine) -> PyResult {
+/// The `(values, indices)` pair of `max(dim)`-style reductions, as the
+/// `torch.return_types.<name>` named tuple.
+fn values_indices(name: &'static str, r: crate::tensor::Result<(Tensor, Tensor)>, vm: &VirtualMachine) -> PyResult {
     let (v, i) = r.py(vm)?;
-    tuple(vec![v, i], vm)
+    let pair = tuple(vec![v, i], vm)?;
+    let class = vm.import("torch.return_types", 0)?.get_attr("return_types", vm)?.get_attr(name, vm)?;
+    class.call((pair,), vm)
 }
 
 fn extremum(b: &Bound, which: reduce::Extremum, vm: &VirtualMachine) -> PyResult {
@@ -77,7 +80,7 @@ fn extremum(b: &Bound, which: reduce::Extremum, vm: &VirtualMachine) -> PyResult
                 let op = if which == reduce::Extremum::Max { Binary::Maximum } else { Binary::Minimum };
                 out(ew::binary(op, &Arg::Tensor(t), &Arg::Tensor(other.tensor())), vm)
             }
-            None => values_indices(reduce::extremum_dim(&t, b.int("dim", vm)?, b.bool("keepdim", vm)?, which), vm),
+            None => values_indices(b.op(), reduce::extremum_dim(&t, b.int("dim", vm)?, b.bool("keepdim", vm)?, which), vm),
         },
     }
 }
