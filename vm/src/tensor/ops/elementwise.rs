@@ -199,6 +199,13 @@ pub fn map<T: Element, U: Element>(t: &Tensor, f: impl Fn(T) -> U + Sync + Send)
 pub fn unary(op: Unary, t: &Tensor) -> Result<Tensor> {
     let dtype = t.dtype();
     match (op.kind(), dtype) {
+        // float32 `exp` has a SIMD kernel (also softmax's).
+        (_, DType::F32) if op == Unary::Exp => Ok(Tensor::from_vec(
+            t.with_slice(|src: &[f32]| {
+                build_rows(src.len(), CHUNK, |r, dst| super::fastmath::exp_shifted(&src[r * CHUNK..], 0.0, dst))
+            }),
+            t.shape(),
+        )),
         (_, DType::F32) => Ok(op.map_float::<f32>(t)),
         (_, DType::F64) => Ok(op.map_float::<f64>(t)),
         (Kind::Float, _) => Ok(op.map_float::<f32>(&t.to_dtype(DType::F32))),
