@@ -370,14 +370,6 @@ fn rows() -> Vec<Row> {
             create::manual_seed(b.int("seed", vm)? as u64);
             Ok(vm.ctx.none())
         }),
-        row("gelu(Tensor input, *, str approximate='none')", TF, |b, vm| {
-            let op = match b.str("approximate", vm)?.as_str() {
-                "none" => Unary::Gelu,
-                "tanh" => Unary::GeluTanh,
-                other => return Err(vm.new_runtime_error(format!("approximate argument must be either none or tanh., got {other}"))),
-            };
-            out(ew::unary(op, &b.tensor("input", vm)?), vm)
-        }),
     ];
     // Every elementwise op in the core's tables becomes a function and a
     // method, plus its in-place `op_` method variant.
