@@ -1,3 +1,13 @@
 //! torch.fx in Rust: the graph IR, the tracer, and the `fxvm` command.
 
 pub mod cli;
+mod fx;
+
+use rustpython_vm::Interpreter;
+
+/// The fxvm interpreter: `torch` (from `fxvm-vm`) plus `torch.fx`.
+pub fn interpreter(config: &fxvm_vm::Config) -> Interpreter {
+    let builder = fxvm_vm::builder(config);
+    let fx = fx::module_def(&builder.ctx);
+    builder.add_native_module(fx).add_frozen_modules(rustpython_vm::py_freeze!(dir = "../py")).build()
+}

@@ -1,7 +1,7 @@
 //! Building the interpreter: stdlib, the frozen `torch` package, native modules.
 
 use rustpython::InterpreterBuilderExt;
-use rustpython_vm::{Interpreter, Settings};
+use rustpython_vm::{Interpreter, InterpreterBuilder, Settings};
 
 /// How the interpreter is set up for one run.
 #[derive(Debug, Clone, Default)]
@@ -16,6 +16,12 @@ pub struct Config {
 
 /// Builds an interpreter with the standard library and the `torch` package.
 pub fn build(config: &Config) -> Interpreter {
+    builder(config).build()
+}
+
+/// The interpreter of [`build`], before it is built, so that other crates can
+/// add their native modules and frozen packages (the tracer adds `torch.fx`).
+pub fn builder(config: &Config) -> InterpreterBuilder {
     let mut settings = Settings::default();
     settings.argv = config.argv.clone();
     settings.path_list = config.path.clone();
@@ -31,5 +37,4 @@ pub fn build(config: &Config) -> Interpreter {
     builder
         .add_native_module(torch_c)
         .add_frozen_modules(rustpython_vm::py_freeze!(dir = "../py"))
-        .build()
 }

@@ -9,5 +9,5 @@ mod native;
 pub mod script;
 pub mod tensor;
 
-pub use interp::{Config, build};
+pub use interp::{Config, build, builder};
 pub use rustpython_vm as py;

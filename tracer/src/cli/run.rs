@@ -34,7 +34,7 @@ pub(crate) fn run(args: RunArgs) -> u8 {
         }
     };
 
-    let interp = fxvm_vm::build(&fxvm_vm::Config { argv, ..Default::default() });
+    let interp = crate::interpreter(&fxvm_vm::Config { argv, ..Default::default() });
     let status = interp.enter(|vm| {
         let result = script::run_main(vm, main);
         script::finish(vm, result)

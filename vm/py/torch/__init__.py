@@ -5,6 +5,7 @@ from torch import version
 from torch._C import Tensor, dtype, float32, float64, int32, int64, bool
 from torch._size import Size
 from torch._device import device
+from torch._memory_format import memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format
 from torch.autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 
 __version__ = version.__version__

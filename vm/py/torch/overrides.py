@@ -5,7 +5,7 @@ import functools
 
 from torch import _C
 
-__all__ = ["has_torch_function", "handle_torch_function", "overridable"]
+__all__ = ["has_torch_function", "handle_torch_function", "overridable", "is_tensor_method_or_property"]
 
 
 def has_torch_function(relevant_args):
@@ -36,3 +36,14 @@ def overridable(fn):
         return fn(*args, **kwargs)
 
     return public
+
+
+def is_tensor_method_or_property(func):
+    """True for ``Tensor`` methods and properties (``torch.Tensor.add``, ``Tensor.shape.__get__``)."""
+    name = getattr(func, "__name__", None)
+    if name is None:
+        return False
+    owner = getattr(func, "__self__", None)
+    if owner is not None and type(owner).__name__ == "getset_descriptor":
+        return getattr(_C.Tensor, owner.__name__, None) is owner
+    return getattr(_C.Tensor, name, None) is func

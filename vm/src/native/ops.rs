@@ -5,7 +5,7 @@
 use std::sync::{Arc, OnceLock};
 
 use rustpython_vm::builtins::{PyDict, PyType};
-use rustpython_vm::function::FuncArgs;
+use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyResult, VirtualMachine};
 
 use crate::tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
@@ -502,6 +502,28 @@ fn make_call(sig: Arc<Signature>, kernel: Kernel, me: Arc<OnceLock<PyObjectRef>>
     }
 }
 
+/// The `__module__` of `torch.nn.functional.<name>` in PyTorch, where it is
+/// not `torch.<name>` itself: graphs print call targets by module and name.
+fn functional_module(name: &str) -> &'static str {
+    match name {
+        "avg_pool2d" | "gelu" | "linear" | "scaled_dot_product_attention" | "softplus" => "torch._C._nn",
+        "adaptive_avg_pool1d" | "avg_pool1d" | "conv1d" | "conv2d" => "torch",
+        _ => "torch.nn.functional",
+    }
+}
+
+/// A builtin function whose `__module__` reads `module`, as PyTorch's do.
+fn native_function<Kind>(name: &'static str, module: &'static str, call: impl IntoPyNativeFn<Kind>, vm: &VirtualMachine) -> PyObjectRef {
+    // Op tables live as long as the process, so their method defs may too.
+    let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
+        name,
+        func: Box::leak(Box::new(call.into_func())),
+        flags: PyMethodFlags::empty(),
+        doc: None,
+    }));
+    def.to_function().with_module(vm.ctx.intern_str(module)).into_ref(&vm.ctx).into()
+}
+
 /// Builds every binding: installs `Tensor` methods and returns the
 /// `torch` and `torch.nn.functional` functions by name.
 pub(crate) fn bind(vm: &VirtualMachine) -> PyResult<(PyObjectRef, PyObjectRef)> {
@@ -511,16 +533,22 @@ pub(crate) fn bind(vm: &VirtualMachine) -> PyResult<(PyObjectRef, PyObjectRef)> 
     for r in rows() {
         let sig = Arc::new(Signature::parse(r.decl));
         let name = sig.name;
-        if r.place.torch || r.place.functional {
+        let function = |module: &'static str| {
             let me = Arc::new(OnceLock::new());
-            let f: PyObjectRef = vm.new_function(name, make_call(sig.clone(), r.kernel.clone(), me.clone(), format!("torch.{name}"))).into();
+            let f = native_function(name, module, make_call(sig.clone(), r.kernel.clone(), me.clone(), format!("{module}.{name}")), vm);
             let _ = me.set(f.clone());
-            if r.place.torch {
-                torch.set_item(name, f.clone(), vm)?;
-            }
-            if r.place.functional {
-                functional.set_item(name, f, vm)?;
-            }
+            f
+        };
+        let torch_fn = r.place.torch.then(|| function("torch"));
+        if let Some(f) = &torch_fn {
+            torch.set_item(name, f.clone(), vm)?;
+        }
+        if r.place.functional {
+            let f = match (functional_module(name), &torch_fn) {
+                ("torch", Some(f)) => f.clone(),
+                (module, _) => function(module),
+            };
+            functional.set_item(name, f, vm)?;
         }
         if r.place.method {
             let me = Arc::new(OnceLock::new());

@@ -363,9 +363,28 @@ impl PyTensor {
         self.tensor().dtype().itemsize()
     }
 
+    /// `memory_format` is one of `torch.contiguous_format`, `torch.channels_last`
+    /// and `torch.channels_last_3d` (objects of the frozen `torch` package).
     #[pymethod]
-    fn is_contiguous(&self) -> bool {
-        self.tensor().is_contiguous()
+    fn is_contiguous(&self, memory_format: OptionalArg<PyObjectRef>, vm: &VirtualMachine) -> PyResult<bool> {
+        let t = self.tensor();
+        let format = match memory_format.into_option() {
+            Some(f) => f.str(vm)?.expect_str().to_owned(),
+            None => return Ok(t.is_contiguous()),
+        };
+        match format.as_str() {
+            "torch.contiguous_format" => Ok(t.is_contiguous()),
+            "torch.channels_last" => Ok(t.is_dense_in_order(&[0, 2, 3, 1])),
+            "torch.channels_last_3d" => Ok(t.is_dense_in_order(&[0, 2, 3, 4, 1])),
+            "torch.preserve_format" => Err(vm.new_runtime_error("preserve memory format is unsupported by the contiguous operator")),
+            other => Err(vm.new_type_error(format!("is_contiguous(): argument 'memory_format' must be torch.memory_format, not {other}"))),
+        }
+    }
+
+    /// Quantized tensors do not exist in fxvm.
+    #[pygetset]
+    fn is_quantized(&self) -> bool {
+        false
     }
 
     #[pymethod]

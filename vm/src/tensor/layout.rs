@@ -49,8 +49,17 @@ impl Layout {
 
     /// Dense row-major (size-1 dimensions may have any stride, as in PyTorch).
     pub fn is_contiguous(&self) -> bool {
+        let order: Vec<usize> = (0..self.shape.len()).collect();
+        self.is_dense_in_order(&order)
+    }
+
+    /// Whether the elements lie densely with `order` (outermost dim first)
+    /// as the memory order: `[0, 2, 3, 1]` is channels-last for 4-d.
+    /// Sizes of 1 may have any stride, as in PyTorch.
+    pub fn is_dense_in_order(&self, order: &[usize]) -> bool {
         let mut expected = 1;
-        for (&size, &stride) in self.shape.iter().zip(&self.strides).rev() {
+        for &d in order.iter().rev() {
+            let (size, stride) = (self.shape[d], self.strides[d]);
             if size != 1 {
                 if stride != expected {
                     return false;

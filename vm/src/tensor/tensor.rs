@@ -67,6 +67,11 @@ impl Tensor {
         self.layout.is_contiguous()
     }
 
+    /// Contiguity in a dim order other than the natural one (channels-last).
+    pub fn is_dense_in_order(&self, order: &[usize]) -> bool {
+        order.len() == self.ndim() && self.layout.is_dense_in_order(order)
+    }
+
     /// A new view of the same storage.
     pub fn with_layout(&self, layout: Layout) -> Tensor {
         Tensor { storage: self.storage.clone(), layout, dtype: self.dtype }

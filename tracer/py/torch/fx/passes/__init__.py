@@ -1,0 +1,1 @@
+"""``torch.fx.passes``: graph passes."""

@@ -1,0 +1,275 @@
+"""``torch.fx.proxy``: ``Proxy`` values that record the operations applied to
+them as nodes of a graph, and the tracer base that creates them."""
+
+import collections
+import enum
+import operator
+from dataclasses import fields, is_dataclass
+
+import torch
+from torch.fx.graph import Graph, magic_methods, reflectable_magic_methods
+from torch.fx.immutable_collections import immutable_dict, immutable_list
+from torch.fx.node import Node, map_aggregate, map_arg
+
+__all__ = ["TracerBase", "GraphAppendingTracer", "TraceError", "Proxy", "Attribute", "ParameterProxy", "Scope", "ScopeContextManager"]
+
+
+class TraceError(ValueError):
+    pass
+
+
+class Scope:
+    """Where in the module hierarchy a node was created."""
+
+    def __init__(self, module_path, module_type):
+        self.module_path = module_path
+        self.module_type = module_type
+
+
+class ScopeContextManager:
+    """Sets a tracer's current scope for the duration of a module call."""
+
+    def __init__(self, scope, current_scope):
+        self._prev_scope = Scope(scope.module_path, scope.module_type)
+        scope.module_path = current_scope.module_path
+        scope.module_type = current_scope.module_type
+        self._scope = scope
+
+    def __enter__(self):
+        return self._scope
+
+    def __exit__(self, *args):
+        self._scope.module_path = self._prev_scope.module_path
+        self._scope.module_type = self._prev_scope.module_type
+
+
+_BASE_TYPES = (str, int, float, bool, complex, torch.dtype, torch.Tensor, torch.device, type(None), type(...))
+
+
+class TracerBase:
+    """Turns calls on ``Proxy`` values into graph nodes."""
+
+    graph: Graph
+    record_stack_traces = False
+    check_mutable_operations = False
+    trace_asserts = False
+    proxy_buffer_attributes = False
+    traced_func_name = "forward"
+    scope = None
+    module_stack = None
+    node_name_to_scope = None
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+        if self.node_name_to_scope is not None and self.scope is not None:
+            self.node_name_to_scope[node.name] = (self.scope.module_path, self.scope.module_type)
+        current = _current_meta.get("node")
+        if current is not None and _preserving[0]:
+            for key in ("stack_trace", "nn_module_stack", "source_fn_stack"):
+                if key in current.meta:
+                    node.meta[key] = current.meta[key]
+        return node
+
+    def proxy(self, node):
+        return Proxy(node, self)
+
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, proxy_factory_fn=None):
+        args_ = self.create_arg(args)
+        kwargs_ = self.create_arg(kwargs)
+        node = self.create_node(kind, target, args_, kwargs_, name, type_expr)
+        return self.proxy(node) if not proxy_factory_fn else proxy_factory_fn(node)
+
+    def create_arg(self, a):
+        """The graph argument for ``a``: nodes for proxies, containers rebuilt."""
+        if isinstance(a, Proxy):
+            return a.node
+        if hasattr(a, "__fx_create_arg__"):
+            return a.__fx_create_arg__(self)
+        if isinstance(a, tuple):
+            if hasattr(a, "_fields"):
+                return type(a)(*[self.create_arg(elem) for elem in a])
+            return tuple(self.create_arg(elem) for elem in a)
+        if isinstance(a, list):
+            return [self.create_arg(elem) for elem in a]
+        if isinstance(a, dict):
+            r = {}
+            for k, v in a.items():
+                if not isinstance(k, str):
+                    k = self.create_arg(k)
+
+                    def no_node(arg):
+                        raise RuntimeError(f"Keys for dictionaries used as an argument cannot contain a Node. Got key: {arg}")
+
+                    map_arg(k, no_node)
+                r[k] = self.create_arg(v)
+            return r
+        if isinstance(a, slice):
+            return slice(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
+        if isinstance(a, range):
+            return range(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
+        if is_dataclass(a) and not isinstance(a, type):
+            kwargs = {field.name: self.create_arg(getattr(a, field.name)) for field in fields(a)}
+            return self.create_node("call_function", a.__class__, (), kwargs)
+        if isinstance(a, (*_BASE_TYPES, enum.Enum)):
+            return a
+        raise NotImplementedError(f"argument of type: {type(a)}")
+
+    def to_bool(self, obj):
+        raise TraceError("symbolically traced variables cannot be used as inputs to control flow")
+
+    def iter(self, obj):
+        raise TraceError(
+            "Proxy object cannot be iterated. This can be attempted when the Proxy is used in a loop or as a *args "
+            "or **kwargs function argument. See the torch.fx docs on pytorch.org for a more detailed explanation of "
+            "what types of control flow can be traced, and check out the Proxy docstring for help troubleshooting "
+            "Proxy iteration errors"
+        )
+
+    def keys(self, obj):
+        return Attribute(obj, "keys")()
+
+
+# The node an Interpreter is running, whose meta new nodes inherit while a
+# Transformer preserves node meta.
+_current_meta = {}
+_preserving = [False]
+
+
+class GraphAppendingTracer(TracerBase):
+    """A tracer that appends nodes to an existing graph (for decompositions)."""
+
+    def __init__(self, graph):
+        super().__init__()
+        self.graph = graph
+        self.scope = Scope("", None)
+        self.module_stack = collections.OrderedDict()
+        self.node_name_to_scope = {}
+
+
+class Proxy:
+    """A value of a graph: operations on it become nodes of the graph."""
+
+    def __init__(self, node, tracer=None):
+        if tracer is None:
+            tracer = GraphAppendingTracer(node.graph)
+        self.tracer = tracer
+        self.node = node
+
+    def __repr__(self):
+        return f"Proxy({self.node.name})"
+
+    def __getattr__(self, k):
+        return Attribute(self, k)
+
+    def __call__(self, *args, **kwargs):
+        return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
+
+    def __iter__(self):
+        return self.tracer.iter(self)
+
+    def __abs__(self):
+        return self.tracer.create_proxy("call_function", operator.abs, (self,), {})
+
+    def __bool__(self):
+        return self.tracer.to_bool(self)
+
+    def keys(self):
+        return self.tracer.keys(self)
+
+    def __len__(self):
+        raise RuntimeError("'len' is not supported in symbolic tracing by default. If you want this call to be recorded, please call torch.fx.wrap('len') at module scope")
+
+    @classmethod
+    def __torch_function__(cls, orig_method, types, args=None, kwargs=None):
+        args = args if args else ()
+        kwargs = kwargs if kwargs else {}
+        tracers = {}
+
+        def find_tracer(a):
+            if isinstance(a, cls):
+                tracers[a.tracer] = None
+
+        map_aggregate(args, find_tracer)
+        map_aggregate(kwargs, find_tracer)
+        if len(tracers) > 1:
+            raise RuntimeError(f"Found multiple different tracers {list(tracers.keys())} while trying to trace operations {orig_method}")
+        tracer = next(iter(tracers.keys()))
+        if torch.overrides.is_tensor_method_or_property(orig_method):
+            return tracer.create_proxy("call_method", orig_method.__name__, args, kwargs)
+        return tracer.create_proxy("call_function", orig_method, args, kwargs, name=tracer.graph._target_to_str(orig_method.__name__))
+
+
+class Attribute(Proxy):
+    """``proxy.attr``: a ``getattr`` node, made only if the attribute is used as
+    a value rather than called as a method."""
+
+    def __init__(self, root, attr):
+        self.root = root
+        self.attr = attr
+        self.tracer = root.tracer
+        self._node = None
+
+    @property
+    def node(self):
+        if self._node is None:
+            self._node = self.tracer.create_proxy("call_function", getattr, (self.root, self.attr), {}).node
+        return self._node
+
+    def __call__(self, *args, **kwargs):
+        return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
+
+
+class ParameterProxy(Proxy):
+    """A proxy for a parameter: shape queries answer from the real parameter."""
+
+    def __init__(self, tracer, node, name, param):
+        super().__init__(node, tracer)
+        self.param = param
+        self.name = name
+
+    def __repr__(self):
+        return f"ParameterProxy({self.name})"
+
+    @property
+    def shape(self):
+        return self.param.shape
+
+    def size(self):
+        return self.param.size()
+
+    def dim(self):
+        return self.param.dim()
+
+    @property
+    def ndim(self):
+        return self.param.ndim
+
+    def numel(self):
+        return self.param.numel()
+
+    def nelement(self):
+        return self.param.nelement()
+
+
+def _magic(method):
+    def impl(*args, **kwargs):
+        tracer = args[0].tracer
+        return tracer.create_proxy("call_function", getattr(operator, method), args, kwargs)
+
+    impl.__name__ = method
+    return impl
+
+
+def _reflected(method):
+    def impl(self, rhs):
+        return self.tracer.create_proxy("call_function", getattr(operator, method), (rhs, self), {})
+
+    impl.__name__ = impl.__qualname__ = f"__r{method.strip('_')}__"
+    return impl
+
+
+for _method in magic_methods:
+    setattr(Proxy, f"__{_method.strip('_')}__", _magic(_method))
+for _method in reflectable_magic_methods:
+    setattr(Proxy, f"__r{_method.strip('_')}__", _reflected(_method))
+del _method

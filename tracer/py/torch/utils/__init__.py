@@ -1,0 +1,1 @@
+"""``torch.utils``: helpers shared by ``torch.fx``."""

@@ -1,0 +1,214 @@
+//! The text of graphs and nodes, as torch.fx prints them (`print(graph)`,
+//! `Node.format_node`), and the qualified names of call targets.
+
+use rustpython_vm::builtins::{PyDict, PyList, PyStr, PyTuple};
+use rustpython_vm::{AsObject, Py, PyObject, PyObjectRef, PyResult, VirtualMachine};
+
+use super::graph::PyGraph;
+use super::node::{Op, PyNode};
+
+fn attr_str(obj: &PyObject, name: &str, vm: &VirtualMachine) -> PyResult<Option<String>> {
+    match super::attr(obj, name, vm)? {
+        Some(v) if !vm.is_none(&v) => Ok(Some(v.str(vm)?.expect_str().to_owned())),
+        _ => Ok(None),
+    }
+}
+
+fn py_str(obj: &PyObject, vm: &VirtualMachine) -> PyResult<String> {
+    Ok(obj.str(vm)?.expect_str().to_owned())
+}
+
+/// `_type_repr`: classes by module and qualified name, functions by name.
+pub(crate) fn type_repr(obj: &PyObject, vm: &VirtualMachine) -> PyResult<String> {
+    if obj.downcast_ref::<rustpython_vm::builtins::PyType>().is_some() && obj.class().name().to_string() != "GenericAlias" {
+        let module = attr_str(obj, "__module__", vm)?.unwrap_or_default();
+        let qualname = attr_str(obj, "__qualname__", vm)?.unwrap_or_default();
+        return Ok(if module == "builtins" { qualname } else { format!("{module}.{qualname}") });
+    }
+    if obj.is(&vm.ctx.ellipsis) {
+        return Ok("...".to_owned());
+    }
+    if obj.class().is(vm.ctx.types.function_type) {
+        return Ok(attr_str(obj, "__name__", vm)?.unwrap_or_default());
+    }
+    Ok(obj.repr(vm)?.expect_str().to_owned())
+}
+
+/// `_get_qualified_name`: how code names a callable (`torch.relu`, `math.sqrt`).
+pub(crate) fn qualified_name(func: &PyObject, vm: &VirtualMachine) -> PyResult<String> {
+    let name = attr_str(func, "__name__", vm)?.unwrap_or_default();
+    if let Some(b) = super::attr(vm.builtins.as_object(), &name, vm)?
+        && b.is(func)
+    {
+        return Ok(name);
+    }
+    let module = attr_str(func, "__module__", vm)?;
+    let class = func.class().name().to_string();
+    if class == "method_descriptor" || class == "wrapper_descriptor" {
+        let tensor = vm.import("torch", 0)?.get_attr("Tensor", vm)?;
+        if let Some(m) = super::attr(&tensor, &name, vm)?
+            && m.is(func)
+        {
+            return Ok(format!("torch.Tensor.{name}"));
+        }
+    }
+    let mut name = name;
+    if name == "<lambda>" {
+        let inspect = vm.import("inspect", 0)?;
+        let src = vm.call_method(&inspect, "getsource", (func.to_owned(),)).map_err(|_| vm.new_runtime_error("Unable to represent lambda"))?;
+        name = py_str(&src, vm)?.split('=').next().unwrap_or_default().trim().to_owned();
+    }
+    let module = match module {
+        Some(m) => m,
+        None => {
+            let torch = vm.import("torch", 0)?;
+            let functional = vm.import("torch.nn.functional", 0)?.get_attr("nn", vm)?.get_attr("functional", vm)?;
+            let mut found = None;
+            for (guess, guess_name) in [(torch, "torch"), (functional, "torch.nn.functional")] {
+                if let Some(v) = super::attr(&guess, &name, vm)?
+                    && v.is(func)
+                {
+                    found = Some(guess_name.to_owned());
+                    break;
+                }
+            }
+            found.ok_or_else(|| vm.new_runtime_error(format!("cannot find module for {}", func.str(vm).map(|s| s.expect_str().to_owned()).unwrap_or_default())))?
+        }
+    };
+    Ok(format!("{}.{name}", module.replace("torch._ops", "torch.ops")))
+}
+
+/// `Node._pretty_print_target`: `operator.add`, `builtins.sum`, `torch.relu`.
+pub(crate) fn pretty_target(target: &PyObject, vm: &VirtualMachine) -> PyResult<String> {
+    if let Some(s) = target.downcast_ref::<PyStr>() {
+        return Ok(s.expect_str().to_owned());
+    }
+    if let Some(module) = attr_str(target, "__module__", vm)? {
+        let Some(name) = attr_str(target, "__name__", vm)? else {
+            return qualified_name(target, vm);
+        };
+        match module.as_str() {
+            "builtins" => return Ok(format!("builtins.{name}")),
+            "_operator" => return Ok(format!("operator.{name}")),
+            _ => {}
+        }
+    }
+    qualified_name(target, vm)
+}
+
+/// `_format_arg`: an argument in graph text (`%x`, tuples, lists, dicts).
+pub(crate) fn format_arg(arg: &PyObject, vm: &VirtualMachine) -> PyResult<String> {
+    if let Some(node) = arg.downcast_ref::<PyNode>() {
+        return Ok(format!("%{}", node.owner().repr_name(node)));
+    }
+    if let Some(l) = arg.downcast_ref::<PyList>() {
+        let items = l.borrow_vec().to_vec();
+        let parts = items.iter().map(|a| format_arg(a, vm)).collect::<PyResult<Vec<_>>>()?;
+        return Ok(format!("[{}]", parts.join(", ")));
+    }
+    if let Some(t) = arg.downcast_ref::<PyTuple>() {
+        let parts = t.iter().map(|a| format_arg(a, vm)).collect::<PyResult<Vec<_>>>()?;
+        let comma = if parts.len() == 1 { "," } else { "" };
+        return Ok(format!("({}{comma})", parts.join(", ")));
+    }
+    if let Some(d) = arg.downcast_ref::<PyDict>() {
+        let mut parts = vec![];
+        for (k, v) in d.items_vec() {
+            parts.push(format!("{}: {}", py_str(&k, vm)?, format_arg(&v, vm)?));
+        }
+        return Ok(format!("{{{}}}", parts.join(", ")));
+    }
+    if let Some(f) = vm.get_attribute_opt(arg.to_owned(), "_custom_fx_repr_fn")? {
+        let r = f.call((), vm)?;
+        return py_str(&r, vm);
+    }
+    py_str(arg, vm)
+}
+
+/// `Node.format_node`.
+pub(crate) fn format_node(node: &Py<PyNode>, placeholder_names: Option<&PyObjectRef>, maybe_return_typename: Option<&PyObjectRef>, include_tensor_metadata: bool, vm: &VirtualMachine) -> PyResult<Option<String>> {
+    let name = node.owner().repr_name(node);
+    let users = node.users_len();
+    let ty = node.ty();
+    let typename = |ty: &Option<PyObjectRef>| -> PyResult<String> {
+        Ok(match ty {
+            Some(t) => format!("{} ", type_repr(t, vm)?),
+            None => String::new(),
+        })
+    };
+    let target = node.target();
+    match node.op() {
+        Op::Placeholder => {
+            let target = py_str(&target, vm)?;
+            // torch.fx doubles the name before a type here; kept for identical text.
+            let arg_str = match &ty {
+                Some(t) if t.clone().try_to_bool(vm)? => format!("{target}{target}: {}", type_repr(t, vm)?),
+                _ => target.clone(),
+            };
+            if let Some(names) = placeholder_names
+                && names.clone().try_to_bool(vm)?
+            {
+                vm.call_method(names, "append", (arg_str,))?;
+                return Ok(None);
+            }
+            let args = node.args_tuple();
+            let default = match args.as_slice().first() {
+                Some(d) => format!("(default={})", py_str(d, vm)?),
+                None => String::new(),
+            };
+            Ok(Some(format!("%{name} : {}[num_users={users}] = placeholder[target={target}]{default}", typename(&ty)?)))
+        }
+        Op::GetAttr => Ok(Some(format!("%{name} : {}[num_users={users}] = get_attr[target={}]", typename(&ty)?, pretty_target(&target, vm)?))),
+        Op::Output => {
+            if let (Some(t), Some(ret)) = (&ty, maybe_return_typename)
+                && t.clone().try_to_bool(vm)?
+            {
+                vm.call_method(ret, "__setitem__", (0, format!(" -> {}", type_repr(t, vm)?)))?;
+            }
+            let args = node.args_tuple();
+            let result = args.as_slice().first().cloned().unwrap_or_else(|| vm.ctx.none());
+            Ok(Some(format!("return {}", py_str(&result, vm)?)))
+        }
+        op => Ok(Some(format!(
+            "%{name} : {}[num_users={users}] = {}[target={}](args = {}, kwargs = {})",
+            match include_tensor_metadata.then(|| tensor_annotation(node, vm)).transpose()?.flatten() {
+                Some(a) => a,
+                None => typename(&ty)?,
+            },
+            op.name(),
+            pretty_target(&target, vm)?,
+            format_arg(node.args_tuple().as_object(), vm)?,
+            format_arg(node.kwargs_dict().as_object(), vm)?
+        ))),
+    }
+}
+
+/// `Tensor "f32[2, 3][3, 1]cpu" ` for a node whose meta holds a tensor value.
+fn tensor_annotation(node: &Py<PyNode>, vm: &VirtualMachine) -> PyResult<Option<String>> {
+    let Some(val) = ["val", "tensor_meta", "example_value"].iter().find_map(|k| node.meta_get(k, vm)) else { return Ok(None) };
+    let tensor = vm.import("torch", 0)?.get_attr("Tensor", vm)?;
+    if !val.is_instance(&tensor, vm)? {
+        return Ok(None);
+    }
+    let list = |attr: &'static str| -> PyResult<String> {
+        let v = vm.call_method(&val, attr, ())?;
+        let items: Vec<PyObjectRef> = v.try_to_value(vm)?;
+        Ok(items.iter().map(|i| py_str(i, vm)).collect::<PyResult<Vec<_>>>()?.join(", "))
+    };
+    let dtype = val.get_attr("dtype", vm)?;
+    let dtype = py_str(&dtype, vm)?;
+    let abbr = super::codegen::dtype_abbr(dtype.trim_start_matches("torch."));
+    Ok(Some(format!("Tensor \"{abbr}[{}][{}]cpu\" ", list("size")?, list("stride")?)))
+}
+
+/// `str(graph)`.
+pub(crate) fn graph_str(graph: &Py<PyGraph>, vm: &VirtualMachine) -> PyResult<String> {
+    let mut s = String::from("graph():");
+    for node in PyGraph::node_vec(graph, vm) {
+        if let Some(line) = format_node(&node, None, None, false, vm)? {
+            s.push_str("\n    ");
+            s.push_str(&line);
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,107 @@
+//! `torch._C._fx`: the native torch.fx IR — nodes, graphs, naming, text and
+//! code generation. The frozen `torch.fx` package builds on it.
+
+mod args;
+mod codegen;
+mod format;
+mod graph;
+mod namespace;
+mod node;
+mod tabular;
+
+pub(crate) use module::module_def;
+
+use rustpython_vm::VirtualMachine;
+use rustpython_vm::builtins::PyBaseExceptionRef;
+
+/// `getattr(obj, name, None)` for a name known only at run time.
+fn attr(obj: &rustpython_vm::PyObject, name: &str, vm: &VirtualMachine) -> rustpython_vm::PyResult<Option<rustpython_vm::PyObjectRef>> {
+    let key = vm.ctx.new_str(name);
+    vm.get_attribute_opt(obj.to_owned(), &*key)
+}
+
+fn assertion(vm: &VirtualMachine, msg: impl Into<String>) -> PyBaseExceptionRef {
+    vm.new_exception_msg(vm.ctx.exceptions.assertion_error.to_owned(), msg.into().into())
+}
+
+#[rustpython_vm::pymodule(name = "torch._C._fx")]
+mod module {
+    use rustpython_vm::builtins::{PyStr, PyTypeRef};
+    use rustpython_vm::class::PyClassImpl;
+    use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
+
+    use super::args::{self, Containers, Leaf};
+    use super::graph::PyGraph;
+    use super::node::PyNode;
+
+    #[pyattr(name = "Node")]
+    fn node_type(_vm: &VirtualMachine) -> PyTypeRef {
+        PyNode::make_static_type()
+    }
+
+    #[pyattr(name = "GraphBase")]
+    fn graph_type(_vm: &VirtualMachine) -> PyTypeRef {
+        PyGraph::make_static_type()
+    }
+
+    #[pyattr(name = "_node_list")]
+    fn node_list_type(_vm: &VirtualMachine) -> PyTypeRef {
+        super::graph::NodeList::make_static_type()
+    }
+
+    #[pyattr(name = "_node_iterator")]
+    fn node_iter_type(_vm: &VirtualMachine) -> PyTypeRef {
+        super::graph::NodeIter::make_static_type()
+    }
+
+    #[pyattr(name = "_InsertPoint")]
+    fn insert_point_type(_vm: &VirtualMachine) -> PyTypeRef {
+        super::graph::InsertPoint::make_static_type()
+    }
+
+    /// `torch.fx.map_arg`: applies `fn` to each node inside `a`.
+    #[pyfunction]
+    fn map_arg(a: PyObjectRef, f: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        if !f.is_callable() {
+            return Err(crate::fx::assertion(vm, "torch.fx.map_arg(a, fn): fn must be a callable".to_owned()));
+        }
+        let mut call = |x: &PyObjectRef| f.call((x.clone(),), vm);
+        args::map(&a, &Containers::load(vm)?, &mut Leaf::Nodes(&mut call), vm)
+    }
+
+    /// `torch.fx.node.map_aggregate`: applies `fn` to each leaf inside `a`.
+    #[pyfunction]
+    fn map_aggregate(a: PyObjectRef, f: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        let mut call = |x: &PyObjectRef| f.call((x.clone(),), vm);
+        args::map(&a, &Containers::load(vm)?, &mut Leaf::All(&mut call), vm)
+    }
+
+    /// The table of `Graph.print_tabular`.
+    #[pyfunction]
+    fn tabulate(rows: Vec<Vec<PyObjectRef>>, headers: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult<String> {
+        let text = |o: &PyObjectRef| -> PyResult<String> {
+            if let Some(s) = o.downcast_ref::<PyStr>() {
+                return Ok(s.expect_str().to_owned());
+            }
+            Ok(o.str(vm)?.expect_str().to_owned())
+        };
+        let headers = headers.iter().map(text).collect::<PyResult<Vec<_>>>()?;
+        let rows = rows.iter().map(|r| r.iter().map(text).collect::<PyResult<Vec<_>>>()).collect::<PyResult<Vec<_>>>()?;
+        Ok(super::tabular::simple_table(&headers, &rows))
+    }
+
+    #[pyfunction]
+    fn _format_arg(a: PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
+        super::format::format_arg(&a, vm)
+    }
+
+    #[pyfunction]
+    fn _get_qualified_name(f: PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
+        super::format::qualified_name(&f, vm)
+    }
+
+    #[pyfunction]
+    fn _type_repr(o: PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
+        super::format::type_repr(&o, vm)
+    }
+}
