@@ -377,7 +377,7 @@ impl PyGraph {
     #[pymethod]
     fn placeholder(zelf: &Py<Self>, a: PlaceholderArgs, vm: &VirtualMachine) -> PyResult<NodeRef> {
         // `inspect.Signature.empty` (the default) means "no default value".
-        let default = a.default_value.into_option().filter(|d| d.class().name().to_string() != "_empty");
+        let default = a.default_value.into_option().filter(|d| !d.downcast_ref::<PyType>().is_some_and(|t| t.name().to_string() == "_empty"));
         let args = default.map(|d| vm.ctx.new_tuple(vec![d]).into());
         Self::create(zelf, "placeholder", a.name.into(), args, None, None, opt(a.type_expr, vm), vm)
     }

@@ -193,6 +193,12 @@ impl Comparable for PyTensor {
     }
 }
 
+#[derive(rustpython_vm::FromArgs)]
+struct ContiguityArgs {
+    #[pyarg(any, optional)]
+    memory_format: OptionalArg<PyObjectRef>,
+}
+
 impl Hashable for PyTensor {
     fn hash(zelf: &Py<Self>, _vm: &VirtualMachine) -> PyResult<rustpython_vm::common::hash::PyHash> {
         // Tensors hash by identity, as in PyTorch.
@@ -366,9 +372,9 @@ impl PyTensor {
     /// `memory_format` is one of `torch.contiguous_format`, `torch.channels_last`
     /// and `torch.channels_last_3d` (objects of the frozen `torch` package).
     #[pymethod]
-    fn is_contiguous(&self, memory_format: OptionalArg<PyObjectRef>, vm: &VirtualMachine) -> PyResult<bool> {
+    fn is_contiguous(&self, args: ContiguityArgs, vm: &VirtualMachine) -> PyResult<bool> {
         let t = self.tensor();
-        let format = match memory_format.into_option() {
+        let format = match args.memory_format.into_option() {
             Some(f) => f.str(vm)?.expect_str().to_owned(),
             None => return Ok(t.is_contiguous()),
         };

@@ -159,6 +159,11 @@ class Proxy:
         return f"Proxy({self.node.name})"
 
     def __getattr__(self, k):
+        if k == "__qualname__":
+            # RustPython looks this up on every `f(*args)` call to word a
+            # possible error, then falls back to repr(f), which would record
+            # a node for an unused Attribute; a plain name keeps calls clean.
+            return type(self).__qualname__
         return Attribute(self, k)
 
     def __call__(self, *args, **kwargs):

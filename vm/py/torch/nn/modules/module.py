@@ -16,7 +16,8 @@ def _addindent(s_, num_spaces):
     if len(lines) == 1:
         return s_
     first = lines.pop(0)
-    return first + "\n" + "\n".join(num_spaces * " " + line for line in lines)
+    # Blank lines stay empty (PyTorch 2.15).
+    return first + "\n" + "\n".join(num_spaces * " " + line if line.strip() else "" for line in lines)
 
 
 def _typename(obj):
