@@ -127,6 +127,18 @@ pub(crate) fn format_arg(arg: &PyObject, vm: &VirtualMachine) -> PyResult<String
 
 /// `Node.format_node`.
 pub(crate) fn format_node(node: &Py<PyNode>, placeholder_names: Option<&PyObjectRef>, maybe_return_typename: Option<&PyObjectRef>, include_tensor_metadata: bool, vm: &VirtualMachine) -> PyResult<Option<String>> {
+    format_node_with(node, placeholder_names, maybe_return_typename, include_tensor_metadata, &mut |t| pretty_target(t, vm), vm)
+}
+
+/// `format_node` with a caller-supplied (possibly caching) target printer.
+fn format_node_with(
+    node: &Py<PyNode>,
+    placeholder_names: Option<&PyObjectRef>,
+    maybe_return_typename: Option<&PyObjectRef>,
+    include_tensor_metadata: bool,
+    pretty: &mut dyn FnMut(&PyObjectRef) -> PyResult<String>,
+    vm: &VirtualMachine,
+) -> PyResult<Option<String>> {
     let name = node.owner().repr_name(node);
     let users = node.users_len();
     let ty = node.ty();
@@ -158,7 +170,7 @@ pub(crate) fn format_node(node: &Py<PyNode>, placeholder_names: Option<&PyObject
             };
             Ok(Some(format!("%{name} : {}[num_users={users}] = placeholder[target={target}]{default}", typename(&ty)?)))
         }
-        Op::GetAttr => Ok(Some(format!("%{name} : {}[num_users={users}] = get_attr[target={}]", typename(&ty)?, pretty_target(&target, vm)?))),
+        Op::GetAttr => Ok(Some(format!("%{name} : {}[num_users={users}] = get_attr[target={}]", typename(&ty)?, pretty(&target)?))),
         Op::Output => {
             if let (Some(t), Some(ret)) = (&ty, maybe_return_typename)
                 && t.clone().try_to_bool(vm)?
@@ -176,7 +188,7 @@ pub(crate) fn format_node(node: &Py<PyNode>, placeholder_names: Option<&PyObject
                 None => typename(&ty)?,
             },
             op.name(),
-            pretty_target(&target, vm)?,
+            pretty(&target)?,
             format_arg(node.args_tuple().as_object(), vm)?,
             format_arg(node.kwargs_dict().as_object(), vm)?
         ))),
@@ -204,8 +216,18 @@ fn tensor_annotation(node: &Py<PyNode>, vm: &VirtualMachine) -> PyResult<Option<
 /// `str(graph)`.
 pub(crate) fn graph_str(graph: &Py<PyGraph>, vm: &VirtualMachine) -> PyResult<String> {
     let mut s = String::from("graph():");
+    // One lookup per distinct target: the printer reads attributes.
+    let mut cache: std::collections::HashMap<usize, String> = std::collections::HashMap::new();
+    let mut pretty = |t: &PyObjectRef| -> PyResult<String> {
+        if let Some(p) = cache.get(&t.get_id()) {
+            return Ok(p.clone());
+        }
+        let p = pretty_target(t, vm)?;
+        cache.insert(t.get_id(), p.clone());
+        Ok(p)
+    };
     for node in PyGraph::node_vec(graph, vm) {
-        if let Some(line) = format_node(&node, None, None, false, vm)? {
+        if let Some(line) = format_node_with(&node, None, None, false, &mut pretty, vm)? {
             s.push_str("\n    ");
             s.push_str(&line);
         }
