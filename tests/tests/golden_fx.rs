@@ -22,3 +22,8 @@ fn graphs_built_and_edited_print_and_generate_code_as_torch_fx() {
 fn graph_modules_and_passes_behave_as_torch_fx() {
     check("graph_module");
 }
+
+#[test]
+fn to_folder_writes_a_package_that_rebuilds_the_module() {
+    check("to_folder");
+}

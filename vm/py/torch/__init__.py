@@ -32,10 +32,18 @@ def typename(obj):
     """``torch.FloatTensor`` for tensors; ``module.qualname`` for anything else."""
     if isinstance(obj, Tensor):
         return _TENSOR_TYPENAMES[obj.dtype]
-    module = getattr(type(obj), "__module__", "") or ""
-    if module in ("", "builtins", "__builtin__"):
-        return type(obj).__qualname__
-    return module + "." + type(obj).__qualname__
+    # Classes and functions name themselves; other objects by their class.
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = type(obj).__module__ or ""
+        qualname = type(obj).__qualname__
+    if module in ("", "builtins"):
+        return qualname
+    return f"{module}.{qualname}"
 
 
 def is_tensor(obj):
@@ -56,4 +64,5 @@ def is_floating_point(input):
     return input.is_floating_point()
 
 from torch import overrides, return_types
+from torch.serialization import save, load
 from torch import nn
