@@ -66,3 +66,23 @@ def is_floating_point(input):
 from torch import overrides, return_types
 from torch.serialization import save, load
 from torch import nn
+
+
+@overrides.overridable
+def _assert(condition, message):
+    """``assert condition, message`` that tracing can record."""
+    assert condition, message
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every element of ``input`` is close to ``other``."""
+    return isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan).all().item()
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|input - other| <= atol + rtol * |other|``, elementwise (infinities equal to themselves)."""
+    other = other if isinstance(other, Tensor) else tensor(other, dtype=input.dtype)
+    close = (input == other) | ((input - other).abs() <= atol + rtol * other.abs())
+    if equal_nan:
+        close = close | (isnan(input) & isnan(other))
+    return close

@@ -469,6 +469,10 @@ pub(super) fn torch_function(func: &PyObjectRef, name: &str, args: &FuncArgs, vm
     if types.is_empty() {
         return Ok(None);
     }
+    dispatch(func, name, types, args, vm).map(Some)
+}
+
+fn dispatch(func: &PyObjectRef, name: &str, types: Vec<PyObjectRef>, args: &FuncArgs, vm: &VirtualMachine) -> PyResult {
     let types_tuple = vm.ctx.new_tuple(types.clone());
     let pos = vm.ctx.new_tuple(args.args.clone());
     let kwargs = PyDict::default().into_ref(&vm.ctx);
@@ -479,7 +483,7 @@ pub(super) fn torch_function(func: &PyObjectRef, name: &str, args: &FuncArgs, vm
         let handler = t.get_attr("__torch_function__", vm)?;
         let r = handler.call((func.clone(), types_tuple.clone(), pos.clone(), kwargs.clone()), vm)?;
         if !r.is(&vm.ctx.not_implemented) {
-            return Ok(Some(r));
+            return Ok(r);
         }
     }
     let names: Vec<String> = types.iter().map(|t| t.repr(vm).map(|s| s.expect_str().to_owned()).unwrap_or_default()).collect();
@@ -489,13 +493,38 @@ pub(super) fn torch_function(func: &PyObjectRef, name: &str, args: &FuncArgs, vm
     )))
 }
 
+/// How a function hands its arguments to `__torch_function__` when PyTorch
+/// writes it in Python: these parameters positionally, these by keyword
+/// (defaults filled in). Traced graphs record exactly these.
+pub(super) struct Form {
+    pub positional: &'static [&'static str],
+    pub keywords: &'static [&'static str],
+}
+
+impl Form {
+    fn reshape(&self, sig: &Signature, args: &FuncArgs, vm: &VirtualMachine) -> PyResult<FuncArgs> {
+        let values = sig.bind_values(args.clone(), vm)?;
+        let value = |name: &str| match sig.position(name) {
+            Some(i) => values[i].clone().unwrap_or_else(|| sig.default_value(name, vm)),
+            None => vm.ctx.none(),
+        };
+        let positional: Vec<PyObjectRef> = self.positional.iter().map(|n| value(n)).collect();
+        let kwargs = self.keywords.iter().map(|n| ((*n).to_owned(), value(n))).collect::<rustpython_vm::function::KwArgs>();
+        Ok(FuncArgs::new(positional, kwargs))
+    }
+}
+
 /// A callable for one row: dispatches `__torch_function__`, binds, runs the kernel.
-fn make_call(sig: Arc<Signature>, kernel: Kernel, me: Arc<OnceLock<PyObjectRef>>, qualname: String) -> impl Fn(FuncArgs, &VirtualMachine) -> PyResult + Send + Sync + 'static {
+fn make_call(sig: Arc<Signature>, kernel: Kernel, me: Arc<OnceLock<PyObjectRef>>, qualname: String, form: Option<&'static Form>) -> impl Fn(FuncArgs, &VirtualMachine) -> PyResult + Send + Sync + 'static {
     move |args: FuncArgs, vm: &VirtualMachine| {
-        if let Some(func) = me.get()
-            && let Some(r) = torch_function(func, &qualname, &args, vm)?
-        {
-            return Ok(r);
+        if let Some(func) = me.get() {
+            let types = overloaded_types(&args, vm);
+            if !types.is_empty() {
+                return match form {
+                    Some(f) => dispatch(func, &qualname, types, &f.reshape(&sig, &args, vm)?, vm),
+                    None => dispatch(func, &qualname, types, &args, vm),
+                };
+            }
         }
         let bound = sig.bind(args, vm)?;
         kernel(&bound, vm)
@@ -535,7 +564,8 @@ pub(crate) fn bind(vm: &VirtualMachine) -> PyResult<(PyObjectRef, PyObjectRef)> 
         let name = sig.name;
         let function = |module: &'static str| {
             let me = Arc::new(OnceLock::new());
-            let f = native_function(name, module, make_call(sig.clone(), r.kernel.clone(), me.clone(), format!("{module}.{name}")), vm);
+            let form = if module == "torch.nn.functional" { super::ops_nn::dispatch_form(name) } else { None };
+            let f = native_function(name, module, make_call(sig.clone(), r.kernel.clone(), me.clone(), format!("{module}.{name}"), form), vm);
             let _ = me.set(f.clone());
             f
         };
@@ -552,7 +582,7 @@ pub(crate) fn bind(vm: &VirtualMachine) -> PyResult<(PyObjectRef, PyObjectRef)> 
         }
         if r.place.method {
             let me = Arc::new(OnceLock::new());
-            let m: PyObjectRef = vm.new_method(name, class, make_call(sig, r.kernel, me.clone(), format!("Tensor.{name}"))).into();
+            let m: PyObjectRef = vm.new_method(name, class, make_call(sig, r.kernel, me.clone(), format!("Tensor.{name}"), None)).into();
             let _ = me.set(m.clone());
             class.set_attr(vm.ctx.intern_str(name), m);
         }

@@ -14,9 +14,54 @@ use crate::tensor::ops::resample::{self, InterpMode, PadMode, Target};
 use crate::tensor::ops::{create, einsum, reduce};
 
 use super::convert::{IntoPy, scalar};
-use super::ops::{F, Row, T, TF, out, row, tuple};
+use super::ops::{F, Form, Row, T, TF, out, row, tuple};
 use super::signature::{Bound, seq};
 use super::tensor::{wrap, write_back};
+
+/// The `__torch_function__` forms of the functions PyTorch writes in Python
+/// (`F.relu(x)` reaches an override as `relu(x, inplace=False)`).
+pub(super) fn dispatch_form(name: &str) -> Option<&'static Form> {
+    const fn form(positional: &'static [&'static str], keywords: &'static [&'static str]) -> Form {
+        Form { positional, keywords }
+    }
+    const INPLACE: Form = form(&["input"], &["inplace"]);
+    const SOFTMAX: Form = form(&["input"], &["dim", "_stacklevel", "dtype"]);
+    const MAX_POOL: Form = form(&["input", "kernel_size"], &["stride", "padding", "dilation", "ceil_mode", "return_indices"]);
+    static ADAPTIVE: Form = form(&["input", "output_size"], &[]);
+    static BATCH_NORM: Form = form(&["input", "running_mean", "running_var"], &["weight", "bias", "training", "momentum", "eps"]);
+    static CROSS_ENTROPY: Form = form(&["input", "target"], &["weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"]);
+    static DROPOUT: Form = form(&["input"], &["p", "training", "inplace"]);
+    static EMBEDDING: Form = form(&["input", "weight"], &["padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"]);
+    static GROUP_NORM: Form = form(&["input", "num_groups"], &["weight", "bias", "eps"]);
+    static INTERPOLATE: Form = form(&["input"], &["size", "scale_factor", "mode", "align_corners", "recompute_scale_factor", "antialias"]);
+    static L1: Form = form(&["input", "target"], &["size_average", "reduce", "reduction"]);
+    static LAYER_NORM: Form = form(&["input", "normalized_shape"], &["weight", "bias", "eps"]);
+    static MSE: Form = form(&["input", "target"], &["size_average", "reduce", "reduction", "weight"]);
+    static NLL: Form = form(&["input", "target"], &["weight", "size_average", "ignore_index", "reduce", "reduction"]);
+    static PAD: Form = form(&["input", "pad"], &["mode", "value"]);
+    static FORMS: [(&str, &Form); 19] = [
+        ("adaptive_avg_pool2d", &ADAPTIVE),
+        ("batch_norm", &BATCH_NORM),
+        ("cross_entropy", &CROSS_ENTROPY),
+        ("dropout", &DROPOUT),
+        ("embedding", &EMBEDDING),
+        ("group_norm", &GROUP_NORM),
+        ("interpolate", &INTERPOLATE),
+        ("l1_loss", &L1),
+        ("layer_norm", &LAYER_NORM),
+        ("log_softmax", &SOFTMAX),
+        ("softmax", &SOFTMAX),
+        ("max_pool1d", &MAX_POOL),
+        ("max_pool2d", &MAX_POOL),
+        ("mish", &INPLACE),
+        ("relu", &INPLACE),
+        ("silu", &INPLACE),
+        ("mse_loss", &MSE),
+        ("nll_loss", &NLL),
+        ("pad", &PAD),
+    ];
+    FORMS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+}
 
 /// The result of an activation, written into `input` when `inplace` is set.
 fn maybe_inplace(b: &Bound, r: crate::tensor::Result<Tensor>, vm: &VirtualMachine) -> PyResult {

@@ -99,6 +99,17 @@ impl Signature {
     /// Binds positional and keyword arguments to parameters, as Python would,
     /// letting an `int[]` parameter also take its ints as varargs (`view(2, 3)`).
     pub fn bind(&self, args: FuncArgs, vm: &VirtualMachine) -> PyResult<Bound<'_>> {
+        let mut values = self.bind_values(args, vm)?;
+        for v in &mut values {
+            if v.as_ref().is_some_and(|v| vm.is_none(v)) {
+                *v = None;
+            }
+        }
+        Ok(Bound { sig: self, values })
+    }
+
+    /// The value given for each parameter (explicit `None`s kept), in order.
+    pub fn bind_values(&self, args: FuncArgs, vm: &VirtualMachine) -> PyResult<Vec<Option<PyObjectRef>>> {
         let FuncArgs { args: positional, kwargs } = args;
         let mut values: Vec<Option<PyObjectRef>> = vec![None; self.params.len()];
         let mut given = vec![false; self.params.len()];
@@ -150,11 +161,30 @@ impl Signature {
                     self.name, p.name
                 )));
             }
-            if values[i].as_ref().is_some_and(|v| vm.is_none(v)) {
-                values[i] = None;
-            }
         }
-        Ok(Bound { sig: self, values })
+        Ok(values)
+    }
+
+    /// A parameter's declared default as a Python value (`None` if none).
+    pub fn default_value(&self, name: &str, vm: &VirtualMachine) -> PyObjectRef {
+        let Some(d) = self.params.iter().find(|p| p.name == name).and_then(|p| p.default) else {
+            return vm.ctx.none();
+        };
+        match d {
+            "None" => vm.ctx.none(),
+            "True" => vm.ctx.new_bool(true).into(),
+            "False" => vm.ctx.new_bool(false).into(),
+            _ if d.starts_with('\'') => vm.ctx.new_str(d.trim_matches('\'')).into(),
+            _ => match (d.parse::<i64>(), d.parse::<f64>()) {
+                (Ok(i), _) => vm.ctx.new_int(i).into(),
+                (_, Ok(f)) => vm.ctx.new_float(f).into(),
+                _ => vm.ctx.none(),
+            },
+        }
+    }
+
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.params.iter().position(|p| p.name == name)
     }
 }
 

@@ -7,7 +7,7 @@ import torch
 from torch.fx import proxy as _proxy
 from torch.fx.graph import Graph
 from torch.fx.node import map_aggregate, map_arg
-from torch.fx.proxy import GraphAppendingTracer, Proxy
+from torch.fx.proxy import Proxy
 
 __all__ = ["Interpreter", "Transformer"]
 
@@ -129,27 +129,22 @@ class Interpreter:
         return map_arg(args, load_arg)
 
 
-class _TransformerTracer(GraphAppendingTracer):
-    """Records into the new graph; modules are kept as calls (leaves)."""
+def _transformer_tracer(graph, root):
+    """A Tracer recording into ``graph`` that keeps every module call a leaf."""
+    from torch.fx._symbolic_trace import Tracer
 
-    def __init__(self, graph, root):
-        super().__init__(graph)
-        self.root = root
+    class TransformerTracer(Tracer):
+        def __init__(self, graph):
+            super().__init__()
+            self.graph = graph
+            self.tensor_attrs = {}
 
-    def is_leaf_module(self, m, module_qualified_name):
-        return True
+        def is_leaf_module(self, _, __):
+            return True
 
-    def path_of_module(self, mod):
-        for name, m in self.root.named_modules():
-            if m is mod:
-                return name
-        raise NameError("module is not installed as a submodule")
-
-    def call_module(self, m, forward, args, kwargs):
-        module_qualified_name = self.path_of_module(m)
-        if not self.is_leaf_module(m, module_qualified_name):
-            return forward(*args, **kwargs)
-        return self.create_proxy("call_module", module_qualified_name, args, kwargs)
+    tracer = TransformerTracer(graph)
+    tracer.root = root
+    return tracer
 
 
 class Transformer(Interpreter):
@@ -159,7 +154,7 @@ class Transformer(Interpreter):
         super().__init__(module)
         self.new_graph = Graph()
         self.new_graph.set_codegen(module.graph._codegen)
-        self.tracer = _TransformerTracer(self.new_graph, module)
+        self.tracer = _transformer_tracer(self.new_graph, module)
 
     def placeholder(self, target, args, kwargs):
         default_value = next(iter(args)) if args else inspect.Signature.empty

@@ -4,6 +4,7 @@ them as nodes of a graph, and the tracer base that creates them."""
 import collections
 import enum
 import operator
+import traceback
 from dataclasses import fields, is_dataclass
 
 import torch
@@ -68,6 +69,10 @@ class TracerBase:
             for key in ("stack_trace", "nn_module_stack", "source_fn_stack"):
                 if key in current.meta:
                     node.meta[key] = current.meta[key]
+        elif self.module_stack:
+            node.meta["nn_module_stack"] = collections.OrderedDict(self.module_stack)
+        if self.record_stack_traces and not node.stack_trace:
+            node.stack_trace = _user_stack_trace()
         return node
 
     def proxy(self, node):
@@ -127,6 +132,20 @@ class TracerBase:
 
     def keys(self, obj):
         return Attribute(obj, "keys")()
+
+
+def _user_stack_trace():
+    """The user frames that led here, from the first ``forward``, formatted as
+    ``traceback`` formats them (frozen ``torch`` modules left out)."""
+    frames = traceback.extract_stack()[:-2]
+    user = [f for f in frames if not f.filename.startswith(("torch.", "<frozen"))]
+    for i, f in enumerate(user):
+        if f.name == "forward":
+            user = user[i:]
+            break
+    else:
+        user = []
+    return "".join(traceback.format_list(user)).strip()
 
 
 # The node an Interpreter is running, whose meta new nodes inherit while a

@@ -1,12 +1,51 @@
 """``torch.nn.functional``: generated from the same op table as ``torch``,
 plus compositions written here (each dispatching ``__torch_function__``)."""
 
+import functools as _functools
+import inspect as _inspect
 import math as _math
 
 import torch as _torch
+from torch import _C
+from torch.overrides import has_torch_function as _has_torch_function
 from torch.overrides import overridable as _overridable
 
 globals().update(_torch._functional)
+
+
+def _traceable(n_positional):
+    """Dispatches ``__torch_function__`` as PyTorch's Python-level functionals
+    do: the first ``n_positional`` parameters positionally, every other one
+    by keyword with its default filled in (traced graphs record this form)."""
+
+    def wrap(fn):
+        sig = _inspect.signature(fn)
+        names = list(sig.parameters)
+
+        @_functools.wraps(fn)
+        def public(*args, **kwargs):
+            if _has_torch_function(args) or _has_torch_function(kwargs.values()):
+                bound = sig.bind(*args, **kwargs)
+                bound.apply_defaults()
+                values = bound.arguments
+                positional = tuple(values[n] for n in names[:n_positional])
+                keywords = {n: values[n] for n in names[n_positional:]}
+                handled, result = _C._handle_torch_function(public, positional, keywords)
+                if handled:
+                    return result
+            return fn(*args, **kwargs)
+
+        return public
+
+    return wrap
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def tanh(input):
+    return input.tanh()
 
 
 def _inplace(input, result, inplace):
@@ -15,34 +54,34 @@ def _inplace(input, result, inplace):
     return result
 
 
-@_overridable
+@_traceable(1)
 def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-@_overridable
+@_traceable(1)
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return _inplace(input, _torch.clamp(input, min_val, max_val), inplace)
 
 
-@_overridable
+@_traceable(1)
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _inplace(input, _torch.where(input > 0, input, input * negative_slope), inplace)
 
 
-@_overridable
+@_traceable(1)
 def elu(input, alpha=1.0, inplace=False):
     return _inplace(input, _torch.where(input > 0, input, (_torch.exp(input) - 1) * alpha), inplace)
 
 
-@_overridable
+@_traceable(1)
 def hardsigmoid(input, inplace=False):
     return _inplace(input, _torch.clamp(input / 6 + 0.5, 0.0, 1.0), inplace)
 
 
-@_overridable
+@_traceable(1)
 def hardswish(input, inplace=False):
     return _inplace(input, input * _torch.clamp(input / 6 + 0.5, 0.0, 1.0), inplace)
 
@@ -52,7 +91,7 @@ def logsigmoid(input):
     return -softplus(-input)
 
 
-@_overridable
+@_traceable(1)
 def glu(input, dim=-1):
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
@@ -60,7 +99,7 @@ def glu(input, dim=-1):
     return a * _torch.sigmoid(b)
 
 
-@_overridable
+@_traceable(1)
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     denom = input.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(input)
     return input / denom
@@ -83,7 +122,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return dot / (n1 * n2)
 
 
-@_overridable
+@_traceable(2)
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
@@ -98,7 +137,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, size_average, reduce, reduction)
 
 
-@_overridable
+@_traceable(2)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) is deprecated. Please ensure they have the same size.")
@@ -108,7 +147,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, size_average, reduce, reduction)
 
 
-@_overridable
+@_traceable(2)
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     diff = (input - target).abs()
     if beta == 0.0:
@@ -132,7 +171,10 @@ def _reduce(loss, size_average, reduce, reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-for _f in (relu6, hardtanh, leaky_relu, elu, hardsigmoid, hardswish, logsigmoid, glu, normalize, one_hot, cosine_similarity,
-           binary_cross_entropy_with_logits, binary_cross_entropy, smooth_l1_loss):
+# Where PyTorch defines each of these; graphs print targets by module.
+for _f in (relu6, hardtanh, leaky_relu, elu, hardsigmoid, hardswish, glu, normalize, binary_cross_entropy_with_logits,
+           binary_cross_entropy, smooth_l1_loss, sigmoid, tanh):
     _f.__module__ = "torch.nn.functional"
+logsigmoid.__module__ = one_hot.__module__ = "torch._C._nn"
+cosine_similarity.__module__ = "torch"
 del _f

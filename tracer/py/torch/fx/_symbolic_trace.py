@@ -1,0 +1,430 @@
+"""``torch.fx._symbolic_trace``: ``symbolic_trace`` and ``Tracer``. Tracing
+runs the model's ``forward`` on ``Proxy`` values with ``nn.Module.__call__``
+and ``__getattr__`` patched, recording each operation as a node."""
+
+import builtins
+import collections
+import functools
+import inspect
+import math
+import warnings
+from itertools import chain
+from types import FunctionType
+
+import torch
+import torch.utils._pytree as pytree
+from torch.fx._patcher import Patcher, patch_function_args
+from torch.fx.graph import Graph
+from torch.fx.graph_module import GraphModule
+from torch.fx.node import map_aggregate
+from torch.fx.proxy import ParameterProxy, Proxy, Scope, ScopeContextManager, TracerBase
+
+__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase", "PHWithMeta", "ProxyableClassMeta", "is_fx_tracing"]
+
+HAS_VARSTUFF = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+_orig_module_call = torch.nn.Module.__call__
+_orig_module_getattr = torch.nn.Module.__getattr__
+
+_proxyable_classes = {}
+_is_fx_tracing_flag = [False]
+
+
+def is_fx_tracing():
+    return _is_fx_tracing_flag[0]
+
+
+def is_fx_symbolic_tracing():
+    return _is_fx_tracing_flag[0]
+
+
+class ProxyableClassMeta(type):
+    """Instances of classes with this metaclass built from proxies are recorded
+    as ``call_function`` nodes of the class."""
+
+    def __init__(cls, name, bases, attrs):
+        _proxyable_classes.setdefault(cls)
+        super().__init__(name, bases, attrs)
+
+    def __call__(cls, *args, **kwargs):
+        instance = cls.__new__(cls)
+        if not is_fx_tracing():
+            cls.__init__(instance, *args, **kwargs)
+            return instance
+        found = []
+        map_aggregate((args, kwargs), lambda a: found.append(a) if isinstance(a, Proxy) else None)
+        if found:
+            return found[0].tracer.create_proxy("call_function", cls, args, kwargs)
+        cls.__init__(instance, *args, **kwargs)
+        return instance
+
+
+class PHBase:
+    """A placeholder inside ``concrete_args``: that part stays an input."""
+
+    def __repr__(self):
+        return "PH"
+
+
+PH = PHBase()
+
+
+class PHWithMeta(PHBase):
+    def __init__(self, ph_key=None):
+        super().__init__()
+        self.ph_key = ph_key
+
+
+def _transfer_attrs(fr, to):
+    for attr_name in dir(fr):
+        attr_val = getattr(fr, attr_name)
+        if not callable(attr_val) and not attr_name.startswith("__") and not hasattr(to, attr_name):
+            setattr(to, attr_name, attr_val)
+
+
+_BASE_TYPES = (str, int, float, bool, complex, torch.dtype, torch.Tensor, torch.device)
+
+
+class Tracer(TracerBase):
+    """Traces a module or function into a ``Graph``. Subclass it and override
+    ``is_leaf_module``, ``create_proxy``, ``create_arg``, ``call_module``,
+    ``getattr``, ``to_bool``, ``iter``, ``keys`` … to change how."""
+
+    def __init__(self, autowrap_modules=(math,), autowrap_functions=(), param_shapes_constant=False):
+        super().__init__()
+        # Functions called with a proxy argument are recorded, not run.
+        self._autowrap_function_ids = {
+            id(value)
+            for name, value in chain.from_iterable(m.__dict__.items() for m in autowrap_modules)
+            if not name.startswith("_") and callable(value)
+        }
+        self._autowrap_function_ids.update({id(f) for f in autowrap_functions})
+        self._autowrap_search = list(autowrap_modules)
+        self.param_shapes_constant = param_shapes_constant
+        self.submodule_paths = None
+        self.root_module_name = ""
+        self.scope = Scope("", None)
+        self.module_stack = collections.OrderedDict()
+        self.num_calls = {}
+        self.node_name_to_scope = {}
+
+    _qualname_counter = collections.defaultdict(int)
+
+    def get_fresh_qualname(self, prefix):
+        qualname = f"{prefix}0"
+        if not hasattr(self.root, qualname):
+            self._qualname_counter[prefix] = 0
+            return qualname
+        i = self._qualname_counter[prefix]
+        while True:
+            qualname = f"{prefix}{i}"
+            i += 1
+            if not hasattr(self.root, qualname):
+                break
+        self._qualname_counter[prefix] = i
+        return qualname
+
+    def create_arg(self, a):
+        """Parameters, buffers and submodules become ``get_attr`` nodes; other
+        tensors become ``_tensor_constantN`` attributes of the root."""
+        if isinstance(a, torch.nn.Parameter):
+            for n, p in self.root.named_parameters():
+                if a is p:
+                    return self.create_node("get_attr", n, (), {})
+            raise NameError("parameter is not a member of this module")
+        elif isinstance(a, torch.Tensor):
+            for n_, p_ in self.root.named_buffers():
+                if a is p_:
+                    return self.create_node("get_attr", n_, (), {})
+        elif isinstance(a, torch.nn.Module):
+            for n_, p_ in self.root.named_modules():
+                if a is p_:
+                    return self.create_node("get_attr", n_, (), {})
+        if isinstance(a, tuple) and hasattr(a, "_fields"):
+            args = tuple(self.create_arg(elem) for elem in a)
+            return self.create_node("call_function", a.__class__, args, {})
+        if isinstance(a, (torch.Tensor, pytree.TreeSpec)):
+            qualname = self.tensor_attrs.get(a)
+            if not qualname:
+                base_name = "_tensor_constant" if isinstance(a, torch.Tensor) else "_tree_spec_constant"
+                qualname = self.get_fresh_qualname(base_name)
+                self.tensor_attrs[a] = qualname
+                setattr(self.root, qualname, a)
+            return self.create_node("get_attr", qualname, (), {})
+        if type(a) in _proxyable_classes:
+            qualname = self.get_fresh_qualname(f"_{a.__class__.__name__}_constant_")
+            setattr(self.root, qualname, a)
+            return self.create_node("get_attr", qualname, (), {})
+        return super().create_arg(a)
+
+    def is_leaf_module(self, m, module_qualified_name):
+        """Modules of ``torch.nn`` (except ``Sequential``) are called, not traced into."""
+        return (m.__module__.startswith("torch.nn") or m.__module__.startswith("torch.ao.nn")) and not isinstance(m, torch.nn.Sequential)
+
+    def path_of_module(self, mod):
+        if self.submodule_paths:
+            path = self.submodule_paths.get(mod)
+            if path is None:
+                raise NameError("module is not installed as a submodule")
+            return path
+        for n, p in self.root.named_modules():
+            if mod is p:
+                return n
+        raise NameError("module is not installed as a submodule")
+
+    def call_module(self, m, forward, args, kwargs):
+        module_qualified_name = self.path_of_module(m)
+        with ScopeContextManager(self.scope, Scope(module_qualified_name, type(m))) as _scope:
+            num_calls = self.num_calls.get(module_qualified_name, 0)
+            module_key = f"{_scope.module_path}@{num_calls}" if num_calls > 0 else _scope.module_path
+            self.module_stack[module_key] = (module_qualified_name, _scope.module_type)
+            self.num_calls[module_qualified_name] = num_calls + 1
+            if not self.is_leaf_module(m, module_qualified_name):
+                ret_val = forward(*args, **kwargs)
+            else:
+                ret_val = self.create_proxy("call_module", module_qualified_name, args, kwargs)
+            self.module_stack.popitem(last=True)
+        return ret_val
+
+    def getattr(self, attr, attr_val, parameter_proxy_cache):
+        """A module attribute read during tracing: parameters (and buffers,
+        with ``proxy_buffer_attributes``) become one ``get_attr`` node each."""
+
+        def maybe_get_proxy_for_attr(attr_val, collection_to_search, parameter_proxy_cache):
+            for n, p in collection_to_search:
+                if attr_val is p:
+                    if n not in parameter_proxy_cache:
+                        kwargs = {}
+                        if "proxy_factory_fn" in inspect.signature(self.create_proxy).parameters:
+                            kwargs["proxy_factory_fn"] = None if not self.param_shapes_constant else (lambda node: ParameterProxy(self, node, n, attr_val))
+                        parameter_proxy_cache[n] = self.create_proxy("get_attr", n, (), {}, **kwargs)
+                    return parameter_proxy_cache[n]
+            return None
+
+        if isinstance(attr_val, torch.nn.Parameter):
+            proxy = maybe_get_proxy_for_attr(attr_val, self.root.named_parameters(), parameter_proxy_cache)
+            if proxy is not None:
+                return proxy
+        if self.proxy_buffer_attributes and isinstance(attr_val, torch.Tensor):
+            proxy = maybe_get_proxy_for_attr(attr_val, self.root.named_buffers(), parameter_proxy_cache)
+            if proxy is not None:
+                return proxy
+        return attr_val
+
+    def create_args_for_root(self, root_fn, is_module, concrete_args=None):
+        fn_for_analysis = inspect.unwrap(root_fn)
+        co = fn_for_analysis.__code__
+        total_args = co.co_argcount + co.co_kwonlyargcount
+        orig_args = list(co.co_varnames)
+        names_iter = iter(co.co_varnames)
+        args = []
+        skip_arg_idx = 0
+        if is_module:
+            if total_args == 0:
+                raise RuntimeError("``self`` argument cannot be part of *args expansion!")
+            skip_arg_idx = 1
+            next(names_iter)
+            args.append(self.root)
+        sig = inspect.signature(fn_for_analysis)
+        if isinstance(concrete_args, tuple) and len(concrete_args) > 0 and (co.co_flags & HAS_VARSTUFF) and total_args == 1:
+            for name_idx, concrete_arg in enumerate(concrete_args):
+                out = self.create_proxy("placeholder", f"input_{name_idx}", (), {})
+                if isinstance(concrete_arg, PHBase) and concrete_arg != PH:
+                    _transfer_attrs(fr=concrete_arg, to=out.node)
+                args.append(out)
+            return root_fn, args
+        arg_names = [next(names_iter) for _ in range(skip_arg_idx, total_args)]
+        if isinstance(concrete_args, tuple):
+            if len(arg_names) != len(concrete_args):
+                raise RuntimeError(f"Tracing expected {len(arg_names)} arguments but got {len(concrete_args)} concrete arguments")
+            concrete_args = dict(zip(arg_names, concrete_args))
+        args.extend(self._proxy_placeholder(name, concrete_args, sig, fn_for_analysis) for name in arg_names)
+        if co.co_kwonlyargcount > 0 or co.co_flags & HAS_VARSTUFF:
+            # *args/**kwargs arrive as one placeholder each, passed positionally.
+            if co.co_flags & inspect.CO_VARARGS:
+                args.append(self._proxy_placeholder("*" + next(names_iter), concrete_args, sig, fn_for_analysis))
+            if co.co_flags & inspect.CO_VARKEYWORDS:
+                args.append(self._proxy_placeholder("**" + next(names_iter), concrete_args, sig, fn_for_analysis))
+            root_fn = patch_function_args(root_fn, len(args))
+        flat_args, in_spec = pytree.tree_flatten(tuple(args))
+        if not all(child.is_leaf() for child in in_spec.children_specs):
+            from torch.fx.graph import _PyTreeCodeGen, _PyTreeInfo
+
+            self.graph._codegen = _PyTreeCodeGen(_PyTreeInfo(orig_args[:total_args], in_spec, None))
+
+            def flatten_fn(*args):
+                tree_args = pytree.tree_unflatten(list(args), in_spec)
+                tree_out = root_fn(*tree_args)
+                out_args, out_spec = pytree.tree_flatten(tree_out)
+                self.graph._codegen.pytree_info = self.graph._codegen.pytree_info._replace(out_spec=out_spec)
+                return out_args
+
+            return flatten_fn, flat_args
+        return root_fn, args
+
+    def trace(self, root, concrete_args=None):
+        """Traces ``root`` (a module's ``forward``, or a function) into a Graph."""
+        previous_flag = _is_fx_tracing_flag[0]
+        _is_fx_tracing_flag[0] = True
+        try:
+            if isinstance(root, torch.nn.Module):
+                self.root = root
+                if not hasattr(type(root), self.traced_func_name):
+                    raise AssertionError(f"traced_func_name={self.traced_func_name} doesn't exist in {type(root).__name__}")
+                fn = getattr(type(root), self.traced_func_name)
+                self.root_module_name = root._get_name()
+                self.submodule_paths = {mod: name for name, mod in root.named_modules()}
+            else:
+                self.root = torch.nn.Module()
+                fn = root
+            self.graph = Graph(tracer_cls=getattr(self, "__class__", None))
+            if hasattr(fn, "__code__"):
+                code = fn.__code__
+                self.graph._co_fields = {"co_name": code.co_name, "co_filename": code.co_filename, "co_firstlineno": code.co_firstlineno}
+            self.tensor_attrs = {}
+
+            def collect_tensor_attrs(m, prefix_atoms):
+                for k, v in m.__dict__.items():
+                    if isinstance(v, (torch.Tensor, pytree.TreeSpec)):
+                        self.tensor_attrs[v] = ".".join(prefix_atoms + [k])
+                for k, v in m.named_children():
+                    collect_tensor_attrs(v, prefix_atoms + [k])
+
+            collect_tensor_attrs(self.root, [])
+            if not isinstance(fn, FunctionType):
+                raise AssertionError(f"Expected FunctionType, got {type(fn)}")
+            fn_globals = fn.__globals__
+            fn, args = self.create_args_for_root(fn, isinstance(root, torch.nn.Module), concrete_args)
+            parameter_proxy_cache = {}
+
+            @functools.wraps(_orig_module_getattr)
+            def module_getattr_wrapper(mod, attr):
+                attr_val = _orig_module_getattr(mod, attr)
+                return self.getattr(attr, attr_val, parameter_proxy_cache)
+
+            @functools.wraps(_orig_module_call)
+            def module_call_wrapper(mod, *args, **kwargs):
+                def forward(*args, **kwargs):
+                    return _orig_module_call(mod, *args, **kwargs)
+
+                _autowrap_check(patcher, getattr(getattr(mod, "forward", mod), "__globals__", {}), self._autowrap_function_ids)
+                return self.call_module(mod, forward, args, kwargs)
+
+            with Patcher() as patcher:
+                patcher.patch_method(torch.nn.Module, "__getattr__", module_getattr_wrapper, deduplicate=False)
+                patcher.patch_method(torch.nn.Module, "__call__", module_call_wrapper, deduplicate=False)
+                _patch_wrapped_functions(patcher)
+                _autowrap_check(patcher, fn_globals, self._autowrap_function_ids)
+                for module in self._autowrap_search:
+                    _autowrap_check(patcher, module.__dict__, self._autowrap_function_ids)
+                ann = getattr(inspect.unwrap(fn), "__annotations__", {}) or {}
+                self.create_node("output", "output", (self.create_arg(fn(*args)),), {}, type_expr=ann.get("return", None))
+            self.submodule_paths = None
+        finally:
+            _is_fx_tracing_flag[0] = previous_flag
+        return self.graph
+
+    def _proxy_placeholder(self, name, concrete_args, sig, fn_for_analysis):
+        if concrete_args is not None and name in concrete_args:
+            cnt = 0
+
+            def replace_ph(x):
+                nonlocal cnt
+                cnt += 1
+                param = sig.parameters[name]
+                default = () if param.default is inspect.Parameter.empty else (param.default,)
+                out = self.create_proxy("placeholder", f"{name}_{str(cnt)}", default, {})
+                if isinstance(x, PHBase):
+                    if x != PH:
+                        _transfer_attrs(fr=x, to=out.node)
+                    return out
+                if type(x) is bool or type(x) in _BASE_TYPES and type(x) is not torch.Tensor:
+                    torch._assert(out == x, f"{name} has been specialized to have value {x} but got another value")
+                elif x is None:
+                    self.create_proxy("call_function", _assert_is_none, (out, f"{name} has been specialized to have value None but got another value"), {})
+                else:
+                    warnings.warn(
+                        f"Was not able to add assertion to guarantee correct input {name} to specialized function. "
+                        "It is up to the user to make sure that your inputs match the inputs you specialized the function with."
+                    )
+                return x
+
+            return pytree.tree_map(replace_ph, concrete_args[name])
+        if name[0] == "*":
+            default = ()
+        else:
+            param = sig.parameters[name]
+            default = () if param.default is inspect.Parameter.empty else (param.default,)
+        return self.create_proxy("placeholder", name, default, {}, type_expr=fn_for_analysis.__annotations__.get(name, None))
+
+
+# (id(globals), name) → globals, for `torch.fx.wrap`.
+_wrapped_fns_to_patch = {}
+
+
+def _find_proxy(*objects_to_search):
+    proxy = None
+
+    def find_proxy(x):
+        nonlocal proxy
+        if isinstance(x, Proxy):
+            proxy = x
+
+    map_aggregate(objects_to_search, find_proxy)
+    return proxy
+
+
+def _create_wrapped_func(orig_fn):
+    @functools.wraps(orig_fn)
+    def wrapped(*args, **kwargs):
+        proxy = _find_proxy(args, kwargs)
+        if proxy is not None:
+            return_proxy = proxy.tracer.create_proxy("call_function", orig_fn, args, kwargs)
+            return_proxy.node.meta["is_wrapped"] = True
+            return return_proxy
+        return orig_fn(*args, **kwargs)
+
+    return wrapped
+
+
+def _patch_wrapped_functions(patcher):
+    for (_, name), frame_dict in _wrapped_fns_to_patch.copy().items():
+        if name not in frame_dict and hasattr(builtins, name):
+            orig_fn = getattr(builtins, name)
+        else:
+            orig_fn = frame_dict[name]
+        patcher.patch(frame_dict, name, _create_wrapped_func(orig_fn))
+
+
+def _autowrap_check(patcher, frame_dict, function_ids):
+    if patcher.visit_once(frame_dict):
+        for name, value in list(frame_dict.items()):
+            if not name.startswith("_") and callable(value) and id(value) in function_ids:
+                patcher.patch(frame_dict, name, _create_wrapped_func(value))
+
+
+def wrap(fn_or_name):
+    """At module scope, ``torch.fx.wrap("name")`` (or ``@torch.fx.wrap``) makes
+    calls to that global function leaves of a trace: recorded, not traced."""
+    if not callable(fn_or_name) and not isinstance(fn_or_name, str):
+        raise RuntimeError("Unsupported type for global function! Must be either a callable or string name")
+    fn_name = fn_or_name.__name__ if callable(fn_or_name) else fn_or_name
+    f = inspect.currentframe().f_back
+    if f.f_code.co_name != "<module>":
+        raise NotImplementedError("wrap must be called at the top level of a module")
+    _wrapped_fns_to_patch[(id(f.f_globals), fn_name)] = f.f_globals
+    return fn_or_name
+
+
+def symbolic_trace(root, concrete_args=None):
+    """Traces ``root`` into a ``GraphModule`` named after its class (or function)."""
+    tracer = Tracer()
+    graph = tracer.trace(root, concrete_args)
+    name = root.__class__.__name__ if isinstance(root, torch.nn.Module) else root.__name__
+    return GraphModule(tracer.root, graph, name)
+
+
+@wrap
+def _assert_is_none(value, msg):
+    if value is not None:
+        raise AssertionError(msg)
