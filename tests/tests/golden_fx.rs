@@ -27,3 +27,24 @@ fn graph_modules_and_passes_behave_as_torch_fx() {
 fn to_folder_writes_a_package_that_rebuilds_the_module() {
     check("to_folder");
 }
+
+/// Every script in `fixtures/trace/`: `symbolic_trace` on functions and
+/// models (and its errors) must print what torch.fx prints.
+#[test]
+fn symbolic_traces_match_torch_fx() {
+    let dir = fixtures().join("trace");
+    let mut scripts: Vec<_> = std::fs::read_dir(&dir).expect("fixtures/trace").map(|e| e.expect("entry").path()).filter(|p| p.extension().is_some_and(|e| e == "py")).collect();
+    scripts.sort();
+    assert!(scripts.len() >= 40, "expected the trace fixtures, found {}", scripts.len());
+    let mut failures = vec![];
+    for script in &scripts {
+        let golden = script.with_extension("out");
+        let expected = std::fs::read_to_string(&golden).expect("golden file");
+        let out = run(&["run", script.to_str().unwrap()]);
+        let diff = unified_diff(&expected, &out.stdout, &golden.display().to_string());
+        if out.status != Some(0) || !diff.is_empty() {
+            failures.push(format!("{}: status {:?}\n{diff}{}", script.display(), out.status, out.stderr));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} traces differ from torch.fx:\n{}", failures.len(), scripts.len(), failures.join("\n"));
+}

@@ -68,6 +68,23 @@ from torch.serialization import save, load
 from torch import nn
 
 
+def _install_c_nn():
+    """``torch._C._nn``: where generated code finds the functionals that
+    PyTorch implements in C++ (``torch._C._nn.linear``)."""
+    import sys
+    import types
+
+    module = types.ModuleType("torch._C._nn")
+    for name, fn in vars(nn.functional).items():
+        if getattr(fn, "__module__", None) == "torch._C._nn":
+            setattr(module, name, fn)
+    _C._nn = module
+    sys.modules["torch._C._nn"] = module
+
+
+_install_c_nn()
+
+
 @overrides.overridable
 def _assert(condition, message):
     """``assert condition, message`` that tracing can record."""
@@ -82,6 +99,8 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``|input - other| <= atol + rtol * |other|``, elementwise (infinities equal to themselves)."""
     other = other if isinstance(other, Tensor) else tensor(other, dtype=input.dtype)
+    if not input.is_floating_point():
+        return input == other
     close = (input == other) | ((input - other).abs() <= atol + rtol * other.abs())
     if equal_nan:
         close = close | (isnan(input) & isnan(other))

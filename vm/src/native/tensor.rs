@@ -13,7 +13,7 @@ use crate::tensor::ops::elementwise::{Arg, Binary, Unary, binary, unary};
 use crate::tensor::ops::shape;
 use crate::tensor::{DType, Scalar, Tensor, format};
 
-use super::convert::{IntoPy, dtype_to_py, scalar, scalar_to_py, tensor_from_data, to_list};
+use super::convert::{IntoPy, PyDType, dtype_to_py, scalar, scalar_to_py, tensor_from_data, to_list};
 use super::signature::to_arg;
 
 #[pyclass(module = "torch", name = "Tensor")]
@@ -41,9 +41,32 @@ pub(crate) fn wrap(t: Tensor, vm: &VirtualMachine) -> PyObjectRef {
 
 fn binop(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyResult {
     let (Some(x), Some(y)) = (to_arg(&a.to_owned(), vm), to_arg(&b.to_owned(), vm)) else {
-        return Ok(vm.ctx.not_implemented());
+        let method = match op {
+            Binary::FloorDivide => "__floordiv__",
+            Binary::BitwiseAnd => "__and__",
+            Binary::BitwiseOr => "__or__",
+            Binary::BitwiseXor => "__xor__",
+            Binary::LeftShift => "__lshift__",
+            Binary::RightShift => "__rshift__",
+            op => op.name(),
+        };
+        return method_dispatch(a, b, method, vm);
     };
     binary(op, &x, &y).py(vm).map(|t| wrap(t, vm))
+}
+
+/// `tensor op other` with an `other` that overrides `__torch_function__` (a
+/// tracer's Proxy): dispatched as PyTorch does, as the Tensor method
+/// (`G + x` reaches the override as `Tensor.add(G, x)`).
+fn method_dispatch(a: &PyObject, b: &PyObject, method: &'static str, vm: &VirtualMachine) -> PyResult {
+    if a.downcast_ref::<PyTensor>().is_none() {
+        return Ok(vm.ctx.not_implemented());
+    }
+    let Some(func) = PyTensor::class(&vm.ctx).get_attr(vm.ctx.intern_str(method)) else {
+        return Ok(vm.ctx.not_implemented());
+    };
+    let args = FuncArgs::from(vec![a.to_owned(), b.to_owned()]);
+    Ok(super::ops::torch_function(&func, &format!("Tensor.{method}"), &args, vm)?.unwrap_or_else(|| vm.ctx.not_implemented()))
 }
 
 /// In-place `a op= b`: computes, then writes back through `a`'s view.
@@ -150,7 +173,7 @@ impl AsNumber for PyTensor {
             }),
             matrix_multiply: Some(|a, b, vm| {
                 let (Some(x), Some(y)) = (a.downcast_ref::<PyTensor>(), b.downcast_ref::<PyTensor>()) else {
-                    return Ok(vm.ctx.not_implemented());
+                    return method_dispatch(a, b, "matmul", vm);
                 };
                 crate::tensor::ops::linalg::matmul(&x.tensor(), &y.tensor()).py(vm).map(|t| wrap(t, vm))
             }),
@@ -385,6 +408,29 @@ impl PyTensor {
             "torch.preserve_format" => Err(vm.new_runtime_error("preserve memory format is unsupported by the contiguous operator")),
             other => Err(vm.new_type_error(format!("is_contiguous(): argument 'memory_format' must be torch.memory_format, not {other}"))),
         }
+    }
+
+    /// `tensor.type()`: the legacy type name; `tensor.type(dtype)`: a cast.
+    #[pymethod(name = "type")]
+    fn type_(zelf: PyRef<Self>, dtype: OptionalArg<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
+        let t = zelf.tensor();
+        let Some(dtype) = dtype.into_option().filter(|d| !vm.is_none(d)) else {
+            return Ok(vm.ctx.new_str(format!("torch.{}Tensor", crate::tensor::error::legacy_name(t.dtype()))).into());
+        };
+        let target = match dtype.downcast_ref::<PyDType>() {
+            Some(d) => d.dtype,
+            None => {
+                let name = dtype.str(vm)?;
+                [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64]
+                    .into_iter()
+                    .find(|d| format!("torch.{}Tensor", crate::tensor::error::legacy_name(*d)) == name.expect_str())
+                    .ok_or_else(|| vm.new_value_error(format!("invalid type: '{}'", name.expect_str())))?
+            }
+        };
+        if target == t.dtype() {
+            return Ok(zelf.into());
+        }
+        Ok(wrap(t.to_dtype(target), vm))
     }
 
     /// Quantized tensors do not exist in fxvm.

@@ -2,8 +2,10 @@
 them as nodes of a graph, and the tracer base that creates them."""
 
 import collections
+import dis
 import enum
 import operator
+import sys
 import traceback
 from dataclasses import fields, is_dataclass
 
@@ -134,6 +136,17 @@ class TracerBase:
         return Attribute(obj, "keys")()
 
 
+def _current_instruction(frame):
+    """The instruction ``frame`` is executing (the last one at or before
+    ``f_lasti``: CPython points at it, RustPython just past it)."""
+    current = None
+    for inst in dis.get_instructions(frame.f_code):
+        if inst.offset > frame.f_lasti:
+            break
+        current = inst
+    return current
+
+
 def _user_stack_trace():
     """The user frames that led here, from the first ``forward``, formatted as
     ``traceback`` formats them (frozen ``torch`` modules left out)."""
@@ -189,6 +202,10 @@ class Proxy:
         return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
 
     def __iter__(self):
+        # `a, b = proxy` unpacks a known count: read it from the caller's bytecode.
+        inst = _current_instruction(sys._getframe(1))
+        if inst is not None and inst.opname == "UNPACK_SEQUENCE":
+            return (self[i] for i in range(inst.argval))
         return self.tracer.iter(self)
 
     def __abs__(self):
