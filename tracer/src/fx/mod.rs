@@ -7,6 +7,7 @@ mod format;
 mod graph;
 mod namespace;
 mod node;
+mod record;
 mod tabular;
 
 pub(crate) use module::module_def;
@@ -88,6 +89,33 @@ mod module {
         let headers = headers.iter().map(text).collect::<PyResult<Vec<_>>>()?;
         let rows = rows.iter().map(|r| r.iter().map(text).collect::<PyResult<Vec<_>>>()).collect::<PyResult<Vec<_>>>()?;
         Ok(super::tabular::simple_table(&headers, &rows))
+    }
+
+    #[derive(rustpython_vm::FromArgs)]
+    struct CreateProxyArgs {
+        #[pyarg(positional)]
+        tracer: PyObjectRef,
+        #[pyarg(positional)]
+        proxy_cls: PyObjectRef,
+        #[pyarg(positional)]
+        kind: rustpython_vm::builtins::PyStrRef,
+        #[pyarg(positional)]
+        target: PyObjectRef,
+        #[pyarg(positional)]
+        args: PyObjectRef,
+        #[pyarg(positional)]
+        kwargs: PyObjectRef,
+        #[pyarg(positional)]
+        name: Option<rustpython_vm::builtins::PyStrRef>,
+        #[pyarg(positional)]
+        type_expr: PyObjectRef,
+    }
+
+    /// The default `TracerBase.create_proxy`, natively (see `record.rs`).
+    #[pyfunction]
+    fn create_proxy(a: CreateProxyArgs, vm: &VirtualMachine) -> PyResult {
+        let type_expr = (!vm.is_none(&a.type_expr)).then_some(a.type_expr);
+        super::record::create_proxy(a.tracer, a.proxy_cls, a.kind.expect_str(), a.target, a.args, a.kwargs, a.name, type_expr, vm)
     }
 
     #[pyfunction]

@@ -17,7 +17,7 @@ from torch.fx._patcher import Patcher, patch_function_args
 from torch.fx.graph import Graph
 from torch.fx.graph_module import GraphModule
 from torch.fx.node import map_aggregate
-from torch.fx.proxy import ParameterProxy, Proxy, Scope, ScopeContextManager, TracerBase
+from torch.fx.proxy import ParameterProxy, Proxy, Scope, TracerBase
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase", "PHWithMeta", "ProxyableClassMeta", "is_fx_tracing"]
 
@@ -104,7 +104,8 @@ class Tracer(TracerBase):
         self.submodule_paths = None
         self.root_module_name = ""
         self.scope = Scope("", None)
-        self.module_stack = collections.OrderedDict()
+        # Ordered (a dict keeps insertion order); popped last-in first-out.
+        self.module_stack = {}
         self.num_calls = {}
         self.node_name_to_scope = {}
 
@@ -127,6 +128,8 @@ class Tracer(TracerBase):
     def create_arg(self, a):
         """Parameters, buffers and submodules become ``get_attr`` nodes; other
         tensors become ``_tensor_constantN`` attributes of the root."""
+        if isinstance(a, Proxy):
+            return a.node
         if isinstance(a, torch.nn.Parameter):
             for n, p in self.root.named_parameters():
                 if a is p:
@@ -174,16 +177,21 @@ class Tracer(TracerBase):
 
     def call_module(self, m, forward, args, kwargs):
         module_qualified_name = self.path_of_module(m)
-        with ScopeContextManager(self.scope, Scope(module_qualified_name, type(m))) as _scope:
+        scope = self.scope
+        prev_path, prev_type = scope.module_path, scope.module_type
+        scope.module_path, scope.module_type = module_qualified_name, type(m)
+        try:
             num_calls = self.num_calls.get(module_qualified_name, 0)
-            module_key = f"{_scope.module_path}@{num_calls}" if num_calls > 0 else _scope.module_path
-            self.module_stack[module_key] = (module_qualified_name, _scope.module_type)
+            module_key = f"{module_qualified_name}@{num_calls}" if num_calls > 0 else module_qualified_name
+            self.module_stack[module_key] = (module_qualified_name, scope.module_type)
             self.num_calls[module_qualified_name] = num_calls + 1
             if not self.is_leaf_module(m, module_qualified_name):
                 ret_val = forward(*args, **kwargs)
             else:
                 ret_val = self.create_proxy("call_module", module_qualified_name, args, kwargs)
-            self.module_stack.popitem(last=True)
+            self.module_stack.popitem()
+        finally:
+            scope.module_path, scope.module_type = prev_path, prev_type
         return ret_val
 
     def getattr(self, attr, attr_val, parameter_proxy_cache):
@@ -283,12 +291,17 @@ class Tracer(TracerBase):
                 self.graph._co_fields = {"co_name": code.co_name, "co_filename": code.co_filename, "co_firstlineno": code.co_firstlineno}
             self.tensor_attrs = {}
 
+            constant_types = (torch.Tensor, pytree.TreeSpec)
+
             def collect_tensor_attrs(m, prefix_atoms):
                 for k, v in m.__dict__.items():
-                    if isinstance(v, (torch.Tensor, pytree.TreeSpec)):
+                    if isinstance(v, constant_types):
                         self.tensor_attrs[v] = ".".join(prefix_atoms + [k])
-                for k, v in m.named_children():
-                    collect_tensor_attrs(v, prefix_atoms + [k])
+                seen = set()
+                for k, v in m._modules.items():
+                    if v is not None and id(v) not in seen:
+                        seen.add(id(v))
+                        collect_tensor_attrs(v, prefix_atoms + [k])
 
             collect_tensor_attrs(self.root, [])
             if not isinstance(fn, FunctionType):

@@ -12,6 +12,7 @@ from dataclasses import fields, is_dataclass
 import torch
 from torch.fx.graph import Graph, magic_methods, reflectable_magic_methods
 from torch.fx.immutable_collections import immutable_dict, immutable_list
+from torch.fx._native import fx as _fx
 from torch.fx.node import Node, map_aggregate, map_arg
 
 __all__ = ["TracerBase", "GraphAppendingTracer", "TraceError", "Proxy", "Attribute", "ParameterProxy", "Scope", "ScopeContextManager"]
@@ -72,7 +73,7 @@ class TracerBase:
                 if key in current.meta:
                     node.meta[key] = current.meta[key]
         elif self.module_stack:
-            node.meta["nn_module_stack"] = collections.OrderedDict(self.module_stack)
+            node.meta["nn_module_stack"] = self.module_stack.copy()
         if self.record_stack_traces and not node.stack_trace:
             node.stack_trace = _user_stack_trace()
         return node
@@ -81,6 +82,8 @@ class TracerBase:
         return Proxy(node, self)
 
     def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, proxy_factory_fn=None):
+        if proxy_factory_fn is None and _default_hooks(type(self)) and not _preserving[0]:
+            return _fx.create_proxy(self, Proxy, kind, target, args, kwargs, name, type_expr)
         args_ = self.create_arg(args)
         kwargs_ = self.create_arg(kwargs)
         node = self.create_node(kind, target, args_, kwargs_, name, type_expr)
@@ -88,6 +91,9 @@ class TracerBase:
 
     def create_arg(self, a):
         """The graph argument for ``a``: nodes for proxies, containers rebuilt."""
+        handler = _create_arg_bypass.get(type(a))
+        if handler is not None:
+            return handler(self, a)
         if isinstance(a, Proxy):
             return a.node
         if hasattr(a, "__fx_create_arg__"):
@@ -136,12 +142,21 @@ class TracerBase:
         return Attribute(obj, "keys")()
 
 
+# code object -> [(offset, instruction)], disassembled once per code object.
+_instructions = {}
+
+
 def _current_instruction(frame):
     """The instruction ``frame`` is executing (the last one at or before
     ``f_lasti``: CPython points at it, RustPython just past it)."""
+    code = frame.f_code
+    entry = _instructions.get(id(code))
+    if entry is None or entry[0] is not code:
+        entry = (code, [(inst.offset, inst) for inst in dis.get_instructions(code)])
+        _instructions[id(code)] = entry
     current = None
-    for inst in dis.get_instructions(frame.f_code):
-        if inst.offset > frame.f_lasti:
+    for offset, inst in entry[1]:
+        if offset > frame.f_lasti:
             break
         current = inst
     return current
@@ -161,6 +176,33 @@ def _user_stack_trace():
     return "".join(traceback.format_list(user)).strip()
 
 
+# Tracer classes whose create_proxy may take the native path: those that
+# keep the default create_node and proxy hooks (create_arg overrides are
+# still honoured for the arguments the native path does not handle itself).
+_default_hooks_cache = {}
+
+
+def _default_hooks(cls):
+    fast = _default_hooks_cache.get(cls)
+    if fast is None:
+        from torch.fx._symbolic_trace import Tracer
+
+        fast = (
+            cls.create_node is TracerBase.create_node
+            and cls.proxy is TracerBase.proxy
+            and cls.create_arg in (TracerBase.create_arg, Tracer.create_arg)
+        )
+        _default_hooks_cache[cls] = fast
+    return fast
+
+
+# Exact types create_arg handles without searching (the common ones).
+_create_arg_bypass = {t: (lambda self, a: a) for t in (str, int, float, bool, complex, type(None), type(...), torch.dtype, torch.device)}
+_create_arg_bypass[tuple] = lambda self, a: tuple([self.create_arg(elem) for elem in a])
+_create_arg_bypass[list] = lambda self, a: [self.create_arg(elem) for elem in a]
+_create_arg_bypass[immutable_list] = _create_arg_bypass[list]
+
+
 # The node an Interpreter is running, whose meta new nodes inherit while a
 # Transformer preserves node meta.
 _current_meta = {}
@@ -174,7 +216,7 @@ class GraphAppendingTracer(TracerBase):
         super().__init__()
         self.graph = graph
         self.scope = Scope("", None)
-        self.module_stack = collections.OrderedDict()
+        self.module_stack = {}
         self.node_name_to_scope = {}
 
 
