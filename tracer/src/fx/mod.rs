@@ -8,6 +8,7 @@ mod graph;
 mod namespace;
 mod node;
 mod record;
+mod walk;
 mod tabular;
 
 pub(crate) use module::module_def;
@@ -116,6 +117,23 @@ mod module {
     fn create_proxy(a: CreateProxyArgs, vm: &VirtualMachine) -> PyResult {
         let type_expr = (!vm.is_none(&a.type_expr)).then_some(a.type_expr);
         super::record::create_proxy(a.tracer, a.proxy_cls, a.kind.expect_str(), a.target, a.args, a.kwargs, a.name, type_expr, vm)
+    }
+
+    /// `{module: name for name, module in root.named_modules()}`.
+    #[pyfunction]
+    fn module_paths(root: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        let out = vm.ctx.new_dict();
+        super::walk::module_paths(&root, String::new(), &out, vm)?;
+        Ok(out.into())
+    }
+
+    /// `{value: qualified name}` for attributes of `root` and its children
+    /// (each child once per parent) that are instances of `types`.
+    #[pyfunction]
+    fn constant_attrs(root: PyObjectRef, types: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        let out = vm.ctx.new_dict();
+        super::walk::constant_attrs(&root, String::new(), &types, &out, vm)?;
+        Ok(out.into())
     }
 
     #[pyfunction]

@@ -13,6 +13,7 @@ from types import FunctionType
 
 import torch
 import torch.utils._pytree as pytree
+from torch.fx._native import fx as _fx
 from torch.fx._patcher import Patcher, patch_function_args
 from torch.fx.graph import Graph
 from torch.fx.graph_module import GraphModule
@@ -176,16 +177,28 @@ class Tracer(TracerBase):
         raise NameError("module is not installed as a submodule")
 
     def call_module(self, m, forward, args, kwargs):
-        module_qualified_name = self.path_of_module(m)
+        cls = type(self)
+        if cls.path_of_module is Tracer.path_of_module and self.submodule_paths:
+            module_qualified_name = self.submodule_paths.get(m)
+            if module_qualified_name is None:
+                raise NameError("module is not installed as a submodule")
+        else:
+            module_qualified_name = self.path_of_module(m)
         scope = self.scope
         prev_path, prev_type = scope.module_path, scope.module_type
-        scope.module_path, scope.module_type = module_qualified_name, type(m)
+        module_type = type(m)
+        scope.module_path, scope.module_type = module_qualified_name, module_type
         try:
             num_calls = self.num_calls.get(module_qualified_name, 0)
             module_key = f"{module_qualified_name}@{num_calls}" if num_calls > 0 else module_qualified_name
-            self.module_stack[module_key] = (module_qualified_name, scope.module_type)
+            self.module_stack[module_key] = (module_qualified_name, module_type)
             self.num_calls[module_qualified_name] = num_calls + 1
-            if not self.is_leaf_module(m, module_qualified_name):
+            if cls.is_leaf_module is Tracer.is_leaf_module:
+                module_name = module_type.__module__
+                leaf = (module_name.startswith("torch.nn") or module_name.startswith("torch.ao.nn")) and not isinstance(m, torch.nn.Sequential)
+            else:
+                leaf = self.is_leaf_module(m, module_qualified_name)
+            if not leaf:
                 ret_val = forward(*args, **kwargs)
             else:
                 ret_val = self.create_proxy("call_module", module_qualified_name, args, kwargs)
@@ -281,7 +294,7 @@ class Tracer(TracerBase):
                     raise AssertionError(f"traced_func_name={self.traced_func_name} doesn't exist in {type(root).__name__}")
                 fn = getattr(type(root), self.traced_func_name)
                 self.root_module_name = root._get_name()
-                self.submodule_paths = {mod: name for name, mod in root.named_modules()}
+                self.submodule_paths = _fx.module_paths(root)
             else:
                 self.root = torch.nn.Module()
                 fn = root
@@ -291,19 +304,7 @@ class Tracer(TracerBase):
                 self.graph._co_fields = {"co_name": code.co_name, "co_filename": code.co_filename, "co_firstlineno": code.co_firstlineno}
             self.tensor_attrs = {}
 
-            constant_types = (torch.Tensor, pytree.TreeSpec)
-
-            def collect_tensor_attrs(m, prefix_atoms):
-                for k, v in m.__dict__.items():
-                    if isinstance(v, constant_types):
-                        self.tensor_attrs[v] = ".".join(prefix_atoms + [k])
-                seen = set()
-                for k, v in m._modules.items():
-                    if v is not None and id(v) not in seen:
-                        seen.add(id(v))
-                        collect_tensor_attrs(v, prefix_atoms + [k])
-
-            collect_tensor_attrs(self.root, [])
+            self.tensor_attrs = _fx.constant_attrs(self.root, (torch.Tensor, pytree.TreeSpec))
             if not isinstance(fn, FunctionType):
                 raise AssertionError(f"Expected FunctionType, got {type(fn)}")
             fn_globals = fn.__globals__
@@ -315,12 +316,18 @@ class Tracer(TracerBase):
                 attr_val = _orig_module_getattr(mod, attr)
                 return self.getattr(attr, attr_val, parameter_proxy_cache)
 
+            # The globals of each module class's forward are checked once.
+            autowrapped_classes = set()
+
             @functools.wraps(_orig_module_call)
             def module_call_wrapper(mod, *args, **kwargs):
                 def forward(*args, **kwargs):
                     return _orig_module_call(mod, *args, **kwargs)
 
-                _autowrap_check(patcher, getattr(getattr(mod, "forward", mod), "__globals__", {}), self._autowrap_function_ids)
+                cls = type(mod)
+                if cls not in autowrapped_classes:
+                    autowrapped_classes.add(cls)
+                    _autowrap_check(patcher, getattr(getattr(mod, "forward", mod), "__globals__", {}), self._autowrap_function_ids)
                 return self.call_module(mod, forward, args, kwargs)
 
             with Patcher() as patcher:
@@ -387,7 +394,21 @@ def _find_proxy(*objects_to_search):
     return proxy
 
 
+# One wrapper per wrapped function, reused by every trace (a wrapper finds
+# its tracer through the proxies it is called with).
+_wrapper_cache = {}
+
+
 def _create_wrapped_func(orig_fn):
+    cached = _wrapper_cache.get(id(orig_fn))
+    if cached is not None and cached[0] is orig_fn:
+        return cached[1]
+    wrapped = _make_wrapped_func(orig_fn)
+    _wrapper_cache[id(orig_fn)] = (orig_fn, wrapped)
+    return wrapped
+
+
+def _make_wrapped_func(orig_fn):
     @functools.wraps(orig_fn)
     def wrapped(*args, **kwargs):
         proxy = _find_proxy(args, kwargs)

@@ -57,11 +57,21 @@ def _forward_from_src(src, globals, co_fields=None):
     return fn
 
 
+def _child(module, name, default=...):
+    """``getattr(module, name)``, looking in ``_modules`` first (cheap)."""
+    child = module.__dict__.get("_modules", {}).get(name)
+    if child is not None:
+        return child
+    if default is ...:
+        return getattr(module, name)
+    return getattr(module, name, default)
+
+
 def _copy_attr(from_module, to_module, target):
     *prefix, field = target.split(".")
     for item in prefix:
-        f = getattr(from_module, item)
-        t = getattr(to_module, item, None)
+        f = _child(from_module, item)
+        t = _child(to_module, item, None)
         if f is t:
             # Already installed (an ancestor was copied whole).
             return
