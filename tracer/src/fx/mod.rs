@@ -136,6 +136,12 @@ mod module {
         Ok(out.into())
     }
 
+    /// `file:line` of the user code running now (see `record::user_location`).
+    #[pyfunction]
+    fn user_location(vm: &VirtualMachine) -> Option<String> {
+        super::record::user_location(vm)
+    }
+
     #[pyfunction]
     fn _format_arg(a: PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
         super::format::format_arg(&a, vm)

@@ -109,10 +109,15 @@ pub(crate) fn create_proxy(
     {
         node.meta(vm).set_item("nn_module_stack", vm.call_method(&stack, "copy", ())?, vm)?;
     }
+    if let Some(loc) = user_location(vm) {
+        node.meta(vm).set_item("source_loc", vm.ctx.new_str(loc).into(), vm)?;
+    }
     if tracer.get_attr("record_stack_traces", vm)?.try_to_bool(vm)? {
         let proxy_mod = vm.import("torch.fx.proxy", 0)?.get_attr("fx", vm)?.get_attr("proxy", vm)?;
         let trace = proxy_mod.get_attr("_user_stack_trace", vm)?.call((), vm)?;
-        node.meta(vm).set_item("stack_trace", trace, vm)?;
+        if trace.clone().try_to_bool(vm)? {
+            node.meta(vm).set_item("stack_trace", trace, vm)?;
+        }
     }
 
     // `Proxy(node, tracer)` without running `__init__`: its two attributes.
@@ -122,4 +127,18 @@ pub(crate) fn create_proxy(
     dict.set_item("tracer", tracer.clone(), vm)?;
     dict.set_item("node", node.into(), vm)?;
     Ok(proxy)
+}
+
+/// `file:line` of the innermost frame of user code (frozen `torch` modules
+/// skipped): where the operation being recorded was written.
+pub(crate) fn user_location(vm: &VirtualMachine) -> Option<String> {
+    let mut frame = vm.current_frame();
+    while let Some(f) = frame {
+        let path = f.code.source_path().as_str();
+        if !(path.starts_with("torch.") || path.starts_with("<frozen") || path == "torch") {
+            return Some(format!("{path}:{}", f.f_lineno()));
+        }
+        frame = f.f_back(vm);
+    }
+    None
 }

@@ -74,8 +74,13 @@ class TracerBase:
                     node.meta[key] = current.meta[key]
         elif self.module_stack:
             node.meta["nn_module_stack"] = self.module_stack.copy()
+        location = _fx.user_location()
+        if location is not None:
+            node.meta["source_loc"] = location
         if self.record_stack_traces and not node.stack_trace:
-            node.stack_trace = _user_stack_trace()
+            trace = _user_stack_trace()
+            if trace:
+                node.stack_trace = trace
         return node
 
     def proxy(self, node):
