@@ -1,6 +1,7 @@
-"""Loads ``torch._C._fx``, the native IR. It is a built-in module inside the
+"""Loads the native modules of torch.fx (``torch._C._fx``, the IR, and
+``torch._C._fx_patches``). They are built-in modules named inside the
 built-in ``torch._C``, which is not a package, so the import system cannot
-reach it by the usual submodule import."""
+reach them by the usual submodule import."""
 
 import importlib.machinery
 import importlib.util
@@ -9,15 +10,15 @@ import sys
 import torch
 
 
-def _load():
-    name = "torch._C._fx"
+def load(name):
+    """The built-in module ``name`` (``torch._C.<x>``), also set on ``torch._C``."""
     module = sys.modules.get(name)
     if module is None:
         spec = importlib.machinery.BuiltinImporter.find_spec(name)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        torch._C._fx = module
+        setattr(torch._C, name.rsplit(".", 1)[1], module)
     return module
 
 
-fx = _load()
+fx = load("torch._C._fx")

@@ -394,17 +394,20 @@ def _find_proxy(*objects_to_search):
     return proxy
 
 
-# One wrapper per wrapped function, reused by every trace (a wrapper finds
-# its tracer through the proxies it is called with).
+# One wrapper per function and place it is patched in (a dict and a name),
+# reused by later traces: a wrapper finds its tracer through the proxies it
+# is called with. Distinct places keep distinct wrappers, as in torch.fx.
 _wrapper_cache = {}
 
 
-def _create_wrapped_func(orig_fn):
-    cached = _wrapper_cache.get(id(orig_fn))
-    if cached is not None and cached[0] is orig_fn:
-        return cached[1]
+def _create_wrapped_func(orig_fn, frame_dict=None, name=None):
+    key = (id(frame_dict), name, id(orig_fn))
+    cached = _wrapper_cache.get(key)
+    if cached is not None and cached[0] is orig_fn and cached[1] is frame_dict:
+        return cached[2]
     wrapped = _make_wrapped_func(orig_fn)
-    _wrapper_cache[id(orig_fn)] = (orig_fn, wrapped)
+    if frame_dict is not None:
+        _wrapper_cache[key] = (orig_fn, frame_dict, wrapped)
     return wrapped
 
 
@@ -427,14 +430,14 @@ def _patch_wrapped_functions(patcher):
             orig_fn = getattr(builtins, name)
         else:
             orig_fn = frame_dict[name]
-        patcher.patch(frame_dict, name, _create_wrapped_func(orig_fn))
+        patcher.patch(frame_dict, name, _create_wrapped_func(orig_fn, frame_dict, name))
 
 
 def _autowrap_check(patcher, frame_dict, function_ids):
     if patcher.visit_once(frame_dict):
         for name, value in list(frame_dict.items()):
             if not name.startswith("_") and callable(value) and id(value) in function_ids:
-                patcher.patch(frame_dict, name, _create_wrapped_func(value))
+                patcher.patch(frame_dict, name, _create_wrapped_func(value, frame_dict, name))
 
 
 def wrap(fn_or_name):
