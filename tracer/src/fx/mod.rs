@@ -136,6 +136,17 @@ mod module {
         Ok(out.into())
     }
 
+    /// `_copy_attr` for each of `targets` (see `walk::copy_attr`).
+    #[pyfunction]
+    fn copy_attrs(from: PyObjectRef, to: PyObjectRef, targets: Vec<rustpython_vm::builtins::PyStrRef>, classes: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult<()> {
+        let [module, parameter, tensor]: [PyObjectRef; 3] = classes.try_into().map_err(|_| vm.new_type_error("copy_attrs expects (Module, Parameter, Tensor)"))?;
+        let c = super::walk::Classes { module, parameter, tensor };
+        for t in targets {
+            super::walk::copy_attr(&from, &to, t.expect_str(), &c, vm)?;
+        }
+        Ok(())
+    }
+
     /// `file:line` of the user code running now (see `record::user_location`).
     #[pyfunction]
     fn user_location(vm: &VirtualMachine) -> Option<String> {

@@ -11,6 +11,7 @@ import warnings
 
 import torch
 import torch.nn as nn
+from torch.fx._native import fx as _fx
 from torch.fx.graph import Graph, _custom_builtins_import_lines
 from torch.nn.modules.module import _addindent
 
@@ -55,37 +56,6 @@ def _forward_from_src(src, globals, co_fields=None):
     fn = globals_copy["forward"]
     del globals_copy["forward"]
     return fn
-
-
-def _child(module, name, default=...):
-    """``getattr(module, name)``, looking in ``_modules`` first (cheap)."""
-    child = module.__dict__.get("_modules", {}).get(name)
-    if child is not None:
-        return child
-    if default is ...:
-        return getattr(module, name)
-    return getattr(module, name, default)
-
-
-def _copy_attr(from_module, to_module, target):
-    *prefix, field = target.split(".")
-    for item in prefix:
-        f = _child(from_module, item)
-        t = _child(to_module, item, None)
-        if f is t:
-            # Already installed (an ancestor was copied whole).
-            return
-        if t is None:
-            t = torch.nn.Module()
-            setattr(to_module, item, t)
-        from_module, to_module = f, t
-    orig = getattr(from_module, field)
-    # Plain tensors (buffers and constants) become buffers, keeping persistence.
-    if isinstance(orig, torch.Tensor) and not isinstance(orig, torch.nn.Parameter):
-        persistent = field not in getattr(from_module, "_non_persistent_buffers_set", ())
-        to_module.register_buffer(field, orig, persistent=persistent)
-    else:
-        setattr(to_module, field, orig)
 
 
 def _assign_attr(from_obj, to_module, target):
@@ -175,9 +145,8 @@ class GraphModule(torch.nn.Module):
         if isinstance(root, torch.nn.Module):
             if hasattr(root, "training"):
                 self.training = root.training
-            for node in graph.nodes:
-                if node.op in ["get_attr", "call_module"]:
-                    _copy_attr(root, self, node.target)
+            targets = [node.target for node in graph.nodes if node.op in ("get_attr", "call_module")]
+            _fx.copy_attrs(root, self, targets, (torch.nn.Module, torch.nn.Parameter, torch.Tensor))
         elif isinstance(root, dict):
             targets_to_copy = []
             for node in graph.nodes:
