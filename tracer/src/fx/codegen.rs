@@ -365,16 +365,23 @@ fn stack_summary(node: &Py<PyNode>, vm: &VirtualMachine) -> String {
     "No stacktrace found for following nodes".to_owned()
 }
 
+/// torch.fx's `_PyTreeCodeGen`: `forward` takes the original arguments and
+/// flattens them itself; outputs are rebuilt when there is an output spec.
+pub(crate) struct PyTree {
+    pub(crate) orig_args: Vec<String>,
+    pub(crate) out_spec: bool,
+}
+
 /// Generates `forward`: returns `(src, globals, lineno_map, prologue_start)`.
-pub(crate) fn python_code(graph: &Py<PyGraph>, root_module: &str, verbose: bool, vm: &VirtualMachine) -> PyResult<PyTupleRef> {
+pub(crate) fn python_code(graph: &Py<PyGraph>, root_module: &str, verbose: bool, pytree: Option<&PyTree>, vm: &VirtualMachine) -> PyResult<PyTupleRef> {
     let nodes = PyGraph::node_vec(graph, vm);
     graph.begin_codegen(Namespace::default(), vm);
-    let result = generate(graph, &nodes, root_module, verbose, vm);
+    let result = generate(graph, &nodes, root_module, verbose, pytree, vm);
     graph.end_codegen();
     result
 }
 
-fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: bool, vm: &VirtualMachine) -> PyResult<PyTupleRef> {
+fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: bool, pytree: Option<&PyTree>, vm: &VirtualMachine) -> PyResult<PyTupleRef> {
     let mut g = Gen { graph, vm, globals: Globals::load(vm)?, targets: HashMap::new() };
     let custom: Vec<(&'static str, PyObjectRef)> = g.globals.custom.iter().map(|(k, v)| (*k, v.clone())).collect();
     let mut ordered = custom;
@@ -489,7 +496,11 @@ fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: 
                     return_annotation = format!(" -> {}", g.type_repr(&t)?);
                 }
                 let result = args.as_slice().first().cloned().unwrap_or_else(|| vm.ctx.none());
-                body.push(format!("return {}", g.repr(&result)?));
+                let result = g.repr(&result)?;
+                body.push(match pytree {
+                    Some(p) if p.out_spec => format!("return pytree.tree_unflatten({result}, self._out_spec)"),
+                    _ => format!("return {result}"),
+                });
                 body.push("\n".to_owned());
                 continue;
             }
@@ -517,10 +528,31 @@ fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: 
         let wrap_name = g.add_global("wrap", &wrap)?;
         wrapped.keys().map(|name| format!("{wrap_name}(\"{name}\")")).collect::<Vec<_>>().join("\n")
     };
-    if free_vars.first().is_none_or(|v| v != "self") {
-        free_vars.insert(0, "self".to_owned());
-    }
-    let prologue = format!("def forward({}){return_annotation}:", free_vars.join(", "));
+    let prologue = match pytree {
+        Some(p) => {
+            // The signature is the original one; placeholders are bound by flattening.
+            let mut fn_args = p.orig_args.clone();
+            if fn_args.first().is_some_and(|a| a == "self") {
+                free_vars.insert(0, "self".to_owned());
+            }
+            let call_args = fn_args.join(", ");
+            if fn_args.first().is_none_or(|v| v != "self") {
+                fn_args.insert(0, "self".to_owned());
+            }
+            let mut def = format!("def forward({}){return_annotation}:", fn_args.join(", "));
+            if !free_vars.is_empty() {
+                let names: Vec<&str> = free_vars.iter().map(|v| v.split(':').next().unwrap_or(v).split('#').next().unwrap_or(v)).collect();
+                def.push_str(&format!("\n    {}, = fx_pytree.tree_flatten_spec([{call_args}], self._in_spec)", names.join(", ")));
+            }
+            def
+        }
+        None => {
+            if free_vars.first().is_none_or(|v| v != "self") {
+                free_vars.insert(0, "self".to_owned());
+            }
+            format!("def forward({}){return_annotation}:", free_vars.join(", "))
+        }
+    };
 
     let lineno_map = vm.ctx.new_dict();
     let prologue_len = prologue.matches('\n').count() + 1;

@@ -5,9 +5,10 @@ import copy
 import inspect
 import warnings
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import torch
+import torch.utils._pytree as pytree
 from torch.fx._native import fx as _fx
 from torch.fx.node import Node, _format_arg, _get_qualified_name, _type_repr, map_arg
 
@@ -38,6 +39,31 @@ class CodeGen:
 
     def process_outputs(self, outputs):
         return outputs
+
+
+class _PyTreeInfo(NamedTuple):
+    orig_args: list
+    in_spec: Any
+    out_spec: Any
+
+
+class _PyTreeCodeGen(CodeGen):
+    """``forward`` takes the original (nested) arguments, flattens them against
+    ``self._in_spec`` and rebuilds its outputs with ``self._out_spec``."""
+
+    def __init__(self, pytree_info):
+        super().__init__()
+        self.pytree_info = pytree_info
+
+    def process_inputs(self, *inputs):
+        return pytree.arg_tree_leaves(*inputs)
+
+    def process_outputs(self, out):
+        if self.pytree_info is None or self.pytree_info.out_spec is None:
+            return out
+        if not isinstance(out, (list, tuple)):
+            out = [out]
+        return pytree.tree_unflatten(out, self.pytree_info.out_spec)
 
 
 class Graph(_fx.GraphBase):
@@ -111,7 +137,11 @@ class Graph(_fx.GraphBase):
 
     def python_code(self, root_module, *, verbose=False, include_stride=False, include_device=False, colored=False, expanded_def=False, record_func=False, additional_meta=None):
         """The Python source of this graph's ``forward`` and its globals."""
-        src, globals_, lineno_map, prologue_start = self._python_code(root_module, verbose)
+        pytree_args = None
+        info = getattr(self._codegen, "pytree_info", None)
+        if isinstance(self._codegen, _PyTreeCodeGen) and info is not None:
+            pytree_args = (list(info.orig_args), info.out_spec is not None)
+        src, globals_, lineno_map, prologue_start = self._python_code(root_module, verbose, pytree_args)
         return PythonCode(src, globals_, lineno_map, prologue_start)
 
     def print_tabular(self):

@@ -191,6 +191,11 @@ class GraphModule(torch.nn.Module):
 
     def recompile(self):
         """Regenerates ``forward`` from the graph (after editing it)."""
+        from torch.fx.graph import _PyTreeCodeGen
+
+        if isinstance(self._graph._codegen, _PyTreeCodeGen):
+            self._in_spec = self._graph._codegen.pytree_info.in_spec
+            self._out_spec = self._graph._codegen.pytree_info.out_spec
         python_code = self._graph.python_code(root_module="self")
         self._code = python_code.src
         self._lineno_map = python_code._lineno_map

@@ -21,9 +21,24 @@ class TreeSpec:
     def __eq__(self, other):
         return isinstance(other, TreeSpec) and (self.type, self.context, self.children_specs) == (other.type, other.context, other.children_specs)
 
-    def __repr__(self):
-        children = ", ".join(repr(c) for c in self.children_specs)
-        return f"TreeSpec({self.type.__name__}, {self.context}, [{children}])"
+    @property
+    def num_children(self):
+        return len(self.children_specs)
+
+    def child(self, index):
+        return self.children_specs[index]
+
+    def children(self):
+        return list(self.children_specs)
+
+    def __repr__(self, indent=0):
+        text = f"TreeSpec({self.type.__name__}, {self.context}, ["
+        if self.children_specs:
+            indent += 2
+            text += self.children_specs[0].__repr__(indent)
+            text += "," if len(self.children_specs) > 1 else ""
+            text += ",".join("\n" + " " * indent + c.__repr__(indent) for c in self.children_specs[1:])
+        return text + "])"
 
 
 class LeafSpec(TreeSpec):
@@ -36,7 +51,7 @@ class LeafSpec(TreeSpec):
     def is_leaf(self):
         return True
 
-    def __repr__(self):
+    def __repr__(self, indent=0):
         return "*"
 
 
@@ -89,6 +104,14 @@ def _unflatten(it, spec):
     if spec.is_leaf():
         return next(it)
     return _rebuild(spec, [_unflatten(it, c) for c in spec.children_specs])
+
+
+def arg_tree_leaves(*args, **kwargs):
+    """The leaves of ``(args, kwargs)`` as a call passes them (kwargs only if any)."""
+    leaves = tree_leaves(list(args))
+    if kwargs:
+        leaves += tree_leaves(kwargs)
+    return leaves
 
 
 def tree_leaves(tree):
