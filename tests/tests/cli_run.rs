@@ -151,11 +151,14 @@ fn ctrl_c_raises_keyboard_interrupt_in_the_script() {
 }
 
 #[test]
-fn bundled_example_prints_the_model_and_its_outputs() {
+fn bundled_example_prints_runs_and_traces_the_model() {
     let script = fxvm_tests::fixtures().join("examples").join("mlp.py");
     let out = run(&["run", script.to_str().unwrap()]);
     assert_eq!(out.status, Some(0), "{}", out.stderr);
     // The same text real PyTorch prints for this script.
     let expected = "MLP(\n  (fc1): Linear(in_features=4, out_features=8, bias=True)\n  (fc2): Linear(in_features=8, out_features=2, bias=False)\n)\nlogits: tensor([[-0.1030, -0.2733],\n        [-0.2957, -0.7834],\n        [-0.4883, -1.2934]])\n";
     assert!(out.stdout.starts_with(expected), "{}", out.stdout);
+    // And the code torch.fx generates when it traces the model.
+    let traced = "\n\ndef forward(self, x):\n    fc1 = self.fc1(x);  x = None\n    relu = torch.nn.functional.relu(fc1, inplace = False);  fc1 = None\n    fc2 = self.fc2(relu);  relu = None\n    return fc2\n    \ntraced module agrees: True\n";
+    assert!(out.stdout.contains(traced), "{}", out.stdout);
 }

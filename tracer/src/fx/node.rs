@@ -267,7 +267,7 @@ impl PyNode {
     }
 }
 
-#[pyclass(flags(HAS_DICT), with(Representable))]
+#[pyclass(flags(HAS_DICT, DISALLOW_INSTANTIATION), with(Representable))]
 impl PyNode {
     #[pygetset]
     fn graph(&self) -> PyObjectRef {
