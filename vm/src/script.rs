@@ -57,7 +57,7 @@ pub fn finish(vm: &VirtualMachine, result: PyResult<()>) -> u32 {
 }
 
 /// Flushes `sys.stdout` and `sys.stderr`; false when stdout could not be flushed.
-fn flush_std(vm: &VirtualMachine) -> bool {
+pub fn flush_std(vm: &VirtualMachine) -> bool {
     let mut stdout_ok = true;
     for (name, is_stdout) in [("stdout", true), ("stderr", false)] {
         let Ok(stream) = vm.sys_module.get_attr(name, vm) else { continue };

@@ -1,6 +1,8 @@
 //! The `fxvm` command line: argument parsing and dispatch to subcommands.
 
+mod check;
 mod run;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -21,6 +23,8 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     Run(run::RunArgs),
+    Trace(trace::TraceArgs),
+    Check(check::CheckArgs),
 }
 
 /// Parses the process arguments and runs the chosen subcommand.
@@ -28,6 +32,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let status = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Trace(args) => trace::run(args),
+        Command::Check(args) => check::run(args),
     };
     ExitCode::from(status)
 }
@@ -36,4 +42,13 @@ pub fn main() -> ExitCode {
 fn usage_error(message: impl std::fmt::Display) -> u8 {
     eprintln!("fxvm: error: {message}");
     2
+}
+
+/// An I/O error's text without Rust's " (os error N)" suffix.
+fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
 }

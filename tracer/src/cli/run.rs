@@ -50,15 +50,6 @@ fn check_script(path: &Path) -> Result<(), String> {
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => Err(format!("can't open file '{}': is a directory", path.display())),
         Ok(_) => Ok(()),
-        Err(e) => Err(format!("can't open file '{}': {}", path.display(), io_reason(&e))),
-    }
-}
-
-/// The error's text without Rust's " (os error N)" suffix.
-fn io_reason(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error") {
-        Some(i) => text[..i].to_owned(),
-        None => text,
+        Err(e) => Err(format!("can't open file '{}': {}", path.display(), super::io_reason(&e))),
     }
 }

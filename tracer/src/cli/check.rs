@@ -1,0 +1,153 @@
+//! `fxvm check`: compare traced output with golden files, as a unified diff.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::trace::{Failure, Format, Target, traced_text, write_file};
+
+/// Check traced output against golden files (a unified diff on mismatch).
+#[derive(Debug, Args)]
+#[command(after_help = "A directory checks every *.py with goldens beside it, named <stem>.<format>\n(model.py → model.code, model.graph, model.tabular, model.readable).\n\nExamples:\n  fxvm check model.py --expect model.code\n  fxvm check model.py --expect model.graph --format graph --bless\n  fxvm check fixtures/models/")]
+pub(crate) struct CheckArgs {
+    #[command(flatten)]
+    target: Target,
+    /// The golden file to compare with (required for a single script).
+    #[arg(long, value_name = "GOLDEN")]
+    expect: Option<PathBuf>,
+    /// The form to compare (for a single script).
+    #[arg(long, value_enum, default_value = "code")]
+    format: Format,
+    /// Write the traced output as the new golden instead of comparing.
+    #[arg(long)]
+    bless: bool,
+}
+
+/// How one comparison ended.
+enum Outcome {
+    Passed,
+    Blessed,
+    Failed,
+}
+
+/// The unified diff from `expected` to `actual` (empty when equal).
+pub fn unified_diff(expected: &str, actual: &str, golden: &str, color: bool) -> String {
+    let diff = similar::TextDiff::from_lines(expected, actual);
+    let text = diff.unified_diff().context_radius(3).header(golden, "traced").to_string();
+    if !color {
+        return text;
+    }
+    text.lines()
+        .map(|line| {
+            let code = if line.starts_with("+++") || line.starts_with("---") {
+                "1"
+            } else if line.starts_with('+') {
+                "32"
+            } else if line.starts_with('-') {
+                "31"
+            } else if line.starts_with("@@") {
+                "36"
+            } else {
+                return format!("{line}\n");
+            };
+            format!("\x1b[{code}m{line}\x1b[0m\n")
+        })
+        .collect()
+}
+
+fn check_one(target: &Target, format: Format, golden: &Path, bless: bool) -> Result<Outcome, Failure> {
+    let actual = traced_text(target, format)?;
+    if bless {
+        return match write_file(golden, &actual) {
+            0 => Ok(Outcome::Blessed),
+            _ => Err(Failure::Raised),
+        };
+    }
+    let expected = match std::fs::read_to_string(golden) {
+        Ok(text) => text,
+        Err(e) => {
+            return Err(Failure::Usage(format!(
+                "can't read golden '{}': {} (run with --bless to create it)",
+                golden.display(),
+                super::io_reason(&e)
+            )));
+        }
+    };
+    if expected == actual {
+        return Ok(Outcome::Passed);
+    }
+    let color = std::io::stdout().is_terminal();
+    print!("{}", unified_diff(&expected, &actual, &golden.display().to_string(), color));
+    Ok(Outcome::Failed)
+}
+
+/// Every `*.py` in `dir` with its goldens: `(script, format, golden)`.
+fn goldens_in(dir: &Path) -> std::io::Result<Vec<(PathBuf, Format, PathBuf)>> {
+    let mut scripts: Vec<PathBuf> = std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "py")).collect();
+    scripts.sort();
+    let mut out = vec![];
+    for script in scripts {
+        for format in Format::ALL {
+            let golden = script.with_extension(format.name());
+            if golden.is_file() {
+                out.push((script.clone(), format, golden));
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn run(args: CheckArgs) -> u8 {
+    if args.target.file.is_dir() {
+        return run_dir(&args);
+    }
+    let Some(golden) = &args.expect else {
+        return super::usage_error("`fxvm check FILE.py` needs --expect GOLDEN (or give a directory)");
+    };
+    match check_one(&args.target, args.format, golden, args.bless) {
+        Ok(Outcome::Passed) => {
+            println!("ok: {} matches {}", args.target.file.display(), golden.display());
+            0
+        }
+        Ok(Outcome::Blessed) => {
+            println!("blessed: wrote {}", golden.display());
+            0
+        }
+        Ok(Outcome::Failed) => 1,
+        Err(Failure::Usage(message)) => super::usage_error(message),
+        Err(Failure::Raised) => 1,
+    }
+}
+
+fn run_dir(args: &CheckArgs) -> u8 {
+    let dir = &args.target.file;
+    let cases = match goldens_in(dir) {
+        Ok(cases) => cases,
+        Err(e) => return super::usage_error(format!("can't read directory '{}': {}", dir.display(), super::io_reason(&e))),
+    };
+    if cases.is_empty() {
+        return super::usage_error(format!("no goldens in {}: expected <stem>.<format> files beside the scripts", dir.display()));
+    }
+    let (mut passed, mut failed) = (0, 0);
+    for (script, format, golden) in cases {
+        let target = Target { file: script.clone(), ..args.target.clone() };
+        match check_one(&target, format, &golden, args.bless) {
+            Ok(Outcome::Passed | Outcome::Blessed) => passed += 1,
+            Ok(Outcome::Failed) => {
+                println!("FAILED: {} ({})", script.display(), format.name());
+                failed += 1;
+            }
+            Err(Failure::Usage(message)) => {
+                println!("FAILED: {} ({}): {message}", script.display(), format.name());
+                failed += 1;
+            }
+            Err(Failure::Raised) => {
+                println!("FAILED: {} ({}): the trace raised", script.display(), format.name());
+                failed += 1;
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    u8::from(failed > 0)
+}

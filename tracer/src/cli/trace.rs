@@ -1,0 +1,136 @@
+//! `fxvm trace`: import a script, trace its model, print one form of it.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use rustpython_vm::{AsObject, PyResult, VirtualMachine};
+
+/// The text form to print.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// `print(gm.graph)`
+    Graph,
+    /// `gm.code`: the generated forward
+    Code,
+    /// `gm.graph.print_tabular()`
+    Tabular,
+    /// `gm.print_readable()`
+    Readable,
+}
+
+impl Format {
+    pub(crate) const ALL: [Format; 4] = [Format::Graph, Format::Code, Format::Tabular, Format::Readable];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Format::Graph => "graph",
+            Format::Code => "code",
+            Format::Tabular => "tabular",
+            Format::Readable => "readable",
+        }
+    }
+}
+
+/// What to trace and how to print it (shared by `trace` and `check`).
+#[derive(Debug, Args, Clone)]
+pub(crate) struct Target {
+    /// The script to import (as a module, not `__main__`).
+    #[arg(value_name = "FILE.py")]
+    pub(crate) file: PathBuf,
+    /// Trace this expression, evaluated in the script's namespace (e.g. "GPT(GPTConfig(n_layer=2))").
+    #[arg(long, value_name = "EXPR", conflicts_with = "function")]
+    pub(crate) module: Option<String>,
+    /// Trace this function of the script.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) function: Option<String>,
+    /// Specialise an argument: NAME=VALUE (a Python literal, or PH for a placeholder). Repeatable.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub(crate) concrete: Vec<String>,
+}
+
+/// Trace a model in a script and print its graph, code, table or readable form.
+#[derive(Debug, Args)]
+#[command(after_help = "Without --module or --function, the script's only nn.Module subclass that can be built\nwithout arguments is traced.\n\nExamples:\n  fxvm trace model.py\n  fxvm trace gpt.py --module \"GPT(GPTConfig(n_layer=2))\" --format graph\n  fxvm trace ops.py --function attention --concrete causal=True -o attention.code")]
+pub(crate) struct TraceArgs {
+    #[command(flatten)]
+    target: Target,
+    /// What to print.
+    #[arg(long, value_enum, default_value = "code")]
+    format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "OUT")]
+    output: Option<PathBuf>,
+}
+
+/// Why producing the traced text failed.
+pub(crate) enum Failure {
+    /// A mistake in the command line or what it names: a one-line error.
+    Usage(String),
+    /// The script or the trace raised: the traceback was printed.
+    Raised,
+}
+
+/// Traces `target` in a fresh interpreter and renders it as `format`.
+pub(crate) fn traced_text(target: &Target, format: Format) -> Result<String, Failure> {
+    let file = &target.file;
+    match std::fs::metadata(file) {
+        Ok(meta) if meta.is_dir() => return Err(Failure::Usage(format!("{} is a directory, not a script", file.display()))),
+        Ok(_) => {}
+        Err(e) => return Err(Failure::Usage(format!("can't open file '{}': {}", file.display(), super::io_reason(&e)))),
+    }
+    let argv = vec![file.to_string_lossy().into_owned()];
+    let interp = crate::interpreter(&fxvm_vm::Config { argv, ..Default::default() });
+    let result = interp.enter(|vm| {
+        let out = run_trace(vm, target, format);
+        fxvm_vm::script::flush_std(vm);
+        match out {
+            Ok(text) => Ok(text),
+            Err(exc) => {
+                let cli_error = exc.class().name().to_string() == "CliError";
+                if cli_error {
+                    let message = exc.as_object().str(vm).map(|s| s.expect_str().to_owned()).unwrap_or_default();
+                    Err(Failure::Usage(message))
+                } else {
+                    vm.print_exception(exc);
+                    Err(Failure::Raised)
+                }
+            }
+        }
+    });
+    // Exiting is all that is left; the OS frees the heap faster.
+    std::mem::forget(interp);
+    result
+}
+
+fn run_trace(vm: &VirtualMachine, target: &Target, format: Format) -> PyResult<String> {
+    let cli = vm.import("torch.fx._cli", 0)?.get_attr("fx", vm)?.get_attr("_cli", vm)?;
+    let opt = |v: &Option<String>| v.as_ref().map_or_else(|| vm.ctx.none(), |s| vm.ctx.new_str(s.as_str()).into());
+    let concrete = vm.ctx.new_list(target.concrete.iter().map(|c| vm.ctx.new_str(c.as_str()).into()).collect());
+    let text = cli.get_attr("trace_file", vm)?.call(
+        (target.file.to_string_lossy().into_owned(), opt(&target.module), opt(&target.function), format.name(), concrete),
+        vm,
+    )?;
+    Ok(text.str(vm)?.expect_str().to_owned())
+}
+
+pub(crate) fn run(args: TraceArgs) -> u8 {
+    let text = match traced_text(&args.target, args.format) {
+        Ok(text) => text,
+        Err(Failure::Usage(message)) => return super::usage_error(message),
+        Err(Failure::Raised) => return 1,
+    };
+    match &args.output {
+        Some(path) => write_file(path, &text),
+        None => {
+            print!("{text}");
+            0
+        }
+    }
+}
+
+pub(crate) fn write_file(path: &Path, text: &str) -> u8 {
+    match std::fs::write(path, text) {
+        Ok(()) => 0,
+        Err(e) => super::usage_error(format!("can't write '{}': {}", path.display(), super::io_reason(&e))),
+    }
+}
