@@ -110,9 +110,33 @@ fn mistakes_get_one_line_errors() {
 
 #[test]
 fn each_command_has_help_with_examples() {
-    for command in ["trace", "check"] {
+    for command in ["trace", "check", "lint"] {
         let out = run(&[command, "--help"]);
         assert_eq!(out.status, Some(0));
         assert!(out.stdout.contains("Examples:"), "{command}: {}", out.stdout);
     }
+}
+
+#[test]
+fn lint_reports_every_untraceable_construct_with_its_position() {
+    let file = cli("untraceable.py");
+    let out = run(&["lint", &file]);
+    assert_eq!(out.status, Some(1), "{}", out.stderr);
+    let positions: Vec<String> = out.stdout.lines().map(|l| l.strip_prefix(&format!("{file}:")).expect("file prefix").splitn(3, ':').take(2).collect::<Vec<_>>().join(":")).collect();
+    assert_eq!(positions, ["15:12", "17:15", "19:13", "20:17", "21:32", "22:20", "24:9", "28:16", "29:28", "30:23"], "{}", out.stdout);
+    assert!(out.stdout.contains(":15:12: `if` depends on the traced value 'h'"), "{}", out.stdout);
+    assert!(out.stdout.contains(":19:13: `len()` of the traced value 'h' needs a concrete value"), "{}", out.stdout);
+    assert!(out.stdout.contains(":24:9: `try` around code on the traced value 'h'"), "{}", out.stdout);
+
+    let clean = run(&["lint", &cli("gpt_block.py")]);
+    assert_eq!((clean.status, clean.stdout.as_str()), (Some(0), ""));
+
+    let scratch = Scratch::new("lint");
+    let bad = scratch.write("bad.py", "class M:\n    def forward(self, x)\n        return x\n");
+    let out = run(&["lint", bad.to_str().unwrap()]);
+    assert_eq!(out.status, Some(2));
+    assert!(out.stderr.trim_end().ends_with("bad.py:2:25: syntax error: Expected `:`, found newline"), "{}", out.stderr);
+    let missing = run(&["lint", "missing.py"]);
+    assert_eq!(missing.status, Some(2));
+    assert_eq!(missing.stderr.trim_end(), "fxvm: error: can't open file 'missing.py': No such file or directory");
 }

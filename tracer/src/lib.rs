@@ -2,6 +2,7 @@
 
 pub mod cli;
 mod fx;
+pub mod lint;
 
 use rustpython_vm::Interpreter;
 

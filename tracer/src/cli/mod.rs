@@ -1,6 +1,7 @@
 //! The `fxvm` command line: argument parsing and dispatch to subcommands.
 
 mod check;
+mod lint;
 mod run;
 mod trace;
 
@@ -25,6 +26,7 @@ enum Command {
     Run(run::RunArgs),
     Trace(trace::TraceArgs),
     Check(check::CheckArgs),
+    Lint(lint::LintArgs),
 }
 
 /// Parses the process arguments and runs the chosen subcommand.
@@ -34,6 +36,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Trace(args) => trace::run(args),
         Command::Check(args) => check::run(args),
+        Command::Lint(args) => lint::run(args),
     };
     ExitCode::from(status)
 }
