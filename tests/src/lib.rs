@@ -93,14 +93,8 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("fixtures")
 }
 
-/// A unified diff of `expected` against `actual`, empty when they are equal.
+/// A unified diff of `expected` against `actual`, empty when they are equal:
+/// `fxvm check`'s own diff, so CI shows a mismatch as a user would see it.
 pub fn unified_diff(expected: &str, actual: &str, golden: &str) -> String {
-    if expected == actual {
-        return String::new();
-    }
-    similar::TextDiff::from_lines(expected, actual)
-        .unified_diff()
-        .context_radius(3)
-        .header(golden, "actual")
-        .to_string()
+    fxvm_tracer::diff::unified_diff(expected, actual, golden, "actual", false)
 }

@@ -1,6 +1,7 @@
 //! torch.fx in Rust: the graph IR, the tracer, and the `fxvm` command.
 
 pub mod cli;
+pub mod diff;
 mod fx;
 pub mod lint;
 

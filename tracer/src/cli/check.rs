@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::trace::{Failure, Format, Target, traced_text, write_file};
+use crate::diff::unified_diff;
 
 /// Check traced output against golden files (a unified diff on mismatch).
 #[derive(Debug, Args)]
@@ -31,31 +32,6 @@ enum Outcome {
     Failed,
 }
 
-/// The unified diff from `expected` to `actual` (empty when equal).
-pub fn unified_diff(expected: &str, actual: &str, golden: &str, color: bool) -> String {
-    let diff = similar::TextDiff::from_lines(expected, actual);
-    let text = diff.unified_diff().context_radius(3).header(golden, "traced").to_string();
-    if !color {
-        return text;
-    }
-    text.lines()
-        .map(|line| {
-            let code = if line.starts_with("+++") || line.starts_with("---") {
-                "1"
-            } else if line.starts_with('+') {
-                "32"
-            } else if line.starts_with('-') {
-                "31"
-            } else if line.starts_with("@@") {
-                "36"
-            } else {
-                return format!("{line}\n");
-            };
-            format!("\x1b[{code}m{line}\x1b[0m\n")
-        })
-        .collect()
-}
-
 fn check_one(target: &Target, format: Format, golden: &Path, bless: bool) -> Result<Outcome, Failure> {
     let actual = traced_text(target, format)?;
     if bless {
@@ -78,7 +54,7 @@ fn check_one(target: &Target, format: Format, golden: &Path, bless: bool) -> Res
         return Ok(Outcome::Passed);
     }
     let color = std::io::stdout().is_terminal();
-    print!("{}", unified_diff(&expected, &actual, &golden.display().to_string(), color));
+    print!("{}", unified_diff(&expected, &actual, &golden.display().to_string(), "traced", color));
     Ok(Outcome::Failed)
 }
 
