@@ -100,7 +100,8 @@ pub(crate) fn visit_nodes(a: &PyObject, f: &mut dyn FnMut(&PyObject)) {
     }
 }
 
-/// Whether `a` holds no node at all (so it can be stored as it is).
+/// Whether a tuple holds only nodes and plain values, no containers (so it
+/// can be stored as it is, without rebuilding).
 pub(crate) fn is_flat_tuple(a: &PyTuple) -> bool {
     a.iter().all(|x| {
         x.downcast_ref::<PyNode>().is_some()
