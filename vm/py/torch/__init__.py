@@ -64,7 +64,20 @@ def is_floating_point(input):
     return input.is_floating_point()
 
 from torch import overrides, return_types
-from torch.serialization import save, load
+
+
+def save(obj, f, *args, **kwargs):
+    """Writes ``obj`` to a path or binary file (see ``torch.serialization``)."""
+    from torch import serialization  # pickle is slow to import; load it on use
+
+    return serialization.save(obj, f, *args, **kwargs)
+
+
+def load(f, *args, **kwargs):
+    """Reads an object written by ``torch.save`` (see ``torch.serialization``)."""
+    from torch import serialization
+
+    return serialization.load(f, *args, **kwargs)
 from torch import nn
 
 

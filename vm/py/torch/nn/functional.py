@@ -2,7 +2,6 @@
 plus compositions written here (each dispatching ``__torch_function__``)."""
 
 import functools as _functools
-import inspect as _inspect
 import math as _math
 
 import torch as _torch
@@ -19,12 +18,14 @@ def _traceable(n_positional):
     by keyword with its default filled in (traced graphs record this form)."""
 
     def wrap(fn):
-        sig = _inspect.signature(fn)
-        names = list(sig.parameters)
-
         @_functools.wraps(fn)
         def public(*args, **kwargs):
             if _has_torch_function(args) or _has_torch_function(kwargs.values()):
+                # inspect is slow to import; only tracing needs it.
+                import inspect
+
+                sig = inspect.signature(fn)
+                names = list(sig.parameters)
                 bound = sig.bind(*args, **kwargs)
                 bound.apply_defaults()
                 values = bound.arguments
