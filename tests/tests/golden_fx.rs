@@ -48,3 +48,11 @@ fn symbolic_traces_match_torch_fx() {
     }
     assert!(failures.is_empty(), "{} of {} traces differ from torch.fx:\n{}", failures.len(), scripts.len(), failures.join("\n"));
 }
+
+#[test]
+fn nodes_come_only_from_graphs() {
+    // A Node built directly had no payload and failed later with a confusing error.
+    let out = run(&["run", "-c", "import torch.fx as fx\nfx.Node()"]);
+    assert_eq!(out.status, Some(1));
+    assert!(out.stderr.trim_end().ends_with("TypeError: cannot create 'torch.fx.node.Node' instances"), "{}", out.stderr);
+}
