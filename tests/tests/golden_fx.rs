@@ -56,3 +56,13 @@ fn nodes_come_only_from_graphs() {
     assert_eq!(out.status, Some(1));
     assert!(out.stderr.trim_end().ends_with("TypeError: cannot create 'torch.fx.node.Node' instances"), "{}", out.stderr);
 }
+
+#[test]
+fn renaming_never_takes_a_builtin_or_keyword() {
+    // `_rename` once consulted the reserved names only after some code had
+    // been generated in the process; torch.fx prints `sum_1 if_1` here.
+    let code = "import operator, torch.fx as fx\ng = fx.Graph()\nx = g.placeholder('x')\nn = g.call_function(operator.neg, (x,))\nn._rename('sum')\nm = g.call_function(operator.neg, (n,))\nm._rename('if')\nprint(n.name, m.name)";
+    let out = run(&["run", "-c", code]);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "sum_1 if_1\n");
+}

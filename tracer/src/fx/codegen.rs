@@ -125,7 +125,8 @@ struct Globals {
     functional: PyObjectRef,
     device: PyObjectRef,
     /// Objects names may not shadow unless they are that object.
-    custom: HashMap<&'static str, PyObjectRef>,
+    /// In `CUSTOM_BUILTINS` order, the order they enter every module's globals.
+    custom: Vec<(&'static str, PyObjectRef)>,
     map: IndexMap<String, PyObjectRef>,
 }
 
@@ -160,7 +161,7 @@ enum Target {
 
 impl Gen<'_> {
     fn node_name(&self, n: &Py<PyNode>) -> String {
-        self.graph.repr_name(n)
+        self.graph.repr_name(n, self.vm)
     }
 
     /// `add_global`: the name code uses for `obj`, registering it as a global.
@@ -172,7 +173,7 @@ impl Gen<'_> {
         let reserved = reserved(vm);
         let custom = &self.globals.custom;
         let is_that_object = |name: &str| -> bool {
-            vm.builtins.dict().get_item_opt(name, vm).ok().flatten().is_some_and(|b| b.is(obj)) || custom.get(name).is_some_and(|c| c.is(obj))
+            vm.builtins.dict().get_item_opt(name, vm).ok().flatten().is_some_and(|b| b.is(obj)) || custom.iter().any(|(n, c)| *n == name && c.is(obj))
         };
         let name = self.graph.with_codegen(|ns| ns.create_name(hint, Some(id(obj)), |n| reserved.contains(n) && !is_that_object(n)));
         if let Some(existing) = self.globals.map.get(&name) {
@@ -375,7 +376,7 @@ pub(crate) struct PyTree {
 /// Generates `forward`: returns `(src, globals, lineno_map, prologue_start)`.
 pub(crate) fn python_code(graph: &Py<PyGraph>, root_module: &str, verbose: bool, pytree: Option<&PyTree>, vm: &VirtualMachine) -> PyResult<PyTupleRef> {
     let nodes = PyGraph::node_vec(graph, vm);
-    graph.begin_codegen(Namespace::default(), vm);
+    graph.begin_codegen(Namespace::default());
     let result = generate(graph, &nodes, root_module, verbose, pytree, vm);
     graph.end_codegen();
     result
@@ -383,11 +384,8 @@ pub(crate) fn python_code(graph: &Py<PyGraph>, root_module: &str, verbose: bool,
 
 fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: bool, pytree: Option<&PyTree>, vm: &VirtualMachine) -> PyResult<PyTupleRef> {
     let mut g = Gen { graph, vm, globals: Globals::load(vm)?, targets: HashMap::new() };
-    let custom: Vec<(&'static str, PyObjectRef)> = g.globals.custom.iter().map(|(k, v)| (*k, v.clone())).collect();
-    let mut ordered = custom;
-    ordered.sort_by_key(|(k, _)| CUSTOM_BUILTINS.iter().position(|c| c == k));
-    for (name, obj) in &ordered {
-        g.add_global(name, obj)?;
+    for (name, obj) in g.globals.custom.clone() {
+        g.add_global(name, &obj)?;
     }
 
     // The last use of each value, found walking backwards: values are freed there.

@@ -111,21 +111,20 @@ impl PyGraph {
 
     /// How a node appears in text: its name, or while code is being
     /// generated, its name in that code.
-    pub(crate) fn repr_name(&self, node: &Py<PyNode>) -> String {
+    pub(crate) fn repr_name(&self, node: &Py<PyNode>, vm: &VirtualMachine) -> String {
         let name = node.name();
         let mut s = self.s.lock();
         match s.codegen.as_mut() {
             Some(ns) => {
                 // Names are taken in the order code mentions them, as torch.fx does.
-                let reserved = RESERVED_FOR_CODEGEN.get().expect("codegen sets the reserved names");
+                let reserved = reserved(vm);
                 ns.create_name(&name, Some(id(node.as_object())), |n| reserved.contains(n))
             }
             None => name,
         }
     }
 
-    pub(crate) fn begin_codegen(&self, ns: Namespace, vm: &VirtualMachine) {
-        let _ = RESERVED_FOR_CODEGEN.set(reserved(vm));
+    pub(crate) fn begin_codegen(&self, ns: Namespace) {
         self.s.lock().codegen = Some(ns);
     }
 
@@ -138,10 +137,10 @@ impl PyGraph {
         f(self.s.lock().codegen.as_mut().expect("code generation in progress"))
     }
 
-    pub(crate) fn rename(&self, node: &Py<PyNode>, candidate: &str) -> String {
-        let reserved = RESERVED_FOR_CODEGEN.get().copied();
+    pub(crate) fn rename(&self, node: &Py<PyNode>, candidate: &str, vm: &VirtualMachine) -> String {
+        let reserved = reserved(vm);
         let mut s = self.s.lock();
-        let name = s.names.create_name(candidate, None, |n| reserved.is_some_and(|r| r.contains(n)));
+        let name = s.names.create_name(candidate, None, |n| reserved.contains(n));
         s.names.rename(id(node.as_object()), &name);
         name
     }
@@ -321,8 +320,6 @@ struct InsertArgs {
     #[pyarg(any, optional)]
     n: OptionalArg<Option<NodeRef>>,
 }
-
-static RESERVED_FOR_CODEGEN: OnceLock<&'static Reserved> = OnceLock::new();
 
 impl Constructor for PyGraph {
     type Args = FuncArgs;

@@ -281,11 +281,9 @@ impl PyNode {
 
     #[pygetset(setter, name = "name")]
     fn set_name(zelf: &Py<Self>, value: PyStrRef, vm: &VirtualMachine) -> PyResult<()> {
+        let hooks = zelf.owning_module_hooks("_replace_hooks", vm)?;
         for user in zelf.users() {
-            for hook in zelf.owning_module_hooks("_replace_hooks", vm)? {
-                let kw = FuncArgs::new(vec![], rustpython_vm::function::KwArgs::new([("old".to_owned(), zelf.to_owned().into()), ("new".to_owned(), value.clone().into()), ("user".to_owned(), user.clone().into())].into_iter().collect()));
-                hook.call(kw, vm)?;
-            }
+            call_replace_hooks(&hooks, zelf.to_owned().into(), value.clone().into(), user.into(), vm)?;
         }
         zelf.s.write().name = value.expect_str().to_owned();
         Ok(())
@@ -498,10 +496,7 @@ impl PyNode {
             {
                 continue;
             }
-            for hook in &hooks {
-                let kw: rustpython_vm::function::KwArgs = [("old".to_owned(), zelf.to_owned().into()), ("new".to_owned(), vm.ctx.new_str(new.name()).into()), ("user".to_owned(), user.clone().into())].into_iter().collect();
-                hook.call(FuncArgs::new(vec![], kw), vm)?;
-            }
+            call_replace_hooks(&hooks, zelf.to_owned().into(), vm.ctx.new_str(new.name()).into(), user.clone().into(), vm)?;
             PyNode::replace_input(&user, zelf.as_object(), &replace_with, vm)?;
             changed.push(user.into());
         }
@@ -510,10 +505,8 @@ impl PyNode {
 
     #[pymethod]
     fn replace_input_with(zelf: &Py<Self>, old_input: NodeRef, new_input: NodeRef, vm: &VirtualMachine) -> PyResult<()> {
-        for hook in zelf.owning_module_hooks("_replace_hooks", vm)? {
-            let kw: rustpython_vm::function::KwArgs = [("old".to_owned(), old_input.clone().into()), ("new".to_owned(), vm.ctx.new_str(new_input.name()).into()), ("user".to_owned(), zelf.to_owned().into())].into_iter().collect();
-            hook.call(FuncArgs::new(vec![], kw), vm)?;
-        }
+        let hooks = zelf.owning_module_hooks("_replace_hooks", vm)?;
+        call_replace_hooks(&hooks, old_input.clone().into(), vm.ctx.new_str(new_input.name()).into(), zelf.to_owned().into(), vm)?;
         Self::replace_input(zelf, old_input.as_object(), &new_input.into(), vm)
     }
 
@@ -524,11 +517,11 @@ impl PyNode {
 
     /// Renames to a fresh name derived from `candidate`.
     #[pymethod]
-    fn _rename(zelf: &Py<Self>, candidate: PyStrRef) {
+    fn _rename(zelf: &Py<Self>, candidate: PyStrRef, vm: &VirtualMachine) {
         if candidate.expect_str() == zelf.name() {
             return;
         }
-        let name = zelf.owner().rename(zelf, candidate.expect_str());
+        let name = zelf.owner().rename(zelf, candidate.expect_str(), vm);
         zelf.s.write().name = name;
     }
 
@@ -569,6 +562,16 @@ impl PyNode {
     }
 }
 
+/// Tells an owning GraphModule's `_replace_hooks` that `user` will read
+/// `new` (a name) where it read `old`.
+fn call_replace_hooks(hooks: &[PyObjectRef], old: PyObjectRef, new: PyObjectRef, user: PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    for hook in hooks {
+        let kw: rustpython_vm::function::KwArgs = [("old".to_owned(), old.clone()), ("new".to_owned(), new.clone()), ("user".to_owned(), user.clone())].into_iter().collect();
+        hook.call(FuncArgs::new(vec![], kw), vm)?;
+    }
+    Ok(())
+}
+
 #[derive(FromArgs)]
 struct ReplaceAllUsesArgs {
     #[pyarg(any)]
@@ -596,7 +599,7 @@ struct IsImpureArgs {
 }
 
 impl Representable for PyNode {
-    fn repr_str(zelf: &Py<Self>, _vm: &VirtualMachine) -> PyResult<String> {
-        Ok(zelf.owner().repr_name(zelf))
+    fn repr_str(zelf: &Py<Self>, vm: &VirtualMachine) -> PyResult<String> {
+        Ok(zelf.owner().repr_name(zelf, vm))
     }
 }
