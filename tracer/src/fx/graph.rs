@@ -243,7 +243,7 @@ impl PyGraph {
     }
 
     fn insert_point(zelf: &Py<Self>, insert: Insert, vm: &VirtualMachine) -> PyRef<InsertPoint> {
-        let saved = std::mem::replace(&mut zelf.s.lock().insert, Some(insert));
+        let saved = zelf.s.lock().insert.replace(insert);
         InsertPoint { graph: zelf.to_owned(), saved: PyMutex::new(saved) }.into_ref(&vm.ctx)
     }
 
@@ -374,7 +374,7 @@ impl PyGraph {
     #[pymethod]
     fn placeholder(zelf: &Py<Self>, a: PlaceholderArgs, vm: &VirtualMachine) -> PyResult<NodeRef> {
         // `inspect.Signature.empty` (the default) means "no default value".
-        let default = a.default_value.into_option().filter(|d| !d.downcast_ref::<PyType>().is_some_and(|t| t.name().to_string() == "_empty"));
+        let default = a.default_value.into_option().filter(|d| d.downcast_ref::<PyType>().is_none_or(|t| t.name().to_string() != "_empty"));
         let args = default.map(|d| vm.ctx.new_tuple(vec![d]).into());
         Self::create(zelf, "placeholder", a.name.into(), args, None, None, opt(a.type_expr, vm), vm)
     }
