@@ -43,6 +43,16 @@ fn nn_modules_print_register_and_run_as_pytorch() {
 }
 
 #[test]
+fn huge_sizes_empty_and_0_dim_tensors_answer_as_pytorch() {
+    check("robustness");
+}
+
+#[test]
+fn torch_load_reads_pytorch_checkpoints_and_runs_nothing_else() {
+    check_in("serialization", "load");
+}
+
+#[test]
 fn backward_says_autograd_is_unsupported() {
     let out = run(&["run", "-c", "import torch\ntorch.ones(2).sum().backward()"]);
     assert_eq!(out.status, Some(1));

@@ -7,7 +7,7 @@
 mod interp;
 mod native;
 pub mod script;
-pub mod tensor;
 
 pub use interp::{Config, build, builder};
+pub use fxvm_tensor as tensor;
 pub use rustpython_vm as py;

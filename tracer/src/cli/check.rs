@@ -54,7 +54,7 @@ fn check_one(target: &Target, format: Format, golden: &Path, bless: bool) -> Res
         return Ok(Outcome::Passed);
     }
     let color = std::io::stdout().is_terminal();
-    print!("{}", unified_diff(&expected, &actual, &golden.display().to_string(), "traced", color));
+    super::out(format_args!("{}", unified_diff(&expected, &actual, &golden.display().to_string(), "traced", color)));
     Ok(Outcome::Failed)
 }
 
@@ -83,11 +83,11 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
     };
     match check_one(&args.target, args.format, golden, args.bless) {
         Ok(Outcome::Passed) => {
-            println!("ok: {} matches {}", args.target.file.display(), golden.display());
+            super::outln!("ok: {} matches {}", args.target.file.display(), golden.display());
             0
         }
         Ok(Outcome::Blessed) => {
-            println!("blessed: wrote {}", golden.display());
+            super::outln!("blessed: wrote {}", golden.display());
             0
         }
         Ok(Outcome::Failed) => 1,
@@ -111,19 +111,19 @@ fn run_dir(args: &CheckArgs) -> u8 {
         match check_one(&target, format, &golden, args.bless) {
             Ok(Outcome::Passed | Outcome::Blessed) => passed += 1,
             Ok(Outcome::Failed) => {
-                println!("FAILED: {} ({})", script.display(), format.name());
+                super::outln!("FAILED: {} ({})", script.display(), format.name());
                 failed += 1;
             }
             Err(Failure::Usage(message)) => {
-                println!("FAILED: {} ({}): {message}", script.display(), format.name());
+                super::outln!("FAILED: {} ({}): {message}", script.display(), format.name());
                 failed += 1;
             }
             Err(Failure::Raised) => {
-                println!("FAILED: {} ({}): the trace raised", script.display(), format.name());
+                super::outln!("FAILED: {} ({}): the trace raised", script.display(), format.name());
                 failed += 1;
             }
         }
     }
-    println!("{passed} passed, {failed} failed");
+    super::outln!("{passed} passed, {failed} failed");
     u8::from(failed > 0)
 }

@@ -24,7 +24,7 @@ pub(crate) fn run(args: LintArgs) -> u8 {
     match lint_source(&source) {
         Ok(findings) => {
             for f in &findings {
-                println!("{shown}:{}:{}: {}", f.line, f.column, f.message);
+                super::outln!("{shown}:{}:{}: {}", f.line, f.column, f.message);
             }
             u8::from(!findings.is_empty())
         }

@@ -41,6 +41,24 @@ pub fn main() -> ExitCode {
     ExitCode::from(status)
 }
 
+/// Writes to stdout; a reader that went away (`| head`) ends the output
+/// quietly instead of panicking, as `print!` would.
+fn out(text: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(text).and_then(|()| stdout.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("fxvm: error: can't write to stdout: {}", io_reason(&e));
+    }
+}
+
+/// `println!` through [`out`].
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::cli::out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+pub(crate) use outln;
+
 /// Prints a one-line CLI error and returns the usage-error status.
 fn usage_error(message: impl std::fmt::Display) -> u8 {
     eprintln!("fxvm: error: {message}");

@@ -122,7 +122,7 @@ pub(crate) fn run(args: TraceArgs) -> u8 {
     match &args.output {
         Some(path) => write_file(path, &text),
         None => {
-            print!("{text}");
+            super::out(format_args!("{text}"));
             0
         }
     }

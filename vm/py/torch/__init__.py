@@ -64,6 +64,7 @@ def is_floating_point(input):
     return input.is_floating_point()
 
 from torch import overrides, return_types
+from torch.storage import FloatStorage, DoubleStorage, LongStorage, IntStorage, BoolStorage
 
 
 def save(obj, f, *args, **kwargs):

@@ -22,3 +22,7 @@ class device:
 
     def __hash__(self):
         return hash((self.type, self.index))
+
+
+# PyTorch defines it in C and exposes it as torch.device; pickles name it so.
+device.__module__ = "torch"

@@ -19,3 +19,7 @@ class Size(tuple):
 
     def __add__(self, other):
         return Size(tuple.__add__(self, tuple(other)))
+
+
+# PyTorch defines it in C and exposes it as torch.Size; pickles name it so.
+Size.__module__ = "torch"

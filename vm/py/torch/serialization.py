@@ -1,81 +1,165 @@
-"""``torch.save`` / ``torch.load``: objects (tensors, modules, state dicts)
-pickled to a file. The format is a plain pickle of fxvm tensors, not
-PyTorch's zip archive: files round-trip within fxvm."""
+"""``torch.save`` / ``torch.load`` in PyTorch's own file format.
+
+``save`` writes the zip archive every PyTorch since 1.6 writes and reads
+(``<name>/data.pkl`` plus one record per storage), so real PyTorch loads
+fxvm's files. ``load`` reads that archive, PyTorch's legacy format and bare
+pickles through a native loader: under ``weights_only=True`` (the default)
+it builds only PyTorch's allow-listed types plus what
+``add_safe_globals`` adds, and executes nothing else the file names.
+"""
 
 import collections
-import copyreg
+import contextlib
 import io
 import os
 import pickle
 
 import torch
+from torch import _C
+from torch._utils import _rebuild_parameter, _rebuild_tensor_v2
 
-__all__ = ["save", "load"]
+__all__ = [
+    "save",
+    "load",
+    "add_safe_globals",
+    "get_safe_globals",
+    "clear_safe_globals",
+    "safe_globals",
+    "DEFAULT_PROTOCOL",
+]
 
+DEFAULT_PROTOCOL = 2
 
-def _rebuild_tensor(data, dtype, shape, requires_grad):
-    t = torch.tensor(data, dtype=getattr(torch, dtype)).reshape(shape)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
-
-
-def _reduce_tensor(t):
-    dtype = str(t.dtype).split(".")[-1]
-    return (_rebuild_tensor, (t.tolist(), dtype, tuple(t.shape), t.requires_grad))
-
-
-def _reduce_dtype(d):
-    return (getattr, (torch, str(d).split(".")[-1]))
+_safe_globals = {}
 
 
-copyreg.pickle(torch.Tensor, _reduce_tensor)
-copyreg.pickle(torch.dtype, _reduce_dtype)
-
-# What `weights_only=True` (the default) may rebuild: tensors and containers.
-_SAFE = {
-    ("torch.serialization", "_rebuild_tensor"),
-    ("torch.nn.parameter", "Parameter"),
-    ("collections", "OrderedDict"),
-    ("builtins", "getattr"),
-    ("torch", "torch"),
-}
+def _global_name(entry):
+    if isinstance(entry, tuple):
+        obj, name = entry
+        return name, obj
+    return f"{entry.__module__}.{entry.__qualname__}", entry
 
 
-class _WeightsUnpickler(pickle.Unpickler):
-    def find_class(self, module, name):
-        if (module, name) in _SAFE:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(
-            f"Weights only load failed. Unsupported global: GLOBAL {module}.{name} was not an allowed global by default. "
-            "Use `weights_only=False` only if you trust the file."
-        )
+def add_safe_globals(safe_globals):
+    """Marks classes and functions (or ``(obj, "module.name")`` pairs) as
+    safe for ``weights_only`` loading."""
+    for entry in safe_globals:
+        name, obj = _global_name(entry)
+        _safe_globals[name] = entry
 
 
-def _open(f, mode):
+def get_safe_globals():
+    """The user's allow-list, as given to ``add_safe_globals``."""
+    return list(_safe_globals.values())
+
+
+def clear_safe_globals():
+    """Empties the user's allow-list."""
+    _safe_globals.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(safe_globals):
+    """Allow-lists globals for the ``with`` block only."""
+    saved = dict(_safe_globals)
+    add_safe_globals(safe_globals)
+    try:
+        yield
+    finally:
+        _safe_globals.clear()
+        _safe_globals.update(saved)
+
+
+class _Storage:
+    """Stands for one storage in the pickle; written as a persistent id."""
+
+    __slots__ = ("key", "cls", "numel")
+
+    def __init__(self, key, cls, numel):
+        self.key, self.cls, self.numel = key, cls, numel
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles tensors as PyTorch does: ``_rebuild_tensor_v2`` over a
+    storage record, each storage written once however many views share it."""
+
+    def __init__(self, file, protocol):
+        super().__init__(file, protocol)
+        self.storages = {}  # storage id -> (_Storage, a tensor over it)
+
+    def _storage(self, t):
+        sid, numel, cls_name = _C._storage_info(t)
+        entry = self.storages.get(sid)
+        if entry is None:
+            entry = (_Storage(str(len(self.storages)), getattr(torch, cls_name), numel), t)
+            self.storages[sid] = entry
+        return entry[0]
+
+    def persistent_id(self, obj):
+        if type(obj) is _Storage:
+            return ("storage", obj.cls, obj.key, "cpu", obj.numel)
+        return None
+
+    def reducer_override(self, obj):
+        if isinstance(obj, torch.nn.Parameter):
+            return (_rebuild_parameter, (obj.detach(), obj.requires_grad, collections.OrderedDict()))
+        if isinstance(obj, torch.Tensor):
+            args = (self._storage(obj), obj.storage_offset(), tuple(obj.size()), obj.stride(), obj.requires_grad, collections.OrderedDict())
+            return (_rebuild_tensor_v2, args)
+        return NotImplemented
+
+
+def _archive_name(f):
+    if isinstance(f, (str, os.PathLike)):
+        stem = os.path.splitext(os.path.basename(os.fspath(f)))[0]
+        return stem or "archive"
+    return "archive"
+
+
+def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
+    """Writes ``obj`` to the path or binary file ``f`` as PyTorch's zip archive."""
+    if not _use_new_zipfile_serialization:
+        raise NotImplementedError("fxvm writes only PyTorch's zip format (_use_new_zipfile_serialization=True)")
+    data = io.BytesIO()
+    pickler = _Pickler(data, pickle_protocol)
+    pickler.dump(obj)
+    tensors = [t for _, t in pickler.storages.values()]
+    archive = _C._write_checkpoint(_archive_name(f), data.getvalue(), tensors)
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as handle:
+            handle.write(archive)
+    else:
+        f.write(archive)
+
+
+class _TrustedUnpickler(pickle.Unpickler):
+    """Only its ``find_class`` is used: how ``weights_only=False`` resolves globals."""
+
+
+def _find_class(module, name):
+    return _TrustedUnpickler(io.BytesIO()).find_class(module, name)
+
+
+def _read(f):
     if isinstance(f, (str, bytes, os.PathLike)):
-        return open(f, mode), True
-    return f, False
+        with open(f, "rb") as handle:
+            return handle.read()
+    return f.read()
 
 
-def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_serialization=True):
-    """Writes ``obj`` to the path or binary file ``f``."""
-    handle, owned = _open(f, "wb")
-    try:
-        pickle_module.dump(obj, handle, protocol=pickle_protocol)
-    finally:
-        if owned:
-            handle.close()
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
+    """Reads an object written by ``torch.save`` (fxvm's or PyTorch's).
 
-
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
-    """Reads an object written by ``save``; ``weights_only`` (the default)
-    allows only tensors and plain containers."""
-    handle, owned = _open(f, "rb")
-    try:
-        if weights_only:
-            return _WeightsUnpickler(handle).load()
-        return (pickle_module or pickle).load(handle)
-    finally:
-        if owned:
-            handle.close()
+    ``weights_only`` (the default) builds only tensors, containers and
+    PyTorch's other allow-listed types, plus ``add_safe_globals``;
+    ``weights_only=False`` unpickles anything and must only be used on
+    trusted files. ``map_location`` may name the CPU.
+    """
+    if weights_only is None:
+        weights_only = True
+    if map_location is not None and not callable(map_location) and not isinstance(map_location, dict):
+        if str(torch.device(map_location)) != "cpu":
+            raise RuntimeError(f"fxvm has only the CPU; cannot map to {map_location}")
+    data = _read(f)
+    user = {name: _global_name(entry)[1] for name, entry in _safe_globals.items()}
+    return _C._load_checkpoint(bytes(data), bool(weights_only), user, _find_class)

@@ -124,10 +124,7 @@ pub(crate) fn tensor_from_data(data: &PyObjectRef, dtype: Option<DType>, vm: &Vi
         Some(acc.map_or(s.category(), |a| a.max(s.category())))
     });
     let dtype = dtype.unwrap_or_else(|| inferred.map_or(DType::F32, |c| c.default_dtype()));
-    let t = crate::tensor::storage::with_dtype!(dtype, T => {
-        Tensor::from_vec(values.iter().map(|&s| <T as crate::tensor::storage::Element>::from_scalar(s)).collect(), &shape)
-    });
-    Ok(t)
+    Ok(Tensor::from_scalars(&values, &shape, dtype))
 }
 
 fn flatten(obj: &PyObjectRef, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<Scalar>, vm: &VirtualMachine) -> PyResult<()> {

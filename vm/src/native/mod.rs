@@ -2,7 +2,9 @@
 //! tensor core to Python objects.
 
 pub(crate) mod convert;
+pub(crate) mod guard;
 pub(crate) mod index;
+pub(crate) mod load;
 pub(crate) mod ops;
 pub(crate) mod ops_nn;
 pub(crate) mod signature;

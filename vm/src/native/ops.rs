@@ -51,11 +51,20 @@ pub(super) fn tuple(ts: Vec<Tensor>, vm: &VirtualMachine) -> PyResult {
     Ok(vm.ctx.new_tuple(ts.into_iter().map(|t| wrap(t, vm)).collect()).into())
 }
 
-fn sizes(b: &Bound, name: &str, vm: &VirtualMachine) -> PyResult<Vec<usize>> {
-    b.ints(name, vm)?
+/// The sizes of a tensor to create, checked: non-negative, an element count
+/// within int64, and a buffer the system can provide for `dtype`.
+fn sizes_of(b: &Bound, name: &str, dtype: DType, vm: &VirtualMachine) -> PyResult<Vec<usize>> {
+    let sizes = b
+        .ints(name, vm)?
         .into_iter()
         .map(|d| usize::try_from(d).map_err(|_| vm.new_runtime_error(format!("{}: Dimension size must be non-negative.", b.op()))))
-        .collect()
+        .collect::<PyResult<Vec<usize>>>()?;
+    crate::tensor::alloc::new_numel(&sizes, dtype).py(vm)?;
+    Ok(sizes)
+}
+
+fn sizes(b: &Bound, name: &str, vm: &VirtualMachine) -> PyResult<Vec<usize>> {
+    sizes_of(b, name, b.dtype("dtype", vm)?.unwrap_or(DType::F32), vm)
 }
 
 fn dtype_or(b: &Bound, default: DType, vm: &VirtualMachine) -> PyResult<DType> {
@@ -321,7 +330,7 @@ fn rows() -> Vec<Row> {
         row("full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Any? device=None, bool requires_grad=False)", T, |b, vm| {
             let v = b.scalar("fill_value", vm)?;
             let d = dtype_or(b, v.category().default_dtype(), vm)?;
-            Ok(wrap(Tensor::full(&sizes(b, "size", vm)?, v, d), vm))
+            Ok(wrap(Tensor::full(&sizes_of(b, "size", d, vm)?, v, d), vm))
         }),
         row("zeros_like(Tensor input, *, ScalarType? dtype=None, Any? device=None, bool requires_grad=False)", T, |b, vm| {
             let t = b.tensor("input", vm)?;
@@ -527,7 +536,7 @@ fn make_call(sig: Arc<Signature>, kernel: Kernel, me: Arc<OnceLock<PyObjectRef>>
             }
         }
         let bound = sig.bind(args, vm)?;
-        kernel(&bound, vm)
+        super::guard::guard(&qualname, vm, || kernel(&bound, vm))
     }
 }
 

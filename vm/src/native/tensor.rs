@@ -52,7 +52,7 @@ fn binop(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyResul
         };
         return method_dispatch(a, b, method, vm);
     };
-    binary(op, &x, &y).py(vm).map(|t| wrap(t, vm))
+    super::guard::guard(op.name(), vm, || binary(op, &x, &y).py(vm).map(|t| wrap(t, vm)))
 }
 
 /// `tensor op other` with an `other` that overrides `__torch_function__` (a
@@ -74,8 +74,10 @@ fn inplace(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyRes
     let (Some(zelf), Some(y)) = (a.downcast_ref::<PyTensor>(), to_arg(&b.to_owned(), vm)) else {
         return Ok(vm.ctx.not_implemented());
     };
-    let out = binary(op, &Arg::Tensor(zelf.tensor()), &y).py(vm)?;
-    write_back(a, out, vm)
+    super::guard::guard(op.name(), vm, || {
+        let out = binary(op, &Arg::Tensor(zelf.tensor()), &y).py(vm)?;
+        write_back(a, out, vm)
+    })
 }
 
 /// Stores `value` into the tensor `target` in place (`+=`, the `op_` methods)
@@ -103,7 +105,7 @@ pub(crate) fn write_back(target: &PyObject, value: Tensor, vm: &VirtualMachine) 
 
 fn unop(num: PyNumber<'_>, op: Unary, vm: &VirtualMachine) -> PyResult {
     let t = PyTensor::number_downcast(num).tensor();
-    unary(op, &t).py(vm).map(|t| wrap(t, vm))
+    super::guard::guard(op.name(), vm, || unary(op, &t).py(vm).map(|t| wrap(t, vm)))
 }
 
 impl AsNumber for PyTensor {
@@ -230,9 +232,9 @@ impl Hashable for PyTensor {
 }
 
 impl Representable for PyTensor {
-    fn repr_str(zelf: &Py<Self>, _vm: &VirtualMachine) -> PyResult<String> {
+    fn repr_str(zelf: &Py<Self>, vm: &VirtualMachine) -> PyResult<String> {
         let extra = if *zelf.requires_grad.read() { vec!["requires_grad=True".to_owned()] } else { vec![] };
-        Ok(format::repr(&zelf.tensor(), &extra))
+        super::guard::guard("Tensor.__repr__", vm, || Ok(format::repr(&zelf.tensor(), &extra)))
     }
 }
 
@@ -257,14 +259,14 @@ impl AsMapping for PyTensor {
             }),
             subscript: atomic_func!(|m, needle, vm| {
                 let t = PyTensor::mapping_downcast(m).tensor();
-                super::index::get(&t, needle, vm).map(|t| wrap(t, vm))
+                super::guard::guard("Tensor.__getitem__", vm, || super::index::get(&t, needle, vm).map(|t| wrap(t, vm)))
             }),
             ass_subscript: atomic_func!(|m, needle, value, vm| {
                 let t = PyTensor::mapping_downcast(m).tensor();
                 let Some(value) = value else {
                     return Err(vm.new_type_error("'Tensor' object does not support item deletion"));
                 };
-                super::index::set(&t, needle, &value, vm)
+                super::guard::guard("Tensor.__setitem__", vm, || super::index::set(&t, needle, &value, vm))
             }),
         };
         &AS_MAPPING
@@ -336,7 +338,7 @@ impl PyTensor {
     fn size(&self, dim: OptionalArg<i64>, vm: &VirtualMachine) -> PyResult {
         let t = self.tensor();
         match dim {
-            OptionalArg::Present(d) => Ok(vm.ctx.new_int(t.shape()[t.dim(d).py(vm)?]).into()),
+            OptionalArg::Present(d) => Ok(vm.ctx.new_int(t.shape()[t.dim_strict(d).py(vm)?]).into()),
             OptionalArg::Missing => size_obj(t.shape(), vm),
         }
     }
@@ -345,7 +347,7 @@ impl PyTensor {
     fn stride(&self, dim: OptionalArg<i64>, vm: &VirtualMachine) -> PyResult {
         let t = self.tensor();
         match dim {
-            OptionalArg::Present(d) => Ok(vm.ctx.new_int(t.strides()[t.dim(d).py(vm)?]).into()),
+            OptionalArg::Present(d) => Ok(vm.ctx.new_int(t.strides()[t.dim_strict(d).py(vm)?]).into()),
             OptionalArg::Missing => {
                 Ok(vm.ctx.new_tuple(t.strides().iter().map(|&s| vm.ctx.new_int(s).into()).collect()).into())
             }
@@ -508,12 +510,12 @@ impl PyTensor {
 
     #[pymethod]
     fn item(&self, vm: &VirtualMachine) -> PyResult {
-        Ok(scalar_to_py(item(&self.tensor(), vm)?, vm))
+        super::guard::guard("Tensor.item", vm, || Ok(scalar_to_py(item(&self.tensor(), vm)?, vm)))
     }
 
     #[pymethod]
-    fn tolist(&self, vm: &VirtualMachine) -> PyObjectRef {
-        to_list(&self.tensor(), vm)
+    fn tolist(&self, vm: &VirtualMachine) -> PyResult {
+        super::guard::guard("Tensor.tolist", vm, || Ok(to_list(&self.tensor(), vm)))
     }
 
     #[pymethod]

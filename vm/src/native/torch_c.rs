@@ -79,6 +79,67 @@ mod _c {
         }
     }
 
+    /// `torch.load`'s native half: reads a checkpoint from the file's bytes
+    /// and builds its object. `safe_globals` maps full names to the
+    /// user's allow-listed objects; `find_class` (weights_only=False) resolves
+    /// any other global.
+    #[pyfunction]
+    fn _load_checkpoint(
+        source: rustpython_vm::builtins::PyBytesRef,
+        weights_only: bool,
+        safe_globals: rustpython_vm::builtins::PyDictRef,
+        find_class: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        use crate::native::load::{Loader, Policy};
+        let data = source.as_bytes().to_vec();
+        let unpickling = |msg: String| -> rustpython_vm::builtins::PyBaseExceptionRef {
+            match vm.import("pickle", 0).and_then(|m| m.get_attr("UnpicklingError", vm)).and_then(|c| c.downcast().map_err(|_| vm.new_type_error("UnpicklingError"))) {
+                Ok(class) => vm.new_exception_msg(class, msg.into()),
+                Err(e) => e,
+            }
+        };
+        let ck = fxvm_checkpoint::Checkpoint::open(data).map_err(|e| match e {
+            fxvm_checkpoint::CheckpointError::UnsupportedDType(_) => vm.new_not_implemented_error(e.to_string()),
+            fxvm_checkpoint::CheckpointError::Pickle(p) => unpickling(p.message),
+            e => vm.new_runtime_error(e.to_string()),
+        })?;
+        let policy = if weights_only { Policy::WeightsOnly { user: safe_globals } } else { Policy::Trusted { find_class } };
+        Loader::new(&ck, policy, vm).load()
+    }
+
+    /// `torch.save`'s container: the zip archive PyTorch writes, from the
+    /// pickle's bytes and the tensors whose storages it names, keyed in order.
+    #[pyfunction]
+    fn _write_checkpoint(
+        name: rustpython_vm::builtins::PyStrRef,
+        pickle: rustpython_vm::builtins::PyBytesRef,
+        storages: Vec<PyRef<PyTensor>>,
+        vm: &VirtualMachine,
+    ) -> PyResult<rustpython_vm::builtins::PyBytesRef> {
+        let records: Vec<(String, Vec<u8>)> = storages.iter().enumerate().map(|(i, t)| (i.to_string(), t.tensor().storage_bytes())).collect();
+        let bytes = fxvm_checkpoint::write_zip(name.expect_str(), pickle.as_bytes(), &records).map_err(|e| vm.new_runtime_error(e.to_string()))?;
+        Ok(vm.ctx.new_bytes(bytes))
+    }
+
+    /// `(storage id, storage length, storage class name)` of a tensor, for
+    /// `torch.save` to name each storage once however many views share it.
+    #[pyfunction]
+    fn _storage_info(t: PyRef<PyTensor>) -> (usize, usize, &'static str) {
+        let t = t.tensor();
+        (t.storage_id(), t.storage_len(), fxvm_checkpoint::storage_class(t.dtype()))
+    }
+
+    /// The view of `storage` (a tensor standing for its whole storage) that
+    /// `torch._utils._rebuild_tensor_v2` describes; bounds are checked.
+    #[pyfunction]
+    fn _storage_view(storage: PyRef<PyTensor>, offset: usize, size: Vec<usize>, stride: Vec<usize>, vm: &VirtualMachine) -> PyResult {
+        use crate::native::convert::IntoPy;
+        let t = storage.tensor();
+        let base = t.with_layout(crate::tensor::layout::Layout::contiguous(&[t.storage_len()]));
+        Ok(crate::native::tensor::wrap(base.as_strided(&size, &stride, offset).py(vm)?, vm))
+    }
+
     /// Installs the generated `Tensor` methods and returns the generated
     /// `(torch functions, torch.nn.functional functions)` as two dicts.
     #[pyfunction]

@@ -107,8 +107,10 @@ def trace_file(path, module_expr, function, form, concrete):
         raise CliError(f"unknown format {form!r}; choose one of {', '.join(FORMATS)}")
     concrete_args = _concrete(concrete)
     module = load(path)
-    root = discover(module, path, module_expr, function)
-    if isinstance(root, torch.nn.Module):
-        root.eval()
-    gm = fx.symbolic_trace(root, concrete_args=concrete_args)
+    # Building and tracing run the user's code too; its prints go to stderr.
+    with contextlib.redirect_stdout(sys.stderr):
+        root = discover(module, path, module_expr, function)
+        if isinstance(root, torch.nn.Module):
+            root.eval()
+        gm = fx.symbolic_trace(root, concrete_args=concrete_args)
     return render(gm, form)

@@ -6,10 +6,10 @@
 use num_traits::Float;
 use rayon::prelude::*;
 
-use crate::tensor::dtype::{DType, Scalar};
-use crate::tensor::error::{Result, TensorError, legacy_name};
-use crate::tensor::storage::{Element, with_dtype};
-use crate::tensor::tensor::{Tensor, wrap_dim};
+use crate::dtype::{DType, Scalar};
+use crate::error::{Result, TensorError, legacy_name};
+use crate::storage::{Element, with_dtype};
+use crate::tensor::{Tensor, wrap_dim};
 
 /// Which dims a reduction removes, and the shape it leaves.
 #[derive(Clone, Debug)]

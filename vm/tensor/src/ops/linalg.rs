@@ -4,11 +4,11 @@
 
 use gemm::Parallelism;
 
-use crate::tensor::dtype::DType;
-use crate::tensor::error::{Result, TensorError};
-use crate::tensor::layout::{Layout, broadcast_shapes};
-use crate::tensor::storage::Element;
-use crate::tensor::tensor::Tensor;
+use crate::dtype::DType;
+use crate::error::{Result, TensorError};
+use crate::layout::{Layout, broadcast_shapes};
+use crate::storage::Element;
+use crate::tensor::Tensor;
 
 /// Products smaller than this many multiply-adds stay on one thread.
 const PARALLEL_FLOPS: usize = 1 << 18;

@@ -4,11 +4,11 @@
 
 use rayon::prelude::*;
 
-use crate::tensor::dtype::DType;
-use crate::tensor::error::{Result, TensorError, legacy_name};
-use crate::tensor::layout::Layout;
-use crate::tensor::storage::Element;
-use crate::tensor::tensor::Tensor;
+use crate::dtype::DType;
+use crate::error::{Result, TensorError, legacy_name};
+use crate::layout::Layout;
+use crate::storage::Element;
+use crate::tensor::Tensor;
 
 use super::linalg::{Matrix, Real, gemm_into};
 

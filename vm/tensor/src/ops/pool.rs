@@ -3,9 +3,9 @@
 
 use rayon::prelude::*;
 
-use crate::tensor::dtype::DType;
-use crate::tensor::error::{Result, TensorError};
-use crate::tensor::tensor::Tensor;
+use crate::dtype::DType;
+use crate::error::{Result, TensorError};
+use crate::tensor::Tensor;
 
 use super::conv::per_dim;
 
@@ -149,7 +149,7 @@ pub fn avg_pool(t: &Tensor, w: &Window, spatial: usize, count_include_pad: bool,
     let op = if spatial == 1 { "avg_pool1d" } else { "avg_pool2d" };
     check_float(op, t)?;
     if !t.dtype().is_float() {
-        return Err(TensorError::runtime(op, format!("\"{op}\" not implemented for '{}'", crate::tensor::error::legacy_name(t.dtype()))));
+        return Err(TensorError::runtime(op, format!("\"{op}\" not implemented for '{}'", crate::error::legacy_name(t.dtype()))));
     }
     if divisor_override == Some(0) {
         return Err(TensorError::runtime(op, "divisor must be not zero"));
@@ -192,7 +192,7 @@ fn window_with_pad(a: &Axis, i: usize) -> usize {
 pub fn adaptive_avg_pool(t: &Tensor, output: &[Option<i64>], spatial: usize) -> Result<Tensor> {
     let op = if spatial == 1 { "adaptive_avg_pool1d" } else { "adaptive_avg_pool2d" };
     if !t.dtype().is_float() {
-        return Err(TensorError::runtime(op, format!("\"adaptive_avg_pool2d\" not implemented for '{}'", crate::tensor::error::legacy_name(t.dtype()))));
+        return Err(TensorError::runtime(op, format!("\"adaptive_avg_pool2d\" not implemented for '{}'", crate::error::legacy_name(t.dtype()))));
     }
     let (n, [h, width]) = planes(op, t, spatial)?;
     let input = if spatial == 1 { vec![width] } else { vec![h, width] };

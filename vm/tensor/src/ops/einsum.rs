@@ -2,9 +2,9 @@
 //! early, then a left-to-right chain of pairwise contractions, each one
 //! batched matrix product.
 
-use crate::tensor::error::{Result, TensorError};
-use crate::tensor::layout::Layout;
-use crate::tensor::tensor::Tensor;
+use crate::error::{Result, TensorError};
+use crate::layout::Layout;
+use crate::tensor::Tensor;
 
 use super::{linalg, reduce, shape};
 

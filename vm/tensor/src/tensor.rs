@@ -21,6 +21,11 @@ impl Tensor {
         Tensor::from_storage(T::wrap(data), shape)
     }
 
+    /// A dense tensor of `dtype` from row-major scalars, each cast as `.to(dtype)` would.
+    pub fn from_scalars(values: &[Scalar], shape: &[usize], dtype: DType) -> Tensor {
+        with_dtype!(dtype, T => Tensor::from_vec(values.iter().map(|&s| T::from_scalar(s)).collect(), shape))
+    }
+
     pub fn from_storage(storage: Storage, shape: &[usize]) -> Tensor {
         let dtype = storage.dtype();
         Tensor { storage: Arc::new(RwLock::new(storage)), layout: Layout::contiguous(shape), dtype }
@@ -77,6 +82,10 @@ impl Tensor {
         Tensor { storage: self.storage.clone(), layout, dtype: self.dtype }
     }
 
+    pub(crate) fn storage(&self) -> &Arc<RwLock<Storage>> {
+        &self.storage
+    }
+
     pub fn read(&self) -> RwLockReadGuard<'_, Storage> {
         self.storage.read().unwrap_or_else(|e| e.into_inner())
     }
@@ -88,6 +97,15 @@ impl Tensor {
     /// Wraps a negative dim and checks it against `ndim` (a 0-dim tensor takes -1 and 0).
     pub fn dim(&self, dim: i64) -> Result<usize> {
         wrap_dim(dim, self.ndim())
+    }
+
+    /// `dim` for an op that needs a real dimension: a 0-dim tensor has none
+    /// (unlike [`Tensor::dim`], which lets it take -1 and 0).
+    pub fn dim_strict(&self, dim: i64) -> Result<usize> {
+        if self.ndim() == 0 {
+            return Err(TensorError::NoDims { dim });
+        }
+        self.dim(dim)
     }
 
     /// The elements in row-major order, converted to `T`.
@@ -199,6 +217,7 @@ impl Tensor {
                 ),
             ));
         }
+        crate::alloc::checked_numel(shape).map_err(|_| TensorError::NumelOverflow)?;
         Ok(self.with_layout(self.layout.broadcast_to(shape)))
     }
 }

@@ -6,10 +6,10 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 
-use crate::tensor::dtype::{DType, Scalar};
-use crate::tensor::error::{Result, TensorError};
-use crate::tensor::storage::{Element, with_dtype};
-use crate::tensor::tensor::Tensor;
+use crate::dtype::{DType, Scalar};
+use crate::error::{Result, TensorError};
+use crate::storage::{Element, with_dtype};
+use crate::tensor::Tensor;
 
 /// The default generator; `torch.manual_seed` reseeds it.
 static RNG: Mutex<Option<SmallRng>> = Mutex::new(None);
@@ -33,7 +33,12 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
     }
     let any_float = [start, end, step].iter().any(|x| matches!(x, Scalar::Float(_)));
     let dtype = dtype.unwrap_or(if any_float { DType::F32 } else { DType::I64 });
-    let n = ((e - s) / st).ceil().max(0.0) as usize;
+    let count = ((e - s) / st).ceil().max(0.0);
+    if !count.is_finite() || count > i64::MAX as f64 {
+        return Err(TensorError::runtime("arange", "invalid size, possible overflow?"));
+    }
+    let n = count as usize;
+    crate::alloc::reserve(n, dtype)?;
     Ok(with_dtype!(dtype, T => {
         let data: Vec<T> = (0..n)
             .map(|i| if dtype.is_float() { T::from_f64(s + i as f64 * st) } else { T::from_i64(start.to_i64() + i as i64 * step.to_i64()) })
@@ -47,10 +52,11 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: Option<DType>) -> Resul
         return Err(TensorError::runtime("linspace", "linspace(): number of steps must be non-negative"));
     }
     let n = steps as usize;
+    crate::alloc::reserve(n, DType::F64)?;
     let step = if n > 1 { (end - start) / (n - 1) as f64 } else { 0.0 };
     // PyTorch fills the second half backwards from `end`, so both ends are exact.
     let data: Vec<f64> = (0..n)
-        .map(|i| if i < n / 2 { start + step * i as f64 } else { end - step * (n - 1 - i) as f64 })
+        .map(|i| if i < n / 2 || n == 1 { start + step * i as f64 } else { end - step * (n - 1 - i) as f64 })
         .collect();
     Ok(Tensor::from_vec(data, &[n]).to_dtype(dtype.unwrap_or(DType::F32)))
 }

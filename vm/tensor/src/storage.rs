@@ -16,11 +16,11 @@ pub enum Storage {
 macro_rules! with_storage {
     ($storage:expr, $v:ident, $T:ident => $body:expr) => {
         match $storage {
-            $crate::tensor::storage::Storage::Bool($v) => { #[allow(dead_code)] type $T = bool; $body }
-            $crate::tensor::storage::Storage::I32($v) => { #[allow(dead_code)] type $T = i32; $body }
-            $crate::tensor::storage::Storage::I64($v) => { #[allow(dead_code)] type $T = i64; $body }
-            $crate::tensor::storage::Storage::F32($v) => { #[allow(dead_code)] type $T = f32; $body }
-            $crate::tensor::storage::Storage::F64($v) => { #[allow(dead_code)] type $T = f64; $body }
+            $crate::storage::Storage::Bool($v) => { #[allow(dead_code)] type $T = bool; $body }
+            $crate::storage::Storage::I32($v) => { #[allow(dead_code)] type $T = i32; $body }
+            $crate::storage::Storage::I64($v) => { #[allow(dead_code)] type $T = i64; $body }
+            $crate::storage::Storage::F32($v) => { #[allow(dead_code)] type $T = f32; $body }
+            $crate::storage::Storage::F64($v) => { #[allow(dead_code)] type $T = f64; $body }
         }
     };
 }
@@ -30,11 +30,11 @@ pub(crate) use with_storage;
 macro_rules! with_dtype {
     ($dtype:expr, $T:ident => $body:expr) => {
         match $dtype {
-            $crate::tensor::dtype::DType::Bool => { #[allow(dead_code)] type $T = bool; $body }
-            $crate::tensor::dtype::DType::I32 => { #[allow(dead_code)] type $T = i32; $body }
-            $crate::tensor::dtype::DType::I64 => { #[allow(dead_code)] type $T = i64; $body }
-            $crate::tensor::dtype::DType::F32 => { #[allow(dead_code)] type $T = f32; $body }
-            $crate::tensor::dtype::DType::F64 => { #[allow(dead_code)] type $T = f64; $body }
+            $crate::dtype::DType::Bool => { #[allow(dead_code)] type $T = bool; $body }
+            $crate::dtype::DType::I32 => { #[allow(dead_code)] type $T = i32; $body }
+            $crate::dtype::DType::I64 => { #[allow(dead_code)] type $T = i64; $body }
+            $crate::dtype::DType::F32 => { #[allow(dead_code)] type $T = f32; $body }
+            $crate::dtype::DType::F64 => { #[allow(dead_code)] type $T = f64; $body }
         }
     };
 }

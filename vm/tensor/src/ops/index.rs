@@ -1,11 +1,11 @@
 //! Indexing by tensors: `index_select`, `gather`, `scatter`, `masked_fill`,
 //! and the advanced-index reads and writes behind `t[idx]`.
 
-use crate::tensor::dtype::{DType, Scalar};
-use crate::tensor::error::{Result, TensorError};
-use crate::tensor::layout::Layout;
-use crate::tensor::storage::{Element, with_dtype};
-use crate::tensor::tensor::Tensor;
+use crate::dtype::{DType, Scalar};
+use crate::error::{Result, TensorError};
+use crate::layout::Layout;
+use crate::storage::{Element, with_dtype};
+use crate::tensor::Tensor;
 
 /// `i` as a position in `0..size`, counting negative indices from the end.
 fn wrap_index(i: i64, size: usize) -> Option<usize> {
@@ -186,7 +186,7 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
 
 /// `t` and `mask` broadcast together: `t` as a view, the mask as values.
 fn broadcast_with_mask(t: &Tensor, mask: &Tensor) -> Result<(Tensor, Vec<bool>)> {
-    let shape = crate::tensor::layout::broadcast_shapes(t.shape(), mask.shape())
+    let shape = crate::layout::broadcast_shapes(t.shape(), mask.shape())
         .ok_or_else(|| TensorError::broadcast(t.shape(), mask.shape()))?;
     Ok((t.broadcast_to(&shape)?, mask.broadcast_to(&shape)?.to_vec::<bool>()))
 }

@@ -4,10 +4,10 @@
 
 use rayon::prelude::*;
 
-use crate::tensor::dtype::{DType, Scalar};
-use crate::tensor::error::{Result, TensorError, legacy_name};
-use crate::tensor::layout::Layout;
-use crate::tensor::tensor::Tensor;
+use crate::dtype::{DType, Scalar};
+use crate::error::{Result, TensorError, legacy_name};
+use crate::layout::Layout;
+use crate::tensor::Tensor;
 
 use super::elementwise::{Arg, Binary, binary};
 use super::{create, linalg, reduce, shape};
@@ -197,7 +197,7 @@ pub fn embedding(indices: &Tensor, weight: &Tensor, padding_idx: Option<i64>) ->
     if let Some(p) = padding_idx {
         let rows = weight.shape()[0] as i64;
         if p >= rows || p < -rows {
-            return Err(TensorError::Other { kind: crate::tensor::ErrorKind::Runtime, message: "Padding_idx must be within num_embeddings".into() });
+            return Err(TensorError::Other { kind: crate::ErrorKind::Runtime, message: "Padding_idx must be within num_embeddings".into() });
         }
     }
     let flat = indices.with_layout(Layout::contiguous(&[indices.numel()]));

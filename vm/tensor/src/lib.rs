@@ -1,6 +1,8 @@
 //! The tensor core: storage, layouts, dtypes and kernels. It knows nothing
-//! of the Python VM; `crate::native` binds it.
+//! of the Python VM; `fxvm-vm` binds it to `torch.Tensor`.
 
+pub mod alloc;
+pub mod bytes;
 pub mod dtype;
 pub mod error;
 pub mod format;

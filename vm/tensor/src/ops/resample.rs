@@ -2,10 +2,10 @@
 //! (nearest, nearest-exact, linear, bilinear, trilinear, area). Both map each
 //! output position to input positions one dim at a time.
 
-use crate::tensor::dtype::{DType, Scalar};
-use crate::tensor::error::{ErrorKind, Result, TensorError};
-use crate::tensor::storage::{Element, with_dtype};
-use crate::tensor::tensor::Tensor;
+use crate::dtype::{DType, Scalar};
+use crate::error::{ErrorKind, Result, TensorError};
+use crate::storage::{Element, with_dtype};
+use crate::tensor::Tensor;
 
 use super::pool::adaptive_avg_pool;
 
@@ -96,6 +96,17 @@ pub fn pad(t: &Tensor, pad: &[i64], mode: PadMode, value: Option<f64>) -> Result
             )));
         }
     }
+    let mut out_shape = t.shape().to_vec();
+    for k in 0..dims {
+        let d = r - 1 - k;
+        let size = (out_shape[d] as i64).checked_add(pad[2 * k]).and_then(|s| s.checked_add(pad[2 * k + 1]));
+        match size.map(usize::try_from) {
+            Some(Ok(s)) => out_shape[d] = s,
+            Some(Err(_)) => out_shape[d] = 0,
+            None => return Err(TensorError::SizeOverflow { sizes: out_shape }),
+        }
+    }
+    crate::alloc::new_numel(&out_shape, t.dtype())?;
     let mut maps: Vec<DimMap> = t.shape().iter().map(|&n| identity(n)).collect();
     for k in 0..dims {
         let d = r - 1 - k;
@@ -236,7 +247,7 @@ pub fn interpolate(t: &Tensor, target: Target, mode: InterpMode, align_corners: 
         return adaptive_avg_pool(t, &out, spatial);
     }
     if !t.dtype().is_float() {
-        return Err(TensorError::runtime("interpolate", format!("\"upsample_{}\" not implemented for '{}'", format!("{mode:?}").to_lowercase(), crate::tensor::error::legacy_name(t.dtype()))));
+        return Err(TensorError::runtime("interpolate", format!("\"upsample_{}\" not implemented for '{}'", format!("{mode:?}").to_lowercase(), crate::error::legacy_name(t.dtype()))));
     }
     // Linear modes stay in f64 between dims so that results round once.
     let mut x = if mode.interpolating() { t.to_dtype(DType::F64) } else { t.clone() };

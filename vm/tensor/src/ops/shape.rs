@@ -1,10 +1,10 @@
 //! Views (`view permute transpose narrow select …`), which only rewrite the
 //! layout, and joins (`cat stack`), which copy.
 
-use crate::tensor::error::{Result, TensorError};
-use crate::tensor::layout::Layout;
-use crate::tensor::storage::with_dtype;
-use crate::tensor::tensor::{Tensor, wrap_dim};
+use crate::error::{Result, TensorError};
+use crate::layout::Layout;
+use crate::storage::with_dtype;
+use crate::tensor::{Tensor, wrap_dim};
 
 /// Resolves a requested shape with at most one `-1` against `numel`.
 pub fn infer_shape(shape: &[i64], numel: usize) -> Result<Vec<usize>> {
@@ -62,7 +62,7 @@ pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
 }
 
 pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
-    let d = t.dim(dim)?;
+    let d = t.dim_strict(dim).map_err(|e| TensorError::runtime("unflatten", e.to_string()))?;
     let inner = infer_shape(sizes, t.shape()[d]).map_err(|_| {
         TensorError::runtime(
             "unflatten",
@@ -170,6 +170,9 @@ pub fn expand(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
 }
 
 pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        return Err(TensorError::runtime("narrow", "narrow() cannot be applied to a 0-dim tensor."));
+    }
     let d = t.dim(dim)?;
     let size = t.shape()[d] as i64;
     let start = if start < 0 { start + size } else { start };
@@ -213,6 +216,9 @@ pub fn slice(t: &Tensor, dim: usize, start: Option<i64>, stop: Option<i64>, step
 
 /// `split(split_size)` or `split([sizes])` along `dim`.
 pub fn split(t: &Tensor, sizes: Split, dim: i64) -> Result<Vec<Tensor>> {
+    if t.ndim() == 0 {
+        return Err(TensorError::runtime("split", "split expects at least a 1-dimensional tensor"));
+    }
     let d = t.dim(dim)?;
     let total = t.shape()[d];
     let lengths: Vec<usize> = match sizes {
@@ -254,12 +260,19 @@ pub fn chunk(t: &Tensor, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
     if chunks == 0 {
         return Err(TensorError::runtime("chunk", "chunk expects `chunks` to be greater than 0, got: 0"));
     }
+    if t.ndim() == 0 {
+        return Err(TensorError::runtime("chunk", "chunk expects at least a 1-dimensional tensor"));
+    }
     let d = t.dim(dim)?;
-    split(t, Split::Every(t.shape()[d].div_ceil(chunks).max(1)), dim)
+    if t.shape()[d] == 0 {
+        // PyTorch gives `chunks` empty pieces of an empty dimension.
+        return split(t, Split::Sizes(vec![0; chunks]), dim);
+    }
+    split(t, Split::Every(t.shape()[d].div_ceil(chunks)), dim)
 }
 
 pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
-    let d = t.dim(dim)?;
+    let d = t.dim_strict(dim)?;
     (0..t.shape()[d]).map(|i| select(t, d as i64, i as i64)).collect()
 }
 
@@ -343,8 +356,9 @@ pub fn repeat(t: &Tensor, sizes: &[usize]) -> Result<Tensor> {
         let d = if i < extra { 1 } else { t.shape()[i - extra] };
         shape.extend([1, d]);
         target.extend([r, d]);
-        out_shape.push(r * d);
+        out_shape.push(r.checked_mul(d).ok_or_else(|| TensorError::SizeOverflow { sizes: sizes.to_vec() })?);
     }
+    crate::alloc::new_numel(&out_shape, t.dtype())?;
     let base = t.contiguous();
     let viewed = base.with_layout(Layout::contiguous(&shape)).broadcast_to(&target)?;
     Ok(with_dtype!(t.dtype(), T => Tensor::from_vec(viewed.to_vec::<T>(), &out_shape)))

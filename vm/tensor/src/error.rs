@@ -20,6 +20,8 @@ pub enum TensorError {
     Broadcast { lhs: Vec<usize>, rhs: Vec<usize>, dim: usize },
     /// A `dim` argument outside `[-ndim, ndim - 1]`.
     DimOutOfRange { dim: i64, ndim: usize },
+    /// A dimension of a 0-dim tensor, which has none.
+    NoDims { dim: i64 },
     /// An index outside a dimension.
     IndexOutOfRange { index: i64, dim: usize, size: usize },
     /// Matrix operands whose inner sizes differ.
@@ -30,6 +32,12 @@ pub enum TensorError {
     ViewStride,
     /// An operand's dtype that the op does not take.
     DType { op: &'static str, dtype: DType, expected: &'static str },
+    /// An allocation the system refused (or that no machine could satisfy).
+    OutOfMemory { bytes: usize },
+    /// A new tensor's sizes whose element count overflows int64.
+    SizeOverflow { sizes: Vec<usize> },
+    /// A view whose element count overflows int64.
+    NumelOverflow,
     /// Any other misuse PyTorch reports as a RuntimeError.
     Runtime { op: &'static str, message: String },
     /// Bad arguments PyTorch reports as a ValueError.
@@ -43,7 +51,7 @@ pub type Result<T, E = TensorError> = std::result::Result<T, E>;
 impl TensorError {
     pub fn kind(&self) -> ErrorKind {
         match self {
-            TensorError::DimOutOfRange { .. } | TensorError::IndexOutOfRange { .. } => ErrorKind::Index,
+            TensorError::DimOutOfRange { .. } | TensorError::IndexOutOfRange { .. } | TensorError::NoDims { .. } => ErrorKind::Index,
             TensorError::Value { .. } => ErrorKind::Value,
             TensorError::Other { kind, .. } => *kind,
             _ => ErrorKind::Runtime,
@@ -95,6 +103,7 @@ impl fmt::Display for TensorError {
                 let n = (*ndim).max(1) as i64;
                 write!(f, "Dimension out of range (expected to be in range of [{}, {}], but got {dim})", -n, n - 1)
             }
+            TensorError::NoDims { dim } => write!(f, "Dimension specified as {dim} but tensor has no dimensions"),
             TensorError::IndexOutOfRange { index, dim, size } => {
                 write!(f, "index {index} is out of bounds for dimension {dim} with size {size}")
             }
@@ -113,6 +122,12 @@ impl fmt::Display for TensorError {
             TensorError::DType { op, dtype, expected } => {
                 write!(f, "{op}(): expected {expected} but got {}", legacy_name(*dtype))
             }
+            TensorError::OutOfMemory { bytes } => write!(
+                f,
+                "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate {bytes} bytes. Error code 12 (Cannot allocate memory)"
+            ),
+            TensorError::SizeOverflow { sizes } => write!(f, "Storage size calculation overflowed with sizes={sizes:?}"),
+            TensorError::NumelOverflow => f.write_str("numel: integer multiplication overflow"),
             TensorError::Runtime { message, .. } | TensorError::Value { message, .. } => f.write_str(message),
             TensorError::Other { message, .. } => f.write_str(message),
         }

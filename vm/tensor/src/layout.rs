@@ -39,6 +39,17 @@ impl Layout {
         Layout { shape: shape.to_vec(), strides: contiguous_strides(shape), offset: 0 }
     }
 
+    /// One past the last storage element this layout can reach (0 when it
+    /// has no elements); `None` when that does not fit in `usize`.
+    pub fn checked_extent(&self) -> Option<usize> {
+        if self.shape.contains(&0) {
+            return Some(0);
+        }
+        self.shape.iter().zip(&self.strides).try_fold(self.offset.checked_add(1)?, |end, (&size, &stride)| {
+            end.checked_add((size - 1).checked_mul(stride)?)
+        })
+    }
+
     pub fn ndim(&self) -> usize {
         self.shape.len()
     }
@@ -171,7 +182,11 @@ impl Layout {
 
     /// The contiguous range of storage this layout covers, when it is dense.
     pub fn contiguous_range(&self) -> Option<std::ops::Range<usize>> {
-        self.is_contiguous().then(|| self.offset..self.offset + self.numel())
+        // An empty view may sit past the end of its storage; it reads nothing.
+        match self.numel() {
+            0 => Some(0..0),
+            n => self.is_contiguous().then(|| self.offset..self.offset + n),
+        }
     }
 }
 
@@ -279,5 +294,20 @@ mod tests {
         let s = Layout::contiguous(&[4, 6]).slice(1, 0, 3, 1); // [4,3] strides [6,1]
         assert_eq!(s.view(&[4, 3, 1]).map(|l| l.strides), Some(vec![6, 1, 1]));
         assert_eq!(s.view(&[12]), None);
+    }
+
+    #[test]
+    fn empty_views_past_their_storage_read_nothing() {
+        // zeros(3, 0)[2]: offset 2 into a storage of no elements.
+        let l = Layout::contiguous(&[3, 0]).select(0, 2);
+        assert_eq!(l.contiguous_range(), Some(0..0));
+        assert_eq!(l.checked_extent(), Some(0));
+    }
+
+    #[test]
+    fn extent_of_a_view_is_checked() {
+        assert_eq!(Layout::contiguous(&[2, 3]).checked_extent(), Some(6));
+        let huge = Layout { shape: vec![2, 2], strides: vec![usize::MAX, 1], offset: 0 };
+        assert_eq!(huge.checked_extent(), None);
     }
 }

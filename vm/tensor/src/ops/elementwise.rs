@@ -5,11 +5,11 @@ use std::mem::MaybeUninit;
 use num_traits::Float;
 use rayon::prelude::*;
 
-use crate::tensor::dtype::{DType, Operand, Scalar, result_type};
-use crate::tensor::error::{Result, TensorError, legacy_name};
-use crate::tensor::layout::broadcast_shapes;
-use crate::tensor::storage::{Element, with_dtype};
-use crate::tensor::tensor::Tensor;
+use crate::dtype::{DType, Operand, Scalar, result_type};
+use crate::error::{Result, TensorError, legacy_name};
+use crate::layout::broadcast_shapes;
+use crate::storage::{Element, with_dtype};
+use crate::tensor::Tensor;
 
 /// Below this many elements a kernel runs on one thread.
 const PARALLEL_MIN: usize = 1 << 15;
@@ -309,7 +309,7 @@ fn floor_div_int(a: i64, b: i64) -> i64 {
         return 0;
     }
     let q = a.wrapping_div(b);
-    if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
+    if (a.wrapping_rem(b) != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
 }
 
 fn rem_int(a: i64, b: i64) -> i64 {
@@ -373,6 +373,11 @@ pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
     };
     let (ta, tb) = (a.to_tensor(compute), b.to_tensor(compute));
     let (ta, tb) = (ta.broadcast_to(&shape)?, tb.broadcast_to(&shape)?);
+    crate::alloc::reserve(ta.numel(), compute)?;
+    if matches!(op, Binary::FloorDivide | Binary::Remainder) && !compute.is_float() && tb.to_vec::<i64>().contains(&0) {
+        // PyTorch raises for integer division by zero, where floats give inf/nan.
+        return Err(TensorError::runtime(op.name(), "ZeroDivisionError"));
+    }
     let out_bool = matches!(op.out(), Out::Compare | Out::Logical);
     Ok(match compute {
         DType::F32 if out_bool => op.zip_float_bool::<f32>(&ta, &tb),

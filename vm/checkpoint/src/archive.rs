@@ -1,0 +1,305 @@
+//! The containers PyTorch writes around its pickles: the zip archive of
+//! every release since 1.6 (`<name>/data.pkl`, `<name>/data/<key>`,
+//! `<name>/byteorder`), the legacy stream (magic number, protocol, system
+//! info, the object, its storage keys, then each storage's bytes), and a bare
+//! pickle with no storages.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{Cursor, Read, Write};
+use std::ops::Range;
+
+use fxvm_tensor::bytes::element_size;
+use fxvm_tensor::{DType, Tensor, TensorError};
+use zip::write::SimpleFileOptions;
+
+use crate::pickle::{self, Id, Pickle, PickleError, Value};
+
+/// The first value of a legacy file: PyTorch's magic number,
+/// 0x1950a86a20f9469cfc6c, as the pickle's little-endian integer bytes.
+const LEGACY_MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
+
+#[derive(Debug)]
+pub enum CheckpointError {
+    Pickle(PickleError),
+    /// A zip archive that is not a PyTorch checkpoint, or is damaged.
+    Archive(String),
+    /// A storage the pickle names but the file does not hold.
+    MissingRecord(String),
+    /// A storage of a dtype fxvm has no tensors for.
+    UnsupportedDType(String),
+    Tensor(TensorError),
+}
+
+impl fmt::Display for CheckpointError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckpointError::Pickle(e) => write!(f, "{e}"),
+            CheckpointError::Archive(m) => f.write_str(m),
+            CheckpointError::MissingRecord(k) => write!(f, "PytorchStreamReader failed locating file data/{k}: file not found"),
+            CheckpointError::UnsupportedDType(name) => write!(f, "fxvm cannot load tensors of type {name} yet"),
+            CheckpointError::Tensor(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for CheckpointError {}
+
+impl From<PickleError> for CheckpointError {
+    fn from(e: PickleError) -> Self {
+        CheckpointError::Pickle(e)
+    }
+}
+
+impl From<TensorError> for CheckpointError {
+    fn from(e: TensorError) -> Self {
+        CheckpointError::Tensor(e)
+    }
+}
+
+impl From<zip::result::ZipError> for CheckpointError {
+    fn from(e: zip::result::ZipError) -> Self {
+        CheckpointError::Archive(format!("PytorchStreamReader failed reading zip archive: {e}"))
+    }
+}
+
+pub type Result<T, E = CheckpointError> = std::result::Result<T, E>;
+
+/// The dtype of a PyTorch storage class (`FloatStorage` …), or the error
+/// for one fxvm does not support.
+pub fn storage_dtype(class_name: &str) -> Result<DType> {
+    Ok(match class_name {
+        "FloatStorage" => DType::F32,
+        "DoubleStorage" => DType::F64,
+        "LongStorage" => DType::I64,
+        "IntStorage" => DType::I32,
+        "BoolStorage" => DType::Bool,
+        other => return Err(CheckpointError::UnsupportedDType(other.to_string())),
+    })
+}
+
+/// The storage class PyTorch names for a dtype in its files.
+pub fn storage_class(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F32 => "FloatStorage",
+        DType::F64 => "DoubleStorage",
+        DType::I64 => "LongStorage",
+        DType::I32 => "IntStorage",
+        DType::Bool => "BoolStorage",
+    }
+}
+
+/// Where one storage's bytes are.
+enum Record {
+    /// A byte range of the file (stored zip entries, legacy storages).
+    Range(Range<usize>),
+    /// A compressed zip entry, inflated on first use.
+    Compressed(usize),
+}
+
+/// A checkpoint file: its pickle, and the storages it refers to.
+pub struct Checkpoint {
+    data: Vec<u8>,
+    pub pickle: Pickle,
+    records: HashMap<String, Record>,
+    big_endian: bool,
+}
+
+impl Checkpoint {
+    /// Reads any of the three containers from the file's bytes.
+    pub fn open(data: Vec<u8>) -> Result<Checkpoint> {
+        if data.starts_with(b"PK\x03\x04") {
+            return open_zip(data);
+        }
+        let (first, used) = pickle::decode(&data)?;
+        if first.get(first.root) == &Value::BigInt(LEGACY_MAGIC.to_vec()) {
+            return open_legacy(data, used);
+        }
+        Ok(Checkpoint { data: Vec::new(), pickle: first, records: HashMap::new(), big_endian: false })
+    }
+
+    /// The storage `key` as a 1-d tensor of `dtype` holding `numel` elements.
+    pub fn storage(&self, key: &str, dtype: DType, numel: usize) -> Result<Tensor> {
+        let missing = || CheckpointError::MissingRecord(key.to_string());
+        let bytes: std::borrow::Cow<[u8]> = match self.records.get(key).ok_or_else(missing)? {
+            Record::Range(r) => self.data[r.clone()].into(),
+            Record::Compressed(index) => {
+                let mut archive = zip::ZipArchive::new(Cursor::new(&self.data[..]))?;
+                let mut file = archive.by_index(*index)?;
+                let mut out = Vec::new();
+                out.try_reserve_exact(file.size() as usize).map_err(|_| TensorError::OutOfMemory { bytes: file.size() as usize })?;
+                file.read_to_end(&mut out).map_err(|e| CheckpointError::Archive(format!("PytorchStreamReader failed reading file data/{key}: {e}")))?;
+                out.into()
+            }
+        };
+        let expected = numel.checked_mul(element_size(dtype));
+        if expected.is_none_or(|n| n > bytes.len()) {
+            return Err(CheckpointError::Archive(format!(
+                "storage {key} holds {} bytes, fewer than its {numel} elements need",
+                bytes.len()
+            )));
+        }
+        let used = expected.expect("checked above");
+        Ok(Tensor::from_bytes(dtype, &bytes[..used], self.big_endian)?)
+    }
+}
+
+fn open_zip(data: Vec<u8>) -> Result<Checkpoint> {
+    let mut archive = zip::ZipArchive::new(Cursor::new(&data[..]))?;
+    let names: Vec<String> = archive.file_names().map(str::to_owned).collect();
+    let pkl = names
+        .iter()
+        .filter(|n| n.ends_with("data.pkl") && n.matches('/').count() <= 1)
+        .min_by_key(|n| n.len())
+        .ok_or_else(|| CheckpointError::Archive("PytorchStreamReader failed locating file data.pkl: file not found".into()))?;
+    let prefix = pkl[..pkl.len() - "data.pkl".len()].to_string();
+    let read = |archive: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str| -> Result<Option<Vec<u8>>> {
+        let Ok(mut file) = archive.by_name(name) else { return Ok(None) };
+        let mut out = Vec::new();
+        out.try_reserve_exact(file.size() as usize).map_err(|_| TensorError::OutOfMemory { bytes: file.size() as usize })?;
+        file.read_to_end(&mut out).map_err(|e| CheckpointError::Archive(format!("PytorchStreamReader failed reading file {name}: {e}")))?;
+        Ok(Some(out))
+    };
+    let pickle_bytes = read(&mut archive, pkl)?.expect("listed above");
+    let big_endian = read(&mut archive, &format!("{prefix}byteorder"))?.is_some_and(|b| b == b"big");
+    let mut records = HashMap::new();
+    let data_prefix = format!("{prefix}data/");
+    for index in 0..archive.len() {
+        let file = archive.by_index_raw(index)?;
+        let Some(key) = file.name().strip_prefix(&data_prefix) else { continue };
+        let record = if file.compression() == zip::CompressionMethod::Stored {
+            let start = usize::try_from(file.data_start()).map_err(|_| CheckpointError::Archive("zip entry beyond the file".into()))?;
+            let end = start.checked_add(file.size() as usize).filter(|&e| e <= data.len());
+            Record::Range(start..end.ok_or_else(|| CheckpointError::Archive(format!("zip entry data/{key} runs past the end of the file")))?)
+        } else {
+            Record::Compressed(index)
+        };
+        records.insert(key.to_string(), record);
+    }
+    drop(archive);
+    let (pickle, _) = pickle::decode(&pickle_bytes)?;
+    Ok(Checkpoint { data, pickle, records, big_endian })
+}
+
+/// The legacy stream: the magic number (already read), then the protocol
+/// version, system info, the object, and the sorted storage keys, each
+/// pickled; then per key an 8-byte element count and the elements.
+fn open_legacy(data: Vec<u8>, mut pos: usize) -> Result<Checkpoint> {
+    let next = |pos: &mut usize| -> Result<Pickle> {
+        let (p, used) = pickle::decode(&data[*pos..])?;
+        *pos += used;
+        Ok(p)
+    };
+    next(&mut pos)?; // protocol version
+    let info = next(&mut pos)?;
+    let little_endian = dict_get(&info, info.root, "little_endian").is_none_or(|v| info.get(v) != &Value::Bool(false));
+    let object = next(&mut pos)?;
+    let keys = next(&mut pos)?;
+    let Value::List(key_ids) = keys.get(keys.root) else {
+        return Err(CheckpointError::Archive("legacy checkpoint: the storage keys are not a list".into()));
+    };
+    let sizes = storage_element_sizes(&object)?;
+    let mut records = HashMap::new();
+    for &k in key_ids {
+        let Value::Str(key) = keys.get(k) else {
+            return Err(CheckpointError::Archive("legacy checkpoint: a storage key is not a string".into()));
+        };
+        let size = *sizes.get(key).ok_or_else(|| CheckpointError::MissingRecord(key.clone()))?;
+        let header = data.get(pos..pos + 8).ok_or_else(|| CheckpointError::Archive("legacy checkpoint is truncated".into()))?;
+        let raw: [u8; 8] = header.try_into().expect("8 bytes");
+        let count = if little_endian { u64::from_le_bytes(raw) } else { u64::from_be_bytes(raw) };
+        let start = pos + 8;
+        let end = usize::try_from(count)
+            .ok()
+            .and_then(|c| c.checked_mul(size))
+            .and_then(|n| start.checked_add(n))
+            .filter(|&e| e <= data.len())
+            .ok_or_else(|| CheckpointError::Archive("legacy checkpoint is truncated".into()))?;
+        records.insert(key.clone(), Record::Range(start..end));
+        pos = end;
+    }
+    Ok(Checkpoint { data, pickle: object, records, big_endian: !little_endian })
+}
+
+fn dict_get(p: &Pickle, dict: Id, key: &str) -> Option<Id> {
+    let Value::Dict(items) = p.get(dict) else { return None };
+    items.iter().find(|(k, _)| p.get(*k) == &Value::Str(key.to_string())).map(|&(_, v)| v)
+}
+
+/// The element size of each storage key a pickle's persistent ids name.
+fn storage_element_sizes(p: &Pickle) -> Result<HashMap<String, usize>> {
+    let mut sizes = HashMap::new();
+    for v in &p.values {
+        let Value::Persistent(pid) = v else { continue };
+        let Value::Tuple(fields) = p.get(*pid) else { continue };
+        if let [_, class, key, ..] = fields[..]
+            && let (Value::Global { name, .. }, Value::Str(key)) = (p.get(class), p.get(key))
+        {
+            sizes.insert(key.clone(), element_size(storage_dtype(name)?));
+        }
+    }
+    Ok(sizes)
+}
+
+/// Writes PyTorch's zip container: `<name>/data.pkl`, one `<name>/data/<key>`
+/// per storage (stored, 64-byte aligned as PyTorch aligns them), and the
+/// version files PyTorch reads.
+pub fn write_zip(name: &str, pickle: &[u8], storages: &[(String, Vec<u8>)]) -> Result<Vec<u8>> {
+    let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored).with_alignment(64);
+    let mut entry = |path: String, bytes: &[u8]| -> Result<()> {
+        zip.start_file(path, options)?;
+        zip.write_all(bytes).map_err(|e| CheckpointError::Archive(e.to_string()))
+    };
+    entry(format!("{name}/data.pkl"), pickle)?;
+    entry(format!("{name}/.format_version"), b"1")?;
+    entry(format!("{name}/.storage_alignment"), b"64")?;
+    entry(format!("{name}/byteorder"), b"little")?;
+    for (key, bytes) in storages {
+        entry(format!("{name}/data/{key}"), bytes)?;
+    }
+    entry(format!("{name}/version"), b"3\n")?;
+    Ok(zip.finish()?.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zip_round_trip_keeps_records_aligned() {
+        let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]);
+        // A pickle holding only the integer 7; storages are looked up by key.
+        let file = write_zip("archive", b"\x80\x02K\x07.", &[("0".into(), t.storage_bytes())]).expect("writes");
+        let ck = Checkpoint::open(file).expect("reads");
+        assert_eq!(ck.pickle.get(ck.pickle.root), &Value::Int(7));
+        let Some(Record::Range(r)) = ck.records.get("0") else { panic!("stored record") };
+        assert_eq!(r.start % 64, 0);
+        assert_eq!(ck.storage("0", DType::F32, 3).expect("storage").to_vec::<f32>(), vec![1.0, 2.0, 3.0]);
+        assert!(matches!(ck.storage("1", DType::F32, 3), Err(CheckpointError::MissingRecord(_))));
+        assert!(ck.storage("0", DType::F32, 4).is_err(), "more elements than bytes");
+        assert!(ck.storage("0", DType::F32, usize::MAX).is_err());
+    }
+
+    #[test]
+    fn a_bare_pickle_has_no_storages() {
+        let ck = Checkpoint::open(b"\x80\x02N.".to_vec()).expect("reads");
+        assert_eq!(ck.pickle.get(ck.pickle.root), &Value::None);
+        assert!(ck.storage("0", DType::F32, 1).is_err());
+    }
+
+    #[test]
+    fn damaged_zip_is_an_error() {
+        let mut file = write_zip("a", b"\x80\x02N.", &[]).expect("writes");
+        file.truncate(40);
+        assert!(Checkpoint::open(file).is_err());
+    }
+
+    #[test]
+    fn storage_classes_map_both_ways() {
+        for dtype in [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64] {
+            assert_eq!(storage_dtype(storage_class(dtype)).expect("known"), dtype);
+        }
+        assert!(matches!(storage_dtype("HalfStorage"), Err(CheckpointError::UnsupportedDType(_))));
+    }
+}

@@ -1,0 +1,29 @@
+"""The functions PyTorch's checkpoints name to rebuild tensors and
+parameters. ``torch.load`` runs them natively; they are here so that
+``torch.save`` names them as PyTorch does, and for direct calls, where
+``storage`` is a tensor standing for its whole storage."""
+
+import torch
+from torch import _C
+
+
+def _rebuild_tensor(storage, storage_offset, size, stride):
+    return _C._storage_view(storage, storage_offset, list(size), list(stride))
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
+    t = _rebuild_tensor(storage, storage_offset, size, stride)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks):
+    return torch.nn.Parameter(data, requires_grad)
+
+
+def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    param = torch.nn.Parameter(data, requires_grad)
+    for name, value in (state or {}).items():
+        setattr(param, name, value)
+    return param

@@ -1,0 +1,27 @@
+"""The legacy typed-storage classes (``torch.FloatStorage`` …). fxvm keeps
+storages inside tensors; these classes exist because PyTorch's checkpoints
+name a storage's dtype by them."""
+
+import torch
+
+__all__ = ["FloatStorage", "DoubleStorage", "LongStorage", "IntStorage", "BoolStorage"]
+
+
+class _LegacyStorage:
+    dtype = None
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(f"fxvm has no standalone storages; use a tensor of dtype {self.dtype}")
+
+
+def _storage_class(name, dtype):
+    cls = type(name, (_LegacyStorage,), {"dtype": dtype, "__module__": "torch"})
+    cls.__qualname__ = name
+    return cls
+
+
+FloatStorage = _storage_class("FloatStorage", torch.float32)
+DoubleStorage = _storage_class("DoubleStorage", torch.float64)
+LongStorage = _storage_class("LongStorage", torch.int64)
+IntStorage = _storage_class("IntStorage", torch.int32)
+BoolStorage = _storage_class("BoolStorage", torch.bool)

@@ -1,0 +1,55 @@
+//! The last line of defence between a kernel bug and the interpreter: a
+//! panic inside a native op becomes a Python `SystemError` naming the op,
+//! instead of unwinding through the VM (which skips `finally`, `atexit` and
+//! buffered output). Kernels report misuse as errors; this only catches bugs.
+
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+
+use rustpython_vm::{PyResult, VirtualMachine};
+
+thread_local! {
+    /// How many guards are active on this thread; the panic hook stays quiet inside one.
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+    /// The message and location of the last panic a guard caught.
+    static LAST: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Installs, once, a panic hook that records panics inside a guard instead
+/// of printing them, and leaves every other panic to the previous hook.
+fn install_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if DEPTH.with(Cell::get) == 0 {
+                return previous(info);
+            }
+            let message = info
+                .payload()
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+            LAST.with(|last| *last.borrow_mut() = Some(format!("{message}{location}")));
+        }));
+    });
+}
+
+/// Runs `f` (the native body of `op`); a panic becomes `SystemError`.
+pub(crate) fn guard<T>(op: &str, vm: &VirtualMachine, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    install_hook();
+    DEPTH.with(|d| d.set(d.get() + 1));
+    // The VM state `f` touches stays consistent: the error replaces the result,
+    // and tensors a kernel was writing are only ever its own outputs.
+    let result = panic::catch_unwind(AssertUnwindSafe(f));
+    DEPTH.with(|d| d.set(d.get() - 1));
+    result.unwrap_or_else(|_| {
+        let detail = LAST.with(|last| last.borrow_mut().take()).unwrap_or_default();
+        Err(vm.new_system_error(format!(
+            "fxvm internal error in {op}: {detail}. This is a bug in fxvm; please report it with the code that raised it."
+        )))
+    })
+}
