@@ -39,14 +39,27 @@ mod module {
             ("co_argcount".to_owned(), vm.ctx.new_int(nargs).into()),
             ("co_posonlyargcount".to_owned(), vm.ctx.new_int(0).into()),
             ("co_kwonlyargcount".to_owned(), vm.ctx.new_int(0).into()),
-            ("co_flags".to_owned(), vm.ctx.new_int(flags & !(CO_VARARGS | CO_VARKEYWORDS)).into()),
+            (
+                "co_flags".to_owned(),
+                vm.ctx
+                    .new_int(flags & !(CO_VARARGS | CO_VARKEYWORDS))
+                    .into(),
+            ),
         ]
         .into_iter()
         .collect();
-        let new_code = code.get_attr("replace", vm)?.call(rustpython_vm::function::FuncArgs::new(vec![], changes), vm)?;
+        let new_code = code
+            .get_attr("replace", vm)?
+            .call(rustpython_vm::function::FuncArgs::new(vec![], changes), vm)?;
         let function_type: PyObjectRef = f.class().to_owned().into();
         function_type.call(
-            (new_code, f.get_attr("__globals__", vm)?, f.get_attr("__name__", vm)?, f.get_attr("__defaults__", vm)?, f.get_attr("__closure__", vm)?),
+            (
+                new_code,
+                f.get_attr("__globals__", vm)?,
+                f.get_attr("__name__", vm)?,
+                f.get_attr("__defaults__", vm)?,
+                f.get_attr("__closure__", vm)?,
+            ),
             vm,
         )
     }

@@ -13,9 +13,17 @@ enum Patch {
     /// `dict[name]` shadowed a builtin: undone by deleting the entry.
     Delete { dict: PyObjectRef, name: PyStrRef },
     /// `dict[name]` replaced `orig`.
-    Item { dict: PyObjectRef, name: PyStrRef, orig: PyObjectRef },
+    Item {
+        dict: PyObjectRef,
+        name: PyStrRef,
+        orig: PyObjectRef,
+    },
     /// `cls.name` replaced `orig`.
-    Attr { cls: PyObjectRef, name: PyStrRef, orig: PyObjectRef },
+    Attr {
+        cls: PyObjectRef,
+        name: PyStrRef,
+        orig: PyObjectRef,
+    },
 }
 
 impl Patch {
@@ -78,17 +86,30 @@ impl Patcher {
     /// builtins is shadowed, and the shadow removed on revert).
     #[pymethod]
     fn patch(&self, a: PatchArgs, vm: &VirtualMachine) -> PyResult<()> {
-        let PatchArgs { target: frame_dict, name, new_fn, deduplicate } = a;
+        let PatchArgs {
+            target: frame_dict,
+            name,
+            new_fn,
+            deduplicate,
+        } = a;
         new_fn.set_attr(MARK, vm.ctx.new_bool(deduplicate.unwrap_or(true)), vm)?;
         let current = vm.call_method(&frame_dict, "get", (name.clone(),))?;
-        let patch = if vm.is_none(&current) && vm.builtins.as_object().get_attr(&*name, vm).is_ok() {
-            Patch::Delete { dict: frame_dict.clone(), name: name.clone() }
+        let patch = if vm.is_none(&current) && vm.builtins.as_object().get_attr(&*name, vm).is_ok()
+        {
+            Patch::Delete {
+                dict: frame_dict.clone(),
+                name: name.clone(),
+            }
         } else {
             if already_patched(&current, vm)? {
                 return Ok(());
             }
             let orig = frame_dict.get_item(name.as_object(), vm)?;
-            Patch::Item { dict: frame_dict.clone(), name: name.clone(), orig }
+            Patch::Item {
+                dict: frame_dict.clone(),
+                name: name.clone(),
+                orig,
+            }
         };
         frame_dict.set_item(name.as_object(), new_fn, vm)?;
         self.patches.lock().push(patch);
@@ -98,7 +119,12 @@ impl Patcher {
     /// `setattr(cls, name, new_fn)`.
     #[pymethod]
     fn patch_method(&self, a: PatchArgs, vm: &VirtualMachine) -> PyResult<()> {
-        let PatchArgs { target: cls, name, new_fn, deduplicate } = a;
+        let PatchArgs {
+            target: cls,
+            name,
+            new_fn,
+            deduplicate,
+        } = a;
         new_fn.set_attr(MARK, vm.ctx.new_bool(deduplicate.unwrap_or(true)), vm)?;
         let orig = cls.get_attr(&*name, vm)?;
         if already_patched(&orig, vm)? {

@@ -52,7 +52,11 @@ pub fn run(args: &[&str]) -> Run {
 
 /// Runs `fxvm` in `dir` with `args` and collects its output.
 pub fn run_in(dir: &Path, args: &[&str]) -> Run {
-    fxvm(args).current_dir(dir).output().expect("spawn fxvm").into()
+    fxvm(args)
+        .current_dir(dir)
+        .output()
+        .expect("spawn fxvm")
+        .into()
 }
 
 /// A fresh scratch folder under the target directory, removed on drop.
@@ -90,7 +94,9 @@ impl Drop for Scratch {
 
 /// The repository's `fixtures/` folder.
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("fixtures")
 }
 
 /// A unified diff of `expected` against `actual`, empty when they are equal:

@@ -23,17 +23,33 @@ fn uncaught_exception_prints_traceback_with_file_and_line() {
     assert_eq!(out.status, Some(1), "{out:?}");
     // What was printed before the failure is flushed, not lost.
     assert_eq!(out.stdout, "before\n");
-    assert!(out.stderr.starts_with("Traceback (most recent call last):"), "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with("Traceback (most recent call last):"),
+        "{}",
+        out.stderr
+    );
     let file_line = format!("File \"{}\", line 3, in f", script.display());
-    assert!(out.stderr.contains(&file_line), "missing `{file_line}` in:\n{}", out.stderr);
+    assert!(
+        out.stderr.contains(&file_line),
+        "missing `{file_line}` in:\n{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("line 4, in <module>"), "{}", out.stderr);
-    assert!(out.stderr.trim_end().ends_with("ValueError: bad value 3"), "{}", out.stderr);
+    assert!(
+        out.stderr.trim_end().ends_with("ValueError: bad value 3"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
 fn system_exit_sets_the_status() {
     let out = run(&["run", "-c", "import sys; print('bye'); sys.exit(3)"]);
-    assert_eq!((out.status, out.stdout.as_str()), (Some(3), "bye\n"), "{out:?}");
+    assert_eq!(
+        (out.status, out.stdout.as_str()),
+        (Some(3), "bye\n"),
+        "{out:?}"
+    );
 
     let out = run(&["run", "-c", "raise SystemExit('fatal: no model')"]);
     assert_eq!(out.status, Some(1), "{out:?}");
@@ -49,15 +65,27 @@ fn syntax_error_reports_file_line_and_column() {
     let script = dir.write("bad.py", "x = 1\ny = (2 +\n    def)\n");
     let out = run(&["run", script.to_str().unwrap()]);
     assert_eq!(out.status, Some(1), "{out:?}");
-    assert!(out.stderr.contains(&format!("File \"{}\", line 3", script.display())), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(&format!("File \"{}\", line 3", script.display())),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("SyntaxError"), "{}", out.stderr);
     // The caret line marks the column of the offending token.
     let lines: Vec<&str> = out.stderr.lines().collect();
-    let caret = lines.iter().position(|l| l.trim() == "^" || l.trim_start().starts_with('^'));
+    let caret = lines
+        .iter()
+        .position(|l| l.trim() == "^" || l.trim_start().starts_with('^'));
     let caret = caret.unwrap_or_else(|| panic!("no caret in:\n{}", out.stderr));
     let source = lines[caret - 1];
     let col = lines[caret].find('^').unwrap();
-    assert_eq!(&source[col..col + 3], "def", "caret under the wrong column:\n{}", out.stderr);
+    assert_eq!(
+        &source[col..col + 3],
+        "def",
+        "caret under the wrong column:\n{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -78,13 +106,20 @@ fn script_folder_comes_first_on_sys_path() {
     let script = dir.write("train.py", "from model import GPT\nprint(GPT.name)\n");
     // Run from elsewhere: the import must not depend on the working folder.
     let out = run_in(&std::env::temp_dir(), &["run", script.to_str().unwrap()]);
-    assert_eq!((out.status, out.stdout.as_str()), (Some(0), "gpt\n"), "{out:?}");
+    assert_eq!(
+        (out.status, out.stdout.as_str()),
+        (Some(0), "gpt\n"),
+        "{out:?}"
+    );
 }
 
 #[test]
 fn argv_is_the_script_then_its_arguments() {
     let dir = Scratch::new("argv");
-    let script = dir.write("args.py", "import sys\nprint(sys.argv[1:])\nprint(sys.argv[0].endswith('args.py'))\n");
+    let script = dir.write(
+        "args.py",
+        "import sys\nprint(sys.argv[1:])\nprint(sys.argv[0].endswith('args.py'))\n",
+    );
     let out = run(&["run", script.to_str().unwrap(), "--epochs", "3", "-v"]);
     assert_eq!(out.status, Some(0), "{out:?}");
     assert_eq!(out.stdout, "['--epochs', '3', '-v']\nTrue\n");
@@ -97,12 +132,20 @@ fn argv_is_the_script_then_its_arguments() {
 fn main_module_and_atexit_behave_as_in_python() {
     let code = "import atexit\natexit.register(lambda: print('atexit ran'))\nprint(__name__)\n";
     let out = run(&["run", "-c", code]);
-    assert_eq!((out.status, out.stdout.as_str()), (Some(0), "__main__\natexit ran\n"), "{out:?}");
+    assert_eq!(
+        (out.status, out.stdout.as_str()),
+        (Some(0), "__main__\natexit ran\n"),
+        "{out:?}"
+    );
 }
 
 #[test]
 fn torch_package_imports() {
-    let out = run(&["run", "-c", "import torch; print(torch.__version__, torch._C.__name__)"]);
+    let out = run(&[
+        "run",
+        "-c",
+        "import torch; print(torch.__version__, torch._C.__name__)",
+    ]);
     assert_eq!(out.status, Some(0), "{out:?}");
     assert_eq!(out.stdout, "2.15.0+fxvm torch._C\n");
 }

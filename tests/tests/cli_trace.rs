@@ -3,7 +3,12 @@
 use fxvm_tests::{Scratch, fixtures, run, run_in};
 
 fn cli(name: &str) -> String {
-    fixtures().join("cli").join(name).to_str().expect("utf-8 path").to_owned()
+    fixtures()
+        .join("cli")
+        .join(name)
+        .to_str()
+        .expect("utf-8 path")
+        .to_owned()
 }
 
 fn golden(name: &str) -> String {
@@ -17,7 +22,14 @@ fn trace_prints_torch_fx_code_and_graph_of_the_only_buildable_module() {
     assert_eq!(out.stdout, golden("gpt_block.code"));
     let out = run(&["trace", &cli("gpt_block.py"), "--format", "graph"]);
     assert_eq!(out.stdout, golden("gpt_block.graph"));
-    let out = run(&["trace", &cli("gpt_block.py"), "--function", "gelu_tanh", "--concrete", "scale=2.0"]);
+    let out = run(&[
+        "trace",
+        &cli("gpt_block.py"),
+        "--function",
+        "gelu_tanh",
+        "--concrete",
+        "scale=2.0",
+    ]);
     assert_eq!(out.stdout, golden("gelu_tanh.code"));
 }
 
@@ -25,32 +37,61 @@ fn trace_prints_torch_fx_code_and_graph_of_the_only_buildable_module() {
 fn trace_writes_other_forms_and_to_files() {
     let scratch = Scratch::new("trace-out");
     let out_file = scratch.path().join("block.txt");
-    let out = run(&["trace", &cli("gpt_block.py"), "--module", "Block(Config(dim=8, heads=4))", "--format", "tabular", "-o", out_file.to_str().unwrap()]);
+    let out = run(&[
+        "trace",
+        &cli("gpt_block.py"),
+        "--module",
+        "Block(Config(dim=8, heads=4))",
+        "--format",
+        "tabular",
+        "-o",
+        out_file.to_str().unwrap(),
+    ]);
     assert_eq!(out.status, Some(0), "{}", out.stderr);
     assert!(out.stdout.is_empty());
     let table = std::fs::read_to_string(&out_file).unwrap();
     assert!(table.starts_with("opcode         name"), "{table}");
     assert!(table.contains("call_module    attn_qkv"), "{table}");
     let out = run(&["trace", &cli("gpt_block.py"), "--format", "readable"]);
-    assert!(out.stdout.starts_with("class Block(torch.nn.Module):\n"), "{}", out.stdout);
-    assert!(out.stdout.contains("    def forward(self, x):\n        # No stacktrace found for following nodes\n"), "{}", out.stdout);
+    assert!(
+        out.stdout.starts_with("class Block(torch.nn.Module):\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "    def forward(self, x):\n        # No stacktrace found for following nodes\n"
+        ),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
 fn check_passes_fails_with_a_diff_and_blesses() {
     let scratch = Scratch::new("check");
-    let script = scratch.write("model.py", &std::fs::read_to_string(cli("gpt_block.py")).unwrap());
+    let script = scratch.write(
+        "model.py",
+        &std::fs::read_to_string(cli("gpt_block.py")).unwrap(),
+    );
     let script = script.to_str().unwrap();
     let expect = scratch.path().join("model.code");
     let expect_str = expect.to_str().unwrap();
 
     let missing = run(&["check", script, "--expect", expect_str]);
     assert_eq!(missing.status, Some(2));
-    assert!(missing.stderr.contains("run with --bless to create it"), "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("run with --bless to create it"),
+        "{}",
+        missing.stderr
+    );
 
     let bless = run(&["check", script, "--expect", expect_str, "--bless"]);
     assert_eq!(bless.status, Some(0), "{}", bless.stderr);
-    assert_eq!(std::fs::read_to_string(&expect).unwrap(), golden("gpt_block.code"));
+    assert_eq!(
+        std::fs::read_to_string(&expect).unwrap(),
+        golden("gpt_block.code")
+    );
 
     let pass = run(&["check", script, "--expect", expect_str]);
     assert_eq!(pass.status, Some(0), "{}", pass.stderr);
@@ -60,25 +101,53 @@ fn check_passes_fails_with_a_diff_and_blesses() {
     std::fs::write(&expect, edited).unwrap();
     let fail = run(&["check", script, "--expect", expect_str]);
     assert_eq!(fail.status, Some(1));
-    assert!(fail.stdout.contains(&format!("--- {expect_str}\n+++ traced\n")), "{}", fail.stdout);
-    assert!(fail.stdout.contains("\n-    ln = self.ln(y)\n+    ln = self.ln(x)\n"), "{}", fail.stdout);
-    assert!(!fail.stdout.contains('\x1b'), "no colour when stdout is not a terminal");
+    assert!(
+        fail.stdout
+            .contains(&format!("--- {expect_str}\n+++ traced\n")),
+        "{}",
+        fail.stdout
+    );
+    assert!(
+        fail.stdout
+            .contains("\n-    ln = self.ln(y)\n+    ln = self.ln(x)\n"),
+        "{}",
+        fail.stdout
+    );
+    assert!(
+        !fail.stdout.contains('\x1b'),
+        "no colour when stdout is not a terminal"
+    );
 }
 
 #[test]
 fn check_of_a_directory_summarises() {
     let out = run(&["check", &cli("")]);
     assert_eq!(out.status, Some(0), "{}\n{}", out.stdout, out.stderr);
-    assert!(out.stdout.ends_with("2 passed, 0 failed\n"), "{}", out.stdout);
+    assert!(
+        out.stdout.ends_with("2 passed, 0 failed\n"),
+        "{}",
+        out.stdout
+    );
 
     let scratch = Scratch::new("check-dir");
-    scratch.write("a.py", &std::fs::read_to_string(cli("gpt_block.py")).unwrap());
+    scratch.write(
+        "a.py",
+        &std::fs::read_to_string(cli("gpt_block.py")).unwrap(),
+    );
     scratch.write("a.code", "stale\n");
     scratch.write("a.graph", &golden("gpt_block.graph"));
     let out = run_in(scratch.path(), &["check", "."]);
     assert_eq!(out.status, Some(1));
-    assert!(out.stdout.contains("FAILED: ./a.py (code)"), "{}", out.stdout);
-    assert!(out.stdout.ends_with("1 passed, 1 failed\n"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("FAILED: ./a.py (code)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("1 passed, 1 failed\n"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
@@ -89,23 +158,54 @@ fn mistakes_get_one_line_errors() {
     let raises = scratch.write("raises.py", "import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            return x\n        return -x\n");
     let two = two.to_str().unwrap();
     let cases: [(&[&str], u8, &str); 6] = [
-        (&["trace", "missing.py"], 2, "fxvm: error: can't open file 'missing.py': No such file or directory"),
-        (&["trace", two], 2, "has several nn.Module subclasses that can be built without arguments: A, B; choose one with --module EXPR"),
-        (&["trace", two, "--module", "A("], 2, "--module 'A(' is not an expression"),
-        (&["trace", two, "--function", "nope"], 2, "has no function 'nope'"),
+        (
+            &["trace", "missing.py"],
+            2,
+            "fxvm: error: can't open file 'missing.py': No such file or directory",
+        ),
+        (
+            &["trace", two],
+            2,
+            "has several nn.Module subclasses that can be built without arguments: A, B; choose one with --module EXPR",
+        ),
+        (
+            &["trace", two, "--module", "A("],
+            2,
+            "--module 'A(' is not an expression",
+        ),
+        (
+            &["trace", two, "--function", "nope"],
+            2,
+            "has no function 'nope'",
+        ),
         (&["trace", none.to_str().unwrap()], 2, "nothing to trace in"),
-        (&["trace", two, "--module", "A()", "--concrete", "x"], 2, "--concrete 'x' is not NAME=VALUE"),
+        (
+            &["trace", two, "--module", "A()", "--concrete", "x"],
+            2,
+            "--concrete 'x' is not NAME=VALUE",
+        ),
     ];
     for (args, status, message) in cases {
         let out = run(args);
-        assert_eq!(out.status, Some(i32::from(status)), "{args:?}: {}", out.stderr);
+        assert_eq!(
+            out.status,
+            Some(i32::from(status)),
+            "{args:?}: {}",
+            out.stderr
+        );
         assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains(message), "{args:?}: {}", out.stderr);
     }
     let out = run(&["trace", raises.to_str().unwrap()]);
     assert_eq!(out.status, Some(1));
     assert!(out.stderr.contains("line 4, in forward"), "{}", out.stderr);
-    assert!(out.stderr.trim_end().ends_with("TraceError: symbolically traced variables cannot be used as inputs to control flow"), "{}", out.stderr);
+    assert!(
+        out.stderr.trim_end().ends_with(
+            "TraceError: symbolically traced variables cannot be used as inputs to control flow"
+        ),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -113,7 +213,11 @@ fn each_command_has_help_with_examples() {
     for command in ["trace", "check", "lint"] {
         let out = run(&[command, "--help"]);
         assert_eq!(out.status, Some(0));
-        assert!(out.stdout.contains("Examples:"), "{command}: {}", out.stdout);
+        assert!(
+            out.stdout.contains("Examples:"),
+            "{command}: {}",
+            out.stdout
+        );
     }
 }
 
@@ -122,21 +226,66 @@ fn lint_reports_every_untraceable_construct_with_its_position() {
     let file = cli("untraceable.py");
     let out = run(&["lint", &file]);
     assert_eq!(out.status, Some(1), "{}", out.stderr);
-    let positions: Vec<String> = out.stdout.lines().map(|l| l.strip_prefix(&format!("{file}:")).expect("file prefix").splitn(3, ':').take(2).collect::<Vec<_>>().join(":")).collect();
-    assert_eq!(positions, ["15:12", "17:15", "19:13", "20:17", "21:32", "22:20", "24:9", "28:16", "29:28", "30:23"], "{}", out.stdout);
-    assert!(out.stdout.contains(":15:12: `if` depends on the traced value 'h'"), "{}", out.stdout);
-    assert!(out.stdout.contains(":19:13: `len()` of the traced value 'h' needs a concrete value"), "{}", out.stdout);
-    assert!(out.stdout.contains(":24:9: `try` around code on the traced value 'h'"), "{}", out.stdout);
+    let positions: Vec<String> = out
+        .stdout
+        .lines()
+        .map(|l| {
+            l.strip_prefix(&format!("{file}:"))
+                .expect("file prefix")
+                .splitn(3, ':')
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(":")
+        })
+        .collect();
+    assert_eq!(
+        positions,
+        [
+            "15:12", "17:15", "19:13", "20:17", "21:32", "22:20", "24:9", "28:16", "29:28", "30:23"
+        ],
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains(":15:12: `if` depends on the traced value 'h'"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains(":19:13: `len()` of the traced value 'h' needs a concrete value"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains(":24:9: `try` around code on the traced value 'h'"),
+        "{}",
+        out.stdout
+    );
 
     let clean = run(&["lint", &cli("gpt_block.py")]);
     assert_eq!((clean.status, clean.stdout.as_str()), (Some(0), ""));
 
     let scratch = Scratch::new("lint");
-    let bad = scratch.write("bad.py", "class M:\n    def forward(self, x)\n        return x\n");
+    let bad = scratch.write(
+        "bad.py",
+        "class M:\n    def forward(self, x)\n        return x\n",
+    );
     let out = run(&["lint", bad.to_str().unwrap()]);
     assert_eq!(out.status, Some(2));
-    assert!(out.stderr.trim_end().ends_with("bad.py:2:25: syntax error: Expected `:`, found newline"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .trim_end()
+            .ends_with("bad.py:2:25: syntax error: Expected `:`, found newline"),
+        "{}",
+        out.stderr
+    );
     let missing = run(&["lint", "missing.py"]);
     assert_eq!(missing.status, Some(2));
-    assert_eq!(missing.stderr.trim_end(), "fxvm: error: can't open file 'missing.py': No such file or directory");
+    assert_eq!(
+        missing.stderr.trim_end(),
+        "fxvm: error: can't open file 'missing.py': No such file or directory"
+    );
 }

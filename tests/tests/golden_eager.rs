@@ -72,7 +72,9 @@ fn indices_pushed_past_the_last_dim_raise_index_error() {
         let out = run(&["run", "-c", &code]);
         assert_eq!(out.status, Some(1), "{out:?}");
         assert!(
-            out.stderr.trim_end().ends_with("IndexError: too many indices for tensor of dimension 2"),
+            out.stderr
+                .trim_end()
+                .ends_with("IndexError: too many indices for tensor of dimension 2"),
             "{index}: {}",
             out.stderr
         );

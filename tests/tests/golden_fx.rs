@@ -33,9 +33,17 @@ fn to_folder_writes_a_package_that_rebuilds_the_module() {
 #[test]
 fn symbolic_traces_match_torch_fx() {
     let dir = fixtures().join("trace");
-    let mut scripts: Vec<_> = std::fs::read_dir(&dir).expect("fixtures/trace").map(|e| e.expect("entry").path()).filter(|p| p.extension().is_some_and(|e| e == "py")).collect();
+    let mut scripts: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixtures/trace")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
     scripts.sort();
-    assert!(scripts.len() >= 40, "expected the trace fixtures, found {}", scripts.len());
+    assert!(
+        scripts.len() >= 40,
+        "expected the trace fixtures, found {}",
+        scripts.len()
+    );
     let mut failures = vec![];
     for script in &scripts {
         let golden = script.with_extension("out");
@@ -43,10 +51,21 @@ fn symbolic_traces_match_torch_fx() {
         let out = run(&["run", script.to_str().unwrap()]);
         let diff = unified_diff(&expected, &out.stdout, &golden.display().to_string());
         if out.status != Some(0) || !diff.is_empty() {
-            failures.push(format!("{}: status {:?}\n{diff}{}", script.display(), out.status, out.stderr));
+            failures.push(format!(
+                "{}: status {:?}\n{diff}{}",
+                script.display(),
+                out.status,
+                out.stderr
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} traces differ from torch.fx:\n{}", failures.len(), scripts.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} traces differ from torch.fx:\n{}",
+        failures.len(),
+        scripts.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -54,7 +73,13 @@ fn nodes_come_only_from_graphs() {
     // A Node built directly had no payload and failed later with a confusing error.
     let out = run(&["run", "-c", "import torch.fx as fx\nfx.Node()"]);
     assert_eq!(out.status, Some(1));
-    assert!(out.stderr.trim_end().ends_with("TypeError: cannot create 'torch.fx.node.Node' instances"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .trim_end()
+            .ends_with("TypeError: cannot create 'torch.fx.node.Node' instances"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -13,8 +13,15 @@ use std::process::Command;
 const ROUNDS: usize = 3;
 
 fn run(argv: &[&str]) -> BTreeMap<String, f64> {
-    let out = Command::new(argv[0]).args(&argv[1..]).output().unwrap_or_else(|e| panic!("spawn {}: {e}", argv[0]));
-    assert!(out.status.success(), "{argv:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(argv[0])
+        .args(&argv[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("spawn {}: {e}", argv[0]));
+    assert!(
+        out.status.success(),
+        "{argv:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| {
@@ -28,14 +35,19 @@ fn main() {
     let fxvm = env!("CARGO_BIN_EXE_fxvm");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/py/fx_graph.py");
     let script = script.to_str().expect("utf-8 path");
-    let torch = std::env::var("FXVM_TORCH_PYTHON").unwrap_or_else(|_| "/tmp/torchref/bin/python".into());
+    let torch =
+        std::env::var("FXVM_TORCH_PYTHON").unwrap_or_else(|_| "/tmp/torchref/bin/python".into());
     let have_torch = Path::new(&torch).exists();
     if !have_torch {
         println!("no PyTorch interpreter at {torch}: fxvm times only (set FXVM_TORCH_PYTHON)");
     }
-    let (mut ours, mut theirs): (BTreeMap<String, f64>, BTreeMap<String, f64>) = (BTreeMap::new(), BTreeMap::new());
+    let (mut ours, mut theirs): (BTreeMap<String, f64>, BTreeMap<String, f64>) =
+        (BTreeMap::new(), BTreeMap::new());
     for _ in 0..ROUNDS {
-        for (acc, argv) in [(&mut ours, vec![fxvm, "run", script]), (&mut theirs, vec![torch.as_str(), script])] {
+        for (acc, argv) in [
+            (&mut ours, vec![fxvm, "run", script]),
+            (&mut theirs, vec![torch.as_str(), script]),
+        ] {
             if argv[0] == torch && !have_torch {
                 continue;
             }
@@ -45,15 +57,26 @@ fn main() {
             }
         }
     }
-    println!("{:<9} {:>10} {:>10} {:>8}", "case", "fxvm", "torch.fx", "ratio");
+    println!(
+        "{:<9} {:>10} {:>10} {:>8}",
+        "case", "fxvm", "torch.fx", "ratio"
+    );
     for case in ["build", "print", "codegen", "total"] {
         let t = ours[case];
         match theirs.get(case) {
-            Some(&p) => println!("{case:<9} {:>8.1}ms {:>8.1}ms {:>7.2}×", t * 1e3, p * 1e3, t / p),
+            Some(&p) => println!(
+                "{case:<9} {:>8.1}ms {:>8.1}ms {:>7.2}×",
+                t * 1e3,
+                p * 1e3,
+                t / p
+            ),
             None => println!("{case:<9} {:>8.1}ms", t * 1e3),
         }
     }
     if let Some(&p) = theirs.get("total") {
-        println!("fxvm time ÷ torch.fx's (target ≤ 0.5): {:.2}×", ours["total"] / p);
+        println!(
+            "fxvm time ÷ torch.fx's (target ≤ 0.5): {:.2}×",
+            ours["total"] / p
+        );
     }
 }

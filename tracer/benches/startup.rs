@@ -33,7 +33,10 @@ fn measure(argv: &[&str]) -> Sample {
     assert_eq!(pid, child.id() as i32, "wait4 failed");
     let status = std::process::ExitStatus::from_raw(status);
     assert!(status.success(), "{argv:?} failed: {status}");
-    Sample { wall, max_rss_kb: usage.ru_maxrss }
+    Sample {
+        wall,
+        max_rss_kb: usage.ru_maxrss,
+    }
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -47,7 +50,10 @@ fn python() -> String {
         .args(["-c", "import sys; print(sys.executable)"])
         .output()
         .expect("python3 on PATH");
-    String::from_utf8(out.stdout).expect("utf-8 path").trim().to_owned()
+    String::from_utf8(out.stdout)
+        .expect("utf-8 path")
+        .trim()
+        .to_owned()
 }
 
 fn main() {
@@ -60,7 +66,10 @@ fn main() {
     let cases: Vec<(&str, Vec<&str>)> = vec![
         ("python3 -c pass", vec![&python, "-c", "pass"]),
         ("fxvm run empty.py", vec![fxvm, "run", empty]),
-        ("fxvm run -c 'import torch'", vec![fxvm, "run", "-c", "import torch"]),
+        (
+            "fxvm run -c 'import torch'",
+            vec![fxvm, "run", "-c", "import torch"],
+        ),
     ];
     let mut walls: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
     let mut rss = vec![0i64; cases.len()];
@@ -77,10 +86,18 @@ fn main() {
     let _ = std::fs::remove_file(empty);
 
     let base = median(walls[0].clone()).as_secs_f64();
-    println!("{:<28} {:>10} {:>8} {:>12}", "command", "median", "ratio", "peak RSS");
+    println!(
+        "{:<28} {:>10} {:>8} {:>12}",
+        "command", "median", "ratio", "peak RSS"
+    );
     for (i, (name, _)) in cases.iter().enumerate() {
         let m = median(walls[i].clone()).as_secs_f64();
-        println!("{name:<28} {:>8.1}ms {:>7.2}x {:>9.1} MB", m * 1e3, m / base, rss[i] as f64 / 1024.0);
+        println!(
+            "{name:<28} {:>8.1}ms {:>7.2}x {:>9.1} MB",
+            m * 1e3,
+            m / base,
+            rss[i] as f64 / 1024.0
+        );
     }
     let size = std::fs::metadata(fxvm).map(|m| m.len()).unwrap_or(0);
     println!("fxvm binary: {:.1} MB ({fxvm})", size as f64 / 1e6);

@@ -15,8 +15,15 @@ use std::process::Command;
 const ROUNDS: usize = 3;
 
 fn run(argv: &[&str]) -> BTreeMap<String, f64> {
-    let out = Command::new(argv[0]).args(&argv[1..]).output().unwrap_or_else(|e| panic!("spawn {}: {e}", argv[0]));
-    assert!(out.status.success(), "{argv:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(argv[0])
+        .args(&argv[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("spawn {}: {e}", argv[0]));
+    assert!(
+        out.status.success(),
+        "{argv:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| {
@@ -37,7 +44,8 @@ fn main() {
     let fxvm = env!("CARGO_BIN_EXE_fxvm");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/py/tensor_ops.py");
     let script = script.to_str().expect("utf-8 path");
-    let torch = std::env::var("FXVM_TORCH_PYTHON").unwrap_or_else(|_| "/tmp/torchref/bin/python".into());
+    let torch =
+        std::env::var("FXVM_TORCH_PYTHON").unwrap_or_else(|_| "/tmp/torchref/bin/python".into());
     let have_torch = Path::new(&torch).exists();
     if !have_torch {
         println!("no PyTorch interpreter at {torch}: fxvm times only (set FXVM_TORCH_PYTHON)");
@@ -49,16 +57,31 @@ fn main() {
             best_of(&mut theirs, run(&[&torch, script]));
         }
     }
-    println!("{:<14} {:>12} {:>12} {:>9}  {}", "case", "fxvm", "PyTorch", "ratio", "meaning");
+    println!(
+        "{:<14} {:>12} {:>12} {:>9}  {}",
+        "case", "fxvm", "PyTorch", "ratio", "meaning"
+    );
     for (name, &t) in &ours {
-        let matmul = name.strip_prefix("matmul_").and_then(|n| n.parse::<f64>().ok());
+        let matmul = name
+            .strip_prefix("matmul_")
+            .and_then(|n| n.parse::<f64>().ok());
         let fmt = |secs: f64| match matmul {
             Some(n) => format!("{:.1} GF/s", 2.0 * n * n * n / secs / 1e9),
             None => format!("{:.1} µs", secs * 1e6),
         };
         match theirs.get(name) {
-            Some(&p) if matmul.is_some() => println!("{name:<14} {:>12} {:>12} {:>8.2}×  fxvm GFLOP/s ÷ PyTorch's (target ≥ 0.7)", fmt(t), fmt(p), p / t),
-            Some(&p) => println!("{name:<14} {:>12} {:>12} {:>8.2}×  fxvm time ÷ PyTorch's (target ≤ 1.5)", fmt(t), fmt(p), t / p),
+            Some(&p) if matmul.is_some() => println!(
+                "{name:<14} {:>12} {:>12} {:>8.2}×  fxvm GFLOP/s ÷ PyTorch's (target ≥ 0.7)",
+                fmt(t),
+                fmt(p),
+                p / t
+            ),
+            Some(&p) => println!(
+                "{name:<14} {:>12} {:>12} {:>8.2}×  fxvm time ÷ PyTorch's (target ≤ 1.5)",
+                fmt(t),
+                fmt(p),
+                t / p
+            ),
             None => println!("{name:<14} {:>12}", fmt(t)),
         }
     }

@@ -14,8 +14,15 @@ use std::process::Command;
 const ROUNDS: usize = 3;
 
 fn run(argv: &[&str]) -> BTreeMap<String, f64> {
-    let out = Command::new(argv[0]).args(&argv[1..]).output().unwrap_or_else(|e| panic!("spawn {}: {e}", argv[0]));
-    assert!(out.status.success(), "{argv:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(argv[0])
+        .args(&argv[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("spawn {}: {e}", argv[0]));
+    assert!(
+        out.status.success(),
+        "{argv:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| {
@@ -27,7 +34,11 @@ fn run(argv: &[&str]) -> BTreeMap<String, f64> {
 
 /// Peak resident memory of one run of `argv` (from `wait4`).
 fn peak_rss_mb(argv: &[&str]) -> f64 {
-    let child = Command::new(argv[0]).args(&argv[1..]).stdout(std::process::Stdio::null()).spawn().expect("spawn");
+    let child = Command::new(argv[0])
+        .args(&argv[1..])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
     let mut status = 0;
     // SAFETY: rusage is plain data, and wait4 writes it for the child we spawned.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -40,14 +51,19 @@ fn main() {
     let fxvm = env!("CARGO_BIN_EXE_fxvm");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/py/trace_models.py");
     let script = script.to_str().expect("utf-8 path");
-    let torch = std::env::var("FXVM_TORCH_PYTHON").unwrap_or_else(|_| "/tmp/torchref/bin/python".into());
+    let torch =
+        std::env::var("FXVM_TORCH_PYTHON").unwrap_or_else(|_| "/tmp/torchref/bin/python".into());
     let have_torch = Path::new(&torch).exists();
     if !have_torch {
         println!("no PyTorch interpreter at {torch}: fxvm times only (set FXVM_TORCH_PYTHON)");
     }
-    let (mut ours, mut theirs): (BTreeMap<String, f64>, BTreeMap<String, f64>) = (BTreeMap::new(), BTreeMap::new());
+    let (mut ours, mut theirs): (BTreeMap<String, f64>, BTreeMap<String, f64>) =
+        (BTreeMap::new(), BTreeMap::new());
     for _ in 0..ROUNDS {
-        for (acc, argv) in [(&mut ours, vec![fxvm, "run", script]), (&mut theirs, vec![torch.as_str(), script])] {
+        for (acc, argv) in [
+            (&mut ours, vec![fxvm, "run", script]),
+            (&mut theirs, vec![torch.as_str(), script]),
+        ] {
             if argv[0] == torch && !have_torch {
                 continue;
             }
@@ -57,16 +73,27 @@ fn main() {
             }
         }
     }
-    println!("{:<11} {:>10} {:>10} {:>8}", "case", "fxvm", "torch.fx", "ratio");
+    println!(
+        "{:<11} {:>10} {:>10} {:>8}",
+        "case", "fxvm", "torch.fx", "ratio"
+    );
     for case in ["resnet50", "gpt2_small"] {
         let t = ours[case];
         let nodes = ours[&format!("{case}_nodes")];
         match theirs.get(case) {
-            Some(&p) => println!("{case:<11} {:>8.1}ms {:>8.1}ms {:>7.2}×  ({nodes} nodes; fxvm ÷ torch.fx, target ≤ 1.0)", t * 1e3, p * 1e3, t / p),
+            Some(&p) => println!(
+                "{case:<11} {:>8.1}ms {:>8.1}ms {:>7.2}×  ({nodes} nodes; fxvm ÷ torch.fx, target ≤ 1.0)",
+                t * 1e3,
+                p * 1e3,
+                t / p
+            ),
             None => println!("{case:<11} {:>8.1}ms  ({nodes} nodes)", t * 1e3),
         }
     }
-    for (label, argv) in [("fxvm", vec![fxvm, "run", script]), ("torch.fx", vec![torch.as_str(), script])] {
+    for (label, argv) in [
+        ("fxvm", vec![fxvm, "run", script]),
+        ("torch.fx", vec![torch.as_str(), script]),
+    ] {
         if argv[0] == torch && !have_torch {
             continue;
         }

@@ -3,12 +3,22 @@
 
 /// The unified diff from `expected` (the golden file `golden`) to `actual`
 /// (labelled `label`), empty when equal; `color` adds ANSI colours.
-pub fn unified_diff(expected: &str, actual: &str, golden: &str, label: &str, color: bool) -> String {
+pub fn unified_diff(
+    expected: &str,
+    actual: &str,
+    golden: &str,
+    label: &str,
+    color: bool,
+) -> String {
     if expected == actual {
         return String::new();
     }
     let diff = similar::TextDiff::from_lines(expected, actual);
-    let text = diff.unified_diff().context_radius(3).header(golden, label).to_string();
+    let text = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(golden, label)
+        .to_string();
     if !color {
         return text;
     }
@@ -40,6 +50,9 @@ mod tests {
         let plain = unified_diff("a\nb\n", "a\nc\n", "g", "t", false);
         assert_eq!(plain, "--- g\n+++ t\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
         let coloured = unified_diff("a\nb\n", "a\nc\n", "g", "t", true);
-        assert!(coloured.contains("\x1b[31m-b\x1b[0m\n\x1b[32m+c\x1b[0m\n"), "{coloured:?}");
+        assert!(
+            coloured.contains("\x1b[31m-b\x1b[0m\n\x1b[32m+c\x1b[0m\n"),
+            "{coloured:?}"
+        );
     }
 }

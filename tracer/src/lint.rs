@@ -27,7 +27,11 @@ pub fn lint_source(source: &str) -> Result<Vec<Finding>, Finding> {
     };
     let parsed = rustpython_ruff_python_parser::parse_module(source).map_err(|e| {
         let (line, column) = position(e.location.start());
-        Finding { line, column, message: format!("syntax error: {}", e.error) }
+        Finding {
+            line,
+            column,
+            message: format!("syntax error: {}", e.error),
+        }
     })?;
     let mut raw = vec![];
     for stmt in &parsed.syntax().body {
@@ -47,7 +51,11 @@ pub fn lint_source(source: &str) -> Result<Vec<Finding>, Finding> {
         .into_iter()
         .map(|(offset, message)| {
             let (line, column) = position(offset);
-            Finding { line, column, message }
+            Finding {
+                line,
+                column,
+                message,
+            }
         })
         .collect();
     findings.sort_by_key(|f| (f.line, f.column));
@@ -64,11 +72,20 @@ struct Forward {
 impl Forward {
     fn new(f: &ast::StmtFunctionDef) -> Forward {
         let p = &f.parameters;
-        let mut names: Vec<String> = p.posonlyargs.iter().chain(&p.args).chain(&p.kwonlyargs).map(|a| a.parameter.name.to_string()).collect();
+        let mut names: Vec<String> = p
+            .posonlyargs
+            .iter()
+            .chain(&p.args)
+            .chain(&p.kwonlyargs)
+            .map(|a| a.parameter.name.to_string())
+            .collect();
         names.extend(p.vararg.iter().chain(&p.kwarg).map(|a| a.name.to_string()));
         // The first parameter is the module itself.
         let traced = names.into_iter().skip(1).collect();
-        Forward { traced, findings: vec![] }
+        Forward {
+            traced,
+            findings: vec![],
+        }
     }
 
     fn report(&mut self, at: &impl Ranged, message: String) {
@@ -95,7 +112,10 @@ impl Forward {
                 visitor::walk_expr(self, expr);
             }
         }
-        let mut find = Find { traced: &self.traced, found: None };
+        let mut find = Find {
+            traced: &self.traced,
+            found: None,
+        };
         find.visit_expr(expr);
         find.found
     }
@@ -104,8 +124,16 @@ impl Forward {
     /// and `hasattr` are plain Python tests even on a Proxy.
     fn branches_on(&self, test: &Expr) -> Option<String> {
         match test {
-            Expr::Compare(c) if c.ops.iter().all(|op| matches!(op, CmpOp::Is | CmpOp::IsNot)) => None,
-            Expr::Call(call) if matches!(&*call.func, Expr::Name(n) if ["isinstance", "hasattr", "callable", "type"].contains(&n.id.as_str())) => None,
+            Expr::Compare(c)
+                if c.ops
+                    .iter()
+                    .all(|op| matches!(op, CmpOp::Is | CmpOp::IsNot)) =>
+            {
+                None
+            }
+            Expr::Call(call) if matches!(&*call.func, Expr::Name(n) if ["isinstance", "hasattr", "callable", "type"].contains(&n.id.as_str())) => {
+                None
+            }
             Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::Not) => self.branches_on(&u.operand),
             Expr::BoolOp(b) => b.values.iter().find_map(|v| self.branches_on(v)),
             _ => self.traced_name(test),
@@ -220,7 +248,9 @@ impl Forward {
                 self.body(&s.finalbody);
             }
             Stmt::With(s) => {
-                s.items.iter().for_each(|item| self.expr(&item.context_expr));
+                s.items
+                    .iter()
+                    .for_each(|item| self.expr(&item.context_expr));
                 self.body(&s.body);
             }
             Stmt::Return(r) => {
@@ -250,7 +280,11 @@ impl Forward {
                             && let Some(arg) = call.arguments.args.first()
                             && let Some(name) = f.traced_name(arg)
                         {
-                            let hint = if n.id.as_str() == "len" { " (call torch.fx.wrap('len') at module scope, or use .size())" } else { "" };
+                            let hint = if n.id.as_str() == "len" {
+                                " (call torch.fx.wrap('len') at module scope, or use .size())"
+                            } else {
+                                ""
+                            };
                             self.found.push((expr.start(), format!("`{}()` of the traced value '{name}' needs a concrete value{hint}", n.id)));
                         }
                         for arg in &call.arguments.args {
@@ -261,7 +295,9 @@ impl Forward {
                             }
                         }
                     }
-                    Expr::List(ast::ExprList { elts, .. }) | Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::Set(ast::ExprSet { elts, .. }) => {
+                    Expr::List(ast::ExprList { elts, .. })
+                    | Expr::Tuple(ast::ExprTuple { elts, .. })
+                    | Expr::Set(ast::ExprSet { elts, .. }) => {
                         for e in elts {
                             if let Expr::Starred(s) = e
                                 && let Some(name) = f.traced_name(&s.value)
@@ -279,7 +315,10 @@ impl Forward {
                         // Every operand but the last is tested for truth.
                         for v in &b.values[..b.values.len().saturating_sub(1)] {
                             if let Some(name) = f.branches_on(v) {
-                                self.found.push((v.start(), format!("`and`/`or` tests the traced value '{name}' for truth")));
+                                self.found.push((
+                                    v.start(),
+                                    format!("`and`/`or` tests the traced value '{name}' for truth"),
+                                ));
                             }
                         }
                     }
@@ -301,7 +340,10 @@ impl Forward {
                 visitor::walk_expr(self, expr);
             }
         }
-        let mut scan = Scan { forward: self, found: vec![] };
+        let mut scan = Scan {
+            forward: self,
+            found: vec![],
+        };
         scan.visit_expr(expr);
         let found = scan.found;
         self.findings.extend(found);
@@ -313,7 +355,11 @@ mod tests {
     use super::*;
 
     fn positions(source: &str) -> Vec<(usize, usize)> {
-        lint_source(source).unwrap().iter().map(|f| (f.line, f.column)).collect()
+        lint_source(source)
+            .unwrap()
+            .iter()
+            .map(|f| (f.line, f.column))
+            .collect()
     }
 
     #[test]
@@ -330,7 +376,8 @@ mod tests {
 
     #[test]
     fn syntax_errors_have_a_position() {
-        let err = lint_source("class M:\n    def forward(self, x)\n        return x\n").unwrap_err();
+        let err =
+            lint_source("class M:\n    def forward(self, x)\n        return x\n").unwrap_err();
         assert_eq!(err.line, 2);
         assert!(err.message.starts_with("syntax error"), "{}", err.message);
     }

@@ -8,6 +8,6 @@ mod interp;
 mod native;
 pub mod script;
 
-pub use interp::{Config, build, builder};
 pub use fxvm_tensor as tensor;
+pub use interp::{Config, build, builder};
 pub use rustpython_vm as py;

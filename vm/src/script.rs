@@ -42,11 +42,18 @@ pub fn finish(vm: &VirtualMachine, result: PyResult<()>) -> u32 {
         Ok(()) => 0,
         Err(exc) => vm.handle_exit_exception(exc),
     };
-    if let Ok(threading) = vm.sys_module.get_attr("modules", vm).and_then(|m| m.get_item("threading", vm))
+    if let Ok(threading) = vm
+        .sys_module
+        .get_attr("modules", vm)
+        .and_then(|m| m.get_item("threading", vm))
         && let Ok(shutdown) = threading.get_attr("_shutdown", vm)
         && let Err(e) = shutdown.call((), vm)
     {
-        vm.run_unraisable(e, Some("Exception ignored in threading shutdown".to_owned()), threading);
+        vm.run_unraisable(
+            e,
+            Some("Exception ignored in threading shutdown".to_owned()),
+            threading,
+        );
     }
     atexit::_run_exitfuncs(vm);
     if !flush_std(vm) && status == 0 {
@@ -60,7 +67,9 @@ pub fn finish(vm: &VirtualMachine, result: PyResult<()>) -> u32 {
 pub fn flush_std(vm: &VirtualMachine) -> bool {
     let mut stdout_ok = true;
     for (name, is_stdout) in [("stdout", true), ("stderr", false)] {
-        let Ok(stream) = vm.sys_module.get_attr(name, vm) else { continue };
+        let Ok(stream) = vm.sys_module.get_attr(name, vm) else {
+            continue;
+        };
         if vm.is_none(&stream) {
             continue;
         }

@@ -10,7 +10,9 @@ use crate::diff::unified_diff;
 
 /// Check traced output against golden files (a unified diff on mismatch).
 #[derive(Debug, Args)]
-#[command(after_help = "A directory checks every *.py with goldens beside it, named <stem>.<format>\n(model.py → model.code, model.graph, model.tabular, model.readable).\n\nExamples:\n  fxvm check model.py --expect model.code\n  fxvm check model.py --expect model.graph --format graph --bless\n  fxvm check fixtures/models/")]
+#[command(
+    after_help = "A directory checks every *.py with goldens beside it, named <stem>.<format>\n(model.py → model.code, model.graph, model.tabular, model.readable).\n\nExamples:\n  fxvm check model.py --expect model.code\n  fxvm check model.py --expect model.graph --format graph --bless\n  fxvm check fixtures/models/"
+)]
 pub(crate) struct CheckArgs {
     #[command(flatten)]
     target: Target,
@@ -32,7 +34,12 @@ enum Outcome {
     Failed,
 }
 
-fn check_one(target: &Target, format: Format, golden: &Path, bless: bool) -> Result<Outcome, Failure> {
+fn check_one(
+    target: &Target,
+    format: Format,
+    golden: &Path,
+    bless: bool,
+) -> Result<Outcome, Failure> {
     let actual = traced_text(target, format)?;
     if bless {
         return match write_file(golden, &actual) {
@@ -54,13 +61,25 @@ fn check_one(target: &Target, format: Format, golden: &Path, bless: bool) -> Res
         return Ok(Outcome::Passed);
     }
     let color = std::io::stdout().is_terminal();
-    super::out(format_args!("{}", unified_diff(&expected, &actual, &golden.display().to_string(), "traced", color)));
+    super::out(format_args!(
+        "{}",
+        unified_diff(
+            &expected,
+            &actual,
+            &golden.display().to_string(),
+            "traced",
+            color
+        )
+    ));
     Ok(Outcome::Failed)
 }
 
 /// Every `*.py` in `dir` with its goldens: `(script, format, golden)`.
 fn goldens_in(dir: &Path) -> std::io::Result<Vec<(PathBuf, Format, PathBuf)>> {
-    let mut scripts: Vec<PathBuf> = std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "py")).collect();
+    let mut scripts: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
     scripts.sort();
     let mut out = vec![];
     for script in scripts {
@@ -79,11 +98,17 @@ pub(crate) fn run(args: CheckArgs) -> u8 {
         return run_dir(&args);
     }
     let Some(golden) = &args.expect else {
-        return super::usage_error("`fxvm check FILE.py` needs --expect GOLDEN (or give a directory)");
+        return super::usage_error(
+            "`fxvm check FILE.py` needs --expect GOLDEN (or give a directory)",
+        );
     };
     match check_one(&args.target, args.format, golden, args.bless) {
         Ok(Outcome::Passed) => {
-            super::outln!("ok: {} matches {}", args.target.file.display(), golden.display());
+            super::outln!(
+                "ok: {} matches {}",
+                args.target.file.display(),
+                golden.display()
+            );
             0
         }
         Ok(Outcome::Blessed) => {
@@ -100,14 +125,26 @@ fn run_dir(args: &CheckArgs) -> u8 {
     let dir = &args.target.file;
     let cases = match goldens_in(dir) {
         Ok(cases) => cases,
-        Err(e) => return super::usage_error(format!("can't read directory '{}': {}", dir.display(), super::io_reason(&e))),
+        Err(e) => {
+            return super::usage_error(format!(
+                "can't read directory '{}': {}",
+                dir.display(),
+                super::io_reason(&e)
+            ));
+        }
     };
     if cases.is_empty() {
-        return super::usage_error(format!("no goldens in {}: expected <stem>.<format> files beside the scripts", dir.display()));
+        return super::usage_error(format!(
+            "no goldens in {}: expected <stem>.<format> files beside the scripts",
+            dir.display()
+        ));
     }
     let (mut passed, mut failed) = (0, 0);
     for (script, format, golden) in cases {
-        let target = Target { file: script.clone(), ..args.target.clone() };
+        let target = Target {
+            file: script.clone(),
+            ..args.target.clone()
+        };
         match check_one(&target, format, &golden, args.bless) {
             Ok(Outcome::Passed | Outcome::Blessed) => passed += 1,
             Ok(Outcome::Failed) => {
@@ -115,11 +152,19 @@ fn run_dir(args: &CheckArgs) -> u8 {
                 failed += 1;
             }
             Err(Failure::Usage(message)) => {
-                super::outln!("FAILED: {} ({}): {message}", script.display(), format.name());
+                super::outln!(
+                    "FAILED: {} ({}): {message}",
+                    script.display(),
+                    format.name()
+                );
                 failed += 1;
             }
             Err(Failure::Raised) => {
-                super::outln!("FAILED: {} ({}): the trace raised", script.display(), format.name());
+                super::outln!(
+                    "FAILED: {} ({}): the trace raised",
+                    script.display(),
+                    format.name()
+                );
                 failed += 1;
             }
         }

@@ -8,7 +8,9 @@ use crate::lint::lint_source;
 
 /// Report every construct in `forward` methods that symbolic tracing cannot handle (the script is parsed, not run).
 #[derive(Debug, Args)]
-#[command(after_help = "Each finding is a line `file:line:col: message`; the exit status is 1 when there are any.\n\nExamples:\n  fxvm lint model.py\n  fxvm lint model.py && fxvm trace model.py")]
+#[command(
+    after_help = "Each finding is a line `file:line:col: message`; the exit status is 1 when there are any.\n\nExamples:\n  fxvm lint model.py\n  fxvm lint model.py && fxvm trace model.py"
+)]
 pub(crate) struct LintArgs {
     /// The script to check.
     #[arg(value_name = "FILE.py")]
@@ -19,7 +21,12 @@ pub(crate) fn run(args: LintArgs) -> u8 {
     let shown = args.file.display();
     let source = match std::fs::read_to_string(&args.file) {
         Ok(source) => source,
-        Err(e) => return super::usage_error(format!("can't open file '{shown}': {}", super::io_reason(&e))),
+        Err(e) => {
+            return super::usage_error(format!(
+                "can't open file '{shown}': {}",
+                super::io_reason(&e)
+            ));
+        }
     };
     match lint_source(&source) {
         Ok(findings) => {

@@ -7,20 +7,28 @@ use fxvm_vm::script::{self, Main};
 
 /// Run a Python script (or `-c CODE`) in the fxvm interpreter.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  fxvm run model.py --epochs 3\n  fxvm run -c \"import torch; print(torch.__version__)\"")]
+#[command(
+    after_help = "Examples:\n  fxvm run model.py --epochs 3\n  fxvm run -c \"import torch; print(torch.__version__)\""
+)]
 pub(crate) struct RunArgs {
     /// Program passed in as a string, as `python -c`.
     #[arg(short = 'c', value_name = "CODE")]
     code: Option<String>,
     /// The script to run, then the arguments it sees in `sys.argv[1:]`.
-    #[arg(value_name = "FILE.py [ARGS]", trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(
+        value_name = "FILE.py [ARGS]",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     argv: Vec<String>,
 }
 
 pub(crate) fn run(args: RunArgs) -> u8 {
     let (main, argv) = match &args.code {
         Some(code) => {
-            let argv = std::iter::once("-c".to_owned()).chain(args.argv.iter().cloned()).collect();
+            let argv = std::iter::once("-c".to_owned())
+                .chain(args.argv.iter().cloned())
+                .collect();
             (Main::Code(code), argv)
         }
         None => {
@@ -34,7 +42,10 @@ pub(crate) fn run(args: RunArgs) -> u8 {
         }
     };
 
-    let interp = crate::interpreter(&fxvm_vm::Config { argv, ..Default::default() });
+    let interp = crate::interpreter(&fxvm_vm::Config {
+        argv,
+        ..Default::default()
+    });
     let status = interp.enter(|vm| {
         let result = script::run_main(vm, main);
         script::finish(vm, result)
@@ -48,8 +59,15 @@ pub(crate) fn run(args: RunArgs) -> u8 {
 /// A script must be a readable file; python's messages for the usual mistakes.
 fn check_script(path: &Path) -> Result<(), String> {
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => Err(format!("can't open file '{}': is a directory", path.display())),
+        Ok(meta) if meta.is_dir() => Err(format!(
+            "can't open file '{}': is a directory",
+            path.display()
+        )),
         Ok(_) => Ok(()),
-        Err(e) => Err(format!("can't open file '{}': {}", path.display(), super::io_reason(&e))),
+        Err(e) => Err(format!(
+            "can't open file '{}': {}",
+            path.display(),
+            super::io_reason(&e)
+        )),
     }
 }

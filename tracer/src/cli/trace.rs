@@ -19,7 +19,12 @@ pub(crate) enum Format {
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 4] = [Format::Graph, Format::Code, Format::Tabular, Format::Readable];
+    pub(crate) const ALL: [Format; 4] = [
+        Format::Graph,
+        Format::Code,
+        Format::Tabular,
+        Format::Readable,
+    ];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -50,7 +55,9 @@ pub(crate) struct Target {
 
 /// Trace a model in a script and print its graph, code, table or readable form.
 #[derive(Debug, Args)]
-#[command(after_help = "Without --module or --function, the script's only nn.Module subclass that can be built\nwithout arguments is traced.\n\nExamples:\n  fxvm trace model.py\n  fxvm trace gpt.py --module \"GPT(GPTConfig(n_layer=2))\" --format graph\n  fxvm trace ops.py --function attention --concrete causal=True -o attention.code")]
+#[command(
+    after_help = "Without --module or --function, the script's only nn.Module subclass that can be built\nwithout arguments is traced.\n\nExamples:\n  fxvm trace model.py\n  fxvm trace gpt.py --module \"GPT(GPTConfig(n_layer=2))\" --format graph\n  fxvm trace ops.py --function attention --concrete causal=True -o attention.code"
+)]
 pub(crate) struct TraceArgs {
     #[command(flatten)]
     target: Target,
@@ -74,12 +81,26 @@ pub(crate) enum Failure {
 pub(crate) fn traced_text(target: &Target, format: Format) -> Result<String, Failure> {
     let file = &target.file;
     match std::fs::metadata(file) {
-        Ok(meta) if meta.is_dir() => return Err(Failure::Usage(format!("{} is a directory, not a script", file.display()))),
+        Ok(meta) if meta.is_dir() => {
+            return Err(Failure::Usage(format!(
+                "{} is a directory, not a script",
+                file.display()
+            )));
+        }
         Ok(_) => {}
-        Err(e) => return Err(Failure::Usage(format!("can't open file '{}': {}", file.display(), super::io_reason(&e)))),
+        Err(e) => {
+            return Err(Failure::Usage(format!(
+                "can't open file '{}': {}",
+                file.display(),
+                super::io_reason(&e)
+            )));
+        }
     }
     let argv = vec![file.to_string_lossy().into_owned()];
-    let interp = crate::interpreter(&fxvm_vm::Config { argv, ..Default::default() });
+    let interp = crate::interpreter(&fxvm_vm::Config {
+        argv,
+        ..Default::default()
+    });
     let result = interp.enter(|vm| {
         let out = run_trace(vm, target, format);
         fxvm_vm::script::flush_std(vm);
@@ -88,7 +109,11 @@ pub(crate) fn traced_text(target: &Target, format: Format) -> Result<String, Fai
             Err(exc) => {
                 let cli_error = exc.class().name().to_string() == "CliError";
                 if cli_error {
-                    let message = exc.as_object().str(vm).map(|s| s.expect_str().to_owned()).unwrap_or_default();
+                    let message = exc
+                        .as_object()
+                        .str(vm)
+                        .map(|s| s.expect_str().to_owned())
+                        .unwrap_or_default();
                     Err(Failure::Usage(message))
                 } else {
                     vm.print_exception(exc);
@@ -103,11 +128,29 @@ pub(crate) fn traced_text(target: &Target, format: Format) -> Result<String, Fai
 }
 
 fn run_trace(vm: &VirtualMachine, target: &Target, format: Format) -> PyResult<String> {
-    let cli = vm.import("torch.fx._cli", 0)?.get_attr("fx", vm)?.get_attr("_cli", vm)?;
-    let opt = |v: &Option<String>| v.as_ref().map_or_else(|| vm.ctx.none(), |s| vm.ctx.new_str(s.as_str()).into());
-    let concrete = vm.ctx.new_list(target.concrete.iter().map(|c| vm.ctx.new_str(c.as_str()).into()).collect());
+    let cli = vm
+        .import("torch.fx._cli", 0)?
+        .get_attr("fx", vm)?
+        .get_attr("_cli", vm)?;
+    let opt = |v: &Option<String>| {
+        v.as_ref()
+            .map_or_else(|| vm.ctx.none(), |s| vm.ctx.new_str(s.as_str()).into())
+    };
+    let concrete = vm.ctx.new_list(
+        target
+            .concrete
+            .iter()
+            .map(|c| vm.ctx.new_str(c.as_str()).into())
+            .collect(),
+    );
     let text = cli.get_attr("trace_file", vm)?.call(
-        (target.file.to_string_lossy().into_owned(), opt(&target.module), opt(&target.function), format.name(), concrete),
+        (
+            target.file.to_string_lossy().into_owned(),
+            opt(&target.module),
+            opt(&target.function),
+            format.name(),
+            concrete,
+        ),
         vm,
     )?;
     Ok(text.str(vm)?.expect_str().to_owned())
@@ -131,6 +174,10 @@ pub(crate) fn run(args: TraceArgs) -> u8 {
 pub(crate) fn write_file(path: &Path, text: &str) -> u8 {
     match std::fs::write(path, text) {
         Ok(()) => 0,
-        Err(e) => super::usage_error(format!("can't write '{}': {}", path.display(), super::io_reason(&e))),
+        Err(e) => super::usage_error(format!(
+            "can't write '{}': {}",
+            path.display(),
+            super::io_reason(&e)
+        )),
     }
 }

@@ -17,11 +17,19 @@ pub(crate) struct Containers {
 impl Containers {
     pub(crate) fn load(vm: &VirtualMachine) -> PyResult<Containers> {
         let module = vm.import("torch.fx.immutable_collections", 0)?;
-        let module = module.get_attr("fx", vm)?.get_attr("immutable_collections", vm)?;
+        let module = module
+            .get_attr("fx", vm)?
+            .get_attr("immutable_collections", vm)?;
         let class = |name: &'static str| -> PyResult<PyTypeRef> {
-            module.get_attr(name, vm)?.downcast().map_err(|_| vm.new_type_error(format!("{name} is not a class")))
+            module
+                .get_attr(name, vm)?
+                .downcast()
+                .map_err(|_| vm.new_type_error(format!("{name} is not a class")))
         };
-        Ok(Containers { list: class("immutable_list")?, dict: class("immutable_dict")? })
+        Ok(Containers {
+            list: class("immutable_list")?,
+            dict: class("immutable_dict")?,
+        })
     }
 }
 
@@ -44,21 +52,37 @@ impl Leaf<'_> {
 }
 
 fn is_named_tuple(a: &PyObject, vm: &VirtualMachine) -> bool {
-    !a.class().is(vm.ctx.types.tuple_type) && a.class().get_attr(vm.ctx.intern_str("_fields")).is_some()
+    !a.class().is(vm.ctx.types.tuple_type)
+        && a.class().get_attr(vm.ctx.intern_str("_fields")).is_some()
 }
 
 /// Rebuilds `a` with `leaf` applied, as torch.fx's `map_aggregate` does.
-pub(crate) fn map(a: &PyObjectRef, c: &Containers, leaf: &mut Leaf<'_>, vm: &VirtualMachine) -> PyResult<PyObjectRef> {
+pub(crate) fn map(
+    a: &PyObjectRef,
+    c: &Containers,
+    leaf: &mut Leaf<'_>,
+    vm: &VirtualMachine,
+) -> PyResult<PyObjectRef> {
     if let Some(t) = a.downcast_ref::<PyTuple>() {
-        let items = t.iter().map(|x| map(x, c, leaf, vm)).collect::<PyResult<Vec<_>>>()?;
+        let items = t
+            .iter()
+            .map(|x| map(x, c, leaf, vm))
+            .collect::<PyResult<Vec<_>>>()?;
         if is_named_tuple(a, vm) {
-            return a.class().to_owned().as_object().call(rustpython_vm::function::FuncArgs::from(items), vm);
+            return a
+                .class()
+                .to_owned()
+                .as_object()
+                .call(rustpython_vm::function::FuncArgs::from(items), vm);
         }
         return Ok(vm.ctx.new_tuple(items).into());
     }
     if let Some(l) = a.downcast_ref::<PyList>() {
         let items = l.borrow_vec().to_vec();
-        let items = items.iter().map(|x| map(x, c, leaf, vm)).collect::<PyResult<Vec<_>>>()?;
+        let items = items
+            .iter()
+            .map(|x| map(x, c, leaf, vm))
+            .collect::<PyResult<Vec<_>>>()?;
         return c.list.as_object().call((vm.ctx.new_list(items),), vm);
     }
     if let Some(d) = a.downcast_ref::<PyDict>() {
@@ -78,7 +102,12 @@ pub(crate) fn map(a: &PyObjectRef, c: &Containers, leaf: &mut Leaf<'_>, vm: &Vir
         let start = part(s.start.as_ref(), leaf)?;
         let stop = part(Some(&s.stop), leaf)?;
         let step = part(s.step.as_ref(), leaf)?;
-        return vm.ctx.types.slice_type.as_object().call((start, stop, step), vm);
+        return vm
+            .ctx
+            .types
+            .slice_type
+            .as_object()
+            .call((start, stop, step), vm);
     }
     leaf.apply(a)
 }
@@ -94,7 +123,10 @@ pub(crate) fn visit_nodes(a: &PyObject, f: &mut dyn FnMut(&PyObject)) {
     } else if let Some(d) = a.downcast_ref::<PyDict>() {
         d.items_vec().iter().for_each(|(_, v)| visit_nodes(v, f));
     } else if let Some(s) = a.downcast_ref::<PySlice>() {
-        for x in [s.start.as_deref(), Some(&*s.stop), s.step.as_deref()].into_iter().flatten() {
+        for x in [s.start.as_deref(), Some(&*s.stop), s.step.as_deref()]
+            .into_iter()
+            .flatten()
+        {
             visit_nodes(x, f);
         }
     }
@@ -105,6 +137,9 @@ pub(crate) fn visit_nodes(a: &PyObject, f: &mut dyn FnMut(&PyObject)) {
 pub(crate) fn is_flat_tuple(a: &PyTuple) -> bool {
     a.iter().all(|x| {
         x.downcast_ref::<PyNode>().is_some()
-            || !(x.downcast_ref::<PyTuple>().is_some() || x.downcast_ref::<PyList>().is_some() || x.downcast_ref::<PyDict>().is_some() || x.downcast_ref::<PySlice>().is_some())
+            || !(x.downcast_ref::<PyTuple>().is_some()
+                || x.downcast_ref::<PyList>().is_some()
+                || x.downcast_ref::<PyDict>().is_some()
+                || x.downcast_ref::<PySlice>().is_some())
     })
 }

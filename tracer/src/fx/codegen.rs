@@ -66,7 +66,8 @@ fn inplace_method(name: &str) -> Option<&'static str> {
 
 /// Fills the `{}` holes of a template in order.
 fn fill(template: &str, parts: &[String]) -> String {
-    let mut out = String::with_capacity(template.len() + parts.iter().map(String::len).sum::<usize>());
+    let mut out =
+        String::with_capacity(template.len() + parts.iter().map(String::len).sum::<usize>());
     let mut parts = parts.iter();
     let mut rest = template;
     while let Some(i) = rest.find("{}") {
@@ -80,14 +81,19 @@ fn fill(template: &str, parts: &[String]) -> String {
 
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_') && chars.all(|c| c.is_alphanumeric() || c == '_')
+    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// `_format_target`: `self.layers.0` → `getattr(self.layers, "0")`.
 fn format_target(base: &str, target: &str) -> String {
     let mut r = base.to_owned();
     for e in target.split('.') {
-        r = if is_identifier(e) { format!("{r}.{e}") } else { format!("getattr({r}, \"{e}\")") };
+        r = if is_identifier(e) {
+            format!("{r}.{e}")
+        } else {
+            format!("getattr({r}, \"{e}\")")
+        };
     }
     r
 }
@@ -101,7 +107,10 @@ fn is_from_torch(obj: &PyObject, g: &Globals, vm: &VirtualMachine) -> PyResult<b
         let n = parts.len();
         return Ok(parts[0] == "torch"
             && parts.iter().all(|p| !p.is_empty())
-            && !parts.iter().enumerate().any(|(i, p)| i > 0 && i + 1 < n && (*p == "_dynamo" || *p == "_inductor")));
+            && !parts
+                .iter()
+                .enumerate()
+                .any(|(i, p)| i > 0 && i + 1 < n && (*p == "_dynamo" || *p == "_inductor")));
     }
     if let Some(name) = vm.get_attribute_opt(obj.to_owned(), "__name__")?
         && let Some(name) = name.downcast_ref::<PyStr>()
@@ -133,14 +142,37 @@ struct Globals {
 impl Globals {
     fn load(vm: &VirtualMachine) -> PyResult<Globals> {
         let torch = vm.import("torch", 0)?;
-        let functional = vm.import("torch.nn.functional", 0)?.get_attr("nn", vm)?.get_attr("functional", vm)?;
+        let functional = vm
+            .import("torch.nn.functional", 0)?
+            .get_attr("nn", vm)?
+            .get_attr("functional", vm)?;
         let math = vm.import("math", 0)?;
         let device = torch.get_attr("device", vm)?;
-        let fx_pytree = vm.import("torch.fx._pytree", 0)?.get_attr("fx", vm)?.get_attr("_pytree", vm)?;
-        let pytree = vm.import("torch.utils._pytree", 0)?.get_attr("utils", vm)?.get_attr("_pytree", vm)?;
-        let objects = [math.get_attr("inf", vm)?, math.get_attr("nan", vm)?, vm.ctx.types.none_type.to_owned().into(), torch.clone(), device.clone(), fx_pytree, pytree];
+        let fx_pytree = vm
+            .import("torch.fx._pytree", 0)?
+            .get_attr("fx", vm)?
+            .get_attr("_pytree", vm)?;
+        let pytree = vm
+            .import("torch.utils._pytree", 0)?
+            .get_attr("utils", vm)?
+            .get_attr("_pytree", vm)?;
+        let objects = [
+            math.get_attr("inf", vm)?,
+            math.get_attr("nan", vm)?,
+            vm.ctx.types.none_type.to_owned().into(),
+            torch.clone(),
+            device.clone(),
+            fx_pytree,
+            pytree,
+        ];
         let custom = CUSTOM_BUILTINS.iter().copied().zip(objects).collect();
-        Ok(Globals { torch, functional, device, custom, map: IndexMap::new() })
+        Ok(Globals {
+            torch,
+            functional,
+            device,
+            custom,
+            map: IndexMap::new(),
+        })
     }
 }
 
@@ -173,12 +205,25 @@ impl Gen<'_> {
         let reserved = reserved(vm);
         let custom = &self.globals.custom;
         let is_that_object = |name: &str| -> bool {
-            vm.builtins.dict().get_item_opt(name, vm).ok().flatten().is_some_and(|b| b.is(obj)) || custom.iter().any(|(n, c)| *n == name && c.is(obj))
+            vm.builtins
+                .dict()
+                .get_item_opt(name, vm)
+                .ok()
+                .flatten()
+                .is_some_and(|b| b.is(obj))
+                || custom.iter().any(|(n, c)| *n == name && c.is(obj))
         };
-        let name = self.graph.with_codegen(|ns| ns.create_name(hint, Some(id(obj)), |n| reserved.contains(n) && !is_that_object(n)));
+        let name = self.graph.with_codegen(|ns| {
+            ns.create_name(hint, Some(id(obj)), |n| {
+                reserved.contains(n) && !is_that_object(n)
+            })
+        });
         if let Some(existing) = self.globals.map.get(&name) {
             if !existing.is(obj) && !vm.bool_eq(existing, obj)? {
-                return Err(super::assertion(vm, format!("Global name {name} already assigned to different object")));
+                return Err(super::assertion(
+                    vm,
+                    format!("Global name {name} already assigned to different object"),
+                ));
             }
             return Ok(name);
         }
@@ -199,8 +244,14 @@ impl Gen<'_> {
             && !vm.is_none(&origin)
         {
             let typing = vm.import("typing", 0)?;
-            let origin = match origin.downcast_ref::<rustpython_vm::builtins::PyType>().map(|t| t.name().to_string()) {
-                Some(n) if ["list", "dict", "set", "frozenset", "tuple"].contains(&n.as_str()) && o.class().name().to_string() == "_GenericAlias" => {
+            let origin = match origin
+                .downcast_ref::<rustpython_vm::builtins::PyType>()
+                .map(|t| t.name().to_string())
+            {
+                Some(n)
+                    if ["list", "dict", "set", "frozenset", "tuple"].contains(&n.as_str())
+                        && o.class().name().to_string() == "_GenericAlias" =>
+                {
                     let alias = match n.as_str() {
                         "list" => "List",
                         "dict" => "Dict",
@@ -214,11 +265,16 @@ impl Gen<'_> {
             };
             let origin_name = plain_type_repr(&origin, vm)?;
             let origin_name = self.add_global(&origin_name, &origin)?;
-            let args: Vec<PyObjectRef> = vm.call_method(&typing, "get_args", (o.clone(),))?.try_to_value(vm)?;
+            let args: Vec<PyObjectRef> = vm
+                .call_method(&typing, "get_args", (o.clone(),))?
+                .try_to_value(vm)?;
             if args.is_empty() {
                 return Ok(origin_name);
             }
-            let parts = args.iter().map(|a| self.type_repr(a)).collect::<PyResult<Vec<_>>>()?;
+            let parts = args
+                .iter()
+                .map(|a| self.type_repr(a))
+                .collect::<PyResult<Vec<_>>>()?;
             return Ok(format!("{origin_name}[{}]", parts.join(",")));
         }
         self.add_global(&typename, o)
@@ -231,25 +287,45 @@ impl Gen<'_> {
             return Ok(self.node_name(n));
         }
         let cls = arg.class();
-        if cls.is(vm.ctx.types.int_type) || cls.is(vm.ctx.types.float_type) || cls.is(vm.ctx.types.str_type) || cls.is(vm.ctx.types.bool_type) || vm.is_none(arg) {
+        if cls.is(vm.ctx.types.int_type)
+            || cls.is(vm.ctx.types.float_type)
+            || cls.is(vm.ctx.types.str_type)
+            || cls.is(vm.ctx.types.bool_type)
+            || vm.is_none(arg)
+        {
             return Ok(arg.repr(vm)?.expect_str().to_owned());
         }
         if let Some(t) = arg.downcast_ref::<PyTuple>() {
-            if !cls.is(vm.ctx.types.tuple_type) && cls.get_attr(vm.ctx.intern_str("_fields")).is_some() {
+            if !cls.is(vm.ctx.types.tuple_type)
+                && cls.get_attr(vm.ctx.intern_str("_fields")).is_some()
+            {
                 let ty: PyObjectRef = cls.to_owned().into();
                 let qualified = qualified_name(&ty, vm)?;
                 let name = self.add_global(&qualified, &ty)?;
                 let plain = vm.ctx.new_tuple(t.as_slice().to_vec());
-                return Ok(format!("{name}{}", plain.as_object().repr(vm)?.expect_str()));
+                return Ok(format!(
+                    "{name}{}",
+                    plain.as_object().repr(vm)?.expect_str()
+                ));
             }
-            let parts = t.iter().map(|a| self.repr(a)).collect::<PyResult<Vec<_>>>()?;
-            return Ok(if parts.len() == 1 { format!("({},)", parts[0]) } else { format!("({})", parts.join(", ")) });
+            let parts = t
+                .iter()
+                .map(|a| self.repr(a))
+                .collect::<PyResult<Vec<_>>>()?;
+            return Ok(if parts.len() == 1 {
+                format!("({},)", parts[0])
+            } else {
+                format!("({})", parts.join(", "))
+            });
         }
         let enum_class = vm.import("enum", 0)?.get_attr("Enum", vm)?;
         if arg.is_instance(&enum_class, vm)? {
             let ty: PyObjectRef = cls.to_owned().into();
             let name = self.add_global(&cls.name(), &ty)?;
-            return Ok(format!("{name}.{}", arg.get_attr("name", vm)?.str(vm)?.expect_str()));
+            return Ok(format!(
+                "{name}.{}",
+                arg.get_attr("name", vm)?.str(vm)?.expect_str()
+            ));
         }
         if let Some(c) = arg.downcast_ref::<PyComplex>() {
             let v = c.to_complex();
@@ -263,14 +339,28 @@ impl Gen<'_> {
         let tensor = self.globals.torch.get_attr("Tensor", vm)?;
         if arg.is_instance(&tensor, vm)? {
             let size: Vec<PyObjectRef> = vm.call_method(arg, "size", ())?.try_to_value(vm)?;
-            let size = size.iter().map(|s| s.repr(vm).map(|s| s.expect_str().to_owned())).collect::<PyResult<Vec<_>>>()?;
+            let size = size
+                .iter()
+                .map(|s| s.repr(vm).map(|s| s.expect_str().to_owned()))
+                .collect::<PyResult<Vec<_>>>()?;
             let dtype = arg.get_attr("dtype", vm)?.str(vm)?;
-            let dtype = dtype.expect_str().rsplit('.').next().unwrap_or_default().to_owned();
-            return Ok(format!("torch.Tensor(size=[{}], dtype={dtype})", size.join(", ")));
+            let dtype = dtype
+                .expect_str()
+                .rsplit('.')
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            return Ok(format!(
+                "torch.Tensor(size=[{}], dtype={dtype})",
+                size.join(", ")
+            ));
         }
         if let Some(l) = arg.downcast_ref::<PyList>() {
             let items = l.borrow_vec().to_vec();
-            let parts = items.iter().map(|a| self.repr(a)).collect::<PyResult<Vec<_>>>()?;
+            let parts = items
+                .iter()
+                .map(|a| self.repr(a))
+                .collect::<PyResult<Vec<_>>>()?;
             return Ok(format!("[{}]", parts.join(", ")));
         }
         if let Some(s) = arg.downcast_ref::<PySlice>() {
@@ -284,10 +374,17 @@ impl Gen<'_> {
     }
 
     fn format_args(&mut self, args: &[PyObjectRef], kwargs: &PyObject) -> PyResult<String> {
-        let mut parts = args.iter().map(|a| self.repr(a)).collect::<PyResult<Vec<_>>>()?;
+        let mut parts = args
+            .iter()
+            .map(|a| self.repr(a))
+            .collect::<PyResult<Vec<_>>>()?;
         if let Some(d) = kwargs.downcast_ref::<PyDict>() {
             for (k, v) in d.items_vec() {
-                parts.push(format!("{} = {}", k.str(self.vm)?.expect_str(), self.repr(&v)?));
+                parts.push(format!(
+                    "{} = {}",
+                    k.str(self.vm)?.expect_str(),
+                    self.repr(&v)?
+                ));
             }
         }
         Ok(parts.join(", "))
@@ -298,11 +395,22 @@ impl Gen<'_> {
             return Ok(t.clone());
         }
         let vm = self.vm;
-        let module = vm.get_attribute_opt(target.clone(), "__module__")?.and_then(|m| m.downcast::<PyStr>().ok());
-        let name = vm.get_attribute_opt(target.clone(), "__name__")?.and_then(|m| m.downcast::<PyStr>().ok());
-        let kind = match (module.as_ref().map(|m| m.expect_str()), name.as_ref().map(|n| n.expect_str())) {
-            (Some("_operator"), Some(n)) if magic_method(n).is_some() => Target::Magic(magic_method(n).expect("checked")),
-            (Some("_operator"), Some(n)) if inplace_method(n).is_some() => Target::Inplace(inplace_method(n).expect("checked")),
+        let module = vm
+            .get_attribute_opt(target.clone(), "__module__")?
+            .and_then(|m| m.downcast::<PyStr>().ok());
+        let name = vm
+            .get_attribute_opt(target.clone(), "__name__")?
+            .and_then(|m| m.downcast::<PyStr>().ok());
+        let kind = match (
+            module.as_ref().map(|m| m.expect_str()),
+            name.as_ref().map(|n| n.expect_str()),
+        ) {
+            (Some("_operator"), Some(n)) if magic_method(n).is_some() => {
+                Target::Magic(magic_method(n).expect("checked"))
+            }
+            (Some("_operator"), Some(n)) if inplace_method(n).is_some() => {
+                Target::Inplace(inplace_method(n).expect("checked"))
+            }
             _ => {
                 let qualified = qualified_name(target, vm)?;
                 Target::Named(self.add_global(&qualified, target)?)
@@ -315,7 +423,9 @@ impl Gen<'_> {
     /// The annotation `: "f32[2, 3]"` that verbose code shows for known shapes.
     fn meta_annotation(&mut self, node: &Py<PyNode>) -> PyResult<Option<String>> {
         let vm = self.vm;
-        let val = ["val", "tensor_meta", "example_value"].iter().find_map(|k| node.meta_get(k, vm));
+        let val = ["val", "tensor_meta", "example_value"]
+            .iter()
+            .find_map(|k| node.meta_get(k, vm));
         let Some(val) = val else { return Ok(None) };
         let tensor = self.globals.torch.get_attr("Tensor", vm)?;
         let is_tensor = val.is_instance(&tensor, vm)?;
@@ -325,7 +435,10 @@ impl Gen<'_> {
         let dtype = val.get_attr("dtype", vm)?.str(vm)?;
         let abbr = dtype_abbr(dtype.expect_str().trim_start_matches("torch."));
         let shape: Vec<PyObjectRef> = val.get_attr("shape", vm)?.try_to_value(vm)?;
-        let shape = shape.iter().map(|s| s.str(vm).map(|s| s.expect_str().to_owned())).collect::<PyResult<Vec<_>>>()?;
+        let shape = shape
+            .iter()
+            .map(|s| s.str(vm).map(|s| s.expect_str().to_owned()))
+            .collect::<PyResult<Vec<_>>>()?;
         Ok(Some(format!(": \"{abbr}[{}]\"", shape.join(", "))))
     }
 }
@@ -350,8 +463,13 @@ pub(crate) fn dtype_abbr(name: &str) -> &str {
 
 /// The one-line summary verbose code shows above a node: where it came from.
 fn stack_summary(node: &Py<PyNode>, vm: &VirtualMachine) -> String {
-    let trace = node.meta_get("stack_trace", vm).filter(|t| !vm.is_none(t)).and_then(|t| t.downcast::<PyStr>().ok());
-    let Some(trace) = trace else { return "No stacktrace found for following nodes".to_owned() };
+    let trace = node
+        .meta_get("stack_trace", vm)
+        .filter(|t| !vm.is_none(t))
+        .and_then(|t| t.downcast::<PyStr>().ok());
+    let Some(trace) = trace else {
+        return "No stacktrace found for following nodes".to_owned();
+    };
     let lines: Vec<&str> = trace.expect_str().lines().collect();
     for (i, line) in lines.iter().enumerate().rev() {
         let l = line.trim_start();
@@ -374,7 +492,13 @@ pub(crate) struct PyTree {
 }
 
 /// Generates `forward`: returns `(src, globals, lineno_map, prologue_start)`.
-pub(crate) fn python_code(graph: &Py<PyGraph>, root_module: &str, verbose: bool, pytree: Option<&PyTree>, vm: &VirtualMachine) -> PyResult<PyTupleRef> {
+pub(crate) fn python_code(
+    graph: &Py<PyGraph>,
+    root_module: &str,
+    verbose: bool,
+    pytree: Option<&PyTree>,
+    vm: &VirtualMachine,
+) -> PyResult<PyTupleRef> {
     let nodes = PyGraph::node_vec(graph, vm);
     graph.begin_codegen(Namespace::default());
     let result = generate(graph, &nodes, root_module, verbose, pytree, vm);
@@ -382,8 +506,20 @@ pub(crate) fn python_code(graph: &Py<PyGraph>, root_module: &str, verbose: bool,
     result
 }
 
-fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: bool, pytree: Option<&PyTree>, vm: &VirtualMachine) -> PyResult<PyTupleRef> {
-    let mut g = Gen { graph, vm, globals: Globals::load(vm)?, targets: HashMap::new() };
+fn generate(
+    graph: &Py<PyGraph>,
+    nodes: &[NodeRef],
+    root_module: &str,
+    verbose: bool,
+    pytree: Option<&PyTree>,
+    vm: &VirtualMachine,
+) -> PyResult<PyTupleRef> {
+    let mut g = Gen {
+        graph,
+        vm,
+        globals: Globals::load(vm)?,
+        targets: HashMap::new(),
+    };
     for (name, obj) in g.globals.custom.clone() {
         g.add_global(name, &obj)?;
     }
@@ -394,7 +530,10 @@ fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: 
     for node in nodes.iter().rev() {
         for input in node.inputs() {
             if seen.insert(id(input.as_object())) {
-                last_uses.entry(id(node.as_object())).or_default().push(input);
+                last_uses
+                    .entry(id(node.as_object()))
+                    .or_default()
+                    .push(input);
             }
         }
     }
@@ -441,22 +580,38 @@ fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: 
             }
             Op::CallMethod => {
                 let method = target.str(vm)?.expect_str().to_owned();
-                let (first, rest) = args.as_slice().split_first().ok_or_else(|| vm.new_index_error("tuple index out of range"))?;
+                let (first, rest) = args
+                    .as_slice()
+                    .split_first()
+                    .ok_or_else(|| vm.new_index_error("tuple index out of range"))?;
                 let recv = g.repr(first)?;
                 let call = g.format_args(rest, kwargs.as_object())?;
                 let name = g.node_name(node);
-                body.push(format!("{name}{annotation} = {}({call})", format_target(&recv, &method)));
+                body.push(format!(
+                    "{name}{annotation} = {}({call})",
+                    format_target(&recv, &method)
+                ));
             }
             Op::CallFunction => match g.target_kind(&target)? {
                 Target::Magic(t) => {
-                    let parts = args.iter().map(|a| g.repr(a)).collect::<PyResult<Vec<_>>>()?;
+                    let parts = args
+                        .iter()
+                        .map(|a| g.repr(a))
+                        .collect::<PyResult<Vec<_>>>()?;
                     let name = g.node_name(node);
                     body.push(format!("{name}{annotation} = {}", fill(t, &parts)));
                 }
                 Target::Inplace(t) => {
-                    let parts = args.iter().map(|a| g.repr(a)).collect::<PyResult<Vec<_>>>()?;
+                    let parts = args
+                        .iter()
+                        .map(|a| g.repr(a))
+                        .collect::<PyResult<Vec<_>>>()?;
                     let name = g.node_name(node);
-                    body.push(format!("{};  {name}{annotation} = {}", fill(t, &parts), parts.first().cloned().unwrap_or_default()));
+                    body.push(format!(
+                        "{};  {name}{annotation} = {}",
+                        fill(t, &parts),
+                        parts.first().cloned().unwrap_or_default()
+                    ));
                 }
                 Target::Named(global) => {
                     let a = args.as_slice();
@@ -467,12 +622,18 @@ fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: 
                     {
                         let recv = g.repr(&a[0])?;
                         let name = g.node_name(node);
-                        body.push(format!("{name}{annotation} = {}", format_target(&recv, attr.expect_str())));
+                        body.push(format!(
+                            "{name}{annotation} = {}",
+                            format_target(&recv, attr.expect_str())
+                        ));
                     } else {
                         let call = g.format_args(a, kwargs.as_object())?;
                         let name = g.node_name(node);
                         body.push(format!("{name}{annotation} = {global}({call})"));
-                        if node.meta_get("is_wrapped", vm).is_some_and(|w| w.try_to_bool(vm).unwrap_or(false)) {
+                        if node
+                            .meta_get("is_wrapped", vm)
+                            .is_some_and(|w| w.try_to_bool(vm).unwrap_or(false))
+                        {
                             wrapped.insert(global, ());
                         }
                     }
@@ -482,21 +643,33 @@ fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: 
                 let module = target.str(vm)?.expect_str().to_owned();
                 let call = g.format_args(args.as_slice(), kwargs.as_object())?;
                 let name = g.node_name(node);
-                body.push(format!("{name}{annotation} = {}({call})", format_target(root_module, &module)));
+                body.push(format!(
+                    "{name}{annotation} = {}({call})",
+                    format_target(root_module, &module)
+                ));
             }
             Op::GetAttr => {
                 let attr = target.str(vm)?.expect_str().to_owned();
                 let name = g.node_name(node);
-                body.push(format!("{name}{annotation} = {}", format_target(root_module, &attr)));
+                body.push(format!(
+                    "{name}{annotation} = {}",
+                    format_target(root_module, &attr)
+                ));
             }
             Op::Output => {
                 if let Some(t) = node.ty() {
                     return_annotation = format!(" -> {}", g.type_repr(&t)?);
                 }
-                let result = args.as_slice().first().cloned().unwrap_or_else(|| vm.ctx.none());
+                let result = args
+                    .as_slice()
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| vm.ctx.none());
                 let result = g.repr(&result)?;
                 body.push(match pytree {
-                    Some(p) if p.out_spec => format!("return pytree.tree_unflatten({result}, self._out_spec)"),
+                    Some(p) if p.out_spec => {
+                        format!("return pytree.tree_unflatten({result}, self._out_spec)")
+                    }
                     _ => format!("return {result}"),
                 });
                 body.push("\n".to_owned());
@@ -522,9 +695,16 @@ fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: 
     let wrap_stmts = if wrapped.is_empty() {
         String::new()
     } else {
-        let wrap = vm.import("torch.fx", 0)?.get_attr("fx", vm)?.get_attr("wrap", vm)?;
+        let wrap = vm
+            .import("torch.fx", 0)?
+            .get_attr("fx", vm)?
+            .get_attr("wrap", vm)?;
         let wrap_name = g.add_global("wrap", &wrap)?;
-        wrapped.keys().map(|name| format!("{wrap_name}(\"{name}\")")).collect::<Vec<_>>().join("\n")
+        wrapped
+            .keys()
+            .map(|name| format!("{wrap_name}(\"{name}\")"))
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     let prologue = match pytree {
         Some(p) => {
@@ -539,8 +719,21 @@ fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: 
             }
             let mut def = format!("def forward({}){return_annotation}:", fn_args.join(", "));
             if !free_vars.is_empty() {
-                let names: Vec<&str> = free_vars.iter().map(|v| v.split(':').next().unwrap_or(v).split('#').next().unwrap_or(v)).collect();
-                def.push_str(&format!("\n    {}, = fx_pytree.tree_flatten_spec([{call_args}], self._in_spec)", names.join(", ")));
+                let names: Vec<&str> = free_vars
+                    .iter()
+                    .map(|v| {
+                        v.split(':')
+                            .next()
+                            .unwrap_or(v)
+                            .split('#')
+                            .next()
+                            .unwrap_or(v)
+                    })
+                    .collect();
+                def.push_str(&format!(
+                    "\n    {}, = fx_pytree.tree_flatten_spec([{call_args}], self._in_spec)",
+                    names.join(", ")
+                ));
             }
             def
         }
@@ -559,7 +752,10 @@ fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: 
     let mut cur: Option<usize> = None;
     for line in joined.split('\n') {
         if let Some(at) = line.find("# COUNTER: ")
-            && let digits = line[at + 11..].chars().take_while(char::is_ascii_digit).collect::<String>()
+            && let digits = line[at + 11..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
             && !digits.is_empty()
         {
             cur = digits.parse().ok();
@@ -569,7 +765,11 @@ fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: 
             Some(c) => vm.ctx.new_int(c).into(),
             None => vm.ctx.none(),
         };
-        lineno_map.set_item(vm.ctx.new_int(lines.len() + prologue_len).as_object(), value, vm)?;
+        lineno_map.set_item(
+            vm.ctx.new_int(lines.len() + prologue_len).as_object(),
+            value,
+            vm,
+        )?;
         lines.push(line);
     }
     let code = lines.join("\n");
@@ -582,5 +782,10 @@ fn generate(graph: &Py<PyGraph>, nodes: &[NodeRef], root_module: &str, verbose: 
     for (k, v) in &g.globals.map {
         globals.set_item(k.as_str(), v.clone(), vm)?;
     }
-    Ok(vm.ctx.new_tuple(vec![vm.ctx.new_str(src).into(), globals.into(), lineno_map.into(), vm.ctx.new_int(prologue_start).into()]))
+    Ok(vm.ctx.new_tuple(vec![
+        vm.ctx.new_str(src).into(),
+        globals.into(),
+        lineno_map.into(),
+        vm.ctx.new_int(prologue_start).into(),
+    ]))
 }

@@ -20,10 +20,18 @@ fn py_str(obj: &PyObject, vm: &VirtualMachine) -> PyResult<String> {
 
 /// `_type_repr`: classes by module and qualified name, functions by name.
 pub(crate) fn type_repr(obj: &PyObject, vm: &VirtualMachine) -> PyResult<String> {
-    if obj.downcast_ref::<rustpython_vm::builtins::PyType>().is_some() && obj.class().name().to_string() != "GenericAlias" {
+    if obj
+        .downcast_ref::<rustpython_vm::builtins::PyType>()
+        .is_some()
+        && obj.class().name().to_string() != "GenericAlias"
+    {
         let module = attr_str(obj, "__module__", vm)?.unwrap_or_default();
         let qualname = attr_str(obj, "__qualname__", vm)?.unwrap_or_default();
-        return Ok(if module == "builtins" { qualname } else { format!("{module}.{qualname}") });
+        return Ok(if module == "builtins" {
+            qualname
+        } else {
+            format!("{module}.{qualname}")
+        });
     }
     if obj.is(&vm.ctx.ellipsis) {
         return Ok("...".to_owned());
@@ -55,14 +63,24 @@ pub(crate) fn qualified_name(func: &PyObject, vm: &VirtualMachine) -> PyResult<S
     let mut name = name;
     if name == "<lambda>" {
         let inspect = vm.import("inspect", 0)?;
-        let src = vm.call_method(&inspect, "getsource", (func.to_owned(),)).map_err(|_| vm.new_runtime_error("Unable to represent lambda"))?;
-        name = py_str(&src, vm)?.split('=').next().unwrap_or_default().trim().to_owned();
+        let src = vm
+            .call_method(&inspect, "getsource", (func.to_owned(),))
+            .map_err(|_| vm.new_runtime_error("Unable to represent lambda"))?;
+        name = py_str(&src, vm)?
+            .split('=')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
     }
     let module = match module {
         Some(m) => m,
         None => {
             let torch = vm.import("torch", 0)?;
-            let functional = vm.import("torch.nn.functional", 0)?.get_attr("nn", vm)?.get_attr("functional", vm)?;
+            let functional = vm
+                .import("torch.nn.functional", 0)?
+                .get_attr("nn", vm)?
+                .get_attr("functional", vm)?;
             let mut found = None;
             for (guess, guess_name) in [(torch, "torch"), (functional, "torch.nn.functional")] {
                 if let Some(v) = super::attr(&guess, &name, vm)?
@@ -72,10 +90,20 @@ pub(crate) fn qualified_name(func: &PyObject, vm: &VirtualMachine) -> PyResult<S
                     break;
                 }
             }
-            found.ok_or_else(|| vm.new_runtime_error(format!("cannot find module for {}", func.str(vm).map(|s| s.expect_str().to_owned()).unwrap_or_default())))?
+            found.ok_or_else(|| {
+                vm.new_runtime_error(format!(
+                    "cannot find module for {}",
+                    func.str(vm)
+                        .map(|s| s.expect_str().to_owned())
+                        .unwrap_or_default()
+                ))
+            })?
         }
     };
-    Ok(format!("{}.{name}", module.replace("torch._ops", "torch.ops")))
+    Ok(format!(
+        "{}.{name}",
+        module.replace("torch._ops", "torch.ops")
+    ))
 }
 
 /// `Node._pretty_print_target`: `operator.add`, `builtins.sum`, `torch.relu`.
@@ -103,11 +131,17 @@ pub(crate) fn format_arg(arg: &PyObject, vm: &VirtualMachine) -> PyResult<String
     }
     if let Some(l) = arg.downcast_ref::<PyList>() {
         let items = l.borrow_vec().to_vec();
-        let parts = items.iter().map(|a| format_arg(a, vm)).collect::<PyResult<Vec<_>>>()?;
+        let parts = items
+            .iter()
+            .map(|a| format_arg(a, vm))
+            .collect::<PyResult<Vec<_>>>()?;
         return Ok(format!("[{}]", parts.join(", ")));
     }
     if let Some(t) = arg.downcast_ref::<PyTuple>() {
-        let parts = t.iter().map(|a| format_arg(a, vm)).collect::<PyResult<Vec<_>>>()?;
+        let parts = t
+            .iter()
+            .map(|a| format_arg(a, vm))
+            .collect::<PyResult<Vec<_>>>()?;
         let comma = if parts.len() == 1 { "," } else { "" };
         return Ok(format!("({}{comma})", parts.join(", ")));
     }
@@ -126,8 +160,21 @@ pub(crate) fn format_arg(arg: &PyObject, vm: &VirtualMachine) -> PyResult<String
 }
 
 /// `Node.format_node`.
-pub(crate) fn format_node(node: &Py<PyNode>, placeholder_names: Option<&PyObjectRef>, maybe_return_typename: Option<&PyObjectRef>, include_tensor_metadata: bool, vm: &VirtualMachine) -> PyResult<Option<String>> {
-    format_node_with(node, placeholder_names, maybe_return_typename, include_tensor_metadata, &mut |t| pretty_target(t, vm), vm)
+pub(crate) fn format_node(
+    node: &Py<PyNode>,
+    placeholder_names: Option<&PyObjectRef>,
+    maybe_return_typename: Option<&PyObjectRef>,
+    include_tensor_metadata: bool,
+    vm: &VirtualMachine,
+) -> PyResult<Option<String>> {
+    format_node_with(
+        node,
+        placeholder_names,
+        maybe_return_typename,
+        include_tensor_metadata,
+        &mut |t| pretty_target(t, vm),
+        vm,
+    )
 }
 
 /// `format_node` with a caller-supplied (possibly caching) target printer.
@@ -154,7 +201,9 @@ fn format_node_with(
             let target = py_str(&target, vm)?;
             // torch.fx doubles the name before a type here; kept for identical text.
             let arg_str = match &ty {
-                Some(t) if t.clone().try_to_bool(vm)? => format!("{target}{target}: {}", type_repr(t, vm)?),
+                Some(t) if t.clone().try_to_bool(vm)? => {
+                    format!("{target}{target}: {}", type_repr(t, vm)?)
+                }
                 _ => target.clone(),
             };
             if let Some(names) = placeholder_names
@@ -168,22 +217,41 @@ fn format_node_with(
                 Some(d) => format!("(default={})", py_str(d, vm)?),
                 None => String::new(),
             };
-            Ok(Some(format!("%{name} : {}[num_users={users}] = placeholder[target={target}]{default}", typename(&ty)?)))
+            Ok(Some(format!(
+                "%{name} : {}[num_users={users}] = placeholder[target={target}]{default}",
+                typename(&ty)?
+            )))
         }
-        Op::GetAttr => Ok(Some(format!("%{name} : {}[num_users={users}] = get_attr[target={}]", typename(&ty)?, pretty(&target)?))),
+        Op::GetAttr => Ok(Some(format!(
+            "%{name} : {}[num_users={users}] = get_attr[target={}]",
+            typename(&ty)?,
+            pretty(&target)?
+        ))),
         Op::Output => {
             if let (Some(t), Some(ret)) = (&ty, maybe_return_typename)
                 && t.clone().try_to_bool(vm)?
             {
-                vm.call_method(ret, "__setitem__", (0, format!(" -> {}", type_repr(t, vm)?)))?;
+                vm.call_method(
+                    ret,
+                    "__setitem__",
+                    (0, format!(" -> {}", type_repr(t, vm)?)),
+                )?;
             }
             let args = node.args_tuple();
-            let result = args.as_slice().first().cloned().unwrap_or_else(|| vm.ctx.none());
+            let result = args
+                .as_slice()
+                .first()
+                .cloned()
+                .unwrap_or_else(|| vm.ctx.none());
             Ok(Some(format!("return {}", py_str(&result, vm)?)))
         }
         op => Ok(Some(format!(
             "%{name} : {}[num_users={users}] = {}[target={}](args = {}, kwargs = {})",
-            match include_tensor_metadata.then(|| tensor_annotation(node, vm)).transpose()?.flatten() {
+            match include_tensor_metadata
+                .then(|| tensor_annotation(node, vm))
+                .transpose()?
+                .flatten()
+            {
                 Some(a) => a,
                 None => typename(&ty)?,
             },
@@ -197,7 +265,12 @@ fn format_node_with(
 
 /// `Tensor "f32[2, 3][3, 1]cpu" ` for a node whose meta holds a tensor value.
 fn tensor_annotation(node: &Py<PyNode>, vm: &VirtualMachine) -> PyResult<Option<String>> {
-    let Some(val) = ["val", "tensor_meta", "example_value"].iter().find_map(|k| node.meta_get(k, vm)) else { return Ok(None) };
+    let Some(val) = ["val", "tensor_meta", "example_value"]
+        .iter()
+        .find_map(|k| node.meta_get(k, vm))
+    else {
+        return Ok(None);
+    };
     let tensor = vm.import("torch", 0)?.get_attr("Tensor", vm)?;
     if !val.is_instance(&tensor, vm)? {
         return Ok(None);
@@ -205,12 +278,20 @@ fn tensor_annotation(node: &Py<PyNode>, vm: &VirtualMachine) -> PyResult<Option<
     let list = |attr: &'static str| -> PyResult<String> {
         let v = vm.call_method(&val, attr, ())?;
         let items: Vec<PyObjectRef> = v.try_to_value(vm)?;
-        Ok(items.iter().map(|i| py_str(i, vm)).collect::<PyResult<Vec<_>>>()?.join(", "))
+        Ok(items
+            .iter()
+            .map(|i| py_str(i, vm))
+            .collect::<PyResult<Vec<_>>>()?
+            .join(", "))
     };
     let dtype = val.get_attr("dtype", vm)?;
     let dtype = py_str(&dtype, vm)?;
     let abbr = super::codegen::dtype_abbr(dtype.trim_start_matches("torch."));
-    Ok(Some(format!("Tensor \"{abbr}[{}][{}]cpu\" ", list("size")?, list("stride")?)))
+    Ok(Some(format!(
+        "Tensor \"{abbr}[{}][{}]cpu\" ",
+        list("size")?,
+        list("stride")?
+    )))
 }
 
 /// `str(graph)`.

@@ -10,7 +10,10 @@ use rustpython_vm::function::{FuncArgs, KwArgs, OptionalArg};
 use rustpython_vm::protocol::PyIterReturn;
 use rustpython_vm::protocol::PySequenceMethods;
 use rustpython_vm::types::{AsSequence, Constructor, IterNext, Iterable, SelfIter};
-use rustpython_vm::{AsObject, FromArgs, Py, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, atomic_func, pyclass};
+use rustpython_vm::{
+    AsObject, FromArgs, Py, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, atomic_func,
+    pyclass,
+};
 
 use super::args::Containers;
 use super::namespace::{Namespace, Reserved, snake_case};
@@ -55,14 +58,26 @@ impl std::fmt::Debug for PyGraph {
 pub(crate) fn reserved(vm: &VirtualMachine) -> &'static Reserved {
     static RESERVED: OnceLock<Reserved> = OnceLock::new();
     RESERVED.get_or_init(|| {
-        let builtins: Vec<String> = vm.builtins.dict().keys_vec().iter().filter_map(|k| k.downcast_ref::<rustpython_vm::builtins::PyStr>().map(|s| s.expect_str().to_owned())).collect();
+        let builtins: Vec<String> = vm
+            .builtins
+            .dict()
+            .keys_vec()
+            .iter()
+            .filter_map(|k| {
+                k.downcast_ref::<rustpython_vm::builtins::PyStr>()
+                    .map(|s| s.expect_str().to_owned())
+            })
+            .collect();
         Reserved::new(builtins.iter().map(String::as_str))
     })
 }
 
 fn type_name(obj: &PyObjectRef, vm: &VirtualMachine) -> String {
     let class: PyObjectRef = obj.class().to_owned().into();
-    class.repr(vm).map(|s| s.expect_str().to_owned()).unwrap_or_default()
+    class
+        .repr(vm)
+        .map(|s| s.expect_str().to_owned())
+        .unwrap_or_default()
 }
 
 impl PyGraph {
@@ -72,7 +87,15 @@ impl PyGraph {
         if let Some(r) = zelf.s.lock().root.clone() {
             return r;
         }
-        let root = PyNode::new(zelf.to_owned().into(), String::new(), Op::Root, vm.ctx.new_str("").into(), None, vm).into_ref(&vm.ctx);
+        let root = PyNode::new(
+            zelf.to_owned().into(),
+            String::new(),
+            Op::Root,
+            vm.ctx.new_str("").into(),
+            None,
+            vm,
+        )
+        .into_ref(&vm.ctx);
         {
             let mut s = root.s.write();
             s.prev = Some(root.clone());
@@ -134,13 +157,20 @@ impl PyGraph {
 
     /// Runs `f` on the codegen namespace (which must be active).
     pub(crate) fn with_codegen<R>(&self, f: impl FnOnce(&mut Namespace) -> R) -> R {
-        f(self.s.lock().codegen.as_mut().expect("code generation in progress"))
+        f(self
+            .s
+            .lock()
+            .codegen
+            .as_mut()
+            .expect("code generation in progress"))
     }
 
     pub(crate) fn rename(&self, node: &Py<PyNode>, candidate: &str, vm: &VirtualMachine) -> String {
         let reserved = reserved(vm);
         let mut s = self.s.lock();
-        let name = s.names.create_name(candidate, None, |n| reserved.contains(n));
+        let name = s
+            .names
+            .create_name(candidate, None, |n| reserved.contains(n));
         s.names.rename(id(node.as_object()), &name);
         name
     }
@@ -149,45 +179,79 @@ impl PyGraph {
     pub(crate) fn target_to_str(target: &PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
         if let Some(s) = target.downcast_ref::<rustpython_vm::builtins::PyStr>() {
             let s = s.expect_str();
-            let op = if s.len() >= 4 && s.starts_with("__") && s.ends_with("__") { &s[2..s.len() - 2] } else { s };
+            let op = if s.len() >= 4 && s.starts_with("__") && s.ends_with("__") {
+                &s[2..s.len() - 2]
+            } else {
+                s
+            };
             return Ok(snake_case(op));
         }
         if target.is_callable() {
             let name = target.get_attr("__name__", vm)?;
             return Ok(snake_case(name.str(vm)?.expect_str()));
         }
-        Err(super::assertion(vm, format!("Expected target to be str, got {}", type_name(target, vm))))
+        Err(super::assertion(
+            vm,
+            format!("Expected target to be str, got {}", type_name(target, vm)),
+        ))
     }
 
     /// `Graph.create_node`, shared by every node-making method.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn create(zelf: &Py<Self>, op: &str, target: PyObjectRef, args: Option<PyObjectRef>, kwargs: Option<PyObjectRef>, name: Option<PyStrRef>, ty: Option<PyObjectRef>, vm: &VirtualMachine) -> PyResult<NodeRef> {
+    pub(crate) fn create(
+        zelf: &Py<Self>,
+        op: &str,
+        target: PyObjectRef,
+        args: Option<PyObjectRef>,
+        kwargs: Option<PyObjectRef>,
+        name: Option<PyStrRef>,
+        ty: Option<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult<NodeRef> {
         let args = args.filter(|a| a.clone().try_to_bool(vm).unwrap_or(true));
         if let Some(a) = &args
             && !a.class().fast_issubclass(vm.ctx.types.tuple_type)
         {
-            return Err(super::assertion(vm, format!("args must be a tuple, got {}", type_name(a, vm))));
+            return Err(super::assertion(
+                vm,
+                format!("args must be a tuple, got {}", type_name(a, vm)),
+            ));
         }
         let kwargs = kwargs.filter(|k| k.clone().try_to_bool(vm).unwrap_or(true));
         if let Some(k) = &kwargs
             && !k.class().fast_issubclass(vm.ctx.types.dict_type)
         {
-            return Err(super::assertion(vm, format!("kwargs must be a dict, got {}", type_name(k, vm))));
+            return Err(super::assertion(
+                vm,
+                format!("kwargs must be a dict, got {}", type_name(k, vm)),
+            ));
         }
         let candidate = match &name {
             Some(n) => n.expect_str().to_owned(),
             None => Self::target_to_str(&target, vm)?,
         };
         let reserved = reserved(vm);
-        let name = zelf.s.lock().names.create_name(&candidate, None, |n| reserved.contains(n));
+        let name = zelf
+            .s
+            .lock()
+            .names
+            .create_name(&candidate, None, |n| reserved.contains(n));
         let op = match Op::parse(op) {
-            Some(Op::Root) | None => return Err(super::assertion(vm, format!("op '{op}' is not in _legal_ops"))),
+            Some(Op::Root) | None => {
+                return Err(super::assertion(
+                    vm,
+                    format!("op '{op}' is not in _legal_ops"),
+                ));
+            }
             Some(op) => op,
         };
         let graph: PyObjectRef = zelf.to_owned().into();
         let wrong = match op {
             Op::CallFunction => (!target.is_callable()).then_some("a Callable"),
-            _ => target.downcast_ref::<rustpython_vm::builtins::PyStr>().is_none().then_some("a str"),
+            _ => target
+                .downcast_ref::<rustpython_vm::builtins::PyStr>()
+                .is_none()
+                .then_some("a str"),
         };
         if let Some(expected) = wrong {
             let torch = vm.import("torch", 0)?;
@@ -200,9 +264,7 @@ impl PyGraph {
             )));
         }
         let node = PyNode::new(graph, name.clone(), op, target, ty, vm).into_ref(&vm.ctx);
-        let empty = {
-            zelf.s.lock().empty_kwargs.clone()
-        };
+        let empty = { zelf.s.lock().empty_kwargs.clone() };
         let kwargs = match (kwargs, empty) {
             (Some(k), _) => Some(k),
             (None, Some(e)) => {
@@ -211,7 +273,9 @@ impl PyGraph {
             }
             (None, None) => {
                 let e = zelf.containers(vm)?.dict.as_object().call((), vm)?;
-                let e: PyDictRef = e.downcast().map_err(|_| vm.new_type_error("immutable_dict is not a dict"))?;
+                let e: PyDictRef = e
+                    .downcast()
+                    .map_err(|_| vm.new_type_error("immutable_dict is not a dict"))?;
                 zelf.s.lock().empty_kwargs = Some(e.clone());
                 node.s.write().kwargs = e;
                 None
@@ -244,12 +308,19 @@ impl PyGraph {
 
     fn insert_point(zelf: &Py<Self>, insert: Insert, vm: &VirtualMachine) -> PyRef<InsertPoint> {
         let saved = zelf.s.lock().insert.replace(insert);
-        InsertPoint { graph: zelf.to_owned(), saved: PyMutex::new(saved) }.into_ref(&vm.ctx)
+        InsertPoint {
+            graph: zelf.to_owned(),
+            saved: PyMutex::new(saved),
+        }
+        .into_ref(&vm.ctx)
     }
 
     fn check_owner(zelf: &Py<Self>, n: &PyNode, what: &str, vm: &VirtualMachine) -> PyResult<()> {
         if !n.graph.is(zelf) {
-            return Err(super::assertion(vm, format!("Node to insert {what} is not in graph.")));
+            return Err(super::assertion(
+                vm,
+                format!("Node to insert {what} is not in graph."),
+            ));
         }
         Ok(())
     }
@@ -358,7 +429,10 @@ impl PyGraph {
     /// A live view of the nodes: iterating stays safe while nodes are erased.
     #[pygetset]
     fn nodes(zelf: PyRef<Self>) -> NodeList {
-        NodeList { graph: zelf, reverse: false }
+        NodeList {
+            graph: zelf,
+            reverse: false,
+        }
     }
 
     #[pymethod]
@@ -368,38 +442,95 @@ impl PyGraph {
 
     #[pymethod]
     fn create_node(zelf: &Py<Self>, a: CreateNodeArgs, vm: &VirtualMachine) -> PyResult<NodeRef> {
-        Self::create(zelf, a.op.expect_str(), a.target, opt(a.args, vm), opt(a.kwargs, vm), a.name.flatten(), opt(a.type_expr, vm), vm)
+        Self::create(
+            zelf,
+            a.op.expect_str(),
+            a.target,
+            opt(a.args, vm),
+            opt(a.kwargs, vm),
+            a.name.flatten(),
+            opt(a.type_expr, vm),
+            vm,
+        )
     }
 
     #[pymethod]
     fn placeholder(zelf: &Py<Self>, a: PlaceholderArgs, vm: &VirtualMachine) -> PyResult<NodeRef> {
         // `inspect.Signature.empty` (the default) means "no default value".
-        let default = a.default_value.into_option().filter(|d| d.downcast_ref::<PyType>().is_none_or(|t| t.name().to_string() != "_empty"));
+        let default = a.default_value.into_option().filter(|d| {
+            d.downcast_ref::<PyType>()
+                .is_none_or(|t| t.name().to_string() != "_empty")
+        });
         let args = default.map(|d| vm.ctx.new_tuple(vec![d]).into());
-        Self::create(zelf, "placeholder", a.name.into(), args, None, None, opt(a.type_expr, vm), vm)
+        Self::create(
+            zelf,
+            "placeholder",
+            a.name.into(),
+            args,
+            None,
+            None,
+            opt(a.type_expr, vm),
+            vm,
+        )
     }
 
     #[pymethod]
-    fn call_function(zelf: &Py<Self>, a: CallFunctionArgs, vm: &VirtualMachine) -> PyResult<NodeRef> {
-        Self::create(zelf, "call_function", a.the_function, opt(a.args, vm), opt(a.kwargs, vm), a.name.flatten(), opt(a.type_expr, vm), vm)
+    fn call_function(
+        zelf: &Py<Self>,
+        a: CallFunctionArgs,
+        vm: &VirtualMachine,
+    ) -> PyResult<NodeRef> {
+        Self::create(
+            zelf,
+            "call_function",
+            a.the_function,
+            opt(a.args, vm),
+            opt(a.kwargs, vm),
+            a.name.flatten(),
+            opt(a.type_expr, vm),
+            vm,
+        )
     }
 
     #[pymethod]
     fn call_method(zelf: &Py<Self>, a: CallMethodArgs, vm: &VirtualMachine) -> PyResult<NodeRef> {
-        Self::create(zelf, "call_method", a.method_name.into(), opt(a.args, vm), opt(a.kwargs, vm), None, opt(a.type_expr, vm), vm)
+        Self::create(
+            zelf,
+            "call_method",
+            a.method_name.into(),
+            opt(a.args, vm),
+            opt(a.kwargs, vm),
+            None,
+            opt(a.type_expr, vm),
+            vm,
+        )
     }
 
     #[pymethod]
     fn output(zelf: &Py<Self>, a: OutputArgs, vm: &VirtualMachine) -> PyResult<NodeRef> {
         let args: PyTupleRef = vm.ctx.new_tuple(vec![a.result]);
-        Self::create(zelf, "output", vm.ctx.new_str("output").into(), Some(args.into()), None, None, opt(a.type_expr, vm), vm)
+        Self::create(
+            zelf,
+            "output",
+            vm.ctx.new_str("output").into(),
+            Some(args.into()),
+            None,
+            None,
+            opt(a.type_expr, vm),
+            vm,
+        )
     }
 
     #[pymethod]
     fn output_node(zelf: &Py<Self>, vm: &VirtualMachine) -> PyResult<NodeRef> {
-        let last = Self::node_vec(zelf, vm).pop().ok_or_else(|| vm.new_stop_iteration(None))?;
+        let last = Self::node_vec(zelf, vm)
+            .pop()
+            .ok_or_else(|| vm.new_stop_iteration(None))?;
         if last.op() != Op::Output {
-            return Err(super::assertion(vm, format!("Expected output node, got op={}", last.op().name())));
+            return Err(super::assertion(
+                vm,
+                format!("Expected output node, got op={}", last.op().name()),
+            ));
         }
         Ok(last)
     }
@@ -417,11 +548,21 @@ impl PyGraph {
             )));
         }
         if !to_erase.graph.is(zelf) {
-            return Err(vm.new_runtime_error(format!("Attempting to remove {} from wrong graph!", to_erase.as_object().str(vm)?.expect_str())));
+            return Err(vm.new_runtime_error(format!(
+                "Attempting to remove {} from wrong graph!",
+                to_erase.as_object().str(vm)?.expect_str()
+            )));
         }
         if to_erase.is_erased() {
             let warnings = vm.import("warnings", 0)?;
-            vm.call_method(&warnings, "warn", (format!("erase_node({}) on an already erased node", to_erase.name()),))?;
+            vm.call_method(
+                &warnings,
+                "warn",
+                (format!(
+                    "erase_node({}) on an already erased node",
+                    to_erase.name()
+                ),),
+            )?;
             return Ok(());
         }
         if let Some(m) = zelf.owning_module()
@@ -438,17 +579,35 @@ impl PyGraph {
         let containers = zelf.containers(vm)?;
         let none = vm.ctx.none();
         let mut to_none = |_: &PyObjectRef| Ok(none.clone());
-        let args = super::args::map(&to_erase.args_tuple().into(), &containers, &mut super::args::Leaf::Nodes(&mut to_none), vm)?;
-        let kwargs = super::args::map(&to_erase.kwargs_dict().into(), &containers, &mut super::args::Leaf::Nodes(&mut to_none), vm)?;
+        let args = super::args::map(
+            &to_erase.args_tuple().into(),
+            &containers,
+            &mut super::args::Leaf::Nodes(&mut to_none),
+            vm,
+        )?;
+        let kwargs = super::args::map(
+            &to_erase.kwargs_dict().into(),
+            &containers,
+            &mut super::args::Leaf::Nodes(&mut to_none),
+            vm,
+        )?;
         PyNode::set_args_kwargs(&to_erase, Some(args), Some(kwargs), vm)
     }
 
     /// `with graph.inserting_before(n):` — new nodes go before `n`
     /// (at the start of the graph when `n` is None).
     #[pymethod]
-    fn inserting_before(zelf: &Py<Self>, a: InsertArgs, vm: &VirtualMachine) -> PyResult<PyRef<InsertPoint>> {
+    fn inserting_before(
+        zelf: &Py<Self>,
+        a: InsertArgs,
+        vm: &VirtualMachine,
+    ) -> PyResult<PyRef<InsertPoint>> {
         match a.n.flatten() {
-            None => Ok(Self::insert_point(zelf, Insert::After(Self::root(zelf, vm)), vm)),
+            None => Ok(Self::insert_point(
+                zelf,
+                Insert::After(Self::root(zelf, vm)),
+                vm,
+            )),
             Some(n) => {
                 Self::check_owner(zelf, &n, "before", vm)?;
                 Ok(Self::insert_point(zelf, Insert::Before(n), vm))
@@ -459,9 +618,17 @@ impl PyGraph {
     /// `with graph.inserting_after(n):` — each new node goes right after `n`
     /// (at the end of the graph when `n` is None).
     #[pymethod]
-    fn inserting_after(zelf: &Py<Self>, a: InsertArgs, vm: &VirtualMachine) -> PyResult<PyRef<InsertPoint>> {
+    fn inserting_after(
+        zelf: &Py<Self>,
+        a: InsertArgs,
+        vm: &VirtualMachine,
+    ) -> PyResult<PyRef<InsertPoint>> {
         match a.n.flatten() {
-            None => Ok(Self::insert_point(zelf, Insert::Before(Self::root(zelf, vm)), vm)),
+            None => Ok(Self::insert_point(
+                zelf,
+                Insert::Before(Self::root(zelf, vm)),
+                vm,
+            )),
             Some(n) => {
                 Self::check_owner(zelf, &n, "after", vm)?;
                 Ok(Self::insert_point(zelf, Insert::After(n), vm))
@@ -471,12 +638,21 @@ impl PyGraph {
 
     /// Nodes with `op` (and `target`), in graph order.
     #[pymethod]
-    fn find_nodes(zelf: PyRef<Self>, mut kw: KwArgs, vm: &VirtualMachine) -> PyResult<PyRef<rustpython_vm::builtins::PyList>> {
-        let op = kw.pop_kwarg("op").ok_or_else(|| vm.new_type_error("find_nodes() missing required keyword-only argument: 'op'"))?;
+    fn find_nodes(
+        zelf: PyRef<Self>,
+        mut kw: KwArgs,
+        vm: &VirtualMachine,
+    ) -> PyResult<PyRef<rustpython_vm::builtins::PyList>> {
+        let op = kw.pop_kwarg("op").ok_or_else(|| {
+            vm.new_type_error("find_nodes() missing required keyword-only argument: 'op'")
+        })?;
         let op = op.str(vm)?.expect_str().to_owned();
         let target = kw.pop_kwarg("target").filter(|t| !vm.is_none(t));
         if op == "call_function" && target.is_none() {
-            return Err(super::assertion(vm, "target must not be None for call_function op".to_owned()));
+            return Err(super::assertion(
+                vm,
+                "target must not be None for call_function op".to_owned(),
+            ));
         }
         let mut out = vec![];
         for n in Self::node_vec(&zelf, vm) {
@@ -503,17 +679,34 @@ impl PyGraph {
     /// `pytree` is `(original argument names, has an output spec)` for
     /// graphs traced with nested placeholders.
     #[pymethod]
-    fn _python_code(zelf: &Py<Self>, root_module: PyStrRef, verbose: OptionalArg<bool>, pytree: OptionalArg<PyObjectRef>, vm: &VirtualMachine) -> PyResult<PyTupleRef> {
+    fn _python_code(
+        zelf: &Py<Self>,
+        root_module: PyStrRef,
+        verbose: OptionalArg<bool>,
+        pytree: OptionalArg<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult<PyTupleRef> {
         let pytree = match pytree.into_option().filter(|p| !vm.is_none(p)) {
             Some(p) => {
                 let parts: Vec<PyObjectRef> = p.try_into_value(vm)?;
-                let [args, out]: [PyObjectRef; 2] = parts.try_into().map_err(|_| vm.new_type_error("pytree info is (orig_args, has_out_spec)"))?;
+                let [args, out]: [PyObjectRef; 2] = parts
+                    .try_into()
+                    .map_err(|_| vm.new_type_error("pytree info is (orig_args, has_out_spec)"))?;
                 let args: Vec<PyStrRef> = args.try_into_value(vm)?;
-                Some(super::codegen::PyTree { orig_args: args.iter().map(|a| a.expect_str().to_owned()).collect(), out_spec: out.try_to_bool(vm)? })
+                Some(super::codegen::PyTree {
+                    orig_args: args.iter().map(|a| a.expect_str().to_owned()).collect(),
+                    out_spec: out.try_to_bool(vm)?,
+                })
             }
             None => None,
         };
-        super::codegen::python_code(zelf, root_module.expect_str(), verbose.unwrap_or(false), pytree.as_ref(), vm)
+        super::codegen::python_code(
+            zelf,
+            root_module.expect_str(),
+            verbose.unwrap_or(false),
+            pytree.as_ref(),
+            vm,
+        )
     }
 }
 
@@ -528,7 +721,11 @@ pub(crate) struct NodeList {
 impl AsSequence for NodeList {
     fn as_sequence() -> &'static PySequenceMethods {
         static AS_SEQUENCE: PySequenceMethods = PySequenceMethods {
-            length: atomic_func!(|seq, _vm| Ok(NodeList::sequence_downcast(seq).graph.s.lock().len)),
+            length: atomic_func!(|seq, _vm| Ok(NodeList::sequence_downcast(seq)
+                .graph
+                .s
+                .lock()
+                .len)),
             ..PySequenceMethods::NOT_IMPLEMENTED
         };
         &AS_SEQUENCE
@@ -539,14 +736,23 @@ impl AsSequence for NodeList {
 impl NodeList {
     #[pymethod]
     fn __reversed__(&self) -> NodeList {
-        NodeList { graph: self.graph.clone(), reverse: !self.reverse }
+        NodeList {
+            graph: self.graph.clone(),
+            reverse: !self.reverse,
+        }
     }
 }
 
 impl Iterable for NodeList {
     fn iter(zelf: PyRef<Self>, vm: &VirtualMachine) -> PyResult {
         let root = PyGraph::root(&zelf.graph, vm);
-        Ok(NodeIter { cur: PyMutex::new(root.clone()), root, reverse: zelf.reverse }.into_ref(&vm.ctx).into())
+        Ok(NodeIter {
+            cur: PyMutex::new(root.clone()),
+            root,
+            reverse: zelf.reverse,
+        }
+        .into_ref(&vm.ctx)
+        .into())
     }
 }
 
@@ -567,7 +773,11 @@ impl IterNext for NodeIter {
     fn next(zelf: &Py<Self>, _vm: &VirtualMachine) -> PyResult<PyIterReturn> {
         let mut cur = zelf.cur.lock();
         loop {
-            let next = if zelf.reverse { cur.prev_node() } else { cur.next_node() };
+            let next = if zelf.reverse {
+                cur.prev_node()
+            } else {
+                cur.next_node()
+            };
             if next.is(&zelf.root) {
                 // Stay on the root so that further calls keep stopping.
                 *cur = next;

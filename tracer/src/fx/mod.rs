@@ -8,8 +8,8 @@ mod graph;
 mod namespace;
 mod node;
 mod record;
-mod walk;
 mod tabular;
+mod walk;
 
 pub(crate) use module::module_def;
 
@@ -17,13 +17,20 @@ use rustpython_vm::VirtualMachine;
 use rustpython_vm::builtins::PyBaseExceptionRef;
 
 /// `getattr(obj, name, None)` for a name known only at run time.
-fn attr(obj: &rustpython_vm::PyObject, name: &str, vm: &VirtualMachine) -> rustpython_vm::PyResult<Option<rustpython_vm::PyObjectRef>> {
+fn attr(
+    obj: &rustpython_vm::PyObject,
+    name: &str,
+    vm: &VirtualMachine,
+) -> rustpython_vm::PyResult<Option<rustpython_vm::PyObjectRef>> {
     let key = vm.ctx.new_str(name);
     vm.get_attribute_opt(obj.to_owned(), &*key)
 }
 
 fn assertion(vm: &VirtualMachine, msg: impl Into<String>) -> PyBaseExceptionRef {
-    vm.new_exception_msg(vm.ctx.exceptions.assertion_error.to_owned(), msg.into().into())
+    vm.new_exception_msg(
+        vm.ctx.exceptions.assertion_error.to_owned(),
+        msg.into().into(),
+    )
 }
 
 #[rustpython_vm::pymodule(name = "torch._C._fx")]
@@ -65,7 +72,10 @@ mod module {
     #[pyfunction]
     fn map_arg(a: PyObjectRef, f: PyObjectRef, vm: &VirtualMachine) -> PyResult {
         if !f.is_callable() {
-            return Err(crate::fx::assertion(vm, "torch.fx.map_arg(a, fn): fn must be a callable".to_owned()));
+            return Err(crate::fx::assertion(
+                vm,
+                "torch.fx.map_arg(a, fn): fn must be a callable".to_owned(),
+            ));
         }
         let mut call = |x: &PyObjectRef| f.call((x.clone(),), vm);
         args::map(&a, &Containers::load(vm)?, &mut Leaf::Nodes(&mut call), vm)
@@ -80,7 +90,11 @@ mod module {
 
     /// The table of `Graph.print_tabular`.
     #[pyfunction]
-    fn tabulate(rows: Vec<Vec<PyObjectRef>>, headers: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult<String> {
+    fn tabulate(
+        rows: Vec<Vec<PyObjectRef>>,
+        headers: Vec<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult<String> {
         let text = |o: &PyObjectRef| -> PyResult<String> {
             if let Some(s) = o.downcast_ref::<PyStr>() {
                 return Ok(s.expect_str().to_owned());
@@ -88,7 +102,10 @@ mod module {
             Ok(o.str(vm)?.expect_str().to_owned())
         };
         let headers = headers.iter().map(text).collect::<PyResult<Vec<_>>>()?;
-        let rows = rows.iter().map(|r| r.iter().map(text).collect::<PyResult<Vec<_>>>()).collect::<PyResult<Vec<_>>>()?;
+        let rows = rows
+            .iter()
+            .map(|r| r.iter().map(text).collect::<PyResult<Vec<_>>>())
+            .collect::<PyResult<Vec<_>>>()?;
         Ok(super::tabular::simple_table(&headers, &rows))
     }
 
@@ -116,7 +133,17 @@ mod module {
     #[pyfunction]
     fn create_proxy(a: CreateProxyArgs, vm: &VirtualMachine) -> PyResult {
         let type_expr = (!vm.is_none(&a.type_expr)).then_some(a.type_expr);
-        super::record::create_proxy(a.tracer, a.proxy_cls, a.kind.expect_str(), a.target, a.args, a.kwargs, a.name, type_expr, vm)
+        super::record::create_proxy(
+            a.tracer,
+            a.proxy_cls,
+            a.kind.expect_str(),
+            a.target,
+            a.args,
+            a.kwargs,
+            a.name,
+            type_expr,
+            vm,
+        )
     }
 
     /// `{module: name for name, module in root.named_modules()}`.
@@ -138,9 +165,21 @@ mod module {
 
     /// `_copy_attr` for each of `targets` (see `walk::copy_attr`).
     #[pyfunction]
-    fn copy_attrs(from: PyObjectRef, to: PyObjectRef, targets: Vec<rustpython_vm::builtins::PyStrRef>, classes: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult<()> {
-        let [module, parameter, tensor]: [PyObjectRef; 3] = classes.try_into().map_err(|_| vm.new_type_error("copy_attrs expects (Module, Parameter, Tensor)"))?;
-        let c = super::walk::Classes { module, parameter, tensor };
+    fn copy_attrs(
+        from: PyObjectRef,
+        to: PyObjectRef,
+        targets: Vec<rustpython_vm::builtins::PyStrRef>,
+        classes: Vec<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
+        let [module, parameter, tensor]: [PyObjectRef; 3] = classes
+            .try_into()
+            .map_err(|_| vm.new_type_error("copy_attrs expects (Module, Parameter, Tensor)"))?;
+        let c = super::walk::Classes {
+            module,
+            parameter,
+            tensor,
+        };
         for t in targets {
             super::walk::copy_attr(&from, &to, t.expect_str(), &c, vm)?;
         }

@@ -11,17 +11,32 @@ pub(crate) struct Reserved {
 
 /// `keyword.kwlist` of Python 3.11, the grammar torch.fx is generated for.
 const KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else",
-    "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass",
-    "raise", "return", "try", "while", "with", "yield",
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
 ];
 
 /// Globals bundled into every generated module (torch.fx's custom builtins).
-pub(crate) const CUSTOM_BUILTINS: &[&str] = &["inf", "nan", "NoneType", "torch", "device", "fx_pytree", "pytree"];
+pub(crate) const CUSTOM_BUILTINS: &[&str] = &[
+    "inf",
+    "nan",
+    "NoneType",
+    "torch",
+    "device",
+    "fx_pytree",
+    "pytree",
+];
 
 impl Reserved {
     pub(crate) fn new<'a>(builtins: impl IntoIterator<Item = &'a str>) -> Reserved {
-        let names = KEYWORDS.iter().chain(CUSTOM_BUILTINS).copied().chain(builtins).map(str::to_owned).collect();
+        let names = KEYWORDS
+            .iter()
+            .chain(CUSTOM_BUILTINS)
+            .copied()
+            .chain(builtins)
+            .map(str::to_owned)
+            .collect();
         Reserved { names }
     }
 
@@ -43,7 +58,11 @@ pub(crate) struct Namespace {
 fn split_suffix(name: &str) -> Option<(&str, Option<&str>)> {
     let bytes = name.as_bytes();
     let first = *bytes.first()?;
-    if !(first.is_ascii_alphabetic() || first == b'_') || !bytes.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_') {
+    if !(first.is_ascii_alphabetic() || first == b'_')
+        || !bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    {
         return None;
     }
     // `^(base*?)(?:_(\d+))?$`: the suffix is the last `_` followed only by digits.
@@ -82,7 +101,12 @@ fn sanitize(candidate: &str) -> String {
 impl Namespace {
     /// The name of `obj` if it has one, else a fresh unique name built from
     /// `candidate`; `illegal` says whether a name would shadow something.
-    pub(crate) fn create_name(&mut self, candidate: &str, obj: Option<usize>, illegal: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn create_name(
+        &mut self,
+        candidate: &str,
+        obj: Option<usize>,
+        illegal: impl Fn(&str) -> bool,
+    ) -> String {
         if let Some(name) = obj.and_then(|o| self.obj_to_name.get(&o)) {
             return name.clone();
         }
@@ -122,7 +146,9 @@ impl Namespace {
     }
 
     pub(crate) fn associate(&mut self, name: &str, obj: usize) {
-        self.obj_to_name.entry(obj).or_insert_with(|| name.to_owned());
+        self.obj_to_name
+            .entry(obj)
+            .or_insert_with(|| name.to_owned());
     }
 
     /// Records that `obj` is now called `name` (`Node._rename`).
@@ -154,19 +180,31 @@ mod tests {
     fn names(candidates: &[&str]) -> Vec<String> {
         let reserved = Reserved::new(["sum", "input", "getattr"]);
         let mut ns = Namespace::default();
-        candidates.iter().map(|c| ns.create_name(c, None, |n| reserved.contains(n))).collect()
+        candidates
+            .iter()
+            .map(|c| ns.create_name(c, None, |n| reserved.contains(n)))
+            .collect()
     }
 
     #[test]
     fn suffixes_count_per_base_and_skip_reserved_names() {
-        assert_eq!(names(&["add", "add", "add_1", "add"]), ["add", "add_1", "add_2", "add_3"]);
-        assert_eq!(names(&["sum", "sum", "input", "torch", "if"]), ["sum_1", "sum_2", "input_1", "torch_1", "if_1"]);
+        assert_eq!(
+            names(&["add", "add", "add_1", "add"]),
+            ["add", "add_1", "add_2", "add_3"]
+        );
+        assert_eq!(
+            names(&["sum", "sum", "input", "torch", "if"]),
+            ["sum_1", "sum_2", "input_1", "torch_1", "if_1"]
+        );
         assert_eq!(names(&["add_5", "add", "add"]), ["add_5", "add", "add_6"]);
     }
 
     #[test]
     fn illegal_characters_become_underscores() {
-        assert_eq!(names(&["*args", "**kwargs", "layers.0", "0x", "", "a-b.c"]), ["_args", "_kwargs", "layers_0", "_0x", "_unnamed", "a_b_c"]);
+        assert_eq!(
+            names(&["*args", "**kwargs", "layers.0", "0x", "", "a-b.c"]),
+            ["_args", "_kwargs", "layers_0", "_0x", "_unnamed", "a_b_c"]
+        );
     }
 
     #[test]

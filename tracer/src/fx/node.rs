@@ -6,7 +6,10 @@ use rustpython_vm::builtins::{PyDict, PyDictRef, PyList, PyStrRef, PyTuple, PyTu
 use rustpython_vm::common::lock::PyRwLock;
 use rustpython_vm::function::{FuncArgs, OptionalArg};
 use rustpython_vm::types::Representable;
-use rustpython_vm::{AsObject, FromArgs, Py, PyObject, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass};
+use rustpython_vm::{
+    AsObject, FromArgs, Py, PyObject, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine,
+    pyclass,
+};
 
 use super::args::{self, Leaf};
 use super::graph::PyGraph;
@@ -89,7 +92,14 @@ pub(crate) fn id(n: &PyObject) -> usize {
 }
 
 impl PyNode {
-    pub(crate) fn new(graph: PyObjectRef, name: String, op: Op, target: PyObjectRef, ty: Option<PyObjectRef>, vm: &VirtualMachine) -> PyNode {
+    pub(crate) fn new(
+        graph: PyObjectRef,
+        name: String,
+        op: Op,
+        target: PyObjectRef,
+        ty: Option<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyNode {
         let state = NodeState {
             name,
             op,
@@ -104,11 +114,16 @@ impl PyNode {
             next: None,
             erased: false,
         };
-        PyNode { graph, s: PyRwLock::new(state) }
+        PyNode {
+            graph,
+            s: PyRwLock::new(state),
+        }
     }
 
     pub(crate) fn owner(&self) -> &Py<PyGraph> {
-        self.graph.downcast_ref::<PyGraph>().expect("a node's graph is a Graph")
+        self.graph
+            .downcast_ref::<PyGraph>()
+            .expect("a node's graph is a Graph")
     }
 
     pub(crate) fn name(&self) -> String {
@@ -161,7 +176,11 @@ impl PyNode {
 
     /// `node.meta`, created on first use.
     pub(crate) fn meta(&self, vm: &VirtualMachine) -> PyDictRef {
-        self.s.write().meta.get_or_insert_with(|| vm.ctx.new_dict()).clone()
+        self.s
+            .write()
+            .meta
+            .get_or_insert_with(|| vm.ctx.new_dict())
+            .clone()
     }
 
     pub(crate) fn meta_get(&self, key: &str, vm: &VirtualMachine) -> Option<PyObjectRef> {
@@ -171,22 +190,33 @@ impl PyNode {
 
     /// Stores new arguments (normalised as torch.fx stores them) and moves
     /// this node from the users of its old inputs to those of its new ones.
-    pub(crate) fn set_args_kwargs(zelf: &Py<Self>, args: Option<PyObjectRef>, kwargs: Option<PyObjectRef>, vm: &VirtualMachine) -> PyResult<()> {
+    pub(crate) fn set_args_kwargs(
+        zelf: &Py<Self>,
+        args: Option<PyObjectRef>,
+        kwargs: Option<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
         let containers = zelf.owner().containers(vm)?;
         let mut keep = |a: &PyObjectRef| Ok(a.clone());
-        let mut normalize = |a: &PyObjectRef| args::map(a, &containers, &mut Leaf::Nodes(&mut keep), vm);
+        let mut normalize =
+            |a: &PyObjectRef| args::map(a, &containers, &mut Leaf::Nodes(&mut keep), vm);
         let args = match args {
             Some(a) => match a.downcast::<PyTuple>() {
                 Ok(t) if t.class().is(vm.ctx.types.tuple_type) && args::is_flat_tuple(&t) => t,
-                Ok(t) => normalize(&t.into())?.downcast().map_err(|_| vm.new_type_error("args must be a tuple"))?,
-                Err(a) => normalize(&a)?.downcast().map_err(|_| vm.new_type_error("args must be a tuple"))?,
+                Ok(t) => normalize(&t.into())?
+                    .downcast()
+                    .map_err(|_| vm.new_type_error("args must be a tuple"))?,
+                Err(a) => normalize(&a)?
+                    .downcast()
+                    .map_err(|_| vm.new_type_error("args must be a tuple"))?,
             },
             None => zelf.args_tuple(),
         };
         let kwargs = match kwargs {
             Some(k) => {
                 let d = normalize(&k)?;
-                d.downcast::<PyDict>().map_err(|_| vm.new_type_error("kwargs must be a dict"))?
+                d.downcast::<PyDict>()
+                    .map_err(|_| vm.new_type_error("kwargs must be a dict"))?
             }
             None => zelf.kwargs_dict(),
         };
@@ -214,11 +244,26 @@ impl PyNode {
     }
 
     /// Replaces every use of `old` in this node's arguments with `new`.
-    pub(crate) fn replace_input(zelf: &Py<Self>, old: &PyObject, new: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    pub(crate) fn replace_input(
+        zelf: &Py<Self>,
+        old: &PyObject,
+        new: &PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
         let containers = zelf.owner().containers(vm)?;
         let mut swap = |a: &PyObjectRef| Ok(if a.is(old) { new.clone() } else { a.clone() });
-        let args = args::map(&zelf.args_tuple().into(), &containers, &mut Leaf::Nodes(&mut swap), vm)?;
-        let kwargs = args::map(&zelf.kwargs_dict().into(), &containers, &mut Leaf::Nodes(&mut swap), vm)?;
+        let args = args::map(
+            &zelf.args_tuple().into(),
+            &containers,
+            &mut Leaf::Nodes(&mut swap),
+            vm,
+        )?;
+        let kwargs = args::map(
+            &zelf.kwargs_dict().into(),
+            &containers,
+            &mut Leaf::Nodes(&mut swap),
+            vm,
+        )?;
         Self::set_args_kwargs(zelf, Some(args), Some(kwargs), vm)
     }
 
@@ -253,13 +298,18 @@ impl PyNode {
 
     fn check_same_graph(zelf: &Py<Self>, x: &PyNode, vm: &VirtualMachine) -> PyResult<()> {
         if !zelf.graph.is(&x.graph) {
-            return Err(super::assertion(vm, "Attempting to move a Node into a different Graph".to_owned()));
+            return Err(super::assertion(
+                vm,
+                "Attempting to move a Node into a different Graph".to_owned(),
+            ));
         }
         Ok(())
     }
 
     fn owning_module_hooks(&self, attr: &str, vm: &VirtualMachine) -> PyResult<Vec<PyObjectRef>> {
-        let Some(m) = self.owner().owning_module() else { return Ok(vec![]) };
+        let Some(m) = self.owner().owning_module() else {
+            return Ok(vec![]);
+        };
         match super::attr(&m, attr, vm)? {
             Some(hooks) if !vm.is_none(&hooks) => hooks.try_to_value(vm),
             _ => Ok(vec![]),
@@ -283,7 +333,13 @@ impl PyNode {
     fn set_name(zelf: &Py<Self>, value: PyStrRef, vm: &VirtualMachine) -> PyResult<()> {
         let hooks = zelf.owning_module_hooks("_replace_hooks", vm)?;
         for user in zelf.users() {
-            call_replace_hooks(&hooks, zelf.to_owned().into(), value.clone().into(), user.into(), vm)?;
+            call_replace_hooks(
+                &hooks,
+                zelf.to_owned().into(),
+                value.clone().into(),
+                user.into(),
+                vm,
+            )?;
         }
         zelf.s.write().name = value.expect_str().to_owned();
         Ok(())
@@ -296,7 +352,9 @@ impl PyNode {
 
     #[pygetset(setter, name = "op")]
     fn set_op(&self, value: PyStrRef, vm: &VirtualMachine) -> PyResult<()> {
-        let op = Op::parse(value.expect_str()).ok_or_else(|| vm.new_value_error(format!("op '{}' is not in _legal_ops", value.expect_str())))?;
+        let op = Op::parse(value.expect_str()).ok_or_else(|| {
+            vm.new_value_error(format!("op '{}' is not in _legal_ops", value.expect_str()))
+        })?;
         self.s.write().op = op;
         Ok(())
     }
@@ -342,7 +400,8 @@ impl PyNode {
 
     #[pygetset]
     fn all_input_nodes(&self, vm: &VirtualMachine) -> PyRef<PyList> {
-        vm.ctx.new_list(self.inputs().into_iter().map(Into::into).collect())
+        vm.ctx
+            .new_list(self.inputs().into_iter().map(Into::into).collect())
     }
 
     #[pygetset]
@@ -406,7 +465,8 @@ impl PyNode {
 
     #[pygetset(name = "stack_trace")]
     fn get_stack_trace(&self, vm: &VirtualMachine) -> PyObjectRef {
-        self.meta_get("stack_trace", vm).unwrap_or_else(|| vm.ctx.none())
+        self.meta_get("stack_trace", vm)
+            .unwrap_or_else(|| vm.ctx.none())
     }
 
     #[pygetset(setter, name = "stack_trace")]
@@ -439,7 +499,12 @@ impl PyNode {
     }
 
     #[pymethod]
-    fn update_arg(zelf: &Py<Self>, idx: isize, arg: PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    fn update_arg(
+        zelf: &Py<Self>,
+        idx: isize,
+        arg: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
         let mut args = zelf.args_tuple().as_slice().to_vec();
         let len = args.len() as isize;
         let i = if idx < 0 { idx + len } else { idx };
@@ -451,10 +516,17 @@ impl PyNode {
     }
 
     #[pymethod]
-    fn insert_arg(zelf: &Py<Self>, idx: usize, arg: PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    fn insert_arg(
+        zelf: &Py<Self>,
+        idx: usize,
+        arg: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
         let mut args = zelf.args_tuple().as_slice().to_vec();
         if idx > args.len() {
-            return Err(super::assertion(vm, format!("insert_args index must be between 0 and len(self.args), got {idx}"),
+            return Err(super::assertion(
+                vm,
+                format!("insert_args index must be between 0 and len(self.args), got {idx}"),
             ));
         }
         args.insert(idx, arg);
@@ -462,7 +534,12 @@ impl PyNode {
     }
 
     #[pymethod]
-    fn update_kwarg(zelf: &Py<Self>, key: PyStrRef, arg: PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    fn update_kwarg(
+        zelf: &Py<Self>,
+        key: PyStrRef,
+        arg: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
         let d = vm.ctx.new_dict();
         for (k, v) in zelf.kwargs_dict().items_vec() {
             d.set_item(&*k, v, vm)?;
@@ -473,10 +550,17 @@ impl PyNode {
 
     /// Replaces all uses of this node with `replace_with`; returns the users changed.
     #[pymethod]
-    fn replace_all_uses_with(zelf: &Py<Self>, a: ReplaceAllUsesArgs, vm: &VirtualMachine) -> PyResult<PyRef<PyList>> {
+    fn replace_all_uses_with(
+        zelf: &Py<Self>,
+        a: ReplaceAllUsesArgs,
+        vm: &VirtualMachine,
+    ) -> PyResult<PyRef<PyList>> {
         let (replace_with, delete_user_cb) = (a.replace_with, a.delete_user_cb);
         let propagate = a.propagate_meta.unwrap_or(false);
-        let new = replace_with.clone().downcast::<PyNode>().map_err(|_| vm.new_type_error("replace_all_uses_with expects a Node"))?;
+        let new = replace_with
+            .clone()
+            .downcast::<PyNode>()
+            .map_err(|_| vm.new_type_error("replace_all_uses_with expects a Node"))?;
         if propagate {
             let target = new.meta(vm);
             if target.__len__() != 0 {
@@ -496,7 +580,13 @@ impl PyNode {
             {
                 continue;
             }
-            call_replace_hooks(&hooks, zelf.to_owned().into(), vm.ctx.new_str(new.name()).into(), user.clone().into(), vm)?;
+            call_replace_hooks(
+                &hooks,
+                zelf.to_owned().into(),
+                vm.ctx.new_str(new.name()).into(),
+                user.clone().into(),
+                vm,
+            )?;
             PyNode::replace_input(&user, zelf.as_object(), &replace_with, vm)?;
             changed.push(user.into());
         }
@@ -504,14 +594,30 @@ impl PyNode {
     }
 
     #[pymethod]
-    fn replace_input_with(zelf: &Py<Self>, old_input: NodeRef, new_input: NodeRef, vm: &VirtualMachine) -> PyResult<()> {
+    fn replace_input_with(
+        zelf: &Py<Self>,
+        old_input: NodeRef,
+        new_input: NodeRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
         let hooks = zelf.owning_module_hooks("_replace_hooks", vm)?;
-        call_replace_hooks(&hooks, old_input.clone().into(), vm.ctx.new_str(new_input.name()).into(), zelf.to_owned().into(), vm)?;
+        call_replace_hooks(
+            &hooks,
+            old_input.clone().into(),
+            vm.ctx.new_str(new_input.name()).into(),
+            zelf.to_owned().into(),
+            vm,
+        )?;
         Self::replace_input(zelf, old_input.as_object(), &new_input.into(), vm)
     }
 
     #[pymethod]
-    fn _replace_input_with(zelf: &Py<Self>, old_input: NodeRef, new_input: NodeRef, vm: &VirtualMachine) -> PyResult<()> {
+    fn _replace_input_with(
+        zelf: &Py<Self>,
+        old_input: NodeRef,
+        new_input: NodeRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
         Self::replace_input(zelf, old_input.as_object(), &new_input.into(), vm)
     }
 
@@ -526,10 +632,23 @@ impl PyNode {
     }
 
     #[pymethod]
-    fn format_node(zelf: &Py<Self>, a: FormatNodeArgs, vm: &VirtualMachine) -> PyResult<Option<String>> {
+    fn format_node(
+        zelf: &Py<Self>,
+        a: FormatNodeArgs,
+        vm: &VirtualMachine,
+    ) -> PyResult<Option<String>> {
         let names = a.placeholder_names.into_option().filter(|x| !vm.is_none(x));
-        let ret = a.maybe_return_typename.into_option().filter(|x| !vm.is_none(x));
-        super::format::format_node(zelf, names.as_ref(), ret.as_ref(), a.include_tensor_metadata.unwrap_or(false), vm)
+        let ret = a
+            .maybe_return_typename
+            .into_option()
+            .filter(|x| !vm.is_none(x));
+        super::format::format_node(
+            zelf,
+            names.as_ref(),
+            ret.as_ref(),
+            a.include_tensor_metadata.unwrap_or(false),
+            vm,
+        )
     }
 
     #[pystaticmethod]
@@ -545,7 +664,10 @@ impl PyNode {
             Op::Placeholder | Op::Output => Ok(true),
             Op::CallModule => {
                 let Some(m) = zelf.owner().owning_module() else {
-                    return Err(super::assertion(vm, "self.graph.owning_module not set for purity check".to_owned()));
+                    return Err(super::assertion(
+                        vm,
+                        "self.graph.owning_module not set for purity check".to_owned(),
+                    ));
                 };
                 let sub = vm.call_method(&m, "get_submodule", (zelf.target(),))?;
                 match vm.get_attribute_opt(sub, "_is_impure")? {
@@ -554,8 +676,14 @@ impl PyNode {
                 }
             }
             Op::CallFunction => {
-                let node_mod = vm.import("torch.fx.node", 0)?.get_attr("fx", vm)?.get_attr("node", vm)?;
-                node_mod.get_attr("_is_impure_function", vm)?.call((zelf.target(), impure_random), vm)?.try_to_bool(vm)
+                let node_mod = vm
+                    .import("torch.fx.node", 0)?
+                    .get_attr("fx", vm)?
+                    .get_attr("node", vm)?;
+                node_mod
+                    .get_attr("_is_impure_function", vm)?
+                    .call((zelf.target(), impure_random), vm)?
+                    .try_to_bool(vm)
             }
             _ => Ok(false),
         }
@@ -564,9 +692,21 @@ impl PyNode {
 
 /// Tells an owning GraphModule's `_replace_hooks` that `user` will read
 /// `new` (a name) where it read `old`.
-fn call_replace_hooks(hooks: &[PyObjectRef], old: PyObjectRef, new: PyObjectRef, user: PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+fn call_replace_hooks(
+    hooks: &[PyObjectRef],
+    old: PyObjectRef,
+    new: PyObjectRef,
+    user: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
     for hook in hooks {
-        let kw: rustpython_vm::function::KwArgs = [("old".to_owned(), old.clone()), ("new".to_owned(), new.clone()), ("user".to_owned(), user.clone())].into_iter().collect();
+        let kw: rustpython_vm::function::KwArgs = [
+            ("old".to_owned(), old.clone()),
+            ("new".to_owned(), new.clone()),
+            ("user".to_owned(), user.clone()),
+        ]
+        .into_iter()
+        .collect();
         hook.call(FuncArgs::new(vec![], kw), vm)?;
     }
     Ok(())

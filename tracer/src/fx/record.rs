@@ -38,26 +38,46 @@ impl Recorder<'_> {
             return Ok(a.clone());
         }
         let cls = a.class();
-        if cls.is(self.proxy_cls.downcast_ref::<PyType>().expect("Proxy is a class")) {
+        if cls.is(self
+            .proxy_cls
+            .downcast_ref::<PyType>()
+            .expect("Proxy is a class"))
+        {
             // A plain Proxy keeps its node in its instance dict.
-            if let Some(node) = a.dict().and_then(|d| d.get_item_opt("node", vm).ok().flatten()) {
+            if let Some(node) = a
+                .dict()
+                .and_then(|d| d.get_item_opt("node", vm).ok().flatten())
+            {
                 return Ok(node);
             }
         }
         if cls.is(vm.ctx.types.tuple_type) {
             let t = a.downcast_ref::<PyTuple>().expect("a tuple");
-            let items = t.iter().map(|x| self.arg(x)).collect::<PyResult<Vec<_>>>()?;
+            let items = t
+                .iter()
+                .map(|x| self.arg(x))
+                .collect::<PyResult<Vec<_>>>()?;
             return Ok(vm.ctx.new_tuple(items).into());
         }
         if cls.is(vm.ctx.types.list_type) {
-            let items = a.downcast_ref::<PyList>().expect("a list").borrow_vec().to_vec();
-            let items = items.iter().map(|x| self.arg(x)).collect::<PyResult<Vec<_>>>()?;
+            let items = a
+                .downcast_ref::<PyList>()
+                .expect("a list")
+                .borrow_vec()
+                .to_vec();
+            let items = items
+                .iter()
+                .map(|x| self.arg(x))
+                .collect::<PyResult<Vec<_>>>()?;
             return Ok(vm.ctx.new_list(items).into());
         }
         if cls.is(vm.ctx.types.dict_type) {
             let d = a.downcast_ref::<PyDict>().expect("a dict");
             let items = d.items_vec();
-            if items.iter().all(|(k, _)| k.downcast_ref::<PyStr>().is_some()) {
+            if items
+                .iter()
+                .all(|(k, _)| k.downcast_ref::<PyStr>().is_some())
+            {
                 let out = vm.ctx.new_dict();
                 for (k, v) in items {
                     out.set_item(&*k, self.arg(&v)?, vm)?;
@@ -71,7 +91,12 @@ impl Recorder<'_> {
             let start = self.arg(s.start.as_ref().unwrap_or(&none))?;
             let stop = self.arg(&s.stop)?;
             let step = self.arg(s.step.as_ref().unwrap_or(&none))?;
-            return vm.ctx.types.slice_type.as_object().call((start, stop, step), vm);
+            return vm
+                .ctx
+                .types
+                .slice_type
+                .as_object()
+                .call((start, stop, step), vm);
         }
         vm.call_method(self.tracer, "create_arg", (a.clone(),))
     }
@@ -91,29 +116,55 @@ pub(crate) fn create_proxy(
     type_expr: Option<PyObjectRef>,
     vm: &VirtualMachine,
 ) -> PyResult {
-    let r = Recorder { tracer: &tracer, proxy_cls: &proxy_cls, vm };
+    let r = Recorder {
+        tracer: &tracer,
+        proxy_cls: &proxy_cls,
+        vm,
+    };
     let args = r.arg(&args)?;
     let kwargs = r.arg(&kwargs)?;
     let graph_obj = tracer.get_attr("graph", vm)?;
-    let graph = graph_obj.downcast_ref::<PyGraph>().ok_or_else(|| vm.new_type_error("tracer.graph is not a torch.fx.Graph"))?;
-    let node = PyGraph::create(graph, kind, target, Some(args), Some(kwargs), name, type_expr, vm)?;
+    let graph = graph_obj
+        .downcast_ref::<PyGraph>()
+        .ok_or_else(|| vm.new_type_error("tracer.graph is not a torch.fx.Graph"))?;
+    let node = PyGraph::create(
+        graph,
+        kind,
+        target,
+        Some(args),
+        Some(kwargs),
+        name,
+        type_expr,
+        vm,
+    )?;
 
     let scope = tracer.get_attr("scope", vm)?;
     if let Some(map) = super::attr(&tracer, "node_name_to_scope", vm)?.filter(|m| !vm.is_none(m)) {
-        let entry = vm.ctx.new_tuple(vec![scope.get_attr("module_path", vm)?, scope.get_attr("module_type", vm)?]);
+        let entry = vm.ctx.new_tuple(vec![
+            scope.get_attr("module_path", vm)?,
+            scope.get_attr("module_type", vm)?,
+        ]);
         map.set_item(&*vm.ctx.new_str(node.name()), entry.into(), vm)?;
     }
     if let Some(stack) = super::attr(&tracer, "module_stack", vm)?
         && let Some(d) = stack.downcast_ref::<PyDict>()
         && d.__len__() > 0
     {
-        node.meta(vm).set_item("nn_module_stack", vm.call_method(&stack, "copy", ())?, vm)?;
+        node.meta(vm)
+            .set_item("nn_module_stack", vm.call_method(&stack, "copy", ())?, vm)?;
     }
     if let Some(loc) = user_location(vm) {
-        node.meta(vm).set_item("source_loc", vm.ctx.new_str(loc).into(), vm)?;
+        node.meta(vm)
+            .set_item("source_loc", vm.ctx.new_str(loc).into(), vm)?;
     }
-    if tracer.get_attr("record_stack_traces", vm)?.try_to_bool(vm)? {
-        let proxy_mod = vm.import("torch.fx.proxy", 0)?.get_attr("fx", vm)?.get_attr("proxy", vm)?;
+    if tracer
+        .get_attr("record_stack_traces", vm)?
+        .try_to_bool(vm)?
+    {
+        let proxy_mod = vm
+            .import("torch.fx.proxy", 0)?
+            .get_attr("fx", vm)?
+            .get_attr("proxy", vm)?;
         let trace = proxy_mod.get_attr("_user_stack_trace", vm)?.call((), vm)?;
         if trace.clone().try_to_bool(vm)? {
             node.meta(vm).set_item("stack_trace", trace, vm)?;
@@ -121,9 +172,16 @@ pub(crate) fn create_proxy(
     }
 
     // `Proxy(node, tracer)` without running `__init__`: its two attributes.
-    let object_new = vm.ctx.types.object_type.as_object().get_attr("__new__", vm)?;
+    let object_new = vm
+        .ctx
+        .types
+        .object_type
+        .as_object()
+        .get_attr("__new__", vm)?;
     let proxy = object_new.call((proxy_cls.clone(),), vm)?;
-    let dict = proxy.dict().ok_or_else(|| vm.new_type_error("Proxy instances have a __dict__"))?;
+    let dict = proxy
+        .dict()
+        .ok_or_else(|| vm.new_type_error("Proxy instances have a __dict__"))?;
     dict.set_item("tracer", tracer.clone(), vm)?;
     dict.set_item("node", node.into(), vm)?;
     Ok(proxy)

@@ -7,19 +7,38 @@ use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 /// The children of `m` in order (`m._modules`, `None` entries skipped).
 fn children(m: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<(PyObjectRef, PyObjectRef)>> {
-    let Some(dict) = m.dict() else { return Ok(vec![]) };
-    let Some(modules) = dict.get_item_opt("_modules", vm)? else { return Ok(vec![]) };
-    let Some(modules) = modules.downcast_ref::<PyDict>() else { return Ok(vec![]) };
-    Ok(modules.items_vec().into_iter().filter(|(_, v)| !vm.is_none(v)).collect())
+    let Some(dict) = m.dict() else {
+        return Ok(vec![]);
+    };
+    let Some(modules) = dict.get_item_opt("_modules", vm)? else {
+        return Ok(vec![]);
+    };
+    let Some(modules) = modules.downcast_ref::<PyDict>() else {
+        return Ok(vec![]);
+    };
+    Ok(modules
+        .items_vec()
+        .into_iter()
+        .filter(|(_, v)| !vm.is_none(v))
+        .collect())
 }
 
 fn join(prefix: &str, name: &PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
     let name = name.str(vm)?;
-    Ok(if prefix.is_empty() { name.expect_str().to_owned() } else { format!("{prefix}.{}", name.expect_str()) })
+    Ok(if prefix.is_empty() {
+        name.expect_str().to_owned()
+    } else {
+        format!("{prefix}.{}", name.expect_str())
+    })
 }
 
 /// `named_modules()`: each module once, under the first name it is reached by.
-pub(crate) fn module_paths(m: &PyObjectRef, prefix: String, out: &PyDictRef, vm: &VirtualMachine) -> PyResult<()> {
+pub(crate) fn module_paths(
+    m: &PyObjectRef,
+    prefix: String,
+    out: &PyDictRef,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
     if out.get_item_opt(&**m, vm)?.is_some() {
         return Ok(());
     }
@@ -32,7 +51,13 @@ pub(crate) fn module_paths(m: &PyObjectRef, prefix: String, out: &PyDictRef, vm:
 
 /// torch.fx's `collect_tensor_attrs`: instance attributes of `types`, then
 /// each distinct child (`named_children`), the last name found winning.
-pub(crate) fn constant_attrs(m: &PyObjectRef, prefix: String, types: &PyObjectRef, out: &PyDictRef, vm: &VirtualMachine) -> PyResult<()> {
+pub(crate) fn constant_attrs(
+    m: &PyObjectRef,
+    prefix: String,
+    types: &PyObjectRef,
+    out: &PyDictRef,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
     if let Some(dict) = m.dict() {
         for (k, v) in dict.items_vec() {
             if v.is_instance(types, vm)? {
@@ -58,8 +83,12 @@ pub(crate) struct Classes {
 
 /// `m._modules` (a module's child registry).
 fn modules_dict(m: &PyObjectRef, vm: &VirtualMachine) -> PyResult<PyDictRef> {
-    let d = m.dict().ok_or_else(|| vm.new_type_error("a module has a __dict__"))?;
-    d.get_item("_modules", vm)?.downcast().map_err(|_| vm.new_type_error("_modules is a dict"))
+    let d = m
+        .dict()
+        .ok_or_else(|| vm.new_type_error("a module has a __dict__"))?;
+    d.get_item("_modules", vm)?
+        .downcast()
+        .map_err(|_| vm.new_type_error("_modules is a dict"))
 }
 
 /// torch.fx's `_copy_attr`: installs the attribute at the dotted `target` of
@@ -67,7 +96,13 @@ fn modules_dict(m: &PyObjectRef, vm: &VirtualMachine) -> PyResult<PyDictRef> {
 /// parents; plain tensors become buffers (keeping persistence). Children and
 /// parameters are stored in their registries directly (what `__setattr__`
 /// would do on a module that has no such name yet).
-pub(crate) fn copy_attr(from: &PyObjectRef, to: &PyObjectRef, target: &str, c: &Classes, vm: &VirtualMachine) -> PyResult<()> {
+pub(crate) fn copy_attr(
+    from: &PyObjectRef,
+    to: &PyObjectRef,
+    target: &str,
+    c: &Classes,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
     let (prefix, field) = match target.rsplit_once('.') {
         Some((p, f)) => (Some(p), f),
         None => (None, target),
@@ -78,7 +113,9 @@ pub(crate) fn copy_attr(from: &PyObjectRef, to: &PyObjectRef, target: &str, c: &
             Some(f) if !vm.is_none(&f) => f,
             _ => from.get_attr(&*vm.ctx.new_str(item), vm)?,
         };
-        let t = modules_dict(&to, vm)?.get_item_opt(item, vm)?.filter(|t| !vm.is_none(t));
+        let t = modules_dict(&to, vm)?
+            .get_item_opt(item, vm)?
+            .filter(|t| !vm.is_none(t));
         let t = match t {
             Some(t) if t.is(&f) => return Ok(()),
             Some(t) => t,
@@ -93,13 +130,27 @@ pub(crate) fn copy_attr(from: &PyObjectRef, to: &PyObjectRef, target: &str, c: &
     }
     let orig = from.get_attr(&*vm.ctx.new_str(field), vm)?;
     if orig.is_instance(&c.tensor, vm)? && !orig.is_instance(&c.parameter, vm)? {
-        let non_persistent = from.dict().and_then(|d| d.get_item_opt("_non_persistent_buffers_set", vm).ok().flatten());
+        let non_persistent = from.dict().and_then(|d| {
+            d.get_item_opt("_non_persistent_buffers_set", vm)
+                .ok()
+                .flatten()
+        });
         let persistent = match non_persistent {
             Some(set) => !vm._contains(&set, vm.ctx.new_str(field).as_object())?,
             None => true,
         };
-        let kwargs: rustpython_vm::function::KwArgs = [("persistent".to_owned(), vm.ctx.new_bool(persistent).into())].into_iter().collect();
-        vm.call_method(&to, "register_buffer", rustpython_vm::function::FuncArgs::new(vec![vm.ctx.new_str(field).into(), orig], kwargs))?;
+        let kwargs: rustpython_vm::function::KwArgs =
+            [("persistent".to_owned(), vm.ctx.new_bool(persistent).into())]
+                .into_iter()
+                .collect();
+        vm.call_method(
+            &to,
+            "register_buffer",
+            rustpython_vm::function::FuncArgs::new(
+                vec![vm.ctx.new_str(field).into(), orig],
+                kwargs,
+            ),
+        )?;
         return Ok(());
     }
     let registry = if orig.is_instance(&c.module, vm)? {

@@ -36,8 +36,13 @@ impl fmt::Display for CheckpointError {
         match self {
             CheckpointError::Pickle(e) => write!(f, "{e}"),
             CheckpointError::Archive(m) => f.write_str(m),
-            CheckpointError::MissingRecord(k) => write!(f, "PytorchStreamReader failed locating file data/{k}: file not found"),
-            CheckpointError::UnsupportedDType(name) => write!(f, "fxvm cannot load tensors of type {name} yet"),
+            CheckpointError::MissingRecord(k) => write!(
+                f,
+                "PytorchStreamReader failed locating file data/{k}: file not found"
+            ),
+            CheckpointError::UnsupportedDType(name) => {
+                write!(f, "fxvm cannot load tensors of type {name} yet")
+            }
             CheckpointError::Tensor(e) => write!(f, "{e}"),
         }
     }
@@ -59,7 +64,9 @@ impl From<TensorError> for CheckpointError {
 
 impl From<zip::result::ZipError> for CheckpointError {
     fn from(e: zip::result::ZipError) -> Self {
-        CheckpointError::Archive(format!("PytorchStreamReader failed reading zip archive: {e}"))
+        CheckpointError::Archive(format!(
+            "PytorchStreamReader failed reading zip archive: {e}"
+        ))
     }
 }
 
@@ -115,7 +122,12 @@ impl Checkpoint {
         if first.get(first.root) == &Value::BigInt(LEGACY_MAGIC.to_vec()) {
             return open_legacy(data, used);
         }
-        Ok(Checkpoint { data: Vec::new(), pickle: first, records: HashMap::new(), big_endian: false })
+        Ok(Checkpoint {
+            data: Vec::new(),
+            pickle: first,
+            records: HashMap::new(),
+            big_endian: false,
+        })
     }
 
     /// The storage `key` as a 1-d tensor of `dtype` holding `numel` elements.
@@ -127,8 +139,16 @@ impl Checkpoint {
                 let mut archive = zip::ZipArchive::new(Cursor::new(&self.data[..]))?;
                 let mut file = archive.by_index(*index)?;
                 let mut out = Vec::new();
-                out.try_reserve_exact(file.size() as usize).map_err(|_| TensorError::OutOfMemory { bytes: file.size() as usize })?;
-                file.read_to_end(&mut out).map_err(|e| CheckpointError::Archive(format!("PytorchStreamReader failed reading file data/{key}: {e}")))?;
+                out.try_reserve_exact(file.size() as usize).map_err(|_| {
+                    TensorError::OutOfMemory {
+                        bytes: file.size() as usize,
+                    }
+                })?;
+                file.read_to_end(&mut out).map_err(|e| {
+                    CheckpointError::Archive(format!(
+                        "PytorchStreamReader failed reading file data/{key}: {e}"
+                    ))
+                })?;
                 out.into()
             }
         };
@@ -151,26 +171,52 @@ fn open_zip(data: Vec<u8>) -> Result<Checkpoint> {
         .iter()
         .filter(|n| n.ends_with("data.pkl") && n.matches('/').count() <= 1)
         .min_by_key(|n| n.len())
-        .ok_or_else(|| CheckpointError::Archive("PytorchStreamReader failed locating file data.pkl: file not found".into()))?;
+        .ok_or_else(|| {
+            CheckpointError::Archive(
+                "PytorchStreamReader failed locating file data.pkl: file not found".into(),
+            )
+        })?;
     let prefix = pkl[..pkl.len() - "data.pkl".len()].to_string();
-    let read = |archive: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str| -> Result<Option<Vec<u8>>> {
-        let Ok(mut file) = archive.by_name(name) else { return Ok(None) };
-        let mut out = Vec::new();
-        out.try_reserve_exact(file.size() as usize).map_err(|_| TensorError::OutOfMemory { bytes: file.size() as usize })?;
-        file.read_to_end(&mut out).map_err(|e| CheckpointError::Archive(format!("PytorchStreamReader failed reading file {name}: {e}")))?;
-        Ok(Some(out))
-    };
+    let read =
+        |archive: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str| -> Result<Option<Vec<u8>>> {
+            let Ok(mut file) = archive.by_name(name) else {
+                return Ok(None);
+            };
+            let mut out = Vec::new();
+            out.try_reserve_exact(file.size() as usize)
+                .map_err(|_| TensorError::OutOfMemory {
+                    bytes: file.size() as usize,
+                })?;
+            file.read_to_end(&mut out).map_err(|e| {
+                CheckpointError::Archive(format!(
+                    "PytorchStreamReader failed reading file {name}: {e}"
+                ))
+            })?;
+            Ok(Some(out))
+        };
     let pickle_bytes = read(&mut archive, pkl)?.expect("listed above");
-    let big_endian = read(&mut archive, &format!("{prefix}byteorder"))?.is_some_and(|b| b == b"big");
+    let big_endian =
+        read(&mut archive, &format!("{prefix}byteorder"))?.is_some_and(|b| b == b"big");
     let mut records = HashMap::new();
     let data_prefix = format!("{prefix}data/");
     for index in 0..archive.len() {
         let file = archive.by_index_raw(index)?;
-        let Some(key) = file.name().strip_prefix(&data_prefix) else { continue };
+        let Some(key) = file.name().strip_prefix(&data_prefix) else {
+            continue;
+        };
         let record = if file.compression() == zip::CompressionMethod::Stored {
-            let start = usize::try_from(file.data_start()).map_err(|_| CheckpointError::Archive("zip entry beyond the file".into()))?;
-            let end = start.checked_add(file.size() as usize).filter(|&e| e <= data.len());
-            Record::Range(start..end.ok_or_else(|| CheckpointError::Archive(format!("zip entry data/{key} runs past the end of the file")))?)
+            let start = usize::try_from(file.data_start())
+                .map_err(|_| CheckpointError::Archive("zip entry beyond the file".into()))?;
+            let end = start
+                .checked_add(file.size() as usize)
+                .filter(|&e| e <= data.len());
+            Record::Range(
+                start..end.ok_or_else(|| {
+                    CheckpointError::Archive(format!(
+                        "zip entry data/{key} runs past the end of the file"
+                    ))
+                })?,
+            )
         } else {
             Record::Compressed(index)
         };
@@ -178,7 +224,12 @@ fn open_zip(data: Vec<u8>) -> Result<Checkpoint> {
     }
     drop(archive);
     let (pickle, _) = pickle::decode(&pickle_bytes)?;
-    Ok(Checkpoint { data, pickle, records, big_endian })
+    Ok(Checkpoint {
+        data,
+        pickle,
+        records,
+        big_endian,
+    })
 }
 
 /// The legacy stream: the magic number (already read), then the protocol
@@ -192,22 +243,35 @@ fn open_legacy(data: Vec<u8>, mut pos: usize) -> Result<Checkpoint> {
     };
     next(&mut pos)?; // protocol version
     let info = next(&mut pos)?;
-    let little_endian = dict_get(&info, info.root, "little_endian").is_none_or(|v| info.get(v) != &Value::Bool(false));
+    let little_endian = dict_get(&info, info.root, "little_endian")
+        .is_none_or(|v| info.get(v) != &Value::Bool(false));
     let object = next(&mut pos)?;
     let keys = next(&mut pos)?;
     let Value::List(key_ids) = keys.get(keys.root) else {
-        return Err(CheckpointError::Archive("legacy checkpoint: the storage keys are not a list".into()));
+        return Err(CheckpointError::Archive(
+            "legacy checkpoint: the storage keys are not a list".into(),
+        ));
     };
     let sizes = storage_element_sizes(&object)?;
     let mut records = HashMap::new();
     for &k in key_ids {
         let Value::Str(key) = keys.get(k) else {
-            return Err(CheckpointError::Archive("legacy checkpoint: a storage key is not a string".into()));
+            return Err(CheckpointError::Archive(
+                "legacy checkpoint: a storage key is not a string".into(),
+            ));
         };
-        let size = *sizes.get(key).ok_or_else(|| CheckpointError::MissingRecord(key.clone()))?;
-        let header = data.get(pos..pos + 8).ok_or_else(|| CheckpointError::Archive("legacy checkpoint is truncated".into()))?;
+        let size = *sizes
+            .get(key)
+            .ok_or_else(|| CheckpointError::MissingRecord(key.clone()))?;
+        let header = data
+            .get(pos..pos + 8)
+            .ok_or_else(|| CheckpointError::Archive("legacy checkpoint is truncated".into()))?;
         let raw: [u8; 8] = header.try_into().expect("8 bytes");
-        let count = if little_endian { u64::from_le_bytes(raw) } else { u64::from_be_bytes(raw) };
+        let count = if little_endian {
+            u64::from_le_bytes(raw)
+        } else {
+            u64::from_be_bytes(raw)
+        };
         let start = pos + 8;
         let end = usize::try_from(count)
             .ok()
@@ -218,12 +282,22 @@ fn open_legacy(data: Vec<u8>, mut pos: usize) -> Result<Checkpoint> {
         records.insert(key.clone(), Record::Range(start..end));
         pos = end;
     }
-    Ok(Checkpoint { data, pickle: object, records, big_endian: !little_endian })
+    Ok(Checkpoint {
+        data,
+        pickle: object,
+        records,
+        big_endian: !little_endian,
+    })
 }
 
 fn dict_get(p: &Pickle, dict: Id, key: &str) -> Option<Id> {
-    let Value::Dict(items) = p.get(dict) else { return None };
-    items.iter().find(|(k, _)| p.get(*k) == &Value::Str(key.to_string())).map(|&(_, v)| v)
+    let Value::Dict(items) = p.get(dict) else {
+        return None;
+    };
+    items
+        .iter()
+        .find(|(k, _)| p.get(*k) == &Value::Str(key.to_string()))
+        .map(|&(_, v)| v)
 }
 
 /// The element size of each storage key a pickle's persistent ids name.
@@ -231,7 +305,9 @@ fn storage_element_sizes(p: &Pickle) -> Result<HashMap<String, usize>> {
     let mut sizes = HashMap::new();
     for v in &p.values {
         let Value::Persistent(pid) = v else { continue };
-        let Value::Tuple(fields) = p.get(*pid) else { continue };
+        let Value::Tuple(fields) = p.get(*pid) else {
+            continue;
+        };
         if let [_, class, key, ..] = fields[..]
             && let (Value::Global { name, .. }, Value::Str(key)) = (p.get(class), p.get(key))
         {
@@ -246,10 +322,13 @@ fn storage_element_sizes(p: &Pickle) -> Result<HashMap<String, usize>> {
 /// version files PyTorch reads.
 pub fn write_zip(name: &str, pickle: &[u8], storages: &[(String, Vec<u8>)]) -> Result<Vec<u8>> {
     let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
-    let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored).with_alignment(64);
+    let options = SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored)
+        .with_alignment(64);
     let mut entry = |path: String, bytes: &[u8]| -> Result<()> {
         zip.start_file(path, options)?;
-        zip.write_all(bytes).map_err(|e| CheckpointError::Archive(e.to_string()))
+        zip.write_all(bytes)
+            .map_err(|e| CheckpointError::Archive(e.to_string()))
     };
     entry(format!("{name}/data.pkl"), pickle)?;
     entry(format!("{name}/.format_version"), b"1")?;
@@ -270,14 +349,32 @@ mod tests {
     fn zip_round_trip_keeps_records_aligned() {
         let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]);
         // A pickle holding only the integer 7; storages are looked up by key.
-        let file = write_zip("archive", b"\x80\x02K\x07.", &[("0".into(), t.storage_bytes())]).expect("writes");
+        let file = write_zip(
+            "archive",
+            b"\x80\x02K\x07.",
+            &[("0".into(), t.storage_bytes())],
+        )
+        .expect("writes");
         let ck = Checkpoint::open(file).expect("reads");
         assert_eq!(ck.pickle.get(ck.pickle.root), &Value::Int(7));
-        let Some(Record::Range(r)) = ck.records.get("0") else { panic!("stored record") };
+        let Some(Record::Range(r)) = ck.records.get("0") else {
+            panic!("stored record")
+        };
         assert_eq!(r.start % 64, 0);
-        assert_eq!(ck.storage("0", DType::F32, 3).expect("storage").to_vec::<f32>(), vec![1.0, 2.0, 3.0]);
-        assert!(matches!(ck.storage("1", DType::F32, 3), Err(CheckpointError::MissingRecord(_))));
-        assert!(ck.storage("0", DType::F32, 4).is_err(), "more elements than bytes");
+        assert_eq!(
+            ck.storage("0", DType::F32, 3)
+                .expect("storage")
+                .to_vec::<f32>(),
+            vec![1.0, 2.0, 3.0]
+        );
+        assert!(matches!(
+            ck.storage("1", DType::F32, 3),
+            Err(CheckpointError::MissingRecord(_))
+        ));
+        assert!(
+            ck.storage("0", DType::F32, 4).is_err(),
+            "more elements than bytes"
+        );
         assert!(ck.storage("0", DType::F32, usize::MAX).is_err());
     }
 
@@ -300,6 +397,9 @@ mod tests {
         for dtype in [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64] {
             assert_eq!(storage_dtype(storage_class(dtype)).expect("known"), dtype);
         }
-        assert!(matches!(storage_dtype("HalfStorage"), Err(CheckpointError::UnsupportedDType(_))));
+        assert!(matches!(
+            storage_dtype("HalfStorage"),
+            Err(CheckpointError::UnsupportedDType(_))
+        ));
     }
 }

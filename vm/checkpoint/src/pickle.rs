@@ -18,7 +18,11 @@ pub enum Call {
     /// `REDUCE`, `INST`, `OBJ`: `func(*args)`.
     Reduce { func: Id, args: Id },
     /// `NEWOBJ`, `NEWOBJ_EX`: `cls.__new__(cls, *args, **kwargs)`.
-    NewObj { cls: Id, args: Id, kwargs: Option<Id> },
+    NewObj {
+        cls: Id,
+        args: Id,
+        kwargs: Option<Id>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -38,12 +42,20 @@ pub enum Value {
     Set(Vec<Id>),
     FrozenSet(Vec<Id>),
     /// `module.name`, never imported here.
-    Global { module: String, name: String },
+    Global {
+        module: String,
+        name: String,
+    },
     /// The object a persistent id names (a storage, in PyTorch's files).
     Persistent(Id),
     /// An object the file builds by calling something, with the items,
     /// appends and state (`BUILD`) later opcodes gave it.
-    Object { call: Call, items: Vec<(Id, Id)>, appends: Vec<Id>, state: Option<Id> },
+    Object {
+        call: Call,
+        items: Vec<(Id, Id)>,
+        appends: Vec<Id>,
+        state: Option<Id>,
+    },
 }
 
 /// A decoded pickle: its values and the one the stream returned.
@@ -77,7 +89,15 @@ impl std::error::Error for PickleError {}
 /// Decodes one pickle from the start of `data`; returns it and the number of
 /// bytes it took (a legacy PyTorch file holds several pickles in a row).
 pub fn decode(data: &[u8]) -> Result<(Pickle, usize), PickleError> {
-    Decoder { data, pos: 0, values: Vec::new(), stack: Vec::new(), marks: Vec::new(), memo: HashMap::new() }.run()
+    Decoder {
+        data,
+        pos: 0,
+        values: Vec::new(),
+        stack: Vec::new(),
+        marks: Vec::new(),
+        memo: HashMap::new(),
+    }
+    .run()
 }
 
 struct Decoder<'a> {
@@ -93,11 +113,18 @@ type R<T> = Result<T, PickleError>;
 
 impl<'a> Decoder<'a> {
     fn err<T>(&self, message: impl Into<String>) -> R<T> {
-        Err(PickleError { message: message.into(), offset: self.pos })
+        Err(PickleError {
+            message: message.into(),
+            offset: self.pos,
+        })
     }
 
     fn take(&mut self, n: usize) -> R<&'a [u8]> {
-        match self.pos.checked_add(n).filter(|&end| end <= self.data.len()) {
+        match self
+            .pos
+            .checked_add(n)
+            .filter(|&end| end <= self.data.len())
+        {
             Some(end) => {
                 let s = &self.data[self.pos..end];
                 self.pos = end;
@@ -124,7 +151,8 @@ impl<'a> Decoder<'a> {
     }
 
     fn u64(&mut self) -> R<usize> {
-        usize::try_from(u64::from_le_bytes(self.array()?)).or_else(|_| self.err("pickle length does not fit in memory"))
+        usize::try_from(u64::from_le_bytes(self.array()?))
+            .or_else(|_| self.err("pickle length does not fit in memory"))
     }
 
     /// A text argument, up to (not including) the newline.
@@ -171,7 +199,9 @@ impl<'a> Decoder<'a> {
 
     /// The items pushed since the last MARK, which is removed.
     fn pop_mark(&mut self) -> R<Vec<Id>> {
-        let Some(mark) = self.marks.pop() else { return self.err("could not find MARK") };
+        let Some(mark) = self.marks.pop() else {
+            return self.err("could not find MARK");
+        };
         Ok(self.stack.split_off(mark))
     }
 
@@ -196,7 +226,12 @@ impl<'a> Decoder<'a> {
     }
 
     fn object(&mut self, call: Call) {
-        self.push(Value::Object { call, items: Vec::new(), appends: Vec::new(), state: None });
+        self.push(Value::Object {
+            call,
+            items: Vec::new(),
+            appends: Vec::new(),
+            state: None,
+        });
     }
 
     fn append(&mut self, target: Id, items: Vec<Id>) -> R<()> {
@@ -236,7 +271,13 @@ impl<'a> Decoder<'a> {
                 }
                 b'.' => {
                     let root = self.pop()?;
-                    return Ok((Pickle { values: self.values, root }, self.pos));
+                    return Ok((
+                        Pickle {
+                            values: self.values,
+                            root,
+                        },
+                        self.pos,
+                    ));
                 }
                 b'(' => self.marks.push(self.stack.len()),
                 b'0' => {
@@ -283,12 +324,18 @@ impl<'a> Decoder<'a> {
                         Ok(i) => self.push(Value::Int(i)),
                         Err(_) => match decimal_to_le_bytes(digits) {
                             Some(b) => self.push(Value::BigInt(b)),
-                            None => return self.err(format!("invalid literal for int(): '{line}'")),
+                            None => {
+                                return self.err(format!("invalid literal for int(): '{line}'"));
+                            }
                         },
                     }
                 }
                 0x8a | 0x8b => {
-                    let n = if op == 0x8a { self.u8()? as usize } else { self.u32()? };
+                    let n = if op == 0x8a {
+                        self.u8()? as usize
+                    } else {
+                        self.u32()?
+                    };
                     let bytes = self.take(n)?.to_vec();
                     self.push(small_int(bytes));
                 }
@@ -296,7 +343,9 @@ impl<'a> Decoder<'a> {
                     let line = self.line_str()?;
                     match line.trim().parse::<f64>() {
                         Ok(f) => self.push(Value::Float(f)),
-                        Err(_) => return self.err(format!("could not convert string to float: '{line}'")),
+                        Err(_) => {
+                            return self.err(format!("could not convert string to float: '{line}'"));
+                        }
                     }
                 }
                 b'G' => {
@@ -312,14 +361,21 @@ impl<'a> Decoder<'a> {
                     }
                 }
                 b'T' | b'U' => {
-                    let n = if op == b'T' { self.u32()? } else { self.u8()? as usize };
+                    let n = if op == b'T' {
+                        self.u32()?
+                    } else {
+                        self.u8()? as usize
+                    };
                     let bytes = self.take(n)?;
                     // Python 2 `str`: decoded as PyTorch's loader does (latin-1 keeps every byte).
                     self.push(Value::Str(bytes.iter().map(|&b| b as char).collect()));
                 }
                 b'V' => {
                     let line = self.line()?;
-                    let s = raw_unicode_escape(line).ok_or_else(|| PickleError { message: "bad UNICODE argument".into(), offset: self.pos })?;
+                    let s = raw_unicode_escape(line).ok_or_else(|| PickleError {
+                        message: "bad UNICODE argument".into(),
+                        offset: self.pos,
+                    })?;
                     self.push(Value::Str(s));
                 }
                 b'X' | 0x8c | 0x8d => {
@@ -338,7 +394,11 @@ impl<'a> Decoder<'a> {
                         _ => self.u64()?,
                     };
                     let bytes = self.take(n)?.to_vec();
-                    self.push(if op == 0x96 { Value::ByteArray(bytes) } else { Value::Bytes(bytes) });
+                    self.push(if op == 0x96 {
+                        Value::ByteArray(bytes)
+                    } else {
+                        Value::Bytes(bytes)
+                    });
                 }
                 b']' => self.push(Value::List(Vec::new())),
                 b')' => self.push(Value::Tuple(Vec::new())),
@@ -437,13 +497,21 @@ impl<'a> Decoder<'a> {
                 0x81 => {
                     let args = self.pop()?;
                     let cls = self.pop()?;
-                    self.object(Call::NewObj { cls, args, kwargs: None });
+                    self.object(Call::NewObj {
+                        cls,
+                        args,
+                        kwargs: None,
+                    });
                 }
                 0x92 => {
                     let kwargs = self.pop()?;
                     let args = self.pop()?;
                     let cls = self.pop()?;
-                    self.object(Call::NewObj { cls, args, kwargs: Some(kwargs) });
+                    self.object(Call::NewObj {
+                        cls,
+                        args,
+                        kwargs: Some(kwargs),
+                    });
                 }
                 b'b' => {
                     let new_state = self.pop()?;
@@ -497,7 +565,10 @@ impl<'a> Decoder<'a> {
                     let k = self.memo.len() as u64;
                     self.memo_put(k)?;
                 }
-                0x82..=0x84 => return self.err("the copyreg extension registry (EXT opcodes) is not supported"),
+                0x82..=0x84 => {
+                    return self
+                        .err("the copyreg extension registry (EXT opcodes) is not supported");
+                }
                 0x97 | 0x98 => return self.err("out-of-band buffers are not supported"),
                 other => {
                     self.pos -= 1;
@@ -616,14 +687,40 @@ mod tests {
         // pickle.dumps({'a': [1, 2.5, None, True], 'b': ('x', b'y')}, protocol=2)
         let data = b"\x80\x02}q\x00(X\x01\x00\x00\x00aq\x01]q\x02(K\x01G@\x04\x00\x00\x00\x00\x00\x00N\x88eX\x01\x00\x00\x00bq\x03X\x01\x00\x00\x00xq\x04c_codecs\nencode\nq\x05X\x01\x00\x00\x00yq\x06X\x06\x00\x00\x00latin1q\x07\x86q\x08Rq\x09\x86q\x0au.";
         let (p, v) = root(data);
-        let Value::Dict(items) = v else { panic!("not a dict: {v:?}") };
+        let Value::Dict(items) = v else {
+            panic!("not a dict: {v:?}")
+        };
         assert_eq!(p.get(items[0].0), &Value::Str("a".into()));
-        let Value::List(list) = p.get(items[0].1) else { panic!() };
+        let Value::List(list) = p.get(items[0].1) else {
+            panic!()
+        };
         let got: Vec<&Value> = list.iter().map(|&i| p.get(i)).collect();
-        assert_eq!(got, [&Value::Int(1), &Value::Float(2.5), &Value::None, &Value::Bool(true)]);
-        let Value::Tuple(t) = p.get(items[1].1) else { panic!() };
-        let Value::Object { call: Call::Reduce { func, .. }, .. } = p.get(t[1]) else { panic!() };
-        assert_eq!(p.get(*func), &Value::Global { module: "_codecs".into(), name: "encode".into() });
+        assert_eq!(
+            got,
+            [
+                &Value::Int(1),
+                &Value::Float(2.5),
+                &Value::None,
+                &Value::Bool(true)
+            ]
+        );
+        let Value::Tuple(t) = p.get(items[1].1) else {
+            panic!()
+        };
+        let Value::Object {
+            call: Call::Reduce { func, .. },
+            ..
+        } = p.get(t[1])
+        else {
+            panic!()
+        };
+        assert_eq!(
+            p.get(*func),
+            &Value::Global {
+                module: "_codecs".into(),
+                name: "encode".into()
+            }
+        );
     }
 
     #[test]
@@ -635,7 +732,9 @@ mod tests {
         assert_eq!(p.get(items[0]), &Value::Int(1));
         assert_eq!(p.get(items[1]), &Value::Str("é".into()));
         assert_eq!(p.get(items[2]), &Value::Float(3.5));
-        let Value::BigInt(b) = p.get(items[3]) else { panic!() };
+        let Value::BigInt(b) = p.get(items[3]) else {
+            panic!()
+        };
         // -2**70 in two's complement: 70 zero bits, then ones.
         assert_eq!(&b[..8], &[0; 8]);
         assert_eq!(b[8], 0xc0);

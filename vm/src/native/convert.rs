@@ -108,11 +108,18 @@ pub(crate) fn dtype_from_py(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<
     if obj.is(vm.ctx.types.bool_type) {
         return Ok(DType::Bool);
     }
-    Err(vm.new_type_error(format!("dtype must be torch.dtype (got {})", obj.class().name())))
+    Err(vm.new_type_error(format!(
+        "dtype must be torch.dtype (got {})",
+        obj.class().name()
+    )))
 }
 
 /// Builds a tensor from a Python number, (nested) sequence of numbers or tensors.
-pub(crate) fn tensor_from_data(data: &PyObjectRef, dtype: Option<DType>, vm: &VirtualMachine) -> PyResult<Tensor> {
+pub(crate) fn tensor_from_data(
+    data: &PyObjectRef,
+    dtype: Option<DType>,
+    vm: &VirtualMachine,
+) -> PyResult<Tensor> {
     if let Some(t) = data.downcast_ref::<PyTensor>() {
         let t = t.tensor();
         return Ok(t.to_dtype(dtype.unwrap_or(t.dtype())).copy());
@@ -120,17 +127,29 @@ pub(crate) fn tensor_from_data(data: &PyObjectRef, dtype: Option<DType>, vm: &Vi
     let mut shape = Vec::new();
     let mut values = Vec::new();
     flatten(data, 0, &mut shape, &mut values, vm)?;
-    let inferred = values.iter().fold(None, |acc: Option<crate::tensor::dtype::Category>, s| {
-        Some(acc.map_or(s.category(), |a| a.max(s.category())))
-    });
+    let inferred = values
+        .iter()
+        .fold(None, |acc: Option<crate::tensor::dtype::Category>, s| {
+            Some(acc.map_or(s.category(), |a| a.max(s.category())))
+        });
     let dtype = dtype.unwrap_or_else(|| inferred.map_or(DType::F32, |c| c.default_dtype()));
     Ok(Tensor::from_scalars(&values, &shape, dtype))
 }
 
-fn flatten(obj: &PyObjectRef, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<Scalar>, vm: &VirtualMachine) -> PyResult<()> {
+fn flatten(
+    obj: &PyObjectRef,
+    depth: usize,
+    shape: &mut Vec<usize>,
+    out: &mut Vec<Scalar>,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
     if let Some(s) = scalar(obj, vm) {
         if depth < shape.len() {
-            return Err(vm.new_value_error(format!("expected sequence of length {} at dim {depth} (got {})", shape[depth], obj.class().name())));
+            return Err(vm.new_value_error(format!(
+                "expected sequence of length {} at dim {depth} (got {})",
+                shape[depth],
+                obj.class().name()
+            )));
         }
         out.push(s);
         return Ok(());
@@ -142,7 +161,9 @@ fn flatten(obj: &PyObjectRef, depth: usize, shape: &mut Vec<usize>, out: &mut Ve
             return Ok(());
         }
         if t.numel() != 1 {
-            return Err(vm.new_value_error("only one element tensors can be converted to Python scalars"));
+            return Err(
+                vm.new_value_error("only one element tensors can be converted to Python scalars")
+            );
         }
         out.push(t.item().py(vm)?);
         return Ok(());
@@ -156,7 +177,9 @@ fn flatten(obj: &PyObjectRef, depth: usize, shape: &mut Vec<usize>, out: &mut Ve
     };
     if depth == shape.len() {
         if !out.is_empty() {
-            return Err(vm.new_value_error(format!("expected sequence of length ... at dim {depth}")));
+            return Err(
+                vm.new_value_error(format!("expected sequence of length ... at dim {depth}"))
+            );
         }
         shape.push(items.len());
     } else if shape[depth] != items.len() {
@@ -179,10 +202,17 @@ pub(crate) fn to_list(t: &Tensor, vm: &VirtualMachine) -> PyObjectRef {
         DType::I32 | DType::I64 => t.to_vec::<i64>().into_iter().map(Scalar::Int).collect(),
         DType::F32 | DType::F64 => t.to_vec::<f64>().into_iter().map(Scalar::Float).collect(),
     };
-    fn build(shape: &[usize], values: &mut std::slice::Iter<'_, Scalar>, vm: &VirtualMachine) -> PyObjectRef {
+    fn build(
+        shape: &[usize],
+        values: &mut std::slice::Iter<'_, Scalar>,
+        vm: &VirtualMachine,
+    ) -> PyObjectRef {
         match shape.split_first() {
             None => scalar_to_py(*values.next().expect("enough values"), vm),
-            Some((&n, rest)) => vm.ctx.new_list((0..n).map(|_| build(rest, values, vm)).collect()).into(),
+            Some((&n, rest)) => vm
+                .ctx
+                .new_list((0..n).map(|_| build(rest, values, vm)).collect())
+                .into(),
         }
     }
     build(t.shape(), &mut values.iter(), vm)

@@ -32,14 +32,21 @@ fn install_hook() {
                 .map(|s| s.to_string())
                 .or_else(|| info.payload().downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_string());
-            let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+            let location = info
+                .location()
+                .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                .unwrap_or_default();
             LAST.with(|last| *last.borrow_mut() = Some(format!("{message}{location}")));
         }));
     });
 }
 
 /// Runs `f` (the native body of `op`); a panic becomes `SystemError`.
-pub(crate) fn guard<T>(op: &str, vm: &VirtualMachine, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+pub(crate) fn guard<T>(
+    op: &str,
+    vm: &VirtualMachine,
+    f: impl FnOnce() -> PyResult<T>,
+) -> PyResult<T> {
     install_hook();
     DEPTH.with(|d| d.set(d.get() + 1));
     // The VM state `f` touches stays consistent: the error replaces the result,

@@ -4,9 +4,9 @@
 use rustpython_vm::builtins::{PyEllipsis, PySlice, PyTuple};
 use rustpython_vm::{PyObject, PyObjectRef, PyResult, VirtualMachine};
 
+use crate::tensor::Tensor;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::ops::shape;
-use crate::tensor::Tensor;
 
 use super::convert::{IntoPy, scalar, tensor_from_data};
 use super::signature::seq;
@@ -38,7 +38,10 @@ fn opt_int(o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<i64>> {
     }
     match scalar(o, vm) {
         Some(Scalar::Int(i)) => Ok(Some(i)),
-        _ => o.try_index(vm).and_then(|i| i.try_to_primitive::<i64>(vm)).map(Some),
+        _ => o
+            .try_index(vm)
+            .and_then(|i| i.try_to_primitive::<i64>(vm))
+            .map(Some),
     }
 }
 
@@ -81,7 +84,11 @@ fn parse(needle: &PyObject, vm: &VirtualMachine) -> PyResult<Vec<Item>> {
 
 /// Applies the basic (view) items; returns the view and, for an advanced
 /// index, the dim it applies to and the index tensor.
-fn apply(t: &Tensor, items: Vec<Item>, vm: &VirtualMachine) -> PyResult<(Tensor, Option<(usize, Tensor)>)> {
+fn apply(
+    t: &Tensor,
+    items: Vec<Item>,
+    vm: &VirtualMachine,
+) -> PyResult<(Tensor, Option<(usize, Tensor)>)> {
     let consumed = items.iter().map(Item::width).sum::<usize>();
     if consumed > t.ndim() {
         return Err(vm.new_index_error(format!(
@@ -97,7 +104,9 @@ fn apply(t: &Tensor, items: Vec<Item>, vm: &VirtualMachine) -> PyResult<(Tensor,
         let width = item.width();
         if width > 0 && dim + width > out.ndim() {
             return Err(vm.new_index_error(match item {
-                Item::Int(i) => format!("index {i} is out of bounds for dimension {dim} with size 0"),
+                Item::Int(i) => {
+                    format!("index {i} is out of bounds for dimension {dim} with size 0")
+                }
                 _ => format!("too many indices for tensor of dimension {}", t.ndim()),
             }));
         }
@@ -122,7 +131,9 @@ fn apply(t: &Tensor, items: Vec<Item>, vm: &VirtualMachine) -> PyResult<(Tensor,
             Item::Ellipsis => dim += t.ndim() - consumed,
             Item::Tensor(index) => {
                 if advanced.is_some() {
-                    return Err(vm.new_index_error("fxvm supports one tensor index per indexing expression"));
+                    return Err(vm.new_index_error(
+                        "fxvm supports one tensor index per indexing expression",
+                    ));
                 }
                 advanced = Some((dim, index));
                 dim += width;
@@ -133,7 +144,12 @@ fn apply(t: &Tensor, items: Vec<Item>, vm: &VirtualMachine) -> PyResult<(Tensor,
 }
 
 /// Turns a boolean mask over dims `dim..dim+mask.ndim()` into flat int64 indices over those dims merged.
-fn mask_to_indices(view: &Tensor, dim: usize, mask: &Tensor, vm: &VirtualMachine) -> PyResult<(Tensor, Tensor)> {
+fn mask_to_indices(
+    view: &Tensor,
+    dim: usize,
+    mask: &Tensor,
+    vm: &VirtualMachine,
+) -> PyResult<(Tensor, Tensor)> {
     let span = &view.shape()[dim..dim + mask.ndim()];
     if span != mask.shape() {
         return Err(vm.new_index_error(format!(
@@ -142,23 +158,42 @@ fn mask_to_indices(view: &Tensor, dim: usize, mask: &Tensor, vm: &VirtualMachine
             view.shape()
         )));
     }
-    let merged = shape::flatten(view, dim as i64, (dim + mask.ndim()).saturating_sub(1) as i64).py(vm)?;
-    let merged = if mask.ndim() == 0 { shape::unsqueeze(view, dim as i64).py(vm)? } else { merged };
-    let picks: Vec<i64> = mask.to_vec::<bool>().iter().enumerate().filter(|(_, b)| **b).map(|(i, _)| i as i64).collect();
+    let merged = shape::flatten(
+        view,
+        dim as i64,
+        (dim + mask.ndim()).saturating_sub(1) as i64,
+    )
+    .py(vm)?;
+    let merged = if mask.ndim() == 0 {
+        shape::unsqueeze(view, dim as i64).py(vm)?
+    } else {
+        merged
+    };
+    let picks: Vec<i64> = mask
+        .to_vec::<bool>()
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b)
+        .map(|(i, _)| i as i64)
+        .collect();
     let n = picks.len();
     Ok((merged, Tensor::from_vec(picks, &[n])))
 }
 
 fn index_tensor(index: &Tensor, vm: &VirtualMachine) -> PyResult<Tensor> {
     if index.dtype().is_float() {
-        return Err(vm.new_index_error("tensors used as indices must be long, int, byte or bool tensors"));
+        return Err(
+            vm.new_index_error("tensors used as indices must be long, int, byte or bool tensors")
+        );
     }
     Ok(index.to_dtype(DType::I64))
 }
 
 pub(crate) fn get(t: &Tensor, needle: &PyObject, vm: &VirtualMachine) -> PyResult<Tensor> {
     let (view, advanced) = apply(t, parse(needle, vm)?, vm)?;
-    let Some((dim, index)) = advanced else { return Ok(view) };
+    let Some((dim, index)) = advanced else {
+        return Ok(view);
+    };
     let (base, index) = if index.dtype() == DType::Bool {
         mask_to_indices(&view, dim, &index, vm)?
     } else {
@@ -167,7 +202,12 @@ pub(crate) fn get(t: &Tensor, needle: &PyObject, vm: &VirtualMachine) -> PyResul
     crate::tensor::ops::index::take_along(&base, dim, &index).py(vm)
 }
 
-pub(crate) fn set(t: &Tensor, needle: &PyObject, value: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+pub(crate) fn set(
+    t: &Tensor,
+    needle: &PyObject,
+    value: &PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
     let (view, advanced) = apply(t, parse(needle, vm)?, vm)?;
     let src = match value.downcast_ref::<PyTensor>() {
         Some(v) => v.tensor(),
@@ -186,4 +226,3 @@ pub(crate) fn set(t: &Tensor, needle: &PyObject, value: &PyObjectRef, vm: &Virtu
     };
     crate::tensor::ops::index::put_along(&base, dim, &index, &src).py(vm)
 }
-

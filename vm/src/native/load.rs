@@ -103,7 +103,10 @@ fn allowed_object(module: &str, name: &str) -> Option<(&'static str, &'static st
 /// `module.attr` for a fixed, trusted module path (`import` returns the top package).
 fn import_attr(module: &'static str, attr: &'static str, vm: &VirtualMachine) -> PyResult {
     vm.import(module, 0)?;
-    vm.sys_module.get_attr("modules", vm)?.get_item(module, vm)?.get_attr(attr, vm)
+    vm.sys_module
+        .get_attr("modules", vm)?
+        .get_item(module, vm)?
+        .get_attr(attr, vm)
 }
 
 fn native(module: &str, name: &str) -> Option<Native> {
@@ -119,7 +122,14 @@ fn native(module: &str, name: &str) -> Option<Native> {
 
 impl<'a> Loader<'a> {
     pub fn new(ck: &'a Checkpoint, policy: Policy, vm: &'a VirtualMachine) -> Self {
-        Loader { ck, vm, policy, done: HashMap::new(), storages: HashMap::new(), depth: 0 }
+        Loader {
+            ck,
+            vm,
+            policy,
+            done: HashMap::new(),
+            storages: HashMap::new(),
+            depth: 0,
+        }
     }
 
     /// The checkpoint's object.
@@ -140,7 +150,13 @@ impl<'a> Loader<'a> {
 
     fn error(&self, message: String) -> PyBaseExceptionRef {
         let vm = self.vm;
-        match vm.import("pickle", 0).and_then(|m| m.get_attr("UnpicklingError", vm)).and_then(|c| c.downcast().map_err(|_| vm.new_type_error("UnpicklingError"))) {
+        match vm
+            .import("pickle", 0)
+            .and_then(|m| m.get_attr("UnpicklingError", vm))
+            .and_then(|c| {
+                c.downcast()
+                    .map_err(|_| vm.new_type_error("UnpicklingError"))
+            }) {
             Ok(class) => vm.new_exception_msg(class, message.into()),
             Err(e) => e,
         }
@@ -153,7 +169,9 @@ impl<'a> Loader<'a> {
     fn py(&self, obj: Obj) -> PyResult {
         match obj {
             Obj::Py(o) => Ok(o),
-            Obj::Storage(_) => Err(self.vm.new_not_implemented_error("fxvm cannot load a bare storage outside a tensor")),
+            Obj::Storage(_) => Err(self
+                .vm
+                .new_not_implemented_error("fxvm cannot load a bare storage outside a tensor")),
             Obj::Native(n) => Err(self.error(format!("{n:?} can only be called while loading"))),
         }
     }
@@ -163,7 +181,9 @@ impl<'a> Loader<'a> {
             return Ok(o.clone());
         }
         if self.depth >= MAX_DEPTH {
-            return Err(self.vm.new_recursion_error("maximum recursion depth exceeded while unpickling".to_owned()));
+            return Err(self.vm.new_recursion_error(
+                "maximum recursion depth exceeded while unpickling".to_owned(),
+            ));
         }
         self.depth += 1;
         let result = self.build_value(id);
@@ -186,16 +206,39 @@ impl<'a> Loader<'a> {
             Value::Bool(b) => py(vm.ctx.new_bool(b).into()),
             Value::Int(i) => py(vm.ctx.new_int(i).into()),
             Value::BigInt(bytes) => {
-                let int = vm.ctx.types.int_type.as_object().get_attr("from_bytes", vm)?;
-                let args = FuncArgs::new(vec![vm.ctx.new_bytes(bytes).into(), vm.ctx.new_str("little").into()], rustpython_vm::function::KwArgs::new([("signed".to_owned(), vm.ctx.new_bool(true).into())].into_iter().collect()));
+                let int = vm
+                    .ctx
+                    .types
+                    .int_type
+                    .as_object()
+                    .get_attr("from_bytes", vm)?;
+                let args = FuncArgs::new(
+                    vec![
+                        vm.ctx.new_bytes(bytes).into(),
+                        vm.ctx.new_str("little").into(),
+                    ],
+                    rustpython_vm::function::KwArgs::new(
+                        [("signed".to_owned(), vm.ctx.new_bool(true).into())]
+                            .into_iter()
+                            .collect(),
+                    ),
+                );
                 py(int.call(args, vm)?)
             }
             Value::Float(f) => py(vm.ctx.new_float(f).into()),
             Value::Str(s) => py(vm.ctx.new_str(s).into()),
             Value::Bytes(b) => py(vm.ctx.new_bytes(b).into()),
-            Value::ByteArray(b) => py(vm.ctx.types.bytearray_type.as_object().call((vm.ctx.new_bytes(b),), vm)?),
+            Value::ByteArray(b) => py(vm
+                .ctx
+                .types
+                .bytearray_type
+                .as_object()
+                .call((vm.ctx.new_bytes(b),), vm)?),
             Value::Tuple(items) => {
-                let items = items.iter().map(|&i| self.build_py(i)).collect::<PyResult<Vec<_>>>()?;
+                let items = items
+                    .iter()
+                    .map(|&i| self.build_py(i))
+                    .collect::<PyResult<Vec<_>>>()?;
                 py(vm.ctx.new_tuple(items).into())
             }
             Value::List(items) => {
@@ -219,13 +262,25 @@ impl<'a> Loader<'a> {
             }
             Value::Set(items) | Value::FrozenSet(items) => {
                 let frozen = matches!(self.ck.pickle.get(id), Value::FrozenSet(_));
-                let items = items.iter().map(|&i| self.build_py(i)).collect::<PyResult<Vec<_>>>()?;
-                let class = if frozen { vm.ctx.types.frozenset_type } else { vm.ctx.types.set_type };
+                let items = items
+                    .iter()
+                    .map(|&i| self.build_py(i))
+                    .collect::<PyResult<Vec<_>>>()?;
+                let class = if frozen {
+                    vm.ctx.types.frozenset_type
+                } else {
+                    vm.ctx.types.set_type
+                };
                 py(class.as_object().call((vm.ctx.new_list(items),), vm)?)
             }
             Value::Global { module, name } => self.global(&module, &name),
             Value::Persistent(pid) => self.persistent(pid),
-            Value::Object { call, items, appends, state } => {
+            Value::Object {
+                call,
+                items,
+                appends,
+                state,
+            } => {
                 let obj = self.call(call)?;
                 if !items.is_empty() || !appends.is_empty() || state.is_some() {
                     let target = self.py(obj.clone())?;
@@ -257,7 +312,10 @@ impl<'a> Loader<'a> {
         match &self.policy {
             Policy::Trusted { find_class } => {
                 let find_class = find_class.clone();
-                Ok(Obj::Py(find_class.call((vm.ctx.new_str(module), vm.ctx.new_str(name)), vm)?))
+                Ok(Obj::Py(find_class.call(
+                    (vm.ctx.new_str(module), vm.ctx.new_str(name)),
+                    vm,
+                )?))
             }
             Policy::WeightsOnly { user } => {
                 if BLOCKED_MODULES.contains(&module) {
@@ -286,21 +344,38 @@ impl<'a> Loader<'a> {
     /// `('storage', <torch.XStorage>, key, location, numel[, view])`: the storage's elements.
     fn persistent(&mut self, pid: Id) -> PyResult<Obj> {
         let p = &self.ck.pickle;
-        let bad = || self.error("A load persistent id instruction was encountered, but no persistent_load function was specified.".into());
-        let Value::Tuple(fields) = p.get(pid) else { return Err(bad()) };
-        let [tag, class, key, _location, numel, ..] = fields[..] else { return Err(bad()) };
-        let (Value::Str(tag), Value::Global { name: class, .. }, Value::Str(key), Value::Int(numel)) = (p.get(tag), p.get(class), p.get(key), p.get(numel)) else {
+        let bad = || {
+            self.error("A load persistent id instruction was encountered, but no persistent_load function was specified.".into())
+        };
+        let Value::Tuple(fields) = p.get(pid) else {
+            return Err(bad());
+        };
+        let [tag, class, key, _location, numel, ..] = fields[..] else {
+            return Err(bad());
+        };
+        let (
+            Value::Str(tag),
+            Value::Global { name: class, .. },
+            Value::Str(key),
+            Value::Int(numel),
+        ) = (p.get(tag), p.get(class), p.get(key), p.get(numel))
+        else {
             return Err(bad());
         };
         if tag != "storage" {
             return Err(bad());
         }
-        let dtype = storage_dtype(class).map_err(|e| self.vm.new_not_implemented_error(e.to_string()))?;
+        let dtype =
+            storage_dtype(class).map_err(|e| self.vm.new_not_implemented_error(e.to_string()))?;
         if let Some(t) = self.storages.get(key) {
             return Ok(Obj::Storage(t.clone()));
         }
-        let numel = usize::try_from(*numel).map_err(|_| self.error(format!("storage {key} has a negative size")))?;
-        let t = self.ck.storage(key, dtype, numel).map_err(|e| self.error(e.to_string()))?;
+        let numel = usize::try_from(*numel)
+            .map_err(|_| self.error(format!("storage {key} has a negative size")))?;
+        let t = self
+            .ck
+            .storage(key, dtype, numel)
+            .map_err(|e| self.error(e.to_string()))?;
         self.storages.insert(key.clone(), t.clone());
         Ok(Obj::Storage(t))
     }
@@ -322,7 +397,10 @@ impl<'a> Loader<'a> {
                 match func {
                     Obj::Native(n) => self.native_call(n, args),
                     Obj::Py(f) => {
-                        let args = args.into_iter().map(|a| self.py(a)).collect::<PyResult<Vec<_>>>()?;
+                        let args = args
+                            .into_iter()
+                            .map(|a| self.py(a))
+                            .collect::<PyResult<Vec<_>>>()?;
                         Ok(Obj::Py(f.call(args, vm)?))
                     }
                     Obj::Storage(_) => Err(self.error("a storage is not callable".into())),
@@ -339,9 +417,13 @@ impl<'a> Loader<'a> {
                 let mut fargs = FuncArgs::from(call_args);
                 if let Some(kw) = kwargs {
                     let kw = self.build_py(kw)?;
-                    let dict: PyDictRef = kw.downcast().map_err(|_| self.error("NEWOBJ_EX keywords are not a dict".into()))?;
+                    let dict: PyDictRef = kw
+                        .downcast()
+                        .map_err(|_| self.error("NEWOBJ_EX keywords are not a dict".into()))?;
                     for (k, v) in &dict {
-                        let k = k.downcast::<PyStr>().map_err(|_| self.error("NEWOBJ_EX keywords must be strings".into()))?;
+                        let k = k
+                            .downcast::<PyStr>()
+                            .map_err(|_| self.error("NEWOBJ_EX keywords must be strings".into()))?;
                         fargs.kwargs.insert(k.expect_str().to_owned(), v);
                     }
                 }
@@ -362,33 +444,57 @@ impl<'a> Loader<'a> {
 
     fn int_list(&self, o: &Obj, what: &str) -> PyResult<Vec<usize>> {
         let vm = self.vm;
-        let bad = || self.error(format!("{what} in a tensor record must be a tuple of non-negative ints"));
+        let bad = || {
+            self.error(format!(
+                "{what} in a tensor record must be a tuple of non-negative ints"
+            ))
+        };
         let Obj::Py(o) = o else { return Err(bad()) };
         let t = o.downcast_ref::<PyTuple>().ok_or_else(bad)?;
-        t.iter().map(|x| x.try_to_value::<i64>(vm).ok().and_then(|i| usize::try_from(i).ok()).ok_or_else(bad)).collect()
+        t.iter()
+            .map(|x| {
+                x.try_to_value::<i64>(vm)
+                    .ok()
+                    .and_then(|i| usize::try_from(i).ok())
+                    .ok_or_else(bad)
+            })
+            .collect()
     }
 
     fn native_call(&mut self, n: Native, args: Vec<Obj>) -> PyResult<Obj> {
         let vm = self.vm;
         let arity = |lo: usize, hi: usize| {
             if args.len() < lo || args.len() > hi {
-                Err(self.error(format!("{n:?} takes {lo} to {hi} arguments, the file gives {}", args.len())))
+                Err(self.error(format!(
+                    "{n:?} takes {lo} to {hi} arguments, the file gives {}",
+                    args.len()
+                )))
             } else {
                 Ok(())
             }
         };
         match n {
             Native::RebuildTensor | Native::RebuildTensorV2 => {
-                if n == Native::RebuildTensor { arity(4, 4)? } else { arity(6, 7)? }
+                if n == Native::RebuildTensor {
+                    arity(4, 4)?
+                } else {
+                    arity(6, 7)?
+                }
                 let Obj::Storage(storage) = &args[0] else {
                     return Err(self.error("a tensor record does not name a storage".into()));
                 };
                 let offset = match &args[1] {
-                    Obj::Py(o) => o.try_to_value::<i64>(vm).ok().and_then(|i| usize::try_from(i).ok()),
+                    Obj::Py(o) => o
+                        .try_to_value::<i64>(vm)
+                        .ok()
+                        .and_then(|i| usize::try_from(i).ok()),
                     _ => None,
                 }
                 .ok_or_else(|| self.error("a tensor record has a bad storage offset".into()))?;
-                let (size, stride) = (self.int_list(&args[2], "size")?, self.int_list(&args[3], "stride")?);
+                let (size, stride) = (
+                    self.int_list(&args[2], "size")?,
+                    self.int_list(&args[3], "stride")?,
+                );
                 let t = storage.as_strided(&size, &stride, offset).py(vm)?;
                 let obj = wrap(t, vm);
                 if let Some(Obj::Py(rg)) = args.get(4)
@@ -399,7 +505,11 @@ impl<'a> Loader<'a> {
                 Ok(Obj::Py(obj))
             }
             Native::RebuildParameter | Native::RebuildParameterWithState => {
-                if n == Native::RebuildParameter { arity(3, 3)? } else { arity(4, 4)? }
+                if n == Native::RebuildParameter {
+                    arity(3, 3)?
+                } else {
+                    arity(4, 4)?
+                }
                 let data = self.py(args[0].clone())?;
                 let rg = self.py(args[1].clone())?;
                 let class = import_attr("torch.nn.parameter", "Parameter", vm)?;
@@ -415,14 +525,26 @@ impl<'a> Loader<'a> {
                 let (Obj::Py(s), Obj::Py(enc)) = (&args[0], &args[1]) else {
                     return Err(self.error("_codecs.encode takes a str and an encoding".into()));
                 };
-                let (Some(s), Some(enc)) = (s.downcast_ref::<PyStr>(), enc.downcast_ref::<PyStr>()) else {
+                let (Some(s), Some(enc)) = (s.downcast_ref::<PyStr>(), enc.downcast_ref::<PyStr>())
+                else {
                     return Err(self.error("_codecs.encode takes a str and an encoding".into()));
                 };
                 if !matches!(enc.expect_str(), "latin1" | "latin-1" | "iso-8859-1") {
-                    return Err(self.refuse(format!("_codecs.encode with encoding {} is not allowed", enc.expect_str())));
+                    return Err(self.refuse(format!(
+                        "_codecs.encode with encoding {} is not allowed",
+                        enc.expect_str()
+                    )));
                 }
-                let bytes: Option<Vec<u8>> = s.expect_str().chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
-                let bytes = bytes.ok_or_else(|| vm.new_unicode_encode_error("'latin-1' codec can't encode a character in the pickled bytes".to_owned()))?;
+                let bytes: Option<Vec<u8>> = s
+                    .expect_str()
+                    .chars()
+                    .map(|c| u8::try_from(u32::from(c)).ok())
+                    .collect();
+                let bytes = bytes.ok_or_else(|| {
+                    vm.new_unicode_encode_error(
+                        "'latin-1' codec can't encode a character in the pickled bytes".to_owned(),
+                    )
+                })?;
                 Ok(Obj::Py(vm.ctx.new_bytes(bytes).into()))
             }
         }
@@ -449,11 +571,20 @@ impl<'a> Loader<'a> {
             if vm.is_none(&d) {
                 continue;
             }
-            let dict: PyDictRef = d.downcast().map_err(|_| self.error("the state of an object in the pickle is not a dict".into()))?;
+            let dict: PyDictRef = d.downcast().map_err(|_| {
+                self.error("the state of an object in the pickle is not a dict".into())
+            })?;
             for (k, v) in &dict {
-                let k = k.downcast::<PyStr>().map_err(|_| self.error("attribute names in the pickle must be strings".into()))?;
-                if matches!(self.policy, Policy::WeightsOnly { .. }) && k.expect_str().starts_with("__") {
-                    return Err(self.refuse(format!("setting the attribute {} is not allowed", k.expect_str())));
+                let k = k.downcast::<PyStr>().map_err(|_| {
+                    self.error("attribute names in the pickle must be strings".into())
+                })?;
+                if matches!(self.policy, Policy::WeightsOnly { .. })
+                    && k.expect_str().starts_with("__")
+                {
+                    return Err(self.refuse(format!(
+                        "setting the attribute {} is not allowed",
+                        k.expect_str()
+                    )));
                 }
                 target.set_attr(vm.ctx.intern_str(k.expect_str()), v, vm)?;
             }

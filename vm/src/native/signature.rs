@@ -50,9 +50,13 @@ pub(crate) struct Signature {
 impl Signature {
     /// Parses a declaration; the table is static, so a malformed one is a bug.
     pub fn parse(decl: &'static str) -> Signature {
-        let open = decl.find('(').unwrap_or_else(|| panic!("bad signature {decl}"));
+        let open = decl
+            .find('(')
+            .unwrap_or_else(|| panic!("bad signature {decl}"));
         let name = &decl[..open];
-        let inner = decl[open + 1..].strip_suffix(')').unwrap_or_else(|| panic!("bad signature {decl}"));
+        let inner = decl[open + 1..]
+            .strip_suffix(')')
+            .unwrap_or_else(|| panic!("bad signature {decl}"));
         let mut params = Vec::new();
         let mut kw_only = false;
         for part in inner.split(", ").filter(|p| !p.is_empty()) {
@@ -60,7 +64,9 @@ impl Signature {
                 kw_only = true;
                 continue;
             }
-            let (ty, rest) = part.split_once(' ').unwrap_or_else(|| panic!("bad param {part} in {decl}"));
+            let (ty, rest) = part
+                .split_once(' ')
+                .unwrap_or_else(|| panic!("bad param {part} in {decl}"));
             let (pname, default) = match rest.split_once('=') {
                 Some((n, d)) => (n, Some(d)),
                 None => (rest, None),
@@ -84,16 +90,29 @@ impl Signature {
                 "Any" => Ty::Any,
                 other => panic!("unknown type {other} in {decl}"),
             };
-            params.push(Param { name: pname, ty, optional, default, kw_only, varargs });
+            params.push(Param {
+                name: pname,
+                ty,
+                optional,
+                default,
+                kw_only,
+                varargs,
+            });
         }
         // PyTorch lets ints arrive as varargs (`view(2, 3)`) only for an `int[]`
         // that is the one positional parameter besides `self`.
-        let positional: Vec<usize> = (0..params.len()).filter(|&i| !params[i].kw_only && !(i == 0 && params[i].ty == Ty::Tensor)).collect();
+        let positional: Vec<usize> = (0..params.len())
+            .filter(|&i| !params[i].kw_only && !(i == 0 && params[i].ty == Ty::Tensor))
+            .collect();
         let int_varargs = match positional[..] {
             [i] if params[i].ty == Ty::IntList => Some(i),
             _ => None,
         };
-        Signature { name, params, int_varargs }
+        Signature {
+            name,
+            params,
+            int_varargs,
+        }
     }
 
     /// Binds positional and keyword arguments to parameters, as Python would,
@@ -109,11 +128,20 @@ impl Signature {
     }
 
     /// The value given for each parameter (explicit `None`s kept), in order.
-    pub fn bind_values(&self, args: FuncArgs, vm: &VirtualMachine) -> PyResult<Vec<Option<PyObjectRef>>> {
-        let FuncArgs { args: positional, kwargs } = args;
+    pub fn bind_values(
+        &self,
+        args: FuncArgs,
+        vm: &VirtualMachine,
+    ) -> PyResult<Vec<Option<PyObjectRef>>> {
+        let FuncArgs {
+            args: positional,
+            kwargs,
+        } = args;
         let mut values: Vec<Option<PyObjectRef>> = vec![None; self.params.len()];
         let mut given = vec![false; self.params.len()];
-        let positional_params: Vec<usize> = (0..self.params.len()).filter(|&i| !self.params[i].kw_only).collect();
+        let positional_params: Vec<usize> = (0..self.params.len())
+            .filter(|&i| !self.params[i].kw_only)
+            .collect();
         let mut pos = positional.into_iter().peekable();
         let mut slot = 0;
         while let Some(arg) = pos.next() {
@@ -124,7 +152,8 @@ impl Signature {
                     positional_params.len()
                 )));
             };
-            let is_int = |o: &PyObjectRef| scalar(o, vm).is_some_and(|s| matches!(s, Scalar::Int(_)));
+            let is_int =
+                |o: &PyObjectRef| scalar(o, vm).is_some_and(|s| matches!(s, Scalar::Int(_)));
             if self.params[i].varargs {
                 let mut rest = vec![arg];
                 rest.extend(pos.by_ref());
@@ -132,7 +161,8 @@ impl Signature {
                     1 if seq(&rest[0]).is_some() => rest.pop().expect("one item"),
                     _ => vm.ctx.new_tuple(rest).into(),
                 });
-            } else if self.int_varargs == Some(i) && is_int(&arg) && pos.peek().is_some_and(is_int) {
+            } else if self.int_varargs == Some(i) && is_int(&arg) && pos.peek().is_some_and(is_int)
+            {
                 let mut ints = vec![arg];
                 while pos.peek().is_some_and(is_int) {
                     ints.push(pos.next().expect("peeked"));
@@ -146,10 +176,16 @@ impl Signature {
         }
         for (key, value) in kwargs {
             let Some(i) = self.params.iter().position(|p| p.name == key) else {
-                return Err(vm.new_type_error(format!("{}() got an unexpected keyword argument '{key}'", self.name)));
+                return Err(vm.new_type_error(format!(
+                    "{}() got an unexpected keyword argument '{key}'",
+                    self.name
+                )));
             };
             if given[i] {
-                return Err(vm.new_type_error(format!("{}() got multiple values for argument '{key}'", self.name)));
+                return Err(vm.new_type_error(format!(
+                    "{}() got multiple values for argument '{key}'",
+                    self.name
+                )));
             }
             values[i] = Some(value);
             given[i] = true;
@@ -167,7 +203,12 @@ impl Signature {
 
     /// A parameter's declared default as a Python value (`None` if none).
     pub fn default_value(&self, name: &str, vm: &VirtualMachine) -> PyObjectRef {
-        let Some(d) = self.params.iter().find(|p| p.name == name).and_then(|p| p.default) else {
+        let Some(d) = self
+            .params
+            .iter()
+            .find(|p| p.name == name)
+            .and_then(|p| p.default)
+        else {
             return vm.ctx.none();
         };
         match d {
@@ -206,10 +247,20 @@ impl Bound<'_> {
     }
 
     fn index(&self, name: &str) -> usize {
-        self.sig.params.iter().position(|p| p.name == name).unwrap_or_else(|| panic!("{} has no parameter {name}", self.sig.name))
+        self.sig
+            .params
+            .iter()
+            .position(|p| p.name == name)
+            .unwrap_or_else(|| panic!("{} has no parameter {name}", self.sig.name))
     }
 
-    fn type_error(&self, i: usize, expected: &str, got: &PyObjectRef, vm: &VirtualMachine) -> rustpython_vm::builtins::PyBaseExceptionRef {
+    fn type_error(
+        &self,
+        i: usize,
+        expected: &str,
+        got: &PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> rustpython_vm::builtins::PyBaseExceptionRef {
         vm.new_type_error(format!(
             "{}(): argument '{}' (position {}) must be {expected}, not {}",
             self.sig.name,
@@ -229,8 +280,12 @@ impl Bound<'_> {
     }
 
     pub fn tensor(&self, name: &str, vm: &VirtualMachine) -> PyResult<Tensor> {
-        self.opt_tensor(name, vm)?
-            .ok_or_else(|| vm.new_type_error(format!("{}(): argument '{name}' must be Tensor, not NoneType", self.sig.name)))
+        self.opt_tensor(name, vm)?.ok_or_else(|| {
+            vm.new_type_error(format!(
+                "{}(): argument '{name}' must be Tensor, not NoneType",
+                self.sig.name
+            ))
+        })
     }
 
     pub fn opt_tensor(&self, name: &str, vm: &VirtualMachine) -> PyResult<Option<Tensor>> {
@@ -246,24 +301,38 @@ impl Bound<'_> {
 
     pub fn tensors(&self, name: &str, vm: &VirtualMachine) -> PyResult<Vec<Tensor>> {
         let i = self.index(name);
-        let o = self.values[i].clone().ok_or_else(|| vm.new_type_error(format!("{}(): argument '{name}' must be tuple of Tensors", self.sig.name)))?;
+        let o = self.values[i].clone().ok_or_else(|| {
+            vm.new_type_error(format!(
+                "{}(): argument '{name}' must be tuple of Tensors",
+                self.sig.name
+            ))
+        })?;
         let items = seq(&o).ok_or_else(|| self.type_error(i, "tuple of Tensors", &o, vm))?;
         items
             .iter()
-            .map(|x| x.downcast_ref::<PyTensor>().map(|t| t.tensor()).ok_or_else(|| {
-                vm.new_type_error(format!(
-                    "expected Tensor as element 0 in argument {}, but got {}",
-                    i,
-                    x.class().name()
-                ))
-            }))
+            .map(|x| {
+                x.downcast_ref::<PyTensor>()
+                    .map(|t| t.tensor())
+                    .ok_or_else(|| {
+                        vm.new_type_error(format!(
+                            "expected Tensor as element 0 in argument {}, but got {}",
+                            i,
+                            x.class().name()
+                        ))
+                    })
+            })
             .collect()
     }
 
     /// A tensor or a number (numbers stay scalars for type promotion).
     pub fn arg(&self, name: &str, vm: &VirtualMachine) -> PyResult<Arg> {
         let i = self.index(name);
-        let o = self.values[i].clone().ok_or_else(|| vm.new_type_error(format!("{}(): argument '{name}' must be Tensor, not NoneType", self.sig.name)))?;
+        let o = self.values[i].clone().ok_or_else(|| {
+            vm.new_type_error(format!(
+                "{}(): argument '{name}' must be Tensor, not NoneType",
+                self.sig.name
+            ))
+        })?;
         to_arg(&o, vm).ok_or_else(|| self.type_error(i, "Tensor", &o, vm))
     }
 
@@ -275,13 +344,20 @@ impl Bound<'_> {
                 Some(Scalar::Bool(b)) => Ok(Some(b as i64)),
                 _ => Err(self.type_error(i, "int", o, vm)),
             },
-            (None, Some(d)) => Ok(Some(d.parse().unwrap_or_else(|_| panic!("bad int default {d}")))),
+            (None, Some(d)) => Ok(Some(
+                d.parse().unwrap_or_else(|_| panic!("bad int default {d}")),
+            )),
             (None, None) => Ok(None),
         }
     }
 
     pub fn int(&self, name: &str, vm: &VirtualMachine) -> PyResult<i64> {
-        self.opt_int(name, vm)?.ok_or_else(|| vm.new_type_error(format!("{}(): argument '{name}' must be int, not NoneType", self.sig.name)))
+        self.opt_int(name, vm)?.ok_or_else(|| {
+            vm.new_type_error(format!(
+                "{}(): argument '{name}' must be int, not NoneType",
+                self.sig.name
+            ))
+        })
     }
 
     /// An `int[]` (a single int counts as a one-element list, as in PyTorch).
@@ -290,7 +366,10 @@ impl Bound<'_> {
         let Some(o) = &self.values[i] else {
             return Ok(match self.default_str(i) {
                 Some("[]") => Some(vec![]),
-                Some(d) => Some(vec![d.parse().unwrap_or_else(|_| panic!("bad int[] default {d}"))]),
+                Some(d) => Some(vec![
+                    d.parse()
+                        .unwrap_or_else(|_| panic!("bad int[] default {d}")),
+                ]),
                 None => None,
             });
         };
@@ -303,7 +382,9 @@ impl Bound<'_> {
             .map(|x| match scalar(x, vm) {
                 Some(Scalar::Int(v)) => Ok(v),
                 _ => match x.downcast_ref::<PyTensor>().map(|t| t.tensor()) {
-                    Some(t) if t.numel() == 1 && !t.dtype().is_float() => Ok(t.item().map(|s| s.to_i64()).unwrap_or(0)),
+                    Some(t) if t.numel() == 1 && !t.dtype().is_float() => {
+                        Ok(t.item().map(|s| s.to_i64()).unwrap_or(0))
+                    }
                     _ => Err(self.type_error(i, "tuple of ints", o, vm)),
                 },
             })
@@ -312,7 +393,12 @@ impl Bound<'_> {
     }
 
     pub fn ints(&self, name: &str, vm: &VirtualMachine) -> PyResult<Vec<i64>> {
-        self.opt_ints(name, vm)?.ok_or_else(|| vm.new_type_error(format!("{}(): argument '{name}' must be tuple of ints, not NoneType", self.sig.name)))
+        self.opt_ints(name, vm)?.ok_or_else(|| {
+            vm.new_type_error(format!(
+                "{}(): argument '{name}' must be tuple of ints, not NoneType",
+                self.sig.name
+            ))
+        })
     }
 
     pub fn opt_scalar(&self, name: &str, vm: &VirtualMachine) -> PyResult<Option<Scalar>> {
@@ -321,7 +407,9 @@ impl Bound<'_> {
             (Some(o), _) => match scalar(o, vm) {
                 Some(s) => Ok(Some(s)),
                 None => match o.downcast_ref::<PyTensor>().map(|t| t.tensor()) {
-                    Some(t) if t.numel() == 1 => Ok(Some(t.item().map_err(|e| super::convert::to_py_err(e, vm))?)),
+                    Some(t) if t.numel() == 1 => Ok(Some(
+                        t.item().map_err(|e| super::convert::to_py_err(e, vm))?,
+                    )),
                     _ => Err(self.type_error(i, "Number", o, vm)),
                 },
             },
@@ -331,7 +419,12 @@ impl Bound<'_> {
     }
 
     pub fn scalar(&self, name: &str, vm: &VirtualMachine) -> PyResult<Scalar> {
-        self.opt_scalar(name, vm)?.ok_or_else(|| vm.new_type_error(format!("{}(): argument '{name}' must be Number, not NoneType", self.sig.name)))
+        self.opt_scalar(name, vm)?.ok_or_else(|| {
+            vm.new_type_error(format!(
+                "{}(): argument '{name}' must be Number, not NoneType",
+                self.sig.name
+            ))
+        })
     }
 
     pub fn opt_float(&self, name: &str, vm: &VirtualMachine) -> PyResult<Option<f64>> {
@@ -351,14 +444,24 @@ impl Bound<'_> {
     }
 
     pub fn dtype(&self, name: &str, vm: &VirtualMachine) -> PyResult<Option<DType>> {
-        self.values[self.index(name)].as_ref().map(|o| dtype_from_py(o, vm)).transpose()
+        self.values[self.index(name)]
+            .as_ref()
+            .map(|o| dtype_from_py(o, vm))
+            .transpose()
     }
 
     pub fn str(&self, name: &str, vm: &VirtualMachine) -> PyResult<String> {
         let i = self.index(name);
         match &self.values[i] {
-            Some(o) => o.downcast_ref::<PyStr>().map(|s| s.expect_str().to_owned()).ok_or_else(|| self.type_error(i, "str", o, vm)),
-            None => Ok(self.default_str(i).unwrap_or("").trim_matches('\'').to_owned()),
+            Some(o) => o
+                .downcast_ref::<PyStr>()
+                .map(|s| s.expect_str().to_owned())
+                .ok_or_else(|| self.type_error(i, "str", o, vm)),
+            None => Ok(self
+                .default_str(i)
+                .unwrap_or("")
+                .trim_matches('\'')
+                .to_owned()),
         }
     }
 }
@@ -368,7 +471,12 @@ fn parse_scalar(d: &str) -> Scalar {
         "True" => Scalar::Bool(true),
         "False" => Scalar::Bool(false),
         "inf" => Scalar::Float(f64::INFINITY),
-        _ => d.parse().map(Scalar::Int).unwrap_or_else(|_| Scalar::Float(d.parse().unwrap_or_else(|_| panic!("bad scalar default {d}")))),
+        _ => d.parse().map(Scalar::Int).unwrap_or_else(|_| {
+            Scalar::Float(
+                d.parse()
+                    .unwrap_or_else(|_| panic!("bad scalar default {d}")),
+            )
+        }),
     }
 }
 

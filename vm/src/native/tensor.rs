@@ -6,14 +6,21 @@ use rustpython_vm::builtins::{PyBaseExceptionRef, PyTypeRef};
 use rustpython_vm::common::lock::PyRwLock;
 use rustpython_vm::function::{FuncArgs, OptionalArg, PyComparisonValue};
 use rustpython_vm::protocol::{PyMappingMethods, PyNumber, PyNumberMethods};
-use rustpython_vm::types::{AsMapping, AsNumber, Comparable, Constructor, Hashable, Iterable, PyComparisonOp, Representable};
-use rustpython_vm::{AsObject, Py, PyObject, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, atomic_func, pyclass};
+use rustpython_vm::types::{
+    AsMapping, AsNumber, Comparable, Constructor, Hashable, Iterable, PyComparisonOp, Representable,
+};
+use rustpython_vm::{
+    AsObject, Py, PyObject, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, atomic_func,
+    pyclass,
+};
 
 use crate::tensor::ops::elementwise::{Arg, Binary, Unary, binary, unary};
 use crate::tensor::ops::shape;
 use crate::tensor::{DType, Scalar, Tensor, format};
 
-use super::convert::{IntoPy, PyDType, dtype_to_py, scalar, scalar_to_py, tensor_from_data, to_list};
+use super::convert::{
+    IntoPy, PyDType, dtype_to_py, scalar, scalar_to_py, tensor_from_data, to_list,
+};
 use super::signature::to_arg;
 
 #[pyclass(module = "torch", name = "Tensor")]
@@ -25,7 +32,10 @@ pub(crate) struct PyTensor {
 
 impl PyTensor {
     pub fn new(t: Tensor) -> PyTensor {
-        PyTensor { inner: PyRwLock::new(t), requires_grad: PyRwLock::new(false) }
+        PyTensor {
+            inner: PyRwLock::new(t),
+            requires_grad: PyRwLock::new(false),
+        }
     }
 
     /// The core handle (a cheap clone; views share storage).
@@ -52,13 +62,20 @@ fn binop(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyResul
         };
         return method_dispatch(a, b, method, vm);
     };
-    super::guard::guard(op.name(), vm, || binary(op, &x, &y).py(vm).map(|t| wrap(t, vm)))
+    super::guard::guard(op.name(), vm, || {
+        binary(op, &x, &y).py(vm).map(|t| wrap(t, vm))
+    })
 }
 
 /// `tensor op other` with an `other` that overrides `__torch_function__` (a
 /// tracer's Proxy): dispatched as PyTorch does, as the Tensor method
 /// (`G + x` reaches the override as `Tensor.add(G, x)`).
-fn method_dispatch(a: &PyObject, b: &PyObject, method: &'static str, vm: &VirtualMachine) -> PyResult {
+fn method_dispatch(
+    a: &PyObject,
+    b: &PyObject,
+    method: &'static str,
+    vm: &VirtualMachine,
+) -> PyResult {
     if a.downcast_ref::<PyTensor>().is_none() {
         return Ok(vm.ctx.not_implemented());
     }
@@ -66,7 +83,10 @@ fn method_dispatch(a: &PyObject, b: &PyObject, method: &'static str, vm: &Virtua
         return Ok(vm.ctx.not_implemented());
     };
     let args = FuncArgs::from(vec![a.to_owned(), b.to_owned()]);
-    Ok(super::ops::torch_function(&func, &format!("Tensor.{method}"), &args, vm)?.unwrap_or_else(|| vm.ctx.not_implemented()))
+    Ok(
+        super::ops::torch_function(&func, &format!("Tensor.{method}"), &args, vm)?
+            .unwrap_or_else(|| vm.ctx.not_implemented()),
+    )
 }
 
 /// In-place `a op= b`: computes, then writes back through `a`'s view.
@@ -84,7 +104,10 @@ fn inplace(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyRes
 /// and returns `target`; as in PyTorch, the result must keep `target`'s shape
 /// and be castable to its dtype.
 pub(crate) fn write_back(target: &PyObject, value: Tensor, vm: &VirtualMachine) -> PyResult {
-    let t = target.downcast_ref::<PyTensor>().expect("in-place ops are Tensor methods").tensor();
+    let t = target
+        .downcast_ref::<PyTensor>()
+        .expect("in-place ops are Tensor methods")
+        .tensor();
     if DType::promote(value.dtype(), t.dtype()) != t.dtype() {
         return Err(vm.new_runtime_error(format!(
             "result type {} can't be cast to the desired output type {}",
@@ -124,7 +147,11 @@ impl AsNumber for PyTensor {
                 if t.numel() != 1 {
                     return Err(vm.new_runtime_error(format!(
                         "Boolean value of Tensor with {} is ambiguous",
-                        if t.numel() == 0 { "no values" } else { "more than one value" }
+                        if t.numel() == 0 {
+                            "no values"
+                        } else {
+                            "more than one value"
+                        }
                     )));
                 }
                 Ok(t.item().py(vm)?.to_bool())
@@ -169,15 +196,21 @@ impl AsNumber for PyTensor {
             index: Some(|n, vm| {
                 let t = PyTensor::number_downcast(n).tensor();
                 if t.numel() != 1 || t.dtype().is_float() {
-                    return Err(vm.new_type_error("only integer tensors of a single element can be converted to an index"));
+                    return Err(vm.new_type_error(
+                        "only integer tensors of a single element can be converted to an index",
+                    ));
                 }
                 Ok(vm.ctx.new_int(t.item().py(vm)?.to_i64()).into())
             }),
             matrix_multiply: Some(|a, b, vm| {
-                let (Some(x), Some(y)) = (a.downcast_ref::<PyTensor>(), b.downcast_ref::<PyTensor>()) else {
+                let (Some(x), Some(y)) =
+                    (a.downcast_ref::<PyTensor>(), b.downcast_ref::<PyTensor>())
+                else {
                     return method_dispatch(a, b, "matmul", vm);
                 };
-                crate::tensor::ops::linalg::matmul(&x.tensor(), &y.tensor()).py(vm).map(|t| wrap(t, vm))
+                crate::tensor::ops::linalg::matmul(&x.tensor(), &y.tensor())
+                    .py(vm)
+                    .map(|t| wrap(t, vm))
             }),
             inplace_matrix_multiply: None,
             divmod: None,
@@ -213,7 +246,12 @@ impl Comparable for PyTensor {
         Ok(Either::A(result))
     }
 
-    fn cmp(_: &Py<Self>, _: &PyObject, _: PyComparisonOp, _: &VirtualMachine) -> PyResult<PyComparisonValue> {
+    fn cmp(
+        _: &Py<Self>,
+        _: &PyObject,
+        _: PyComparisonOp,
+        _: &VirtualMachine,
+    ) -> PyResult<PyComparisonValue> {
         unreachable!("slot_richcompare is overridden")
     }
 }
@@ -225,7 +263,10 @@ struct ContiguityArgs {
 }
 
 impl Hashable for PyTensor {
-    fn hash(zelf: &Py<Self>, _vm: &VirtualMachine) -> PyResult<rustpython_vm::common::hash::PyHash> {
+    fn hash(
+        zelf: &Py<Self>,
+        _vm: &VirtualMachine,
+    ) -> PyResult<rustpython_vm::common::hash::PyHash> {
         // Tensors hash by identity, as in PyTorch.
         Ok(zelf.get_id() as rustpython_vm::common::hash::PyHash)
     }
@@ -233,8 +274,14 @@ impl Hashable for PyTensor {
 
 impl Representable for PyTensor {
     fn repr_str(zelf: &Py<Self>, vm: &VirtualMachine) -> PyResult<String> {
-        let extra = if *zelf.requires_grad.read() { vec!["requires_grad=True".to_owned()] } else { vec![] };
-        super::guard::guard("Tensor.__repr__", vm, || Ok(format::repr(&zelf.tensor(), &extra)))
+        let extra = if *zelf.requires_grad.read() {
+            vec!["requires_grad=True".to_owned()]
+        } else {
+            vec![]
+        };
+        super::guard::guard("Tensor.__repr__", vm, || {
+            Ok(format::repr(&zelf.tensor(), &extra))
+        })
     }
 }
 
@@ -245,7 +292,9 @@ impl Iterable for PyTensor {
             return Err(vm.new_type_error("iteration over a 0-d tensor"));
         }
         let rows = shape::unbind(&t, 0).py(vm)?;
-        let list = vm.ctx.new_list(rows.into_iter().map(|r| wrap(r, vm)).collect());
+        let list = vm
+            .ctx
+            .new_list(rows.into_iter().map(|r| wrap(r, vm)).collect());
         list.as_object().get_iter(vm).map(Into::into)
     }
 }
@@ -255,18 +304,25 @@ impl AsMapping for PyTensor {
         static AS_MAPPING: PyMappingMethods = PyMappingMethods {
             length: atomic_func!(|m, vm| {
                 let t = PyTensor::mapping_downcast(m).tensor();
-                t.shape().first().copied().ok_or_else(|| vm.new_type_error("len() of a 0-d tensor"))
+                t.shape()
+                    .first()
+                    .copied()
+                    .ok_or_else(|| vm.new_type_error("len() of a 0-d tensor"))
             }),
             subscript: atomic_func!(|m, needle, vm| {
                 let t = PyTensor::mapping_downcast(m).tensor();
-                super::guard::guard("Tensor.__getitem__", vm, || super::index::get(&t, needle, vm).map(|t| wrap(t, vm)))
+                super::guard::guard("Tensor.__getitem__", vm, || {
+                    super::index::get(&t, needle, vm).map(|t| wrap(t, vm))
+                })
             }),
             ass_subscript: atomic_func!(|m, needle, value, vm| {
                 let t = PyTensor::mapping_downcast(m).tensor();
                 let Some(value) = value else {
                     return Err(vm.new_type_error("'Tensor' object does not support item deletion"));
                 };
-                super::guard::guard("Tensor.__setitem__", vm, || super::index::set(&t, needle, &value, vm))
+                super::guard::guard("Tensor.__setitem__", vm, || {
+                    super::index::set(&t, needle, &value, vm)
+                })
             }),
         };
         &AS_MAPPING
@@ -277,7 +333,11 @@ impl Constructor for PyTensor {
     type Args = FuncArgs;
 
     /// `torch.Tensor(data)` builds a float32 tensor; `torch.Tensor(2, 3)` an uninitialised one.
-    fn py_new(_cls: &Py<rustpython_vm::builtins::PyType>, args: FuncArgs, vm: &VirtualMachine) -> PyResult<Self> {
+    fn py_new(
+        _cls: &Py<rustpython_vm::builtins::PyType>,
+        args: FuncArgs,
+        vm: &VirtualMachine,
+    ) -> PyResult<Self> {
         let t = match args.args.as_slice() {
             [] => Tensor::zeros(&[0], DType::F32),
             [data] if scalar(data, vm).is_none() => tensor_from_data(data, Some(DType::F32), vm)?,
@@ -286,7 +346,9 @@ impl Constructor for PyTensor {
                     .iter()
                     .map(|s| match scalar(s, vm) {
                         Some(Scalar::Int(n)) if n >= 0 => Ok(n as usize),
-                        _ => Err(vm.new_type_error("Tensor(): expected sizes as ints or data as a sequence")),
+                        _ => Err(vm.new_type_error(
+                            "Tensor(): expected sizes as ints or data as a sequence",
+                        )),
                     })
                     .collect();
                 Tensor::zeros(&dims?, DType::F32)
@@ -298,12 +360,25 @@ impl Constructor for PyTensor {
 
 #[pyclass(
     flags(BASETYPE, HAS_DICT),
-    with(AsNumber, AsMapping, Comparable, Hashable, Representable, Iterable, Constructor)
+    with(
+        AsNumber,
+        AsMapping,
+        Comparable,
+        Hashable,
+        Representable,
+        Iterable,
+        Constructor
+    )
 )]
 impl PyTensor {
     /// `Tensor._make_subclass(cls, data, require_grad)`: a `cls` instance viewing `data`.
     #[pystaticmethod]
-    fn _make_subclass(cls: PyTypeRef, data: PyRef<PyTensor>, require_grad: OptionalArg<bool>, vm: &VirtualMachine) -> PyResult {
+    fn _make_subclass(
+        cls: PyTypeRef,
+        data: PyRef<PyTensor>,
+        require_grad: OptionalArg<bool>,
+        vm: &VirtualMachine,
+    ) -> PyResult {
         let t = PyTensor::new(data.tensor());
         *t.requires_grad.write() = require_grad.unwrap_or(false);
         Ok(t.into_ref_with_type(vm, cls)?.into())
@@ -321,8 +396,14 @@ impl PyTensor {
         {
             let deepcopy = vm.import("copy", 0)?.get_attr("deepcopy", vm)?;
             let copied = deepcopy.call((dict, memo), vm)?;
-            let target = copy.dict().ok_or_else(|| vm.new_type_error("tensor without __dict__"))?;
-            for (k, v) in copied.downcast::<rustpython_vm::builtins::PyDict>().map_err(|_| vm.new_type_error("__dict__ copy is not a dict"))?.into_iter() {
+            let target = copy
+                .dict()
+                .ok_or_else(|| vm.new_type_error("tensor without __dict__"))?;
+            for (k, v) in copied
+                .downcast::<rustpython_vm::builtins::PyDict>()
+                .map_err(|_| vm.new_type_error("__dict__ copy is not a dict"))?
+                .into_iter()
+            {
                 target.set_item(&*k, v, vm)?;
             }
         }
@@ -338,7 +419,9 @@ impl PyTensor {
     fn size(&self, dim: OptionalArg<i64>, vm: &VirtualMachine) -> PyResult {
         let t = self.tensor();
         match dim {
-            OptionalArg::Present(d) => Ok(vm.ctx.new_int(t.shape()[t.dim_strict(d).py(vm)?]).into()),
+            OptionalArg::Present(d) => {
+                Ok(vm.ctx.new_int(t.shape()[t.dim_strict(d).py(vm)?]).into())
+            }
             OptionalArg::Missing => size_obj(t.shape(), vm),
         }
     }
@@ -347,10 +430,18 @@ impl PyTensor {
     fn stride(&self, dim: OptionalArg<i64>, vm: &VirtualMachine) -> PyResult {
         let t = self.tensor();
         match dim {
-            OptionalArg::Present(d) => Ok(vm.ctx.new_int(t.strides()[t.dim_strict(d).py(vm)?]).into()),
-            OptionalArg::Missing => {
-                Ok(vm.ctx.new_tuple(t.strides().iter().map(|&s| vm.ctx.new_int(s).into()).collect()).into())
+            OptionalArg::Present(d) => {
+                Ok(vm.ctx.new_int(t.strides()[t.dim_strict(d).py(vm)?]).into())
             }
+            OptionalArg::Missing => Ok(vm
+                .ctx
+                .new_tuple(
+                    t.strides()
+                        .iter()
+                        .map(|&s| vm.ctx.new_int(s).into())
+                        .collect(),
+                )
+                .into()),
         }
     }
 
@@ -407,8 +498,12 @@ impl PyTensor {
             "torch.contiguous_format" => Ok(t.is_contiguous()),
             "torch.channels_last" => Ok(t.is_dense_in_order(&[0, 2, 3, 1])),
             "torch.channels_last_3d" => Ok(t.is_dense_in_order(&[0, 2, 3, 4, 1])),
-            "torch.preserve_format" => Err(vm.new_runtime_error("preserve memory format is unsupported by the contiguous operator")),
-            other => Err(vm.new_type_error(format!("is_contiguous(): argument 'memory_format' must be torch.memory_format, not {other}"))),
+            "torch.preserve_format" => Err(vm.new_runtime_error(
+                "preserve memory format is unsupported by the contiguous operator",
+            )),
+            other => Err(vm.new_type_error(format!(
+                "is_contiguous(): argument 'memory_format' must be torch.memory_format, not {other}"
+            ))),
         }
     }
 
@@ -417,7 +512,13 @@ impl PyTensor {
     fn type_(zelf: PyRef<Self>, dtype: OptionalArg<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
         let t = zelf.tensor();
         let Some(dtype) = dtype.into_option().filter(|d| !vm.is_none(d)) else {
-            return Ok(vm.ctx.new_str(format!("torch.{}Tensor", crate::tensor::error::legacy_name(t.dtype()))).into());
+            return Ok(vm
+                .ctx
+                .new_str(format!(
+                    "torch.{}Tensor",
+                    crate::tensor::error::legacy_name(t.dtype())
+                ))
+                .into());
         };
         let target = match dtype.downcast_ref::<PyDType>() {
             Some(d) => d.dtype,
@@ -425,8 +526,13 @@ impl PyTensor {
                 let name = dtype.str(vm)?;
                 [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64]
                     .into_iter()
-                    .find(|d| format!("torch.{}Tensor", crate::tensor::error::legacy_name(*d)) == name.expect_str())
-                    .ok_or_else(|| vm.new_value_error(format!("invalid type: '{}'", name.expect_str())))?
+                    .find(|d| {
+                        format!("torch.{}Tensor", crate::tensor::error::legacy_name(*d))
+                            == name.expect_str()
+                    })
+                    .ok_or_else(|| {
+                        vm.new_value_error(format!("invalid type: '{}'", name.expect_str()))
+                    })?
             }
         };
         if target == t.dtype() {
@@ -453,7 +559,9 @@ impl PyTensor {
 
     #[pygetset]
     fn device(&self, vm: &VirtualMachine) -> PyResult {
-        vm.import("torch", 0)?.get_attr("device", vm)?.call(("cpu",), vm)
+        vm.import("torch", 0)?
+            .get_attr("device", vm)?
+            .call(("cpu",), vm)
     }
 
     #[pygetset]
@@ -464,14 +572,20 @@ impl PyTensor {
     #[pygetset(setter)]
     fn set_requires_grad(&self, value: bool, vm: &VirtualMachine) -> PyResult<()> {
         if value && !self.tensor().dtype().is_float() {
-            return Err(vm.new_runtime_error("only Tensors of floating point dtype can require gradients"));
+            return Err(
+                vm.new_runtime_error("only Tensors of floating point dtype can require gradients")
+            );
         }
         *self.requires_grad.write() = value;
         Ok(())
     }
 
     #[pymethod]
-    fn requires_grad_(zelf: PyRef<Self>, requires_grad: OptionalArg<bool>, vm: &VirtualMachine) -> PyResult<PyRef<Self>> {
+    fn requires_grad_(
+        zelf: PyRef<Self>,
+        requires_grad: OptionalArg<bool>,
+        vm: &VirtualMachine,
+    ) -> PyResult<PyRef<Self>> {
         zelf.set_requires_grad(requires_grad.unwrap_or(true), vm)?;
         Ok(zelf)
     }
@@ -510,7 +624,9 @@ impl PyTensor {
 
     #[pymethod]
     fn item(&self, vm: &VirtualMachine) -> PyResult {
-        super::guard::guard("Tensor.item", vm, || Ok(scalar_to_py(item(&self.tensor(), vm)?, vm)))
+        super::guard::guard("Tensor.item", vm, || {
+            Ok(scalar_to_py(item(&self.tensor(), vm)?, vm))
+        })
     }
 
     #[pymethod]
@@ -524,7 +640,11 @@ impl PyTensor {
     }
 
     #[pymethod]
-    fn __format__(zelf: PyRef<Self>, spec: rustpython_vm::builtins::PyStrRef, vm: &VirtualMachine) -> PyResult {
+    fn __format__(
+        zelf: PyRef<Self>,
+        spec: rustpython_vm::builtins::PyStrRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
         let t = zelf.tensor();
         if t.ndim() == 0 {
             let v = scalar_to_py(item(&t, vm)?, vm);
@@ -541,12 +661,18 @@ impl PyTensor {
 
 /// fxvm runs inference and traces; it has no autograd engine.
 pub(crate) fn autograd_error(vm: &VirtualMachine) -> PyBaseExceptionRef {
-    vm.new_runtime_error("fxvm does not support autograd: .backward() and gradients are not available")
+    vm.new_runtime_error(
+        "fxvm does not support autograd: .backward() and gradients are not available",
+    )
 }
 
 /// A `torch.Size` for `shape`.
 pub(crate) fn size_obj(shape: &[usize], vm: &VirtualMachine) -> PyResult {
-    let tuple: PyObjectRef = vm.ctx.new_tuple(shape.iter().map(|&d| vm.ctx.new_int(d).into()).collect()).into();
-    vm.import("torch", 0)?.get_attr("Size", vm)?.call((tuple,), vm)
+    let tuple: PyObjectRef = vm
+        .ctx
+        .new_tuple(shape.iter().map(|&d| vm.ctx.new_int(d).into()).collect())
+        .into();
+    vm.import("torch", 0)?
+        .get_attr("Size", vm)?
+        .call((tuple,), vm)
 }
-

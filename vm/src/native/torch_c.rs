@@ -68,11 +68,18 @@ mod _c {
         let mut call = rustpython_vm::function::FuncArgs::from(args.as_slice().to_vec());
         if let rustpython_vm::function::OptionalArg::Present(kw) = kwargs {
             for (k, v) in kw {
-                let key = k.downcast::<rustpython_vm::builtins::PyStr>().map_err(|_| vm.new_type_error("keywords must be strings"))?;
+                let key = k
+                    .downcast::<rustpython_vm::builtins::PyStr>()
+                    .map_err(|_| vm.new_type_error("keywords must be strings"))?;
                 call.kwargs.insert(key.expect_str().to_owned(), v);
             }
         }
-        let name = func.get_attr("__name__", vm).ok().and_then(|n| n.str(vm).ok()).map(|s| s.expect_str().to_owned()).unwrap_or_default();
+        let name = func
+            .get_attr("__name__", vm)
+            .ok()
+            .and_then(|n| n.str(vm).ok())
+            .map(|s| s.expect_str().to_owned())
+            .unwrap_or_default();
         match crate::native::ops::torch_function(&func, &name, &call, vm)? {
             Some(r) => Ok((true, r)),
             None => Ok((false, vm.ctx.none())),
@@ -94,17 +101,29 @@ mod _c {
         use crate::native::load::{Loader, Policy};
         let data = source.as_bytes().to_vec();
         let unpickling = |msg: String| -> rustpython_vm::builtins::PyBaseExceptionRef {
-            match vm.import("pickle", 0).and_then(|m| m.get_attr("UnpicklingError", vm)).and_then(|c| c.downcast().map_err(|_| vm.new_type_error("UnpicklingError"))) {
+            match vm
+                .import("pickle", 0)
+                .and_then(|m| m.get_attr("UnpicklingError", vm))
+                .and_then(|c| {
+                    c.downcast()
+                        .map_err(|_| vm.new_type_error("UnpicklingError"))
+                }) {
                 Ok(class) => vm.new_exception_msg(class, msg.into()),
                 Err(e) => e,
             }
         };
         let ck = fxvm_checkpoint::Checkpoint::open(data).map_err(|e| match e {
-            fxvm_checkpoint::CheckpointError::UnsupportedDType(_) => vm.new_not_implemented_error(e.to_string()),
+            fxvm_checkpoint::CheckpointError::UnsupportedDType(_) => {
+                vm.new_not_implemented_error(e.to_string())
+            }
             fxvm_checkpoint::CheckpointError::Pickle(p) => unpickling(p.message),
             e => vm.new_runtime_error(e.to_string()),
         })?;
-        let policy = if weights_only { Policy::WeightsOnly { user: safe_globals } } else { Policy::Trusted { find_class } };
+        let policy = if weights_only {
+            Policy::WeightsOnly { user: safe_globals }
+        } else {
+            Policy::Trusted { find_class }
+        };
         Loader::new(&ck, policy, vm).load()
     }
 
@@ -117,8 +136,13 @@ mod _c {
         storages: Vec<PyRef<PyTensor>>,
         vm: &VirtualMachine,
     ) -> PyResult<rustpython_vm::builtins::PyBytesRef> {
-        let records: Vec<(String, Vec<u8>)> = storages.iter().enumerate().map(|(i, t)| (i.to_string(), t.tensor().storage_bytes())).collect();
-        let bytes = fxvm_checkpoint::write_zip(name.expect_str(), pickle.as_bytes(), &records).map_err(|e| vm.new_runtime_error(e.to_string()))?;
+        let records: Vec<(String, Vec<u8>)> = storages
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (i.to_string(), t.tensor().storage_bytes()))
+            .collect();
+        let bytes = fxvm_checkpoint::write_zip(name.expect_str(), pickle.as_bytes(), &records)
+            .map_err(|e| vm.new_runtime_error(e.to_string()))?;
         Ok(vm.ctx.new_bytes(bytes))
     }
 
@@ -127,17 +151,32 @@ mod _c {
     #[pyfunction]
     fn _storage_info(t: PyRef<PyTensor>) -> (usize, usize, &'static str) {
         let t = t.tensor();
-        (t.storage_id(), t.storage_len(), fxvm_checkpoint::storage_class(t.dtype()))
+        (
+            t.storage_id(),
+            t.storage_len(),
+            fxvm_checkpoint::storage_class(t.dtype()),
+        )
     }
 
     /// The view of `storage` (a tensor standing for its whole storage) that
     /// `torch._utils._rebuild_tensor_v2` describes; bounds are checked.
     #[pyfunction]
-    fn _storage_view(storage: PyRef<PyTensor>, offset: usize, size: Vec<usize>, stride: Vec<usize>, vm: &VirtualMachine) -> PyResult {
+    fn _storage_view(
+        storage: PyRef<PyTensor>,
+        offset: usize,
+        size: Vec<usize>,
+        stride: Vec<usize>,
+        vm: &VirtualMachine,
+    ) -> PyResult {
         use crate::native::convert::IntoPy;
         let t = storage.tensor();
-        let base = t.with_layout(crate::tensor::layout::Layout::contiguous(&[t.storage_len()]));
-        Ok(crate::native::tensor::wrap(base.as_strided(&size, &stride, offset).py(vm)?, vm))
+        let base = t.with_layout(crate::tensor::layout::Layout::contiguous(
+            &[t.storage_len()],
+        ));
+        Ok(crate::native::tensor::wrap(
+            base.as_strided(&size, &stride, offset).py(vm)?,
+            vm,
+        ))
     }
 
     /// Installs the generated `Tensor` methods and returns the generated

@@ -13,7 +13,9 @@ pub fn checked_numel(shape: &[usize]) -> Result<usize> {
         .iter()
         .try_fold(1usize, |n, &d| n.checked_mul(d))
         .filter(|&n| n <= i64::MAX as usize)
-        .ok_or_else(|| TensorError::SizeOverflow { sizes: shape.to_vec() })
+        .ok_or_else(|| TensorError::SizeOverflow {
+            sizes: shape.to_vec(),
+        })
 }
 
 /// Below this many bytes an allocation is not worth probing.
@@ -23,12 +25,18 @@ const PROBE_BYTES: usize = 1 << 26;
 /// fits, and (for large buffers) the allocator grants them. The probe is
 /// released at once; the kernel's own allocation then succeeds as it did.
 pub fn reserve(numel: usize, dtype: DType) -> Result<()> {
-    let bytes = numel.checked_mul(element_size(dtype)).filter(|&b| b <= isize::MAX as usize);
+    let bytes = numel
+        .checked_mul(element_size(dtype))
+        .filter(|&b| b <= isize::MAX as usize);
     let Some(bytes) = bytes else {
-        return Err(TensorError::OutOfMemory { bytes: numel.saturating_mul(element_size(dtype)) });
+        return Err(TensorError::OutOfMemory {
+            bytes: numel.saturating_mul(element_size(dtype)),
+        });
     };
     if bytes >= PROBE_BYTES {
-        Vec::<u8>::new().try_reserve_exact(bytes).map_err(|_| TensorError::OutOfMemory { bytes })?;
+        Vec::<u8>::new()
+            .try_reserve_exact(bytes)
+            .map_err(|_| TensorError::OutOfMemory { bytes })?;
     }
     Ok(())
 }
@@ -49,17 +57,28 @@ mod tests {
         assert_eq!(checked_numel(&[2, 3]).unwrap(), 6);
         assert_eq!(checked_numel(&[]).unwrap(), 1);
         assert_eq!(checked_numel(&[0, usize::MAX]).unwrap(), 0);
-        assert!(matches!(checked_numel(&[1 << 62, 4]), Err(TensorError::SizeOverflow { .. })));
+        assert!(matches!(
+            checked_numel(&[1 << 62, 4]),
+            Err(TensorError::SizeOverflow { .. })
+        ));
         assert!(checked_numel(&[1 << 32, 1 << 32]).is_err());
     }
 
     #[test]
     fn impossible_buffers_are_refused_not_aborted() {
         assert!(reserve(1000, DType::F32).is_ok());
-        assert!(matches!(reserve(1 << 62, DType::F64), Err(TensorError::OutOfMemory { .. })));
-        assert!(matches!(reserve(1_000_000_000_000_000, DType::F32), Err(TensorError::OutOfMemory { .. })));
+        assert!(matches!(
+            reserve(1 << 62, DType::F64),
+            Err(TensorError::OutOfMemory { .. })
+        ));
+        assert!(matches!(
+            reserve(1_000_000_000_000_000, DType::F32),
+            Err(TensorError::OutOfMemory { .. })
+        ));
         assert_eq!(
-            reserve(1_000_000_000_000_000, DType::F32).unwrap_err().to_string(),
+            reserve(1_000_000_000_000_000, DType::F32)
+                .unwrap_err()
+                .to_string(),
             "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate 4000000000000000 bytes. Error code 12 (Cannot allocate memory)"
         );
     }

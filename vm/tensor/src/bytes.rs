@@ -49,7 +49,8 @@ pub fn element_size(dtype: DType) -> usize {
 
 fn decode<T: Raw>(bytes: &[u8], big_endian: bool) -> Result<Vec<T>> {
     let mut out = Vec::new();
-    out.try_reserve_exact(bytes.len() / T::SIZE).map_err(|_| TensorError::OutOfMemory { bytes: bytes.len() })?;
+    out.try_reserve_exact(bytes.len() / T::SIZE)
+        .map_err(|_| TensorError::OutOfMemory { bytes: bytes.len() })?;
     out.extend(bytes.chunks_exact(T::SIZE).map(|c| T::read(c, big_endian)));
     Ok(out)
 }
@@ -61,7 +62,10 @@ impl Tensor {
         if bytes.len() % size != 0 {
             return Err(TensorError::runtime(
                 "from_bytes",
-                format!("{} bytes do not hold a whole number of {size}-byte elements", bytes.len()),
+                format!(
+                    "{} bytes do not hold a whole number of {size}-byte elements",
+                    bytes.len()
+                ),
             ));
         }
         let storage = with_dtype!(dtype, T => T::wrap(decode::<T>(bytes, big_endian)?));
@@ -95,10 +99,18 @@ impl Tensor {
         if size.len() != stride.len() {
             return Err(TensorError::runtime(
                 "as_strided",
-                format!("mismatch in length of strides and shape ({} vs {})", stride.len(), size.len()),
+                format!(
+                    "mismatch in length of strides and shape ({} vs {})",
+                    stride.len(),
+                    size.len()
+                ),
             ));
         }
-        let layout = Layout { shape: size.to_vec(), strides: stride.to_vec(), offset };
+        let layout = Layout {
+            shape: size.to_vec(),
+            strides: stride.to_vec(),
+            offset,
+        };
         let len = self.storage_len();
         match layout.checked_extent() {
             Some(end) if end <= len => Ok(self.with_layout(layout)),
@@ -107,7 +119,10 @@ impl Tensor {
                 format!(
                     "setStorage: sizes {size:?}, strides {stride:?}, storage offset {offset}, and itemsize {} requiring a storage size of {} are out of bounds for storage of size {}",
                     element_size(self.dtype()),
-                    layout.checked_extent().map_or_else(|| "more than 2^64".to_string(), |e| (e * element_size(self.dtype())).to_string()),
+                    layout.checked_extent().map_or_else(
+                        || "more than 2^64".to_string(),
+                        |e| (e * element_size(self.dtype())).to_string()
+                    ),
                     len * element_size(self.dtype())
                 ),
             )),
@@ -123,7 +138,11 @@ mod tests {
     #[test]
     fn bytes_round_trip_every_dtype() {
         for dtype in [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64] {
-            let t = Tensor::from_scalars(&[Scalar::Int(1), Scalar::Int(0), Scalar::Int(1)], &[3], dtype);
+            let t = Tensor::from_scalars(
+                &[Scalar::Int(1), Scalar::Int(0), Scalar::Int(1)],
+                &[3],
+                dtype,
+            );
             let bytes = t.storage_bytes();
             assert_eq!(bytes.len(), 3 * element_size(dtype));
             let back = Tensor::from_bytes(dtype, &bytes, false).expect("decodes");
@@ -145,7 +164,13 @@ mod tests {
         assert_eq!(v.to_vec::<f32>(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
         assert!(t.as_strided(&[3, 2], &[1, 3], 1).is_err());
         assert!(t.as_strided(&[2], &[usize::MAX], 0).is_err());
-        assert!(t.as_strided(&[0, 5], &[100, 100], 6).is_ok(), "an empty view reaches nothing");
-        assert_eq!(t.as_strided(&[2], &[3], 0).expect("ok").storage_id(), t.storage_id());
+        assert!(
+            t.as_strided(&[0, 5], &[100, 100], 6).is_ok(),
+            "an empty view reaches nothing"
+        );
+        assert_eq!(
+            t.as_strided(&[2], &[3], 0).expect("ok").storage_id(),
+            t.storage_id()
+        );
     }
 }

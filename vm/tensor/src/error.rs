@@ -17,7 +17,11 @@ pub enum ErrorKind {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TensorError {
     /// Two shapes that do not broadcast, at the first clashing dimension.
-    Broadcast { lhs: Vec<usize>, rhs: Vec<usize>, dim: usize },
+    Broadcast {
+        lhs: Vec<usize>,
+        rhs: Vec<usize>,
+        dim: usize,
+    },
     /// A `dim` argument outside `[-ndim, ndim - 1]`.
     DimOutOfRange { dim: i64, ndim: usize },
     /// A dimension of a 0-dim tensor, which has none.
@@ -31,7 +35,11 @@ pub enum TensorError {
     /// `view` of strides that cannot be reinterpreted.
     ViewStride,
     /// An operand's dtype that the op does not take.
-    DType { op: &'static str, dtype: DType, expected: &'static str },
+    DType {
+        op: &'static str,
+        dtype: DType,
+        expected: &'static str,
+    },
     /// An allocation the system refused (or that no machine could satisfy).
     OutOfMemory { bytes: usize },
     /// A new tensor's sizes whose element count overflows int64.
@@ -51,7 +59,9 @@ pub type Result<T, E = TensorError> = std::result::Result<T, E>;
 impl TensorError {
     pub fn kind(&self) -> ErrorKind {
         match self {
-            TensorError::DimOutOfRange { .. } | TensorError::IndexOutOfRange { .. } | TensorError::NoDims { .. } => ErrorKind::Index,
+            TensorError::DimOutOfRange { .. }
+            | TensorError::IndexOutOfRange { .. }
+            | TensorError::NoDims { .. } => ErrorKind::Index,
             TensorError::Value { .. } => ErrorKind::Value,
             TensorError::Other { kind, .. } => *kind,
             _ => ErrorKind::Runtime,
@@ -59,32 +69,61 @@ impl TensorError {
     }
 
     pub fn runtime(op: &'static str, message: impl Into<String>) -> Self {
-        TensorError::Runtime { op, message: message.into() }
+        TensorError::Runtime {
+            op,
+            message: message.into(),
+        }
     }
 
     pub fn value(op: &'static str, message: impl Into<String>) -> Self {
-        TensorError::Value { op, message: message.into() }
+        TensorError::Value {
+            op,
+            message: message.into(),
+        }
     }
 
     pub fn not_implemented(message: impl Into<String>) -> Self {
-        TensorError::Other { kind: ErrorKind::NotImplemented, message: message.into() }
+        TensorError::Other {
+            kind: ErrorKind::NotImplemented,
+            message: message.into(),
+        }
     }
 
     pub fn index_error(message: impl Into<String>) -> Self {
-        TensorError::Other { kind: ErrorKind::Index, message: message.into() }
+        TensorError::Other {
+            kind: ErrorKind::Index,
+            message: message.into(),
+        }
     }
 
     /// The broadcast error for `lhs` against `rhs`, naming the first dimension that clashes.
     pub fn broadcast(lhs: &[usize], rhs: &[usize]) -> Self {
         let n = lhs.len().max(rhs.len());
-        let at = |s: &[usize], i: usize| if i < n - s.len() { 1 } else { s[i - (n - s.len())] };
-        let dim = (0..n).rev().find(|&i| at(lhs, i) != at(rhs, i) && at(lhs, i) != 1 && at(rhs, i) != 1).unwrap_or(0);
-        TensorError::Broadcast { lhs: lhs.to_vec(), rhs: rhs.to_vec(), dim }
+        let at = |s: &[usize], i: usize| {
+            if i < n - s.len() {
+                1
+            } else {
+                s[i - (n - s.len())]
+            }
+        };
+        let dim = (0..n)
+            .rev()
+            .find(|&i| at(lhs, i) != at(rhs, i) && at(lhs, i) != 1 && at(rhs, i) != 1)
+            .unwrap_or(0);
+        TensorError::Broadcast {
+            lhs: lhs.to_vec(),
+            rhs: rhs.to_vec(),
+            dim,
+        }
     }
 }
 
 fn size_list(shape: &[usize]) -> String {
-    shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x")
+    shape
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
 }
 
 impl fmt::Display for TensorError {
@@ -101,34 +140,67 @@ impl fmt::Display for TensorError {
             }
             TensorError::DimOutOfRange { dim, ndim } => {
                 let n = (*ndim).max(1) as i64;
-                write!(f, "Dimension out of range (expected to be in range of [{}, {}], but got {dim})", -n, n - 1)
+                write!(
+                    f,
+                    "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+                    -n,
+                    n - 1
+                )
             }
-            TensorError::NoDims { dim } => write!(f, "Dimension specified as {dim} but tensor has no dimensions"),
+            TensorError::NoDims { dim } => write!(
+                f,
+                "Dimension specified as {dim} but tensor has no dimensions"
+            ),
             TensorError::IndexOutOfRange { index, dim, size } => {
-                write!(f, "index {index} is out of bounds for dimension {dim} with size {size}")
+                write!(
+                    f,
+                    "index {index} is out of bounds for dimension {dim} with size {size}"
+                )
             }
             TensorError::MatmulShape { lhs, rhs } => {
-                write!(f, "mm: mat1 and mat2 shapes cannot be multiplied ({} and {})", size_list(lhs), size_list(rhs))
+                write!(
+                    f,
+                    "mm: mat1 and mat2 shapes cannot be multiplied ({} and {})",
+                    size_list(lhs),
+                    size_list(rhs)
+                )
             }
             TensorError::InvalidShape { shape, numel } => {
                 let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-                write!(f, "shape '[{}]' is invalid for input of size {numel}", dims.join(", "))
+                write!(
+                    f,
+                    "shape '[{}]' is invalid for input of size {numel}",
+                    dims.join(", ")
+                )
             }
             TensorError::ViewStride => write!(
                 f,
                 "view size is not compatible with input tensor's size and stride (at least one dimension spans \
                  across two contiguous subspaces). Use .reshape(...) instead."
             ),
-            TensorError::DType { op, dtype, expected } => {
-                write!(f, "{op}(): expected {expected} but got {}", legacy_name(*dtype))
+            TensorError::DType {
+                op,
+                dtype,
+                expected,
+            } => {
+                write!(
+                    f,
+                    "{op}(): expected {expected} but got {}",
+                    legacy_name(*dtype)
+                )
             }
             TensorError::OutOfMemory { bytes } => write!(
                 f,
                 "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate {bytes} bytes. Error code 12 (Cannot allocate memory)"
             ),
-            TensorError::SizeOverflow { sizes } => write!(f, "Storage size calculation overflowed with sizes={sizes:?}"),
+            TensorError::SizeOverflow { sizes } => write!(
+                f,
+                "Storage size calculation overflowed with sizes={sizes:?}"
+            ),
             TensorError::NumelOverflow => f.write_str("numel: integer multiplication overflow"),
-            TensorError::Runtime { message, .. } | TensorError::Value { message, .. } => f.write_str(message),
+            TensorError::Runtime { message, .. } | TensorError::Value { message, .. } => {
+                f.write_str(message)
+            }
             TensorError::Other { message, .. } => f.write_str(message),
         }
     }

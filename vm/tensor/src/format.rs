@@ -36,7 +36,11 @@ fn sci(x: f64, precision: usize) -> String {
     let s = format!("{x:.precision$e}");
     let (mantissa, exp) = s.split_once('e').expect("`e` formatting has an exponent");
     let exp: i32 = exp.parse().expect("integer exponent");
-    format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+    format!(
+        "{mantissa}e{}{:02}",
+        if exp < 0 { '-' } else { '+' },
+        exp.abs()
+    )
 }
 
 /// Decides width and notation from the values shown, as PyTorch's `_Formatter`.
@@ -49,7 +53,12 @@ struct Formatter {
 
 impl Formatter {
     fn new(values: &[Value], floating: bool) -> Formatter {
-        let mut f = Formatter { floating, int_mode: true, sci_mode: false, max_width: 1 };
+        let mut f = Formatter {
+            floating,
+            int_mode: true,
+            sci_mode: false,
+            max_width: 1,
+        };
         if !floating {
             for v in values {
                 f.max_width = f.max_width.max(plain(*v).len());
@@ -70,7 +79,11 @@ impl Formatter {
         let max = finite.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         f.int_mode = finite.iter().all(|x| x.ceil() == *x);
         let wide = max / min > 1000.0 || max > 1.0e8;
-        f.sci_mode = if f.int_mode { wide } else { wide || min < 1.0e-4 };
+        f.sci_mode = if f.int_mode {
+            wide
+        } else {
+            wide || min < 1.0e-4
+        };
         for &x in &finite {
             let len = if f.sci_mode {
                 sci(x, PRECISION).len()
@@ -132,7 +145,13 @@ fn shown(shape: &[usize], summarize: bool) -> Vec<Vec<usize>> {
         }
     };
     shape.iter().fold(vec![vec![]], |acc, &size| {
-        acc.iter().flat_map(|prefix| axis(size).into_iter().map(move |i| [prefix.clone(), vec![i]].concat())).collect()
+        acc.iter()
+            .flat_map(|prefix| {
+                axis(size)
+                    .into_iter()
+                    .map(move |i| [prefix.clone(), vec![i]].concat())
+            })
+            .collect()
     })
 }
 
@@ -145,7 +164,11 @@ struct Printer<'a> {
 
 impl Printer<'_> {
     fn value(&self, index: &[usize]) -> Value {
-        self.all[index.iter().zip(&self.strides).map(|(i, s)| i * s).sum::<usize>()]
+        self.all[index
+            .iter()
+            .zip(&self.strides)
+            .map(|(i, s)| i * s)
+            .sum::<usize>()]
     }
 
     fn tensor(&self, shape: &[usize], prefix: &mut Vec<usize>, indent: usize) -> String {
@@ -198,7 +221,10 @@ impl Printer<'_> {
             (0..size).map(item).collect()
         };
         let lines: Vec<String> = data.chunks(per_line).map(|line| line.join(", ")).collect();
-        format!("[{}]", lines.join(&format!(",\n{}", " ".repeat(indent + 1))))
+        format!(
+            "[{}]",
+            lines.join(&format!(",\n{}", " ".repeat(indent + 1)))
+        )
     }
 }
 
@@ -216,7 +242,12 @@ fn body(t: &Tensor, indent: usize) -> String {
         all.clone()
     };
     let fmt = Formatter::new(&shown_values, t.dtype().is_float());
-    let printer = Printer { all: &all, strides, fmt, summarize };
+    let printer = Printer {
+        all: &all,
+        strides,
+        fmt,
+        summarize,
+    };
     printer.tensor(t.shape(), &mut Vec::new(), indent)
 }
 
@@ -249,7 +280,11 @@ pub fn repr(t: &Tensor, extra: &[String]) -> String {
     let text = if t.numel() == 0 {
         if t.ndim() != 1 {
             let dims: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
-            let tuple = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+            let tuple = if dims.len() == 1 {
+                format!("({},)", dims[0])
+            } else {
+                format!("({})", dims.join(", "))
+            };
             suffixes.push(format!("size={tuple}"));
         }
         if t.dtype() != DType::F32 {
@@ -279,7 +314,10 @@ mod tests {
     #[test]
     fn small_matrices() {
         let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.5], &[2, 2]);
-        assert_eq!(repr(&t, &[]), "tensor([[1.0000, 2.0000],\n        [3.0000, 4.5000]])");
+        assert_eq!(
+            repr(&t, &[]),
+            "tensor([[1.0000, 2.0000],\n        [3.0000, 4.5000]])"
+        );
         let t = Tensor::from_vec(vec![1i64, -20, 3], &[3]);
         assert_eq!(repr(&t, &[]), "tensor([  1, -20,   3])");
         let t = Tensor::from_vec(vec![1.0f64, 2.0], &[2]);

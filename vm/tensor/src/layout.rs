@@ -22,8 +22,16 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
     for i in 0..n {
-        let x = if i < n - a.len() { 1 } else { a[i - (n - a.len())] };
-        let y = if i < n - b.len() { 1 } else { b[i - (n - b.len())] };
+        let x = if i < n - a.len() {
+            1
+        } else {
+            a[i - (n - a.len())]
+        };
+        let y = if i < n - b.len() {
+            1
+        } else {
+            b[i - (n - b.len())]
+        };
         out[i] = match (x, y) {
             (x, y) if x == y => x,
             (1, y) => y,
@@ -36,7 +44,11 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
 
 impl Layout {
     pub fn contiguous(shape: &[usize]) -> Layout {
-        Layout { shape: shape.to_vec(), strides: contiguous_strides(shape), offset: 0 }
+        Layout {
+            shape: shape.to_vec(),
+            strides: contiguous_strides(shape),
+            offset: 0,
+        }
     }
 
     /// One past the last storage element this layout can reach (0 when it
@@ -45,9 +57,12 @@ impl Layout {
         if self.shape.contains(&0) {
             return Some(0);
         }
-        self.shape.iter().zip(&self.strides).try_fold(self.offset.checked_add(1)?, |end, (&size, &stride)| {
-            end.checked_add((size - 1).checked_mul(stride)?)
-        })
+        self.shape
+            .iter()
+            .zip(&self.strides)
+            .try_fold(self.offset.checked_add(1)?, |end, (&size, &stride)| {
+                end.checked_add((size - 1).checked_mul(stride)?)
+            })
     }
 
     pub fn ndim(&self) -> usize {
@@ -91,7 +106,11 @@ impl Layout {
                 strides[i + extra] = self.strides[i];
             }
         }
-        Layout { shape: shape.to_vec(), strides, offset: self.offset }
+        Layout {
+            shape: shape.to_vec(),
+            strides,
+            offset: self.offset,
+        }
     }
 
     pub fn permute(&self, dims: &[usize]) -> Layout {
@@ -131,7 +150,11 @@ impl Layout {
 
     pub fn unsqueeze(&self, dim: usize) -> Layout {
         let mut out = self.clone();
-        let stride = if dim < self.ndim() { self.shape[dim] * self.strides[dim] } else { 1 };
+        let stride = if dim < self.ndim() {
+            self.shape[dim] * self.strides[dim]
+        } else {
+            1
+        };
         out.shape.insert(dim, 1);
         out.strides.insert(dim, stride.max(1));
         out
@@ -145,7 +168,11 @@ impl Layout {
     /// get strides inside that chunk.
     pub fn view(&self, shape: &[usize]) -> Option<Layout> {
         if self.is_contiguous() || self.numel() <= 1 {
-            return Some(Layout { shape: shape.to_vec(), strides: contiguous_strides(shape), offset: self.offset });
+            return Some(Layout {
+                shape: shape.to_vec(),
+                strides: contiguous_strides(shape),
+                offset: self.offset,
+            });
         }
         let mut strides = vec![0; shape.len()];
         let mut view_d = shape.len();
@@ -153,8 +180,8 @@ impl Layout {
         let (mut tensor_numel, mut view_numel) = (1, 1);
         for d in (0..self.ndim()).rev() {
             tensor_numel *= self.shape[d];
-            let chunk_ends = d == 0
-                || (self.shape[d - 1] != 1 && self.strides[d - 1] != tensor_numel * base);
+            let chunk_ends =
+                d == 0 || (self.shape[d - 1] != 1 && self.strides[d - 1] != tensor_numel * base);
             if !chunk_ends {
                 continue;
             }
@@ -172,7 +199,11 @@ impl Layout {
                 view_numel = 1;
             }
         }
-        (view_d == 0).then(|| Layout { shape: shape.to_vec(), strides, offset: self.offset })
+        (view_d == 0).then(|| Layout {
+            shape: shape.to_vec(),
+            strides,
+            offset: self.offset,
+        })
     }
 
     /// Storage offsets of every element in row-major order.
@@ -288,7 +319,10 @@ mod tests {
     #[test]
     fn view_follows_pytorchs_stride_rule() {
         let t = Layout::contiguous(&[2, 3, 4]).transpose(0, 1); // [3,2,4] strides [4,12,1]
-        assert_eq!(t.view(&[3, 2, 2, 2]).map(|l| l.strides), Some(vec![4, 12, 2, 1]));
+        assert_eq!(
+            t.view(&[3, 2, 2, 2]).map(|l| l.strides),
+            Some(vec![4, 12, 2, 1])
+        );
         assert_eq!(t.view(&[6, 4]), None);
         assert_eq!(t.view(&[3, 8]), None);
         let s = Layout::contiguous(&[4, 6]).slice(1, 0, 3, 1); // [4,3] strides [6,1]
@@ -307,7 +341,11 @@ mod tests {
     #[test]
     fn extent_of_a_view_is_checked() {
         assert_eq!(Layout::contiguous(&[2, 3]).checked_extent(), Some(6));
-        let huge = Layout { shape: vec![2, 2], strides: vec![usize::MAX, 1], offset: 0 };
+        let huge = Layout {
+            shape: vec![2, 2],
+            strides: vec![usize::MAX, 1],
+            offset: 0,
+        };
         assert_eq!(huge.checked_extent(), None);
     }
 }

@@ -16,11 +16,31 @@ pub enum Storage {
 macro_rules! with_storage {
     ($storage:expr, $v:ident, $T:ident => $body:expr) => {
         match $storage {
-            $crate::storage::Storage::Bool($v) => { #[allow(dead_code)] type $T = bool; $body }
-            $crate::storage::Storage::I32($v) => { #[allow(dead_code)] type $T = i32; $body }
-            $crate::storage::Storage::I64($v) => { #[allow(dead_code)] type $T = i64; $body }
-            $crate::storage::Storage::F32($v) => { #[allow(dead_code)] type $T = f32; $body }
-            $crate::storage::Storage::F64($v) => { #[allow(dead_code)] type $T = f64; $body }
+            $crate::storage::Storage::Bool($v) => {
+                #[allow(dead_code)]
+                type $T = bool;
+                $body
+            }
+            $crate::storage::Storage::I32($v) => {
+                #[allow(dead_code)]
+                type $T = i32;
+                $body
+            }
+            $crate::storage::Storage::I64($v) => {
+                #[allow(dead_code)]
+                type $T = i64;
+                $body
+            }
+            $crate::storage::Storage::F32($v) => {
+                #[allow(dead_code)]
+                type $T = f32;
+                $body
+            }
+            $crate::storage::Storage::F64($v) => {
+                #[allow(dead_code)]
+                type $T = f64;
+                $body
+            }
         }
     };
 }
@@ -30,11 +50,31 @@ pub(crate) use with_storage;
 macro_rules! with_dtype {
     ($dtype:expr, $T:ident => $body:expr) => {
         match $dtype {
-            $crate::dtype::DType::Bool => { #[allow(dead_code)] type $T = bool; $body }
-            $crate::dtype::DType::I32 => { #[allow(dead_code)] type $T = i32; $body }
-            $crate::dtype::DType::I64 => { #[allow(dead_code)] type $T = i64; $body }
-            $crate::dtype::DType::F32 => { #[allow(dead_code)] type $T = f32; $body }
-            $crate::dtype::DType::F64 => { #[allow(dead_code)] type $T = f64; $body }
+            $crate::dtype::DType::Bool => {
+                #[allow(dead_code)]
+                type $T = bool;
+                $body
+            }
+            $crate::dtype::DType::I32 => {
+                #[allow(dead_code)]
+                type $T = i32;
+                $body
+            }
+            $crate::dtype::DType::I64 => {
+                #[allow(dead_code)]
+                type $T = i64;
+                $body
+            }
+            $crate::dtype::DType::F32 => {
+                #[allow(dead_code)]
+                type $T = f32;
+                $body
+            }
+            $crate::dtype::DType::F64 => {
+                #[allow(dead_code)]
+                type $T = f64;
+                $body
+            }
         }
     };
 }
@@ -95,25 +135,47 @@ macro_rules! element {
         impl Element for $T {
             const DTYPE: DType = DType::$variant;
             #[inline(always)]
-            fn to_f64(self) -> f64 { self as f64 }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
             #[inline(always)]
-            fn from_f64(x: f64) -> Self { x as $T }
+            fn from_f64(x: f64) -> Self {
+                x as $T
+            }
             #[inline(always)]
-            fn to_i64(self) -> i64 { self as i64 }
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
             #[inline(always)]
-            fn from_i64(x: i64) -> Self { x as $T }
+            fn from_i64(x: i64) -> Self {
+                x as $T
+            }
             #[inline(always)]
-            fn to_bool(self) -> bool { self != (0 as $T) }
+            fn to_bool(self) -> bool {
+                self != (0 as $T)
+            }
             #[inline(always)]
-            fn from_bool(b: bool) -> Self { b as u8 as $T }
-            fn to_scalar(self) -> Scalar { $scalar(self) }
+            fn from_bool(b: bool) -> Self {
+                b as u8 as $T
+            }
+            fn to_scalar(self) -> Scalar {
+                $scalar(self)
+            }
             fn slice(storage: &Storage) -> Option<&[Self]> {
-                match storage { Storage::$variant(v) => Some(v), _ => None }
+                match storage {
+                    Storage::$variant(v) => Some(v),
+                    _ => None,
+                }
             }
             fn slice_mut(storage: &mut Storage) -> Option<&mut [Self]> {
-                match storage { Storage::$variant(v) => Some(v), _ => None }
+                match storage {
+                    Storage::$variant(v) => Some(v),
+                    _ => None,
+                }
             }
-            fn wrap(v: Vec<Self>) -> Storage { Storage::$variant(v) }
+            fn wrap(v: Vec<Self>) -> Storage {
+                Storage::$variant(v)
+            }
         }
     };
 }
@@ -126,23 +188,45 @@ element!(f64, F64, Scalar::Float);
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
     #[inline(always)]
-    fn to_f64(self) -> f64 { self as u8 as f64 }
+    fn to_f64(self) -> f64 {
+        self as u8 as f64
+    }
     #[inline(always)]
-    fn from_f64(x: f64) -> Self { x != 0.0 }
+    fn from_f64(x: f64) -> Self {
+        x != 0.0
+    }
     #[inline(always)]
-    fn to_i64(self) -> i64 { self as i64 }
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
     #[inline(always)]
-    fn from_i64(x: i64) -> Self { x != 0 }
+    fn from_i64(x: i64) -> Self {
+        x != 0
+    }
     #[inline(always)]
-    fn to_bool(self) -> bool { self }
+    fn to_bool(self) -> bool {
+        self
+    }
     #[inline(always)]
-    fn from_bool(b: bool) -> Self { b }
-    fn to_scalar(self) -> Scalar { Scalar::Bool(self) }
+    fn from_bool(b: bool) -> Self {
+        b
+    }
+    fn to_scalar(self) -> Scalar {
+        Scalar::Bool(self)
+    }
     fn slice(storage: &Storage) -> Option<&[Self]> {
-        match storage { Storage::Bool(v) => Some(v), _ => None }
+        match storage {
+            Storage::Bool(v) => Some(v),
+            _ => None,
+        }
     }
     fn slice_mut(storage: &mut Storage) -> Option<&mut [Self]> {
-        match storage { Storage::Bool(v) => Some(v), _ => None }
+        match storage {
+            Storage::Bool(v) => Some(v),
+            _ => None,
+        }
     }
-    fn wrap(v: Vec<Self>) -> Storage { Storage::Bool(v) }
+    fn wrap(v: Vec<Self>) -> Storage {
+        Storage::Bool(v)
+    }
 }

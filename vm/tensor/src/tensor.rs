@@ -28,7 +28,11 @@ impl Tensor {
 
     pub fn from_storage(storage: Storage, shape: &[usize]) -> Tensor {
         let dtype = storage.dtype();
-        Tensor { storage: Arc::new(RwLock::new(storage)), layout: Layout::contiguous(shape), dtype }
+        Tensor {
+            storage: Arc::new(RwLock::new(storage)),
+            layout: Layout::contiguous(shape),
+            dtype,
+        }
     }
 
     pub fn scalar(value: Scalar, dtype: DType) -> Tensor {
@@ -79,7 +83,11 @@ impl Tensor {
 
     /// A new view of the same storage.
     pub fn with_layout(&self, layout: Layout) -> Tensor {
-        Tensor { storage: self.storage.clone(), layout, dtype: self.dtype }
+        Tensor {
+            storage: self.storage.clone(),
+            layout,
+            dtype: self.dtype,
+        }
     }
 
     pub(crate) fn storage(&self) -> &Arc<RwLock<Storage>> {
@@ -157,7 +165,10 @@ impl Tensor {
         if self.numel() != 1 {
             return Err(TensorError::runtime(
                 "item",
-                format!("a Tensor with {} elements cannot be converted to Scalar", self.numel()),
+                format!(
+                    "a Tensor with {} elements cannot be converted to Scalar",
+                    self.numel()
+                ),
             ));
         }
         let storage = self.read();
@@ -203,7 +214,11 @@ impl Tensor {
     /// A view at `shape` with broadcast dimensions of stride 0.
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
         let compatible = shape.len() >= self.ndim()
-            && self.shape().iter().zip(&shape[shape.len() - self.ndim()..]).all(|(&a, &b)| a == b || a == 1);
+            && self
+                .shape()
+                .iter()
+                .zip(&shape[shape.len() - self.ndim()..])
+                .all(|(&a, &b)| a == b || a == 1);
         if !compatible {
             return Err(TensorError::runtime(
                 "expand",
@@ -228,5 +243,9 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
     if dim < -n || dim >= n {
         return Err(TensorError::DimOutOfRange { dim, ndim });
     }
-    Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
+    Ok(if dim < 0 {
+        (dim + n) as usize
+    } else {
+        dim as usize
+    })
 }

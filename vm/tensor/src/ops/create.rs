@@ -29,13 +29,21 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
         return Err(TensorError::runtime("arange", "step must be nonzero"));
     }
     if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
-        return Err(TensorError::runtime("arange", "upper bound and larger bound inconsistent with step sign"));
+        return Err(TensorError::runtime(
+            "arange",
+            "upper bound and larger bound inconsistent with step sign",
+        ));
     }
-    let any_float = [start, end, step].iter().any(|x| matches!(x, Scalar::Float(_)));
+    let any_float = [start, end, step]
+        .iter()
+        .any(|x| matches!(x, Scalar::Float(_)));
     let dtype = dtype.unwrap_or(if any_float { DType::F32 } else { DType::I64 });
     let count = ((e - s) / st).ceil().max(0.0);
     if !count.is_finite() || count > i64::MAX as f64 {
-        return Err(TensorError::runtime("arange", "invalid size, possible overflow?"));
+        return Err(TensorError::runtime(
+            "arange",
+            "invalid size, possible overflow?",
+        ));
     }
     let n = count as usize;
     crate::alloc::reserve(n, dtype)?;
@@ -49,14 +57,27 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
 
 pub fn linspace(start: f64, end: f64, steps: i64, dtype: Option<DType>) -> Result<Tensor> {
     if steps < 0 {
-        return Err(TensorError::runtime("linspace", "linspace(): number of steps must be non-negative"));
+        return Err(TensorError::runtime(
+            "linspace",
+            "linspace(): number of steps must be non-negative",
+        ));
     }
     let n = steps as usize;
     crate::alloc::reserve(n, DType::F64)?;
-    let step = if n > 1 { (end - start) / (n - 1) as f64 } else { 0.0 };
+    let step = if n > 1 {
+        (end - start) / (n - 1) as f64
+    } else {
+        0.0
+    };
     // PyTorch fills the second half backwards from `end`, so both ends are exact.
     let data: Vec<f64> = (0..n)
-        .map(|i| if i < n / 2 || n == 1 { start + step * i as f64 } else { end - step * (n - 1 - i) as f64 })
+        .map(|i| {
+            if i < n / 2 || n == 1 {
+                start + step * i as f64
+            } else {
+                end - step * (n - 1 - i) as f64
+            }
+        })
         .collect();
     Ok(Tensor::from_vec(data, &[n]).to_dtype(dtype.unwrap_or(DType::F32)))
 }
@@ -111,7 +132,10 @@ pub fn randperm(n: usize, dtype: DType) -> Tensor {
 /// Zeroes each element with probability `p` and scales the rest by `1/(1-p)`.
 pub fn dropout(t: &Tensor, p: f64) -> Result<Tensor> {
     if !(0.0..=1.0).contains(&p) {
-        return Err(TensorError::value("dropout", format!("dropout probability has to be between 0 and 1, but got {p}")));
+        return Err(TensorError::value(
+            "dropout",
+            format!("dropout probability has to be between 0 and 1, but got {p}"),
+        ));
     }
     let keep: Vec<bool> = with_rng(|r| (0..t.numel()).map(|_| r.random::<f64>() >= p).collect());
     let scale = if p < 1.0 { 1.0 / (1.0 - p) } else { 0.0 };

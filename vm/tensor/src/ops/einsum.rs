@@ -34,7 +34,9 @@ fn parse_term(s: &str, start: usize) -> Result<Term> {
         match bytes[i] {
             b'.' => {
                 if ellipsis.is_some() || !s[i..].starts_with("...") {
-                    return Err(err("found '.' for operand that is not part of any ellipsis"));
+                    return Err(err(
+                        "found '.' for operand that is not part of any ellipsis",
+                    ));
                 }
                 ellipsis = Some(letters.len());
                 i += 3;
@@ -44,7 +46,12 @@ fn parse_term(s: &str, start: usize) -> Result<Term> {
                 i += 1;
             }
             b' ' => i += 1,
-            _ => return Err(err(format!("invalid subscript given at index {} in the equation string, subscripts must be in [a-zA-Z]", start + i))),
+            _ => {
+                return Err(err(format!(
+                    "invalid subscript given at index {} in the equation string, subscripts must be in [a-zA-Z]",
+                    start + i
+                )));
+            }
         }
     }
     Ok(Term { letters, ellipsis })
@@ -59,7 +66,10 @@ struct Labeled {
 impl Labeled {
     /// Sums out the dims whose labels `keep` rejects.
     fn sum_unless(self, keep: impl Fn(Label) -> bool) -> Result<Labeled> {
-        let drop: Vec<i64> = (0..self.labels.len()).filter(|&i| !keep(self.labels[i])).map(|i| i as i64).collect();
+        let drop: Vec<i64> = (0..self.labels.len())
+            .filter(|&i| !keep(self.labels[i]))
+            .map(|i| i as i64)
+            .collect();
         if drop.is_empty() {
             return Ok(self);
         }
@@ -70,7 +80,15 @@ impl Labeled {
 
     /// A view with dims in `order`, each expanded to `sizes` where it broadcasts.
     fn arrange(&self, order: &[Label], sizes: &dyn Fn(Label) -> usize) -> Tensor {
-        let perm: Vec<usize> = order.iter().map(|l| self.labels.iter().position(|x| x == l).expect("label present")).collect();
+        let perm: Vec<usize> = order
+            .iter()
+            .map(|l| {
+                self.labels
+                    .iter()
+                    .position(|x| x == l)
+                    .expect("label present")
+            })
+            .collect();
         let layout = self.t.layout().permute(&perm);
         let shape: Vec<usize> = order.iter().map(|&l| sizes(l)).collect();
         self.t.with_layout(layout.broadcast_to(&shape))
@@ -89,10 +107,14 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
         at += part.len() + 1;
     }
     if terms.len() > operands.len() {
-        return Err(err("fewer operands were provided than specified in the equation"));
+        return Err(err(
+            "fewer operands were provided than specified in the equation",
+        ));
     }
     if terms.len() < operands.len() {
-        return Err(err("more operands were provided than specified in the equation"));
+        return Err(err(
+            "more operands were provided than specified in the equation",
+        ));
     }
     // Ellipsis dims are numbered so that they align from the right.
     let mut ellipsis_dims = 0;
@@ -100,10 +122,16 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
         let n = term.letters.len();
         match term.ellipsis {
             None if n != t.ndim() => {
-                return Err(err(format!("the number of subscripts in the equation ({n}) does not match the number of dimensions ({}) for operand {i} and no ellipsis was given", t.ndim())));
+                return Err(err(format!(
+                    "the number of subscripts in the equation ({n}) does not match the number of dimensions ({}) for operand {i} and no ellipsis was given",
+                    t.ndim()
+                )));
             }
             Some(_) if n > t.ndim() => {
-                return Err(err(format!("the number of subscripts in the equation ({n}) is more than the number of dimensions ({}) for operand {i}", t.ndim())));
+                return Err(err(format!(
+                    "the number of subscripts in the equation ({n}) is more than the number of dimensions ({}) for operand {i}",
+                    t.ndim()
+                )));
             }
             Some(_) => ellipsis_dims = ellipsis_dims.max(t.ndim() - n),
             None => {}
@@ -117,7 +145,13 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
             let dots = (ellipsis_dims - e..ellipsis_dims).map(Label::Ellipsis);
             labels.splice(p..p, dots);
         }
-        inputs.push(diagonal(Labeled { t: t.clone(), labels }, i)?);
+        inputs.push(diagonal(
+            Labeled {
+                t: t.clone(),
+                labels,
+            },
+            i,
+        )?);
     }
     // Sizes per label, with size 1 broadcasting.
     let mut sizes: Vec<(Label, usize)> = Vec::new();
@@ -131,7 +165,9 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
                         Label::Letter(c) => (c as char).to_string(),
                         Label::Ellipsis(_) => "...".into(),
                     };
-                    return Err(err(format!("subscript {name} has size {n} for operand {i} which does not broadcast with previously seen size {seen}")));
+                    return Err(err(format!(
+                        "subscript {name} has size {n} for operand {i} which does not broadcast with previously seen size {seen}"
+                    )));
                 }
                 Some(_) => {}
             }
@@ -147,10 +183,16 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
             }
             for (j, &c) in term.letters.iter().enumerate() {
                 if term.letters[..j].contains(&c) {
-                    return Err(err(format!("output subscript {} appears more than once in the output", c as char)));
+                    return Err(err(format!(
+                        "output subscript {} appears more than once in the output",
+                        c as char
+                    )));
                 }
                 if !inputs.iter().any(|x| x.labels.contains(&Label::Letter(c))) {
-                    return Err(err(format!("output subscript {} does not appear in the equation for any input operand", c as char)));
+                    return Err(err(format!(
+                        "output subscript {} does not appear in the equation for any input operand",
+                        c as char
+                    )));
                 }
             }
             out
@@ -158,24 +200,37 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
         None => {
             // Implicit output: the ellipsis, then letters seen once, sorted.
             let mut once: Vec<u8> = Vec::new();
-            let all: Vec<u8> = terms.iter().flat_map(|t| t.letters.iter().copied()).collect();
+            let all: Vec<u8> = terms
+                .iter()
+                .flat_map(|t| t.letters.iter().copied())
+                .collect();
             for &c in &all {
                 if all.iter().filter(|&&x| x == c).count() == 1 {
                     once.push(c);
                 }
             }
             once.sort_unstable();
-            (0..ellipsis_dims).map(Label::Ellipsis).chain(once.into_iter().map(Label::Letter)).collect()
+            (0..ellipsis_dims)
+                .map(Label::Ellipsis)
+                .chain(once.into_iter().map(Label::Letter))
+                .collect()
         }
     };
     // Contract left to right, keeping labels the output or a later operand needs.
     let mut pending = inputs.into_iter();
-    let first = pending.next().ok_or_else(|| err("must provide at least one operand"))?;
+    let first = pending
+        .next()
+        .ok_or_else(|| err("must provide at least one operand"))?;
     let rest: Vec<Labeled> = pending.collect();
-    let needed_after = |k: usize, l: Label| output.contains(&l) || rest[k..].iter().any(|x| x.labels.contains(&l));
+    let needed_after =
+        |k: usize, l: Label| output.contains(&l) || rest[k..].iter().any(|x| x.labels.contains(&l));
     let mut acc = first.sum_unless(|l| needed_after(0, l))?;
     for (k, next) in rest.iter().enumerate() {
-        let next = Labeled { t: next.t.clone(), labels: next.labels.clone() }.sum_unless(|l| needed_after(k + 1, l) || acc.labels.contains(&l))?;
+        let next = Labeled {
+            t: next.t.clone(),
+            labels: next.labels.clone(),
+        }
+        .sum_unless(|l| needed_after(k + 1, l) || acc.labels.contains(&l))?;
         acc = contract(&acc, &next, &|l| needed_after(k + 1, l), &size_of)?;
     }
     let acc = acc.sum_unless(|l| output.contains(&l))?;
@@ -196,7 +251,10 @@ fn diagonal(x: Labeled, operand: usize) -> Result<Labeled> {
                         Label::Letter(c) => c as char,
                         Label::Ellipsis(_) => '.',
                     };
-                    return Err(err(format!("subscript {name} is repeated for operand {operand} but the sizes don't match, {} != {}", layout.shape[i], shape[j])));
+                    return Err(err(format!(
+                        "subscript {name} is repeated for operand {operand} but the sizes don't match, {} != {}",
+                        layout.shape[i], shape[j]
+                    )));
                 }
                 strides[j] += layout.strides[i];
             }
@@ -207,18 +265,42 @@ fn diagonal(x: Labeled, operand: usize) -> Result<Labeled> {
             }
         }
     }
-    let t = x.t.with_layout(Layout { shape, strides, offset: layout.offset });
+    let t = x.t.with_layout(Layout {
+        shape,
+        strides,
+        offset: layout.offset,
+    });
     Ok(Labeled { t, labels })
 }
 
 /// One pairwise contraction as a batched matrix product:
 /// (batch, left, summed) @ (batch, summed, right).
-fn contract(a: &Labeled, b: &Labeled, keep: &dyn Fn(Label) -> bool, size_of: &dyn Fn(Label) -> usize) -> Result<Labeled> {
+fn contract(
+    a: &Labeled,
+    b: &Labeled,
+    keep: &dyn Fn(Label) -> bool,
+    size_of: &dyn Fn(Label) -> usize,
+) -> Result<Labeled> {
     let in_b = |l: &Label| b.labels.contains(l);
-    let batch: Vec<Label> = a.labels.iter().copied().filter(|l| in_b(l) && keep(*l)).collect();
-    let summed: Vec<Label> = a.labels.iter().copied().filter(|l| in_b(l) && !keep(*l)).collect();
+    let batch: Vec<Label> = a
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| in_b(l) && keep(*l))
+        .collect();
+    let summed: Vec<Label> = a
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| in_b(l) && !keep(*l))
+        .collect();
     let left: Vec<Label> = a.labels.iter().copied().filter(|l| !in_b(l)).collect();
-    let right: Vec<Label> = b.labels.iter().copied().filter(|l| !a.labels.contains(l)).collect();
+    let right: Vec<Label> = b
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| !a.labels.contains(l))
+        .collect();
     let n = |ls: &[Label]| ls.iter().map(|&l| size_of(l)).product::<usize>() as i64;
     let (nb, nl, ns, nr) = (n(&batch), n(&left), n(&summed), n(&right));
     let order_a: Vec<Label> = batch.iter().chain(&left).chain(&summed).copied().collect();

@@ -101,7 +101,11 @@ fn sigmoid<F: Float>(x: F) -> F {
 #[inline(always)]
 fn softplus<F: Float>(x: F) -> F {
     // PyTorch's threshold: above 20 softplus(x) is x to float precision.
-    if x > F::from(20.0).unwrap() { x } else { x.exp().ln_1p() }
+    if x > F::from(20.0).unwrap() {
+        x
+    } else {
+        x.exp().ln_1p()
+    }
 }
 
 #[inline(always)]
@@ -141,11 +145,16 @@ const CHUNK: usize = 1 << 14;
 /// A new vector of `n` elements written chunk by chunk by `fill(start, chunk)`,
 /// in parallel for large `n`. Writing through plain slices (rather than
 /// collecting an iterator) lets each chunk's loop vectorise.
-pub fn build<U: Element>(n: usize, fill: impl Fn(usize, &mut [MaybeUninit<U>]) + Sync + Send) -> Vec<U> {
+pub fn build<U: Element>(
+    n: usize,
+    fill: impl Fn(usize, &mut [MaybeUninit<U>]) + Sync + Send,
+) -> Vec<U> {
     let mut out: Vec<U> = Vec::with_capacity(n);
     let dst = &mut out.spare_capacity_mut()[..n];
     if n >= PARALLEL_MIN {
-        dst.par_chunks_mut(CHUNK).enumerate().for_each(|(i, c)| fill(i * CHUNK, c));
+        dst.par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(i, c)| fill(i * CHUNK, c));
     } else {
         fill(0, dst);
     }
@@ -157,7 +166,11 @@ pub fn build<U: Element>(n: usize, fill: impl Fn(usize, &mut [MaybeUninit<U>]) +
 /// A new vector of `n` elements made of rows of `len`, each zeroed and then
 /// filled in place by `fill(row, values)`, in parallel for large `n`. Zeroing
 /// row by row, just before use, avoids touching the whole buffer twice.
-pub fn build_rows<U: Element>(n: usize, len: usize, fill: impl Fn(usize, &mut [U]) + Sync + Send) -> Vec<U> {
+pub fn build_rows<U: Element>(
+    n: usize,
+    len: usize,
+    fill: impl Fn(usize, &mut [U]) + Sync + Send,
+) -> Vec<U> {
     let mut out: Vec<U> = Vec::with_capacity(n);
     let dst = &mut out.spare_capacity_mut()[..n];
     let row = |(i, chunk): (usize, &mut [MaybeUninit<U>])| {
@@ -202,21 +215,34 @@ pub fn unary(op: Unary, t: &Tensor) -> Result<Tensor> {
         // float32 `exp` has a SIMD kernel (also softmax's).
         (_, DType::F32) if op == Unary::Exp => Ok(Tensor::from_vec(
             t.with_slice(|src: &[f32]| {
-                build_rows(src.len(), CHUNK, |r, dst| super::fastmath::exp_shifted(&src[r * CHUNK..], 0.0, dst))
+                build_rows(src.len(), CHUNK, |r, dst| {
+                    super::fastmath::exp_shifted(&src[r * CHUNK..], 0.0, dst)
+                })
             }),
             t.shape(),
         )),
         (_, DType::F32) => Ok(op.map_float::<f32>(t)),
         (_, DType::F64) => Ok(op.map_float::<f64>(t)),
         (Kind::Float, _) => Ok(op.map_float::<f32>(&t.to_dtype(DType::F32))),
-        (Kind::Same, DType::Bool) if matches!(op, Unary::Abs | Unary::Relu | Unary::Floor | Unary::Ceil | Unary::Round | Unary::Trunc) => {
+        (Kind::Same, DType::Bool)
+            if matches!(
+                op,
+                Unary::Abs | Unary::Relu | Unary::Floor | Unary::Ceil | Unary::Round | Unary::Trunc
+            ) =>
+        {
             Ok(t.copy())
         }
         (Kind::Same, DType::Bool) => Err(TensorError::runtime(
             op.name(),
-            format!("{}: \"{}_cpu\" not implemented for 'Bool'", op.name(), op.name()),
+            format!(
+                "{}: \"{}_cpu\" not implemented for 'Bool'",
+                op.name(),
+                op.name()
+            ),
         )),
-        (Kind::Same, DType::I32) => Ok(map(t, |x: i32| op.int(x as i64).unwrap_or_default() as i32)),
+        (Kind::Same, DType::I32) => {
+            Ok(map(t, |x: i32| op.int(x as i64).unwrap_or_default() as i32))
+        }
         (Kind::Same, DType::I64) => Ok(map(t, |x: i64| op.int(x).unwrap_or_default())),
     }
 }
@@ -309,7 +335,11 @@ fn floor_div_int(a: i64, b: i64) -> i64 {
         return 0;
     }
     let q = a.wrapping_div(b);
-    if (a.wrapping_rem(b) != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
+    if (a.wrapping_rem(b) != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    }
 }
 
 fn rem_int(a: i64, b: i64) -> i64 {
@@ -317,7 +347,11 @@ fn rem_int(a: i64, b: i64) -> i64 {
         return 0;
     }
     let r = a.wrapping_rem(b);
-    if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r }
+    if r != 0 && ((r < 0) != (b < 0)) {
+        r + b
+    } else {
+        r
+    }
 }
 
 /// One side of a binary op: a tensor or a Python number.
@@ -354,13 +388,18 @@ impl Arg {
 /// `op(a, b)` with broadcasting and PyTorch's result-type rules.
 pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
     let promoted = result_type(&[a.operand(), b.operand()]);
-    let shape = broadcast_shapes(a.shape(), b.shape()).ok_or_else(|| TensorError::broadcast(a.shape(), b.shape()))?;
+    let shape = broadcast_shapes(a.shape(), b.shape())
+        .ok_or_else(|| TensorError::broadcast(a.shape(), b.shape()))?;
     let compute = match op.out() {
         Out::FloatPromoted if !promoted.is_float() => DType::F32,
         Out::Bitwise if promoted.is_float() => {
             return Err(TensorError::runtime(
                 op.name(),
-                format!("\"{}_cpu\" not implemented for '{}'", op.name(), legacy_name(promoted)),
+                format!(
+                    "\"{}_cpu\" not implemented for '{}'",
+                    op.name(),
+                    legacy_name(promoted)
+                ),
             ));
         }
         Out::Promoted if promoted == DType::Bool && matches!(op, Binary::Sub) => {
@@ -374,7 +413,10 @@ pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
     let (ta, tb) = (a.to_tensor(compute), b.to_tensor(compute));
     let (ta, tb) = (ta.broadcast_to(&shape)?, tb.broadcast_to(&shape)?);
     crate::alloc::reserve(ta.numel(), compute)?;
-    if matches!(op, Binary::FloorDivide | Binary::Remainder) && !compute.is_float() && tb.to_vec::<i64>().contains(&0) {
+    if matches!(op, Binary::FloorDivide | Binary::Remainder)
+        && !compute.is_float()
+        && tb.to_vec::<i64>().contains(&0)
+    {
         // PyTorch raises for integer division by zero, where floats give inf/nan.
         return Err(TensorError::runtime(op.name(), "ZeroDivisionError"));
     }
@@ -385,8 +427,12 @@ pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
         DType::F32 => op.zip_float::<f32>(&ta, &tb),
         DType::F64 => op.zip_float::<f64>(&ta, &tb),
         DType::I64 if out_bool => zip_map(&ta, &tb, |x: i64, y: i64| op.int(x, y) != 0),
-        DType::I32 if out_bool => zip_map(&ta, &tb, |x: i32, y: i32| op.int(x as i64, y as i64) != 0),
-        DType::Bool if out_bool => zip_map(&ta, &tb, |x: bool, y: bool| op.int(x as i64, y as i64) != 0),
+        DType::I32 if out_bool => {
+            zip_map(&ta, &tb, |x: i32, y: i32| op.int(x as i64, y as i64) != 0)
+        }
+        DType::Bool if out_bool => {
+            zip_map(&ta, &tb, |x: bool, y: bool| op.int(x as i64, y as i64) != 0)
+        }
         DType::I64 => zip_map(&ta, &tb, |x: i64, y: i64| op.int(x, y)),
         DType::I32 => zip_map(&ta, &tb, |x: i32, y: i32| op.int(x as i64, y as i64) as i32),
         DType::Bool => zip_map(&ta, &tb, |x: bool, y: bool| op.int(x as i64, y as i64) != 0),
@@ -394,7 +440,11 @@ pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
 }
 
 /// Applies `f` pairwise over two tensors of the same shape (any layouts).
-pub fn zip_map<T: Element, U: Element>(a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> U + Sync + Send) -> Tensor {
+pub fn zip_map<T: Element, U: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    f: impl Fn(T, T) -> U + Sync + Send,
+) -> Tensor {
     let (sa, sb) = (a.read(), b.read());
     let xa = T::slice(&sa).expect("zip_map: caller converted a to T");
     let xb = T::slice(&sb).expect("zip_map: caller converted b to T");
@@ -425,7 +475,12 @@ pub fn zip_map<T: Element, U: Element>(a: &Tensor, b: &Tensor, f: impl Fn(T, T) 
                 }
             })
         }
-        _ => a.layout().offsets().zip(b.layout().offsets()).map(|(oa, ob)| f(xa[oa], xb[ob])).collect(),
+        _ => a
+            .layout()
+            .offsets()
+            .zip(b.layout().offsets())
+            .map(|(oa, ob)| f(xa[oa], xb[ob]))
+            .collect(),
     };
     Tensor::from_vec(out, a.shape())
 }
@@ -436,8 +491,14 @@ pub fn where_(cond: &Tensor, a: &Arg, b: &Arg) -> Result<Tensor> {
     let shape = broadcast_shapes(cond.shape(), a.shape())
         .and_then(|s| broadcast_shapes(&s, b.shape()))
         .ok_or_else(|| TensorError::broadcast(cond.shape(), a.shape()))?;
-    let c = cond.to_dtype(DType::Bool).broadcast_to(&shape)?.to_vec::<bool>();
-    let (ta, tb) = (a.to_tensor(dtype).broadcast_to(&shape)?, b.to_tensor(dtype).broadcast_to(&shape)?);
+    let c = cond
+        .to_dtype(DType::Bool)
+        .broadcast_to(&shape)?
+        .to_vec::<bool>();
+    let (ta, tb) = (
+        a.to_tensor(dtype).broadcast_to(&shape)?,
+        b.to_tensor(dtype).broadcast_to(&shape)?,
+    );
     Ok(with_dtype!(dtype, T => {
         let (va, vb) = (ta.to_vec::<T>(), tb.to_vec::<T>());
         let out: Vec<T> = c.iter().zip(va.into_iter().zip(vb)).map(|(&c, (x, y))| if c { x } else { y }).collect();
@@ -448,10 +509,17 @@ pub fn where_(cond: &Tensor, a: &Arg, b: &Arg) -> Result<Tensor> {
 /// `clamp(t, min, max)`: either bound may be absent.
 pub fn clamp(t: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
     if min.is_none() && max.is_none() {
-        return Err(TensorError::runtime("clamp", "torch.clamp: At least one of 'min' or 'max' must not be None"));
+        return Err(TensorError::runtime(
+            "clamp",
+            "torch.clamp: At least one of 'min' or 'max' must not be None",
+        ));
     }
     let mut operands = vec![Operand::Tensor(t.dtype())];
-    operands.extend(min.iter().chain(max.iter()).map(|s| Operand::Scalar(s.category())));
+    operands.extend(
+        min.iter()
+            .chain(max.iter())
+            .map(|s| Operand::Scalar(s.category())),
+    );
     let dtype = result_type(&operands);
     let t = t.to_dtype(dtype);
     Ok(with_dtype!(dtype, T => {

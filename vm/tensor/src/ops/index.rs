@@ -18,7 +18,13 @@ fn resolve(index: &Tensor, dim: usize, size: usize) -> Result<Vec<usize>> {
     index
         .to_vec::<i64>()
         .into_iter()
-        .map(|i| wrap_index(i, size).ok_or(TensorError::IndexOutOfRange { index: i, dim, size }))
+        .map(|i| {
+            wrap_index(i, size).ok_or(TensorError::IndexOutOfRange {
+                index: i,
+                dim,
+                size,
+            })
+        })
         .collect()
 }
 
@@ -26,7 +32,10 @@ fn resolve(index: &Tensor, dim: usize, size: usize) -> Result<Vec<usize>> {
 pub fn take_along(base: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {
     let picks = resolve(index, dim, base.shape()[dim])?;
     let moved = base.with_layout(base.layout().transpose(0, dim));
-    let rows: Vec<Tensor> = picks.iter().map(|&i| moved.with_layout(moved.layout().select(0, i))).collect();
+    let rows: Vec<Tensor> = picks
+        .iter()
+        .map(|&i| moved.with_layout(moved.layout().select(0, i)))
+        .collect();
     let inner: Vec<usize> = moved.shape()[1..].to_vec();
     let row_len: usize = inner.iter().product();
     let mut shape = vec![picks.len()];
@@ -42,13 +51,17 @@ pub fn take_along(base: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {
     let gathered = if dim == 0 || gathered.ndim() <= 1 {
         gathered
     } else {
-        gathered.with_layout(gathered.layout().transpose(0, dim)).contiguous()
+        gathered
+            .with_layout(gathered.layout().transpose(0, dim))
+            .contiguous()
     };
     // Expand the picked dim into the index's shape.
     let mut final_shape: Vec<usize> = base.shape()[..dim].to_vec();
     final_shape.extend(index.shape());
     final_shape.extend(&base.shape()[dim + 1..]);
-    Ok(gathered.contiguous().with_layout(Layout::contiguous(&final_shape)))
+    Ok(gathered
+        .contiguous()
+        .with_layout(Layout::contiguous(&final_shape)))
 }
 
 /// Writes `src` (broadcast) into `base[..., index, ...]`.
@@ -61,7 +74,8 @@ pub fn put_along(base: &Tensor, dim: usize, index: &Tensor, src: &Tensor) -> Res
         let mut full: Vec<usize> = base.shape()[..dim].to_vec();
         full.extend(index.shape());
         full.extend(&base.shape()[dim + 1..]);
-        src.broadcast_to(&full).map(|s| s.contiguous().with_layout(Layout::contiguous(&shape)))
+        src.broadcast_to(&full)
+            .map(|s| s.contiguous().with_layout(Layout::contiguous(&shape)))
     })?;
     for (k, &i) in picks.iter().enumerate() {
         let dst = base.with_layout(base.layout().select(dim, i));
@@ -73,30 +87,50 @@ pub fn put_along(base: &Tensor, dim: usize, index: &Tensor, src: &Tensor) -> Res
 
 pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     if index.ndim() > 1 {
-        return Err(TensorError::index_error("index_select(): Index is supposed to be a vector"));
+        return Err(TensorError::index_error(
+            "index_select(): Index is supposed to be a vector",
+        ));
     }
     if index.dtype().is_float() || index.dtype() == DType::Bool {
-        return Err(TensorError::runtime("index_select", "index_select(): Expected dtype int32/int64 for index"));
+        return Err(TensorError::runtime(
+            "index_select",
+            "index_select(): Expected dtype int32/int64 for index",
+        ));
     }
     let d = t.dim(dim)?;
-    let flat = index.with_layout(Layout::contiguous(&[index.numel()])).contiguous();
+    let flat = index
+        .with_layout(Layout::contiguous(&[index.numel()]))
+        .contiguous();
     take_along(t, d, &flat.to_dtype(DType::I64))
 }
 
 fn check_index_shape(op: &'static str, t: &Tensor, d: usize, index: &Tensor) -> Result<()> {
     if index.ndim() != t.ndim() {
-        return Err(TensorError::runtime(op, format!("Index tensor must have the same number of dimensions as {} tensor", if op == "gather" { "input" } else { "self" })));
+        return Err(TensorError::runtime(
+            op,
+            format!(
+                "Index tensor must have the same number of dimensions as {} tensor",
+                if op == "gather" { "input" } else { "self" }
+            ),
+        ));
     }
     for k in 0..t.ndim() {
         if k != d && index.shape()[k] > t.shape()[k] {
             return Err(TensorError::runtime(
                 op,
-                format!("Size does not match at dimension {k} expected index {:?} to be no larger than self {:?} apart from dimension {d}", index.shape(), t.shape()),
+                format!(
+                    "Size does not match at dimension {k} expected index {:?} to be no larger than self {:?} apart from dimension {d}",
+                    index.shape(),
+                    t.shape()
+                ),
             ));
         }
     }
     if index.dtype() != DType::I64 {
-        return Err(TensorError::runtime(op, format!("{op}(): Expected dtype int64 for index")));
+        return Err(TensorError::runtime(
+            op,
+            format!("{op}(): Expected dtype int64 for index"),
+        ));
     }
     Ok(())
 }
@@ -110,7 +144,10 @@ fn addressed(t: &Tensor, d: usize, index: &Tensor) -> Result<Vec<usize>> {
     let size = t.shape()[d];
     for &i in &idx {
         let Some(j) = wrap_index(i, size) else {
-            return Err(TensorError::runtime("gather", format!("index {i} is out of bounds for dimension {d} with size {size}")));
+            return Err(TensorError::runtime(
+                "gather",
+                format!("index {i} is out of bounds for dimension {d} with size {size}"),
+            ));
         };
         let mut off = l.offset;
         for k in 0..pos.len() {
@@ -140,7 +177,13 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
 }
 
 /// `scatter(dim, index, src)` out of place; `reduce` is `None`, `"add"` or `"multiply"`.
-pub fn scatter(t: &Tensor, dim: i64, index: &Tensor, src: ScatterSrc, reduce: Option<&str>) -> Result<Tensor> {
+pub fn scatter(
+    t: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: ScatterSrc,
+    reduce: Option<&str>,
+) -> Result<Tensor> {
     let d = t.dim(dim)?;
     check_index_shape("scatter", t, d, index)?;
     let out = t.copy();
@@ -174,7 +217,11 @@ pub enum ScatterSrc {
 
 pub fn masked_fill(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
     if mask.dtype() != DType::Bool {
-        return Err(TensorError::runtime("masked_fill", "masked_fill_ only supports boolean masks, but got mask with dtype ".to_owned() + mask.dtype().name()));
+        return Err(TensorError::runtime(
+            "masked_fill",
+            "masked_fill_ only supports boolean masks, but got mask with dtype ".to_owned()
+                + mask.dtype().name(),
+        ));
     }
     let (base, m) = broadcast_with_mask(t, mask)?;
     Ok(with_dtype!(t.dtype(), T => {
@@ -188,7 +235,10 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
 fn broadcast_with_mask(t: &Tensor, mask: &Tensor) -> Result<(Tensor, Vec<bool>)> {
     let shape = crate::layout::broadcast_shapes(t.shape(), mask.shape())
         .ok_or_else(|| TensorError::broadcast(t.shape(), mask.shape()))?;
-    Ok((t.broadcast_to(&shape)?, mask.broadcast_to(&shape)?.to_vec::<bool>()))
+    Ok((
+        t.broadcast_to(&shape)?,
+        mask.broadcast_to(&shape)?.to_vec::<bool>(),
+    ))
 }
 
 /// Elements where `mask` holds, as a 1-d tensor.
@@ -201,19 +251,25 @@ pub fn masked_select(t: &Tensor, mask: &Tensor) -> Result<Tensor> {
     }))
 }
 
-
 /// `tril` (`lower`) or `triu` of the last two dims: elements off the kept
 /// triangle (relative to `diagonal`) become zero.
 pub fn triangle(t: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
     let op = if lower { "tril" } else { "triu" };
     if t.ndim() < 2 {
-        return Err(TensorError::runtime(op, format!("{op}: input tensor must have at least 2 dimensions")));
+        return Err(TensorError::runtime(
+            op,
+            format!("{op}: input tensor must have at least 2 dimensions"),
+        ));
     }
     let (rows, cols) = (t.shape()[t.ndim() - 2], t.shape()[t.ndim() - 1]);
     let dropped: Vec<bool> = (0..rows * cols)
         .map(|i| {
             let offset = (i % cols) as i64 - (i / cols) as i64;
-            if lower { offset > diagonal } else { offset < diagonal }
+            if lower {
+                offset > diagonal
+            } else {
+                offset < diagonal
+            }
         })
         .collect();
     masked_fill(t, &Tensor::from_vec(dropped, &[rows, cols]), Scalar::Int(0))

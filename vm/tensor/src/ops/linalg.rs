@@ -20,8 +20,18 @@ fn batched(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (k2, n) = (b.shape()[rb - 2], b.shape()[rb - 1]);
     if k != k2 {
         return Err(match op {
-            "bmm" => TensorError::runtime(op, format!("Expected size for first two dimensions of batch2 tensor to be: [{}, {k}] but got: [{}, {k2}].", a.shape()[0], b.shape()[0])),
-            _ => TensorError::MatmulShape { lhs: vec![a.numel() / k.max(1), k], rhs: vec![k2, n] },
+            "bmm" => TensorError::runtime(
+                op,
+                format!(
+                    "Expected size for first two dimensions of batch2 tensor to be: [{}, {k}] but got: [{}, {k2}].",
+                    a.shape()[0],
+                    b.shape()[0]
+                ),
+            ),
+            _ => TensorError::MatmulShape {
+                lhs: vec![a.numel() / k.max(1), k],
+                rhs: vec![k2, n],
+            },
         });
     }
     let batch = broadcast_shapes(&a.shape()[..ra - 2], &b.shape()[..rb - 2])
@@ -42,7 +52,10 @@ fn batched(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         DType::I64 => naive_batched::<i64>(&a, &b, &out_shape),
         DType::I32 => naive_batched::<i32>(&a, &b, &out_shape),
         DType::Bool => {
-            return Err(TensorError::runtime(op, "\"addmm_impl_cpu_\" not implemented for 'Bool'"));
+            return Err(TensorError::runtime(
+                op,
+                "\"addmm_impl_cpu_\" not implemented for 'Bool'",
+            ));
         }
     })
 }
@@ -50,9 +63,13 @@ fn batched(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// Storage offsets of each matrix in a batched layout (the last two dims dropped).
 fn batch_offsets(l: &Layout) -> Vec<usize> {
     let n = l.ndim();
-    Layout { shape: l.shape[..n - 2].to_vec(), strides: l.strides[..n - 2].to_vec(), offset: l.offset }
-        .offsets()
-        .collect()
+    Layout {
+        shape: l.shape[..n - 2].to_vec(),
+        strides: l.strides[..n - 2].to_vec(),
+        offset: l.offset,
+    }
+    .offsets()
+    .collect()
 }
 
 fn gemm_batched<T: Real>(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Tensor {
@@ -62,15 +79,38 @@ fn gemm_batched<T: Real>(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Tensor 
     let mut out = vec![T::default(); out_shape.iter().product()];
     let (la, lb) = (a.layout(), b.layout());
     let (sa, sb) = (a.read(), b.read());
-    let (xa, xb) = (T::slice(&sa).expect("a is T"), T::slice(&sb).expect("b is T"));
+    let (xa, xb) = (
+        T::slice(&sa).expect("a is T"),
+        T::slice(&sb).expect("b is T"),
+    );
     let parallel = m * n * k >= PARALLEL_FLOPS;
     if m == 0 || n == 0 {
         return Tensor::from_vec(out, out_shape);
     }
-    for (i, (oa, ob)) in batch_offsets(la).into_iter().zip(batch_offsets(lb)).enumerate() {
-        let lhs = Matrix { data: &xa[oa..], row_stride: la.strides[r - 2], col_stride: la.strides[r - 1] };
-        let rhs = Matrix { data: &xb[ob..], row_stride: lb.strides[r - 2], col_stride: lb.strides[r - 1] };
-        gemm_into(m, n, k, &mut out[i * m * n..(i + 1) * m * n], lhs, rhs, parallel);
+    for (i, (oa, ob)) in batch_offsets(la)
+        .into_iter()
+        .zip(batch_offsets(lb))
+        .enumerate()
+    {
+        let lhs = Matrix {
+            data: &xa[oa..],
+            row_stride: la.strides[r - 2],
+            col_stride: la.strides[r - 1],
+        };
+        let rhs = Matrix {
+            data: &xb[ob..],
+            row_stride: lb.strides[r - 2],
+            col_stride: lb.strides[r - 1],
+        };
+        gemm_into(
+            m,
+            n,
+            k,
+            &mut out[i * m * n..(i + 1) * m * n],
+            lhs,
+            rhs,
+            parallel,
+        );
     }
     Tensor::from_vec(out, out_shape)
 }
@@ -86,13 +126,26 @@ pub(crate) struct Matrix<'a, T> {
 impl<T> Matrix<'_, T> {
     /// Whether every element of a `rows`×`cols` matrix lies inside `data`.
     fn fits(&self, rows: usize, cols: usize) -> bool {
-        rows == 0 || cols == 0 || (rows - 1) * self.row_stride + (cols - 1) * self.col_stride < self.data.len()
+        rows == 0
+            || cols == 0
+            || (rows - 1) * self.row_stride + (cols - 1) * self.col_stride < self.data.len()
     }
 }
 
 /// `dst = lhs @ rhs` for an m×k `lhs`, a k×n `rhs` and a dense row-major m×n `dst`.
-pub(crate) fn gemm_into<T: Real>(m: usize, n: usize, k: usize, dst: &mut [T], lhs: Matrix<T>, rhs: Matrix<T>, parallel: bool) {
-    assert!(dst.len() == m * n && lhs.fits(m, k) && rhs.fits(k, n), "gemm operands out of bounds");
+pub(crate) fn gemm_into<T: Real>(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: &mut [T],
+    lhs: Matrix<T>,
+    rhs: Matrix<T>,
+    parallel: bool,
+) {
+    assert!(
+        dst.len() == m * n && lhs.fits(m, k) && rhs.fits(k, n),
+        "gemm operands out of bounds"
+    );
     if m == 0 || n == 0 {
         return;
     }
@@ -100,7 +153,11 @@ pub(crate) fn gemm_into<T: Real>(m: usize, n: usize, k: usize, dst: &mut [T], lh
         dst.fill(T::default()); // an empty sum is zero
         return;
     }
-    let parallelism = if parallel { Parallelism::Rayon(0) } else { Parallelism::None };
+    let parallelism = if parallel {
+        Parallelism::Rayon(0)
+    } else {
+        Parallelism::None
+    };
     // SAFETY: the assert above keeps every element the strides reach inside
     // the borrowed slices, and `dst` is an exclusive dense m×n block.
     unsafe {
@@ -140,7 +197,10 @@ fn naive_batched<T: Element>(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Ten
     let (m, n, k) = (out_shape[r - 2], out_shape[r - 1], a.shape()[r - 1]);
     let (la, lb) = (a.layout(), b.layout());
     let (sa, sb) = (a.read(), b.read());
-    let (xa, xb) = (T::slice(&sa).expect("a is T"), T::slice(&sb).expect("b is T"));
+    let (xa, xb) = (
+        T::slice(&sa).expect("a is T"),
+        T::slice(&sb).expect("b is T"),
+    );
     let mut out = Vec::with_capacity(out_shape.iter().product());
     for (oa, ob) in batch_offsets(la).into_iter().zip(batch_offsets(lb)) {
         for i in 0..m {
@@ -161,11 +221,17 @@ fn naive_batched<T: Element>(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Ten
 pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     for (name, t) in [("self", a), ("mat2", b)] {
         if t.ndim() != 2 {
-            return Err(TensorError::runtime("mm", format!("{name} must be a matrix")));
+            return Err(TensorError::runtime(
+                "mm",
+                format!("{name} must be a matrix"),
+            ));
         }
     }
     if a.shape()[1] != b.shape()[0] {
-        return Err(TensorError::MatmulShape { lhs: a.shape().to_vec(), rhs: b.shape().to_vec() });
+        return Err(TensorError::MatmulShape {
+            lhs: a.shape().to_vec(),
+            rhs: b.shape().to_vec(),
+        });
     }
     batched("mm", a, b)
 }
@@ -173,13 +239,22 @@ pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     for (name, t) in [("batch1", a), ("batch2", b)] {
         if t.ndim() != 3 {
-            return Err(TensorError::runtime("bmm", format!("{name} must be a 3D tensor")));
+            return Err(TensorError::runtime(
+                "bmm",
+                format!("{name} must be a 3D tensor"),
+            ));
         }
     }
     if a.shape()[0] != b.shape()[0] {
         return Err(TensorError::runtime(
             "bmm",
-            format!("Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].", a.shape()[0], a.shape()[2], b.shape()[0], b.shape()[1]),
+            format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                a.shape()[0],
+                a.shape()[2],
+                b.shape()[0],
+                b.shape()[1]
+            ),
         ));
     }
     batched("bmm", a, b)
@@ -191,7 +266,9 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if ra == 0 || rb == 0 {
         return Err(TensorError::runtime(
             "matmul",
-            format!("both arguments to matmul need to be at least 1D, but they are {ra}D and {rb}D"),
+            format!(
+                "both arguments to matmul need to be at least 1D, but they are {ra}D and {rb}D"
+            ),
         ));
     }
     if ra == 1 && rb == 1 {
@@ -200,20 +277,34 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
                 "dot",
                 format!(
                     "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
-                    a.shape()[0], b.shape()[0], a.shape()[0], b.shape()[0]
+                    a.shape()[0],
+                    b.shape()[0],
+                    a.shape()[0],
+                    b.shape()[0]
                 ),
             ));
         }
     }
-    let a2 = if ra == 1 { a.with_layout(a.layout().unsqueeze(0)) } else { a.clone() };
-    let b2 = if rb == 1 { b.with_layout(b.layout().unsqueeze(1)) } else { b.clone() };
+    let a2 = if ra == 1 {
+        a.with_layout(a.layout().unsqueeze(0))
+    } else {
+        a.clone()
+    };
+    let b2 = if rb == 1 {
+        b.with_layout(b.layout().unsqueeze(1))
+    } else {
+        b.clone()
+    };
     let (m, k) = (a2.shape()[a2.ndim() - 2], a2.shape()[a2.ndim() - 1]);
     let (k2, n) = (b2.shape()[b2.ndim() - 2], b2.shape()[b2.ndim() - 1]);
     if k != k2 {
         // PyTorch reports matmul mismatches of 2-D operands as mat1/mat2 shapes.
         let rows = a2.numel() / k.max(1);
         let lhs = if ra > 2 { vec![rows, k] } else { vec![m, k] };
-        return Err(TensorError::MatmulShape { lhs, rhs: vec![k2, n] });
+        return Err(TensorError::MatmulShape {
+            lhs,
+            rhs: vec![k2, n],
+        });
     }
     let out = batched("matmul", &a2, &b2)?;
     let r = out.ndim();
@@ -229,10 +320,17 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// `x @ w.T + b`, the `nn.Linear` kernel.
 pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
-    let wt = w.with_layout(if w.ndim() == 2 { w.layout().transpose(0, 1) } else { w.layout().clone() });
+    let wt = w.with_layout(if w.ndim() == 2 {
+        w.layout().transpose(0, 1)
+    } else {
+        w.layout().clone()
+    });
     let k = x.shape().last().copied().unwrap_or(0);
     if w.ndim() == 2 && w.shape()[1] != k {
-        return Err(TensorError::MatmulShape { lhs: vec![x.numel() / k.max(1), k], rhs: vec![w.shape()[1], w.shape()[0]] });
+        return Err(TensorError::MatmulShape {
+            lhs: vec![x.numel() / k.max(1), k],
+            rhs: vec![w.shape()[1], w.shape()[0]],
+        });
     }
     let y = matmul(x, &wt)?;
     match b {
@@ -246,7 +344,13 @@ pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
 
 pub fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if a.ndim() != 1 || b.ndim() != 1 {
-        return Err(TensorError::runtime("outer", "outer: Expected 1-D argument self"));
+        return Err(TensorError::runtime(
+            "outer",
+            "outer: Expected 1-D argument self",
+        ));
     }
-    matmul(&a.with_layout(a.layout().unsqueeze(1)), &b.with_layout(b.layout().unsqueeze(0)))
+    matmul(
+        &a.with_layout(a.layout().unsqueeze(1)),
+        &b.with_layout(b.layout().unsqueeze(0)),
+    )
 }

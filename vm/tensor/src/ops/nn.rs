@@ -14,7 +14,10 @@ use super::{create, linalg, reduce, shape};
 
 fn float_only(op: &'static str, t: &Tensor) -> Result<()> {
     if !t.dtype().is_float() {
-        return Err(TensorError::runtime(op, format!("\"{op}\" not implemented for '{}'", legacy_name(t.dtype()))));
+        return Err(TensorError::runtime(
+            op,
+            format!("\"{op}\" not implemented for '{}'", legacy_name(t.dtype())),
+        ));
     }
     Ok(())
 }
@@ -28,7 +31,11 @@ fn moments(x: &[f64]) -> (f64, f64) {
 }
 
 /// An optional per-feature parameter as f64s, checked to have `len` elements.
-fn param(t: Option<&Tensor>, len: usize, check: impl Fn(&Tensor) -> Result<()>) -> Result<Option<Vec<f64>>> {
+fn param(
+    t: Option<&Tensor>,
+    len: usize,
+    check: impl Fn(&Tensor) -> Result<()>,
+) -> Result<Option<Vec<f64>>> {
     match t {
         None => Ok(None),
         Some(t) => {
@@ -40,16 +47,35 @@ fn param(t: Option<&Tensor>, len: usize, check: impl Fn(&Tensor) -> Result<()>) 
 }
 
 /// `F.layer_norm` over the trailing `normalized_shape` dims.
-pub fn layer_norm(x: &Tensor, normalized_shape: &[usize], weight: Option<&Tensor>, bias: Option<&Tensor>, eps: f64) -> Result<Tensor> {
+pub fn layer_norm(
+    x: &Tensor,
+    normalized_shape: &[usize],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
     float_only("layer_norm", x)?;
     let k = normalized_shape.len();
     if k == 0 || x.ndim() < k || x.shape()[x.ndim() - k..] != *normalized_shape {
-        return Err(TensorError::runtime("layer_norm", format!("Given normalized_shape={normalized_shape:?}, expected input with shape [*, {}], but got input of size{:?}", list(normalized_shape), x.shape())));
+        return Err(TensorError::runtime(
+            "layer_norm",
+            format!(
+                "Given normalized_shape={normalized_shape:?}, expected input with shape [*, {}], but got input of size{:?}",
+                list(normalized_shape),
+                x.shape()
+            ),
+        ));
     }
     let row: usize = normalized_shape.iter().product();
     let check = |what: &str, t: &Tensor| {
         if t.shape() != normalized_shape {
-            return Err(TensorError::runtime("layer_norm", format!("Expected {what} to be of same shape as normalized_shape, but got {what} of shape {:?} and normalized_shape = {normalized_shape:?}", t.shape())));
+            return Err(TensorError::runtime(
+                "layer_norm",
+                format!(
+                    "Expected {what} to be of same shape as normalized_shape, but got {what} of shape {:?} and normalized_shape = {normalized_shape:?}",
+                    t.shape()
+                ),
+            ));
         }
         Ok(())
     };
@@ -61,7 +87,8 @@ pub fn layer_norm(x: &Tensor, normalized_shape: &[usize], weight: Option<&Tensor
             let (mean, var) = moments(r);
             let inv = 1.0 / (var + eps).sqrt();
             for (i, v) in r.iter_mut().enumerate() {
-                *v = (*v - mean) * inv * w.as_ref().map_or(1.0, |w| w[i]) + b.as_ref().map_or(0.0, |b| b[i]);
+                *v = (*v - mean) * inv * w.as_ref().map_or(1.0, |w| w[i])
+                    + b.as_ref().map_or(0.0, |b| b[i]);
             }
         });
     }
@@ -69,7 +96,10 @@ pub fn layer_norm(x: &Tensor, normalized_shape: &[usize], weight: Option<&Tensor
 }
 
 fn list(s: &[usize]) -> String {
-    s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+    s.iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Arguments of `F.batch_norm` beyond the input.
@@ -87,20 +117,39 @@ pub struct BatchNorm<'a> {
 pub fn batch_norm(x: &Tensor, a: &BatchNorm) -> Result<Tensor> {
     float_only("batch_norm", x)?;
     if x.ndim() < 2 {
-        return Err(TensorError::value("batch_norm", format!("Expected 2D or 3D input (got {}D input)", x.ndim())));
+        return Err(TensorError::value(
+            "batch_norm",
+            format!("Expected 2D or 3D input (got {}D input)", x.ndim()),
+        ));
     }
     let (n, c) = (x.shape()[0], x.shape()[1]);
     let inner: usize = x.shape()[2..].iter().product();
     if a.training && n * inner == 1 {
-        return Err(TensorError::value("batch_norm", format!("Expected more than 1 value per channel when training, got input size torch.Size([{}])", list(x.shape()))));
+        return Err(TensorError::value(
+            "batch_norm",
+            format!(
+                "Expected more than 1 value per channel when training, got input size torch.Size([{}])",
+                list(x.shape())
+            ),
+        ));
     }
     if !a.training && (a.running_mean.is_none() || a.running_var.is_none()) {
-        let which = if a.running_mean.is_none() { "running_mean" } else { "running_var" };
-        return Err(TensorError::runtime("batch_norm", format!("{which} must be defined in evaluation mode")));
+        let which = if a.running_mean.is_none() {
+            "running_mean"
+        } else {
+            "running_var"
+        };
+        return Err(TensorError::runtime(
+            "batch_norm",
+            format!("{which} must be defined in evaluation mode"),
+        ));
     }
     let check = |name: &str, t: &Tensor| {
         if t.numel() != c {
-            return Err(TensorError::runtime("batch_norm", format!("{name} should contain {c} elements not {}", t.numel())));
+            return Err(TensorError::runtime(
+                "batch_norm",
+                format!("{name} should contain {c} elements not {}", t.numel()),
+            ));
         }
         Ok(())
     };
@@ -114,45 +163,74 @@ pub fn batch_norm(x: &Tensor, a: &BatchNorm) -> Result<Tensor> {
         (0..c)
             .into_par_iter()
             .map(|ch| {
-                let values: Vec<f64> = (0..n).flat_map(|i| data[(i * c + ch) * inner..(i * c + ch + 1) * inner].iter().copied()).collect();
+                let values: Vec<f64> = (0..n)
+                    .flat_map(|i| {
+                        data[(i * c + ch) * inner..(i * c + ch + 1) * inner]
+                            .iter()
+                            .copied()
+                    })
+                    .collect();
                 moments(&values)
             })
             .collect()
     } else {
-        let (rm, rv) = (rm.as_ref().expect("checked above"), rv.as_ref().expect("checked above"));
+        let (rm, rv) = (
+            rm.as_ref().expect("checked above"),
+            rv.as_ref().expect("checked above"),
+        );
         (0..c).map(|ch| (rm[ch], rv[ch])).collect()
     };
     if a.training {
         let count = (n * inner) as f64;
         let m = a.momentum;
         if let (Some(t), Some(old)) = (a.running_mean, &rm) {
-            let new: Vec<f64> = (0..c).map(|ch| (1.0 - m) * old[ch] + m * stats[ch].0).collect();
+            let new: Vec<f64> = (0..c)
+                .map(|ch| (1.0 - m) * old[ch] + m * stats[ch].0)
+                .collect();
             t.copy_from(&Tensor::from_vec(new, t.shape()))?;
         }
         if let (Some(t), Some(old)) = (a.running_var, &rv) {
             let unbiased = |v: f64| v * count / (count - 1.0);
-            let new: Vec<f64> = (0..c).map(|ch| (1.0 - m) * old[ch] + m * unbiased(stats[ch].1)).collect();
+            let new: Vec<f64> = (0..c)
+                .map(|ch| (1.0 - m) * old[ch] + m * unbiased(stats[ch].1))
+                .collect();
             t.copy_from(&Tensor::from_vec(new, t.shape()))?;
         }
     }
     let mut out = data;
     if inner > 0 {
-        out.par_chunks_mut(inner).enumerate().for_each(|(i, plane)| {
-            let ch = i % c;
-            let (mean, var) = stats[ch];
-            let scale = w.as_ref().map_or(1.0, |w| w[ch]) / (var + a.eps).sqrt();
-            let shift = b.as_ref().map_or(0.0, |b| b[ch]);
-            plane.iter_mut().for_each(|v| *v = (*v - mean) * scale + shift);
-        });
+        out.par_chunks_mut(inner)
+            .enumerate()
+            .for_each(|(i, plane)| {
+                let ch = i % c;
+                let (mean, var) = stats[ch];
+                let scale = w.as_ref().map_or(1.0, |w| w[ch]) / (var + a.eps).sqrt();
+                let shift = b.as_ref().map_or(0.0, |b| b[ch]);
+                plane
+                    .iter_mut()
+                    .for_each(|v| *v = (*v - mean) * scale + shift);
+            });
     }
     Ok(Tensor::from_vec(out, x.shape()).to_dtype(x.dtype()))
 }
 
 /// `F.group_norm`: statistics per (sample, group), affine per channel.
-pub fn group_norm(x: &Tensor, groups: i64, weight: Option<&Tensor>, bias: Option<&Tensor>, eps: f64) -> Result<Tensor> {
+pub fn group_norm(
+    x: &Tensor,
+    groups: i64,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
     float_only("group_norm", x)?;
     if x.ndim() < 2 {
-        return Err(TensorError::runtime("group_norm", format!("Expected at least 2 dimensions for input tensor but received {}", x.ndim())));
+        return Err(TensorError::runtime(
+            "group_norm",
+            format!(
+                "Expected at least 2 dimensions for input tensor but received {}",
+                x.ndim()
+            ),
+        ));
     }
     let c = x.shape()[1];
     let g = usize::try_from(groups).ok().filter(|&g| g > 0 && c % g == 0).ok_or_else(|| {
@@ -161,7 +239,14 @@ pub fn group_norm(x: &Tensor, groups: i64, weight: Option<&Tensor>, bias: Option
     let inner: usize = x.shape()[2..].iter().product();
     let check = |name: &str, t: &Tensor| {
         if t.ndim() != 1 || t.numel() != c {
-            return Err(TensorError::runtime("group_norm", format!("Expected {name} to be a vector of size equal to the number of channels in input, but got {name} of shape {:?} and input of shape {:?}", t.shape(), x.shape())));
+            return Err(TensorError::runtime(
+                "group_norm",
+                format!(
+                    "Expected {name} to be a vector of size equal to the number of channels in input, but got {name} of shape {:?} and input of shape {:?}",
+                    t.shape(),
+                    x.shape()
+                ),
+            ));
         }
         Ok(())
     };
@@ -170,15 +255,22 @@ pub fn group_norm(x: &Tensor, groups: i64, weight: Option<&Tensor>, bias: Option
     let mut data: Vec<f64> = x.to_vec();
     let per_group = c / g * inner;
     if per_group > 0 {
-        data.par_chunks_mut(per_group).enumerate().for_each(|(i, block)| {
-            let (mean, var) = moments(block);
-            let inv = 1.0 / (var + eps).sqrt();
-            for (j, plane) in block.chunks_mut(inner.max(1)).enumerate() {
-                let ch = (i % g) * (c / g) + j;
-                let (scale, shift) = (w.as_ref().map_or(1.0, |w| w[ch]), b.as_ref().map_or(0.0, |b| b[ch]));
-                plane.iter_mut().for_each(|v| *v = (*v - mean) * inv * scale + shift);
-            }
-        });
+        data.par_chunks_mut(per_group)
+            .enumerate()
+            .for_each(|(i, block)| {
+                let (mean, var) = moments(block);
+                let inv = 1.0 / (var + eps).sqrt();
+                for (j, plane) in block.chunks_mut(inner.max(1)).enumerate() {
+                    let ch = (i % g) * (c / g) + j;
+                    let (scale, shift) = (
+                        w.as_ref().map_or(1.0, |w| w[ch]),
+                        b.as_ref().map_or(0.0, |b| b[ch]),
+                    );
+                    plane
+                        .iter_mut()
+                        .for_each(|v| *v = (*v - mean) * inv * scale + shift);
+                }
+            });
     }
     Ok(Tensor::from_vec(data, x.shape()).to_dtype(x.dtype()))
 }
@@ -188,7 +280,10 @@ pub fn embedding(indices: &Tensor, weight: &Tensor, padding_idx: Option<i64>) ->
     if !matches!(indices.dtype(), DType::I64 | DType::I32) {
         return Err(TensorError::runtime(
             "embedding",
-            format!("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got torch.{}Tensor instead (while checking arguments for embedding)", legacy_name(indices.dtype())),
+            format!(
+                "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got torch.{}Tensor instead (while checking arguments for embedding)",
+                legacy_name(indices.dtype())
+            ),
         ));
     }
     if weight.ndim() != 2 {
@@ -197,11 +292,20 @@ pub fn embedding(indices: &Tensor, weight: &Tensor, padding_idx: Option<i64>) ->
     if let Some(p) = padding_idx {
         let rows = weight.shape()[0] as i64;
         if p >= rows || p < -rows {
-            return Err(TensorError::Other { kind: crate::ErrorKind::Runtime, message: "Padding_idx must be within num_embeddings".into() });
+            return Err(TensorError::Other {
+                kind: crate::ErrorKind::Runtime,
+                message: "Padding_idx must be within num_embeddings".into(),
+            });
         }
     }
     let flat = indices.with_layout(Layout::contiguous(&[indices.numel()]));
-    let flat = if indices.is_contiguous() { flat } else { indices.copy().with_layout(Layout::contiguous(&[indices.numel()])) };
+    let flat = if indices.is_contiguous() {
+        flat
+    } else {
+        indices
+            .copy()
+            .with_layout(Layout::contiguous(&[indices.numel()]))
+    };
     let rows = weight.shape()[0] as i64;
     if flat.to_vec::<i64>().iter().any(|&i| i < 0 || i >= rows) {
         return Err(TensorError::index_error("index out of range in self"));
@@ -226,7 +330,10 @@ impl Reduction {
             "none" => Ok(Reduction::None),
             "mean" => Ok(Reduction::Mean),
             "sum" => Ok(Reduction::Sum),
-            _ => Err(TensorError::value("loss", format!("{s} is not a valid value for reduction"))),
+            _ => Err(TensorError::value(
+                "loss",
+                format!("{s} is not a valid value for reduction"),
+            )),
         }
     }
 
@@ -239,9 +346,22 @@ impl Reduction {
     }
 }
 
-fn pointwise_loss(input: &Tensor, target: &Tensor, reduction: Reduction, square: bool) -> Result<Tensor> {
-    let diff = binary(Binary::Sub, &Arg::Tensor(input.clone()), &Arg::Tensor(target.clone()))?;
-    let e = if square { binary(Binary::Mul, &Arg::Tensor(diff.clone()), &Arg::Tensor(diff))? } else { super::elementwise::unary(super::elementwise::Unary::Abs, &diff)? };
+fn pointwise_loss(
+    input: &Tensor,
+    target: &Tensor,
+    reduction: Reduction,
+    square: bool,
+) -> Result<Tensor> {
+    let diff = binary(
+        Binary::Sub,
+        &Arg::Tensor(input.clone()),
+        &Arg::Tensor(target.clone()),
+    )?;
+    let e = if square {
+        binary(Binary::Mul, &Arg::Tensor(diff.clone()), &Arg::Tensor(diff))?
+    } else {
+        super::elementwise::unary(super::elementwise::Unary::Abs, &diff)?
+    };
     reduction.apply(e)
 }
 
@@ -264,40 +384,82 @@ fn class_layout(op: &'static str, input: &Tensor, target: &Tensor) -> Result<Cla
     match input.ndim() {
         1 => {
             if target.ndim() > 0 {
-                return Err(TensorError::runtime(op, "0D or 1D target tensor expected, multi-target not supported"));
+                return Err(TensorError::runtime(
+                    op,
+                    "0D or 1D target tensor expected, multi-target not supported",
+                ));
             }
-            Ok(ClassLayout { batch: 1, classes: input.shape()[0], positions: 1 })
+            Ok(ClassLayout {
+                batch: 1,
+                classes: input.shape()[0],
+                positions: 1,
+            })
         }
         0 => Err(TensorError::runtime(op, "input tensor should be 1D or 2D")),
         r => {
             let (n, c) = (input.shape()[0], input.shape()[1]);
             if target.ndim() == 0 || target.shape()[0] != n {
                 let tn = target.shape().first().copied().unwrap_or(0);
-                return Err(TensorError::value(op, format!("Expected input batch_size ({n}) to match target batch_size ({tn}).")));
+                return Err(TensorError::value(
+                    op,
+                    format!("Expected input batch_size ({n}) to match target batch_size ({tn})."),
+                ));
             }
             if r == 2 && target.ndim() != 1 {
-                return Err(TensorError::runtime(op, "0D or 1D target tensor expected, multi-target not supported"));
+                return Err(TensorError::runtime(
+                    op,
+                    "0D or 1D target tensor expected, multi-target not supported",
+                ));
             }
             let mut expected = vec![n];
             expected.extend(&input.shape()[2..]);
             if r > 2 && target.shape() != expected {
-                return Err(TensorError::runtime(op, format!("Expected target size {expected:?}, got {:?}", target.shape())));
+                return Err(TensorError::runtime(
+                    op,
+                    format!(
+                        "Expected target size {expected:?}, got {:?}",
+                        target.shape()
+                    ),
+                ));
             }
-            Ok(ClassLayout { batch: n, classes: c, positions: input.shape()[2..].iter().product() })
+            Ok(ClassLayout {
+                batch: n,
+                classes: c,
+                positions: input.shape()[2..].iter().product(),
+            })
         }
     }
 }
 
 /// `F.nll_loss` on log-probabilities with class-index targets.
-pub fn nll_loss(input: &Tensor, target: &Tensor, weight: Option<&Tensor>, ignore_index: i64, reduction: Reduction) -> Result<Tensor> {
+pub fn nll_loss(
+    input: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    ignore_index: i64,
+    reduction: Reduction,
+) -> Result<Tensor> {
     float_only("nll_loss", input)?;
     if !matches!(target.dtype(), DType::I64 | DType::I32) {
-        return Err(TensorError::runtime("nll_loss", format!("expected target dtype to be Long or Byte, but got {}", legacy_name(target.dtype()))));
+        return Err(TensorError::runtime(
+            "nll_loss",
+            format!(
+                "expected target dtype to be Long or Byte, but got {}",
+                legacy_name(target.dtype())
+            ),
+        ));
     }
     let l = class_layout("nll_loss", input, target)?;
     let w = param(weight, l.classes, |t| {
         if t.numel() != l.classes {
-            return Err(TensorError::runtime("nll_loss", format!("weight tensor should be defined either for all {} classes or no classes but got weight tensor of shape: {:?}", l.classes, t.shape())));
+            return Err(TensorError::runtime(
+                "nll_loss",
+                format!(
+                    "weight tensor should be defined either for all {} classes or no classes but got weight tensor of shape: {:?}",
+                    l.classes,
+                    t.shape()
+                ),
+            ));
         }
         Ok(())
     })?;
@@ -313,7 +475,9 @@ pub fn nll_loss(input: &Tensor, target: &Tensor, weight: Option<&Tensor>, ignore
                 continue;
             }
             if class < 0 || class as usize >= l.classes {
-                return Err(TensorError::index_error(format!("Target {class} is out of bounds.")));
+                return Err(TensorError::index_error(format!(
+                    "Target {class} is out of bounds."
+                )));
             }
             let wc = w.as_ref().map_or(1.0, |w| w[class as usize]);
             let v = -wc * x[(b * l.classes + class as usize) * l.positions + p];
@@ -342,7 +506,13 @@ pub struct CrossEntropy<'a> {
 pub fn cross_entropy(input: &Tensor, target: &Tensor, a: &CrossEntropy) -> Result<Tensor> {
     float_only("cross_entropy", input)?;
     if !(0.0..=1.0).contains(&a.label_smoothing) {
-        return Err(TensorError::runtime("cross_entropy", format!("label_smoothing must be between 0.0 and 1.0. Got: {}", a.label_smoothing)));
+        return Err(TensorError::runtime(
+            "cross_entropy",
+            format!(
+                "label_smoothing must be between 0.0 and 1.0. Got: {}",
+                a.label_smoothing
+            ),
+        ));
     }
     let class_dim = if input.ndim() == 1 { 0 } else { 1 };
     let logp = reduce::softmax(input, class_dim, None, reduce::SoftmaxKind::LogSoftmax)?;
@@ -354,15 +524,23 @@ pub fn cross_entropy(input: &Tensor, target: &Tensor, a: &CrossEntropy) -> Resul
         shape::reshape(w, &shape.iter().map(|&d| d as i64).collect::<Vec<_>>())
     };
     let mul = |a: Tensor, b: Tensor| binary(Binary::Mul, &Arg::Tensor(a), &Arg::Tensor(b));
-    let scale = |a: Tensor, s: f64| binary(Binary::Mul, &Arg::Tensor(a), &Arg::Scalar(Scalar::Float(s)));
+    let scale =
+        |a: Tensor, s: f64| binary(Binary::Mul, &Arg::Tensor(a), &Arg::Scalar(Scalar::Float(s)));
     if target.dtype().is_float() {
         // Class probabilities.
         if target.shape() != input.shape() {
-            return Err(TensorError::runtime("cross_entropy", "0D or 1D target tensor expected, multi-target not supported"));
+            return Err(TensorError::runtime(
+                "cross_entropy",
+                "0D or 1D target tensor expected, multi-target not supported",
+            ));
         }
         let target = if a.label_smoothing > 0.0 {
             let kept = scale(target.clone(), 1.0 - a.label_smoothing)?;
-            binary(Binary::Add, &Arg::Tensor(kept), &Arg::Scalar(Scalar::Float(a.label_smoothing / classes as f64)))?
+            binary(
+                Binary::Add,
+                &Arg::Tensor(kept),
+                &Arg::Scalar(Scalar::Float(a.label_smoothing / classes as f64)),
+            )?
         } else {
             target.clone()
         };
@@ -372,7 +550,10 @@ pub fn cross_entropy(input: &Tensor, target: &Tensor, a: &CrossEntropy) -> Resul
         }
         let per_item = scale(reduce::sum(&terms, Some(&[class_dim]), false, None)?, -1.0)?;
         return match a.reduction {
-            Reduction::Mean if input.ndim() > 1 => scale(reduce::sum(&per_item, None, false, None)?, 1.0 / (input.numel() / classes.max(1)) as f64),
+            Reduction::Mean if input.ndim() > 1 => scale(
+                reduce::sum(&per_item, None, false, None)?,
+                1.0 / (input.numel() / classes.max(1)) as f64,
+            ),
             r => r.apply(per_item),
         };
     }
@@ -384,14 +565,25 @@ pub fn cross_entropy(input: &Tensor, target: &Tensor, a: &CrossEntropy) -> Resul
         Some(w) => mul(logp, weight_view(w)?)?,
         None => logp,
     };
-    let smooth = scale(reduce::sum(&weighted, Some(&[class_dim]), false, None)?, -1.0)?;
-    let ignored = binary(Binary::Eq, &Arg::Tensor(target.clone()), &Arg::Scalar(Scalar::Int(a.ignore_index)))?;
+    let smooth = scale(
+        reduce::sum(&weighted, Some(&[class_dim]), false, None)?,
+        -1.0,
+    )?;
+    let ignored = binary(
+        Binary::Eq,
+        &Arg::Tensor(target.clone()),
+        &Arg::Scalar(Scalar::Int(a.ignore_index)),
+    )?;
     let smooth = super::index::masked_fill(&smooth, &ignored, Scalar::Float(0.0))?;
     let smooth = match (a.reduction, a.weight) {
         (Reduction::Mean, Some(w)) => {
             let t: Vec<i64> = target.to_vec();
             let wv: Vec<f64> = w.to_vec();
-            let denom: f64 = t.iter().filter(|&&c| c != a.ignore_index).map(|&c| wv[c as usize]).sum();
+            let denom: f64 = t
+                .iter()
+                .filter(|&&c| c != a.ignore_index)
+                .map(|&c| wv[c as usize])
+                .sum();
             scale(reduce::sum(&smooth, None, false, None)?, 1.0 / denom)?
         }
         (r, _) => r.apply(smooth)?,
@@ -411,13 +603,24 @@ pub struct Attention<'a> {
 }
 
 /// `softmax(q @ kᵀ · scale + bias) @ v`, as PyTorch's reference math.
-pub fn scaled_dot_product_attention(q: &Tensor, k: &Tensor, v: &Tensor, a: &Attention) -> Result<Tensor> {
+pub fn scaled_dot_product_attention(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    a: &Attention,
+) -> Result<Tensor> {
     let op = "scaled_dot_product_attention";
     if a.is_causal && a.mask.is_some() {
-        return Err(TensorError::runtime(op, "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"));
+        return Err(TensorError::runtime(
+            op,
+            "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True",
+        ));
     }
     if q.ndim() < 2 || k.ndim() < 2 || v.ndim() < 2 {
-        return Err(TensorError::runtime(op, "scaled_dot_product_attention: query, key and value must be at least 2-D"));
+        return Err(TensorError::runtime(
+            op,
+            "scaled_dot_product_attention: query, key and value must be at least 2-D",
+        ));
     }
     let (l, e) = (q.shape()[q.ndim() - 2], q.shape()[q.ndim() - 1]);
     let s = k.shape()[k.ndim() - 2];
@@ -426,16 +629,26 @@ pub fn scaled_dot_product_attention(q: &Tensor, k: &Tensor, v: &Tensor, a: &Atte
         let (hq, hk) = (q.shape()[q.ndim() - 3], k.shape()[k.ndim() - 3]);
         if hk > 0 && hq % hk == 0 && hq != hk {
             let rep = hq / hk;
-            let index = Tensor::from_vec((0..hq).map(|h| (h / rep) as i64).collect::<Vec<i64>>(), &[hq]);
+            let index = Tensor::from_vec(
+                (0..hq).map(|h| (h / rep) as i64).collect::<Vec<i64>>(),
+                &[hq],
+            );
             k = super::index::index_select(&k, -3, &index)?;
             v = super::index::index_select(&v, -3, &index)?;
         }
     }
     let scale = a.scale.unwrap_or(1.0 / (e as f64).sqrt());
     let kt = shape::transpose(&k, -2, -1)?;
-    let mut scores = binary(Binary::Mul, &Arg::Tensor(linalg::matmul(q, &kt)?), &Arg::Scalar(Scalar::Float(scale)))?;
+    let mut scores = binary(
+        Binary::Mul,
+        &Arg::Tensor(linalg::matmul(q, &kt)?),
+        &Arg::Scalar(Scalar::Float(scale)),
+    )?;
     if a.is_causal {
-        let masked = Tensor::from_vec((0..l * s).map(|i| i % s > i / s).collect::<Vec<bool>>(), &[l, s]);
+        let masked = Tensor::from_vec(
+            (0..l * s).map(|i| i % s > i / s).collect::<Vec<bool>>(),
+            &[l, s],
+        );
         scores = super::index::masked_fill(&scores, &masked, Scalar::Float(f64::NEG_INFINITY))?;
     }
     if let Some(m) = a.mask {

@@ -29,7 +29,10 @@ impl Plan {
             let d = wrap_dim(d, ndim)?;
             if ndim > 0 {
                 if reduced[d] && dims.is_some_and(|ds| ds.len() > 1) {
-                    return Err(TensorError::runtime("reduce", format!("dim {d} appears multiple times in the list of dims")));
+                    return Err(TensorError::runtime(
+                        "reduce",
+                        format!("dim {d} appears multiple times in the list of dims"),
+                    ));
                 }
                 reduced[d] = true;
             }
@@ -47,18 +50,29 @@ impl Plan {
                 out_shape.push(size);
             }
         }
-        Ok(Plan { reduced, out_shape, rows, row_len })
+        Ok(Plan {
+            reduced,
+            out_shape,
+            rows,
+            row_len,
+        })
     }
 
     /// A view with kept dims outer and reduced dims inner.
     fn rows_view(&self, t: &Tensor) -> Tensor {
         let kept = (0..t.ndim()).filter(|&d| !self.reduced[d]);
-        let order: Vec<usize> = kept.chain((0..t.ndim()).filter(|&d| self.reduced[d])).collect();
+        let order: Vec<usize> = kept
+            .chain((0..t.ndim()).filter(|&d| self.reduced[d]))
+            .collect();
         t.with_layout(t.layout().permute(&order))
     }
 
     /// Reduces each row with `f` into a tensor of the output shape.
-    pub fn map_rows<T: Element, U: Element>(&self, t: &Tensor, f: impl Fn(&[T]) -> U + Sync + Send) -> Tensor {
+    pub fn map_rows<T: Element, U: Element>(
+        &self,
+        t: &Tensor,
+        f: impl Fn(&[T]) -> U + Sync + Send,
+    ) -> Tensor {
         let out: Vec<U> = self.rows_view(t).with_slice(|data: &[T]| {
             if self.row_len == 0 {
                 (0..self.rows).map(|_| f(&[])).collect()
@@ -74,7 +88,11 @@ impl Plan {
 
 /// The dtype `sum`/`prod` accumulate and return: integers and bools become int64.
 fn sum_dtype(t: &Tensor, dtype: Option<DType>) -> DType {
-    dtype.unwrap_or(if t.dtype().is_float() { t.dtype() } else { DType::I64 })
+    dtype.unwrap_or(if t.dtype().is_float() {
+        t.dtype()
+    } else {
+        DType::I64
+    })
 }
 
 /// The sum of `xs` in f64, over independent lanes (so it vectorises) and,
@@ -98,22 +116,40 @@ pub fn sum_f64<T: Element>(xs: &[T]) -> f64 {
     }
 }
 
-pub fn sum(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+pub fn sum(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     let plan = Plan::new(t, dims, keepdim)?;
     Ok(match sum_dtype(t, dtype) {
         DType::F32 if t.dtype() == DType::F32 => plan.map_rows(t, |r: &[f32]| sum_f64(r) as f32),
         DType::F32 => plan.map_rows(t, |r: &[f64]| sum_f64(r) as f32),
         DType::F64 => plan.map_rows(t, |r: &[f64]| sum_f64(r)),
-        d => plan.map_rows(t, |r: &[i64]| r.iter().fold(0i64, |a, &b| a.wrapping_add(b))).to_dtype(d),
+        d => plan
+            .map_rows(t, |r: &[i64]| {
+                r.iter().fold(0i64, |a, &b| a.wrapping_add(b))
+            })
+            .to_dtype(d),
     })
 }
 
-pub fn prod(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+pub fn prod(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     let plan = Plan::new(t, dims, keepdim)?;
     Ok(match sum_dtype(t, dtype) {
         DType::F32 => plan.map_rows(t, |r: &[f64]| r.iter().product::<f64>() as f32),
         DType::F64 => plan.map_rows(t, |r: &[f64]| r.iter().product::<f64>()),
-        d => plan.map_rows(t, |r: &[i64]| r.iter().fold(1i64, |a, &b| a.wrapping_mul(b))).to_dtype(d),
+        d => plan
+            .map_rows(t, |r: &[i64]| {
+                r.iter().fold(1i64, |a, &b| a.wrapping_mul(b))
+            })
+            .to_dtype(d),
     })
 }
 
@@ -129,7 +165,12 @@ fn float_dtype(op: &'static str, t: &Tensor, dtype: Option<DType>) -> Result<DTy
     Ok(d)
 }
 
-pub fn mean(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+pub fn mean(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     let d = float_dtype("mean", t, dtype)?;
     let plan = Plan::new(t, dims, keepdim)?;
     let n = plan.row_len as f64;
@@ -141,7 +182,13 @@ pub fn mean(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType
 }
 
 /// `var`/`std` with Bessel's `correction` (1 by default, as PyTorch).
-pub fn var(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool, sqrt: bool) -> Result<Tensor> {
+pub fn var(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    correction: f64,
+    keepdim: bool,
+    sqrt: bool,
+) -> Result<Tensor> {
     let d = float_dtype(if sqrt { "std" } else { "var" }, t, None)?;
     let plan = Plan::new(t, dims, keepdim)?;
     let out = plan.map_rows(t, |r: &[f64]| {
@@ -222,16 +269,27 @@ fn empty_check(op: &'static str, plan: &Plan) -> Result<()> {
 }
 
 /// `max(dim)`/`min(dim)`: values and int64 indices.
-pub fn extremum_dim(t: &Tensor, dim: i64, keepdim: bool, which: Extremum) -> Result<(Tensor, Tensor)> {
+pub fn extremum_dim(
+    t: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    which: Extremum,
+) -> Result<(Tensor, Tensor)> {
     let plan = Plan::new(t, Some(&[dim]), keepdim)?;
     empty_check(if which == Extremum::Max { "max" } else { "min" }, &plan)?;
-    let indices = with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| arg_extremum(r, which) as i64));
+    let indices =
+        with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| arg_extremum(r, which) as i64));
     let values = with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| r[arg_extremum(r, which)]));
     Ok((values, indices))
 }
 
 /// `amax`/`amin`, and `max()`/`min()` over everything.
-pub fn extremum(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, which: Extremum) -> Result<Tensor> {
+pub fn extremum(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    which: Extremum,
+) -> Result<Tensor> {
     let plan = Plan::new(t, dims, keepdim)?;
     if t.numel() == 0 {
         return Err(TensorError::runtime(
@@ -243,7 +301,12 @@ pub fn extremum(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, which: Extremum
 }
 
 /// `argmax`/`argmin`; with no dim, the index into the flattened tensor.
-pub fn arg_extremum_dim(t: &Tensor, dim: Option<i64>, keepdim: bool, which: Extremum) -> Result<Tensor> {
+pub fn arg_extremum_dim(
+    t: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+    which: Extremum,
+) -> Result<Tensor> {
     let plan = match dim {
         Some(d) => Plan::new(t, Some(&[d]), keepdim)?,
         None => Plan::new(t, None, keepdim)?,
@@ -252,13 +315,21 @@ pub fn arg_extremum_dim(t: &Tensor, dim: Option<i64>, keepdim: bool, which: Extr
 }
 
 /// Applies `f` to each 1-d slice along `dim`, writing a slice of the same length.
-fn along_dim<T: Element>(t: &Tensor, dim: usize, f: impl Fn(&[T], &mut [T]) + Sync + Send) -> Tensor {
+fn along_dim<T: Element>(
+    t: &Tensor,
+    dim: usize,
+    f: impl Fn(&[T], &mut [T]) + Sync + Send,
+) -> Tensor {
     let last = t.ndim() - 1;
     let moved = t.with_layout(t.layout().transpose(dim, last));
     let len = moved.shape()[last].max(1);
-    let out = moved.with_slice(|data: &[T]| super::elementwise::build_rows(data.len(), len, |r, o| f(&data[r * len..(r + 1) * len], o)));
+    let out = moved.with_slice(|data: &[T]| {
+        super::elementwise::build_rows(data.len(), len, |r, o| f(&data[r * len..(r + 1) * len], o))
+    });
     let result = Tensor::from_vec(out, moved.shape());
-    result.with_layout(result.layout().transpose(dim, last)).contiguous()
+    result
+        .with_layout(result.layout().transpose(dim, last))
+        .contiguous()
 }
 
 pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
@@ -268,13 +339,15 @@ pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
     let dim = t.dim(dim)?;
     let d = sum_dtype(t, dtype);
     let t = t.to_dtype(d);
-    Ok(with_dtype!(d, T => along_dim(&t, dim, |i: &[T], o: &mut [T]| {
-        let mut acc = 0.0f64;
-        for (x, y) in i.iter().zip(o.iter_mut()) {
-            acc += x.to_f64();
-            *y = if T::DTYPE.is_float() { T::from_f64(acc) } else { T::from_i64(acc as i64) };
-        }
-    })))
+    Ok(
+        with_dtype!(d, T => along_dim(&t, dim, |i: &[T], o: &mut [T]| {
+            let mut acc = 0.0f64;
+            for (x, y) in i.iter().zip(o.iter_mut()) {
+                acc += x.to_f64();
+                *y = if T::DTYPE.is_float() { T::from_f64(acc) } else { T::from_i64(acc as i64) };
+            }
+        })),
+    )
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -296,7 +369,9 @@ impl ExpShifted for f32 {
 
 impl ExpShifted for f64 {
     fn exp_shifted(src: &[f64], shift: f64, dst: &mut [f64]) {
-        dst.iter_mut().zip(src).for_each(|(o, &x)| *o = (x - shift).exp());
+        dst.iter_mut()
+            .zip(src)
+            .for_each(|(o, &x)| *o = (x - shift).exp());
     }
 }
 
@@ -325,7 +400,9 @@ fn softmax_row<F: ExpShifted>(i: &[F], o: &mut [F], kind: SoftmaxKind) {
         }
         SoftmaxKind::LogSoftmax => {
             let log_sum = sum.ln() + max;
-            i.iter().zip(o.iter_mut()).for_each(|(x, y)| *y = *x - log_sum);
+            i.iter()
+                .zip(o.iter_mut())
+                .for_each(|(x, y)| *y = *x - log_sum);
         }
     }
 }
@@ -333,12 +410,26 @@ fn softmax_row<F: ExpShifted>(i: &[F], o: &mut [F], kind: SoftmaxKind) {
 /// `softmax`/`log_softmax` along `dim`, computed in `dtype` (default: the
 /// input's, or float32 for integers).
 pub fn softmax(t: &Tensor, dim: i64, dtype: Option<DType>, kind: SoftmaxKind) -> Result<Tensor> {
-    let d = dtype.unwrap_or(if t.dtype().is_float() { t.dtype() } else { DType::F32 });
+    let d = dtype.unwrap_or(if t.dtype().is_float() {
+        t.dtype()
+    } else {
+        DType::F32
+    });
     if !d.is_float() {
-        return Err(TensorError::runtime("softmax", format!("\"softmax_lastdim_kernel_impl\" not implemented for '{}'", legacy_name(d))));
+        return Err(TensorError::runtime(
+            "softmax",
+            format!(
+                "\"softmax_lastdim_kernel_impl\" not implemented for '{}'",
+                legacy_name(d)
+            ),
+        ));
     }
     if t.ndim() == 0 {
-        let one = if kind == SoftmaxKind::Softmax { 1.0 } else { 0.0 };
+        let one = if kind == SoftmaxKind::Softmax {
+            1.0
+        } else {
+            0.0
+        };
         t.dim(dim)?;
         return Ok(Tensor::scalar(Scalar::Float(one), d));
     }
@@ -351,7 +442,11 @@ pub fn softmax(t: &Tensor, dim: i64, dtype: Option<DType>, kind: SoftmaxKind) ->
 }
 
 pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-    let d = if t.dtype().is_float() { t.dtype() } else { DType::F32 };
+    let d = if t.dtype().is_float() {
+        t.dtype()
+    } else {
+        DType::F32
+    };
     let plan = Plan::new(t, Some(dims), keepdim)?;
     let out = plan.map_rows(t, |r: &[f64]| {
         let max = r.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x));

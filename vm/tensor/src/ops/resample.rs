@@ -30,7 +30,10 @@ impl PadMode {
 }
 
 fn not_implemented(message: String) -> TensorError {
-    TensorError::Other { kind: ErrorKind::NotImplemented, message }
+    TensorError::Other {
+        kind: ErrorKind::NotImplemented,
+        message,
+    }
 }
 
 /// The source index of each output index along one dim (`None`: the fill value).
@@ -72,7 +75,10 @@ fn identity(n: usize) -> DimMap {
 /// `F.pad`: `pad` lists (before, after) pairs starting from the last dim.
 pub fn pad(t: &Tensor, pad: &[i64], mode: PadMode, value: Option<f64>) -> Result<Tensor> {
     if pad.len() % 2 != 0 {
-        return Err(TensorError::runtime("pad", "Padding length must be divisible by 2"));
+        return Err(TensorError::runtime(
+            "pad",
+            "Padding length must be divisible by 2",
+        ));
     }
     let dims = pad.len() / 2;
     let r = t.ndim();
@@ -81,7 +87,13 @@ pub fn pad(t: &Tensor, pad: &[i64], mode: PadMode, value: Option<f64>) -> Result
     }
     if mode != PadMode::Constant {
         if value.is_some_and(|v| v != 0.0) {
-            return Err(TensorError::runtime("pad", format!("Padding mode \"{}\" doesn't take in value argument", format!("{mode:?}").to_lowercase())));
+            return Err(TensorError::runtime(
+                "pad",
+                format!(
+                    "Padding mode \"{}\" doesn't take in value argument",
+                    format!("{mode:?}").to_lowercase()
+                ),
+            ));
         }
         let ok = match dims {
             1 => r == 2 || r == 3,
@@ -99,7 +111,9 @@ pub fn pad(t: &Tensor, pad: &[i64], mode: PadMode, value: Option<f64>) -> Result
     let mut out_shape = t.shape().to_vec();
     for k in 0..dims {
         let d = r - 1 - k;
-        let size = (out_shape[d] as i64).checked_add(pad[2 * k]).and_then(|s| s.checked_add(pad[2 * k + 1]));
+        let size = (out_shape[d] as i64)
+            .checked_add(pad[2 * k])
+            .and_then(|s| s.checked_add(pad[2 * k + 1]));
         match size.map(usize::try_from) {
             Some(Ok(s)) => out_shape[d] = s,
             Some(Err(_)) => out_shape[d] = 0,
@@ -114,19 +128,33 @@ pub fn pad(t: &Tensor, pad: &[i64], mode: PadMode, value: Option<f64>) -> Result
         let (before, after) = (pad[2 * k], pad[2 * k + 1]);
         let size = n + before + after;
         if size < 0 {
-            return Err(TensorError::runtime("pad", format!("The input size {n}, plus negative padding {before} and {after} resulted in a negative output size, which is invalid. Check dimension {d} of your input.")));
+            return Err(TensorError::runtime(
+                "pad",
+                format!(
+                    "The input size {n}, plus negative padding {before} and {after} resulted in a negative output size, which is invalid. Check dimension {d} of your input."
+                ),
+            ));
         }
         if mode == PadMode::Reflect && (before >= n || after >= n) {
             return Err(TensorError::runtime(
                 "pad",
-                format!("Argument #4: Padding size should be less than the corresponding input dimension, but got: padding ({before}, {after}) at dimension {d} of input {:?}", t.shape()),
+                format!(
+                    "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding ({before}, {after}) at dimension {d} of input {:?}",
+                    t.shape()
+                ),
             ));
         }
         if mode == PadMode::Circular && (before > n || after > n) {
-            return Err(TensorError::runtime("pad", "Padding value causes wrapping around more than once."));
+            return Err(TensorError::runtime(
+                "pad",
+                "Padding value causes wrapping around more than once.",
+            ));
         }
         if mode != PadMode::Constant && n == 0 {
-            return Err(TensorError::runtime("pad", format!("Expected a non-empty dimension {d} to pad with mode {mode:?}")));
+            return Err(TensorError::runtime(
+                "pad",
+                format!("Expected a non-empty dimension {d} to pad with mode {mode:?}"),
+            ));
         }
         maps[d] = (0..size)
             .map(|i| {
@@ -172,7 +200,10 @@ impl InterpMode {
     }
 
     fn interpolating(self) -> bool {
-        matches!(self, InterpMode::Linear | InterpMode::Bilinear | InterpMode::Trilinear)
+        matches!(
+            self,
+            InterpMode::Linear | InterpMode::Bilinear | InterpMode::Trilinear
+        )
     }
 }
 
@@ -183,11 +214,20 @@ pub enum Target {
 }
 
 /// `F.interpolate` over the dims after (N, C).
-pub fn interpolate(t: &Tensor, target: Target, mode: InterpMode, align_corners: Option<bool>, recompute_scale_factor: bool) -> Result<Tensor> {
+pub fn interpolate(
+    t: &Tensor,
+    target: Target,
+    mode: InterpMode,
+    align_corners: Option<bool>,
+    recompute_scale_factor: bool,
+) -> Result<Tensor> {
     let r = t.ndim();
     let spatial = r.saturating_sub(2);
     if align_corners.is_some() && !mode.interpolating() {
-        return Err(TensorError::value("interpolate", "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear"));
+        return Err(TensorError::value(
+            "interpolate",
+            "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear",
+        ));
     }
     let needs = match mode {
         InterpMode::Linear => Some((3, "linear")),
@@ -198,10 +238,15 @@ pub fn interpolate(t: &Tensor, target: Target, mode: InterpMode, align_corners: 
     if let Some((want, name)) = needs
         && r != want
     {
-        return Err(not_implemented(format!("Got {r}D input, but {name} mode needs {want}D input")));
+        return Err(not_implemented(format!(
+            "Got {r}D input, but {name} mode needs {want}D input"
+        )));
     }
     if !(3..=5).contains(&r) {
-        return Err(not_implemented(format!("Input Error: Only 3D, 4D and 5D input Tensors supported (got {r}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got {})", format!("{mode:?}").to_lowercase())));
+        return Err(not_implemented(format!(
+            "Input Error: Only 3D, 4D and 5D input Tensors supported (got {r}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got {})",
+            format!("{mode:?}").to_lowercase()
+        )));
     }
     let in_sizes = &t.shape()[2..];
     let broadcast = |n: usize, what: &str| -> Result<()> {
@@ -231,26 +276,50 @@ pub fn interpolate(t: &Tensor, target: Target, mode: InterpMode, align_corners: 
         Target::Scale(f) => {
             broadcast(f.len(), "scale_factor")?;
             let at = |d: usize| f[if f.len() == 1 { 0 } else { d }];
-            let sizes: Vec<usize> = (0..spatial).map(|d| (in_sizes[d] as f64 * at(d)).floor().max(0.0) as usize).collect();
-            let scales = (0..spatial).map(|d| (!recompute_scale_factor).then(|| at(d))).collect();
+            let sizes: Vec<usize> = (0..spatial)
+                .map(|d| (in_sizes[d] as f64 * at(d)).floor().max(0.0) as usize)
+                .collect();
+            let scales = (0..spatial)
+                .map(|d| (!recompute_scale_factor).then(|| at(d)))
+                .collect();
             (sizes, scales)
         }
     };
     if out_sizes.contains(&0) || in_sizes.contains(&0) {
-        return Err(TensorError::runtime("interpolate", format!("Input and output sizes should be greater than 0, but got input ({}) and output ({})", sizes_text(in_sizes), sizes_text(&out_sizes))));
+        return Err(TensorError::runtime(
+            "interpolate",
+            format!(
+                "Input and output sizes should be greater than 0, but got input ({}) and output ({})",
+                sizes_text(in_sizes),
+                sizes_text(&out_sizes)
+            ),
+        ));
     }
     if mode == InterpMode::Area {
         if spatial == 3 {
-            return Err(not_implemented("interpolate: mode 'area' supports 3D and 4D inputs in fxvm".into()));
+            return Err(not_implemented(
+                "interpolate: mode 'area' supports 3D and 4D inputs in fxvm".into(),
+            ));
         }
         let out: Vec<Option<i64>> = out_sizes.iter().map(|&s| Some(s as i64)).collect();
         return adaptive_avg_pool(t, &out, spatial);
     }
     if !t.dtype().is_float() {
-        return Err(TensorError::runtime("interpolate", format!("\"upsample_{}\" not implemented for '{}'", format!("{mode:?}").to_lowercase(), crate::error::legacy_name(t.dtype()))));
+        return Err(TensorError::runtime(
+            "interpolate",
+            format!(
+                "\"upsample_{}\" not implemented for '{}'",
+                format!("{mode:?}").to_lowercase(),
+                crate::error::legacy_name(t.dtype())
+            ),
+        ));
     }
     // Linear modes stay in f64 between dims so that results round once.
-    let mut x = if mode.interpolating() { t.to_dtype(DType::F64) } else { t.clone() };
+    let mut x = if mode.interpolating() {
+        t.to_dtype(DType::F64)
+    } else {
+        t.clone()
+    };
     // Separable: interpolate the last dim first, as PyTorch's kernels nest
     // the weights (innermost dim innermost).
     for d in (0..spatial).rev() {
@@ -261,11 +330,17 @@ pub fn interpolate(t: &Tensor, target: Target, mode: InterpMode, align_corners: 
         let dim = d + 2;
         x = match mode {
             InterpMode::Nearest | InterpMode::NearestExact => {
-                let scale = scales[d].filter(|&s| s > 0.0).map_or(n_in as f32 / n_out as f32, |s| (1.0 / s) as f32);
+                let scale = scales[d]
+                    .filter(|&s| s > 0.0)
+                    .map_or(n_in as f32 / n_out as f32, |s| (1.0 / s) as f32);
                 let exact = mode == InterpMode::NearestExact;
                 let map: DimMap = (0..n_out)
                     .map(|i| {
-                        let src = if exact { ((i as f32 + 0.5) * scale).floor() } else { (i as f32 * scale).floor() };
+                        let src = if exact {
+                            ((i as f32 + 0.5) * scale).floor()
+                        } else {
+                            (i as f32 * scale).floor()
+                        };
                         Some((src as usize).min(n_in - 1))
                     })
                     .collect();
@@ -280,25 +355,48 @@ pub fn interpolate(t: &Tensor, target: Target, mode: InterpMode, align_corners: 
 }
 
 fn sizes_text(s: &[usize]) -> String {
-    s.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+    s.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn tuple<T: std::fmt::Debug>(v: &[T]) -> String {
     let items: Vec<String> = v.iter().map(|x| format!("{x:?}")).collect();
-    if items.len() == 1 { format!("({},)", items[0]) } else { format!("({})", items.join(", ")) }
+    if items.len() == 1 {
+        format!("({},)", items[0])
+    } else {
+        format!("({})", items.join(", "))
+    }
 }
 
 /// Linear interpolation of `x` along `dim` to `n_out` positions, in f64.
-fn linear_along(x: &Tensor, dim: usize, n_out: usize, scale: Option<f64>, align_corners: bool) -> Tensor {
+fn linear_along(
+    x: &Tensor,
+    dim: usize,
+    n_out: usize,
+    scale: Option<f64>,
+    align_corners: bool,
+) -> Tensor {
     let n_in = x.shape()[dim];
     let ratio = if align_corners {
-        if n_out > 1 { (n_in - 1) as f64 / (n_out - 1) as f64 } else { 0.0 }
+        if n_out > 1 {
+            (n_in - 1) as f64 / (n_out - 1) as f64
+        } else {
+            0.0
+        }
     } else {
-        scale.filter(|&s| s > 0.0).map_or(n_in as f64 / n_out as f64, |s| 1.0 / s)
+        scale
+            .filter(|&s| s > 0.0)
+            .map_or(n_in as f64 / n_out as f64, |s| 1.0 / s)
     };
     let taps: Vec<(usize, usize, f64)> = (0..n_out)
         .map(|i| {
-            let src = if align_corners { ratio * i as f64 } else { (ratio * (i as f64 + 0.5) - 0.5).max(0.0) };
+            let src = if align_corners {
+                ratio * i as f64
+            } else {
+                (ratio * (i as f64 + 0.5) - 0.5).max(0.0)
+            };
             let i0 = (src.floor() as usize).min(n_in - 1);
             let i1 = if i0 < n_in - 1 { i0 + 1 } else { i0 };
             (i0, i1, (src - i0 as f64).clamp(0.0, 1.0))
@@ -311,7 +409,10 @@ fn linear_along(x: &Tensor, dim: usize, n_out: usize, scale: Option<f64>, align_
     for o in 0..outer {
         let base = o * n_in * inner;
         for &(i0, i1, l1) in &taps {
-            let (a, b) = (&src[base + i0 * inner..base + (i0 + 1) * inner], &src[base + i1 * inner..base + (i1 + 1) * inner]);
+            let (a, b) = (
+                &src[base + i0 * inner..base + (i0 + 1) * inner],
+                &src[base + i1 * inner..base + (i1 + 1) * inner],
+            );
             out.extend(a.iter().zip(b).map(|(&a, &b)| (1.0 - l1) * a + l1 * b));
         }
     }

@@ -8,14 +8,27 @@ use crate::tensor::{Tensor, wrap_dim};
 
 /// Resolves a requested shape with at most one `-1` against `numel`.
 pub fn infer_shape(shape: &[i64], numel: usize) -> Result<Vec<usize>> {
-    let invalid = || TensorError::InvalidShape { shape: shape.to_vec(), numel };
+    let invalid = || TensorError::InvalidShape {
+        shape: shape.to_vec(),
+        numel,
+    };
     let mut infer = None;
     let mut known = 1usize;
     for (i, &d) in shape.iter().enumerate() {
         match d {
             -1 if infer.is_none() => infer = Some(i),
-            -1 => return Err(TensorError::runtime("view", "only one dimension can be inferred")),
-            d if d < 0 => return Err(TensorError::runtime("view", format!("invalid shape dimension {d}"))),
+            -1 => {
+                return Err(TensorError::runtime(
+                    "view",
+                    "only one dimension can be inferred",
+                ));
+            }
+            d if d < 0 => {
+                return Err(TensorError::runtime(
+                    "view",
+                    format!("invalid shape dimension {d}"),
+                ));
+            }
             d => known *= d as usize,
         }
     }
@@ -53,7 +66,10 @@ pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
     }
     let (s, e) = (t.dim(start)?, t.dim(end)?);
     if s > e {
-        return Err(TensorError::runtime("flatten", "flatten() has invalid args: start_dim cannot come after end_dim"));
+        return Err(TensorError::runtime(
+            "flatten",
+            "flatten() has invalid args: start_dim cannot come after end_dim",
+        ));
     }
     let mut shape: Vec<i64> = t.shape()[..s].iter().map(|&d| d as i64).collect();
     shape.push(t.shape()[s..=e].iter().product::<usize>() as i64);
@@ -62,7 +78,9 @@ pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
 }
 
 pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
-    let d = t.dim_strict(dim).map_err(|e| TensorError::runtime("unflatten", e.to_string()))?;
+    let d = t
+        .dim_strict(dim)
+        .map_err(|e| TensorError::runtime("unflatten", e.to_string()))?;
     let inner = infer_shape(sizes, t.shape()[d]).map_err(|_| {
         TensorError::runtime(
             "unflatten",
@@ -95,7 +113,11 @@ pub fn squeeze(t: &Tensor, dims: Option<&[i64]>) -> Result<Tensor> {
     let l = t.layout();
     let keep = (0..ndim).filter(|&d| !drop[d]);
     let (shape, strides) = keep.map(|d| (l.shape[d], l.strides[d])).unzip();
-    Ok(t.with_layout(Layout { shape, strides, offset: l.offset }))
+    Ok(t.with_layout(Layout {
+        shape,
+        strides,
+        offset: l.offset,
+    }))
 }
 
 pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
@@ -119,7 +141,10 @@ pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     for &d in dims {
         let d = t.dim(d)?;
         if std::mem::replace(&mut seen[d], true) {
-            return Err(TensorError::runtime("permute", "permute(): duplicate dims are not allowed."));
+            return Err(TensorError::runtime(
+                "permute",
+                "permute(): duplicate dims are not allowed.",
+            ));
         }
         order.push(d);
     }
@@ -140,10 +165,17 @@ pub fn matrix_t(t: &Tensor) -> Result<Tensor> {
     if t.ndim() > 2 {
         return Err(TensorError::runtime(
             "t",
-            format!("t() expects a tensor with <= 2 dimensions, but self is {}D", t.ndim()),
+            format!(
+                "t() expects a tensor with <= 2 dimensions, but self is {}D",
+                t.ndim()
+            ),
         ));
     }
-    if t.ndim() < 2 { Ok(t.clone()) } else { transpose(t, 0, 1) }
+    if t.ndim() < 2 {
+        Ok(t.clone())
+    } else {
+        transpose(t, 0, 1)
+    }
 }
 
 /// `expand(*sizes)`: `-1` keeps a size; new leading dims are allowed.
@@ -164,14 +196,23 @@ pub fn expand(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
     let shape: Vec<usize> = sizes
         .iter()
         .enumerate()
-        .map(|(i, &s)| if s == -1 && i >= extra { t.shape()[i - extra] } else { s.max(0) as usize })
+        .map(|(i, &s)| {
+            if s == -1 && i >= extra {
+                t.shape()[i - extra]
+            } else {
+                s.max(0) as usize
+            }
+        })
         .collect();
     t.broadcast_to(&shape)
 }
 
 pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
     if t.ndim() == 0 {
-        return Err(TensorError::runtime("narrow", "narrow() cannot be applied to a 0-dim tensor."));
+        return Err(TensorError::runtime(
+            "narrow",
+            "narrow() cannot be applied to a 0-dim tensor.",
+        ));
     }
     let d = t.dim(dim)?;
     let size = t.shape()[d] as i64;
@@ -187,7 +228,9 @@ pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
 
 pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
     if t.ndim() == 0 {
-        return Err(TensorError::index_error("select() cannot be applied to a 0-dim tensor."));
+        return Err(TensorError::index_error(
+            "select() cannot be applied to a 0-dim tensor.",
+        ));
     }
     let d = t.dim(dim)?;
     let size = t.shape()[d] as i64;
@@ -202,31 +245,59 @@ pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
 }
 
 /// Python slice semantics along `dim` with a positive `step`.
-pub fn slice(t: &Tensor, dim: usize, start: Option<i64>, stop: Option<i64>, step: i64) -> Result<Tensor> {
+pub fn slice(
+    t: &Tensor,
+    dim: usize,
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: i64,
+) -> Result<Tensor> {
     if step <= 0 {
-        return Err(TensorError::value("slice", "step must be greater than zero"));
+        return Err(TensorError::value(
+            "slice",
+            "step must be greater than zero",
+        ));
     }
     let size = t.shape()[dim] as i64;
-    let clamp = |i: i64| if i < 0 { (i + size).max(0) } else { i.min(size) };
+    let clamp = |i: i64| {
+        if i < 0 {
+            (i + size).max(0)
+        } else {
+            i.min(size)
+        }
+    };
     let start = clamp(start.unwrap_or(0));
     let stop = clamp(stop.unwrap_or(size)).max(start);
     let len = (stop - start + step - 1) / step;
-    Ok(t.with_layout(t.layout().slice(dim, start as usize, len as usize, step as usize)))
+    Ok(t.with_layout(
+        t.layout()
+            .slice(dim, start as usize, len as usize, step as usize),
+    ))
 }
 
 /// `split(split_size)` or `split([sizes])` along `dim`.
 pub fn split(t: &Tensor, sizes: Split, dim: i64) -> Result<Vec<Tensor>> {
     if t.ndim() == 0 {
-        return Err(TensorError::runtime("split", "split expects at least a 1-dimensional tensor"));
+        return Err(TensorError::runtime(
+            "split",
+            "split expects at least a 1-dimensional tensor",
+        ));
     }
     let d = t.dim(dim)?;
     let total = t.shape()[d];
     let lengths: Vec<usize> = match sizes {
         Split::Every(n) if n == 0 && total > 0 => {
-            return Err(TensorError::runtime("split", "split_size can only be 0 if dimension size is 0, but got dimension size of ".to_owned() + &total.to_string()));
+            return Err(TensorError::runtime(
+                "split",
+                "split_size can only be 0 if dimension size is 0, but got dimension size of "
+                    .to_owned()
+                    + &total.to_string(),
+            ));
         }
         Split::Every(0) => vec![0],
-        Split::Every(n) => (0..total.div_ceil(n)).map(|i| n.min(total - i * n)).collect(),
+        Split::Every(n) => (0..total.div_ceil(n))
+            .map(|i| n.min(total - i * n))
+            .collect(),
         Split::Sizes(v) => {
             if v.iter().sum::<usize>() != total {
                 return Err(TensorError::runtime(
@@ -258,10 +329,16 @@ pub enum Split {
 
 pub fn chunk(t: &Tensor, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
     if chunks == 0 {
-        return Err(TensorError::runtime("chunk", "chunk expects `chunks` to be greater than 0, got: 0"));
+        return Err(TensorError::runtime(
+            "chunk",
+            "chunk expects `chunks` to be greater than 0, got: 0",
+        ));
     }
     if t.ndim() == 0 {
-        return Err(TensorError::runtime("chunk", "chunk expects at least a 1-dimensional tensor"));
+        return Err(TensorError::runtime(
+            "chunk",
+            "chunk expects at least a 1-dimensional tensor",
+        ));
     }
     let d = t.dim(dim)?;
     if t.shape()[d] == 0 {
@@ -273,30 +350,44 @@ pub fn chunk(t: &Tensor, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
 
 pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
     let d = t.dim_strict(dim)?;
-    (0..t.shape()[d]).map(|i| select(t, d as i64, i as i64)).collect()
+    (0..t.shape()[d])
+        .map(|i| select(t, d as i64, i as i64))
+        .collect()
 }
 
 /// `cat(tensors, dim)`: all shapes equal except along `dim`; dtypes promote.
 pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     // PyTorch skips legacy empty 1-d tensors of shape [0].
-    let parts: Vec<&Tensor> = tensors.iter().filter(|t| !(t.ndim() == 1 && t.numel() == 0)).collect();
+    let parts: Vec<&Tensor> = tensors
+        .iter()
+        .filter(|t| !(t.ndim() == 1 && t.numel() == 0))
+        .collect();
     let Some(first) = parts.first() else {
         return match tensors.first() {
             Some(t) => Ok(t.copy()),
-            None => Err(TensorError::runtime("cat", "torch.cat(): expected a non-empty list of Tensors")),
+            None => Err(TensorError::runtime(
+                "cat",
+                "torch.cat(): expected a non-empty list of Tensors",
+            )),
         };
     };
     if first.ndim() == 0 {
-        return Err(TensorError::runtime("cat", "zero-dimensional tensor (at position 0) cannot be concatenated"));
+        return Err(TensorError::runtime(
+            "cat",
+            "zero-dimensional tensor (at position 0) cannot be concatenated",
+        ));
     }
     let d = first.dim(dim)?;
     let dtype = parts.iter().map(|t| t.dtype()).max().expect("non-empty");
     let mut shape = first.shape().to_vec();
     shape[d] = 0;
     for (i, t) in parts.iter().enumerate() {
-        let same = t.ndim() == first.ndim() && (0..t.ndim()).all(|k| k == d || t.shape()[k] == first.shape()[k]);
+        let same = t.ndim() == first.ndim()
+            && (0..t.ndim()).all(|k| k == d || t.shape()[k] == first.shape()[k]);
         if !same {
-            let k = (0..t.ndim().min(first.ndim())).find(|&k| k != d && t.shape()[k] != first.shape()[k]).unwrap_or(0);
+            let k = (0..t.ndim().min(first.ndim()))
+                .find(|&k| k != d && t.shape()[k] != first.shape()[k])
+                .unwrap_or(0);
             return Err(TensorError::runtime(
                 "cat",
                 format!(
@@ -312,7 +403,8 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let mut start = 0;
     for t in parts {
         let len = t.shape()[d];
-        out.with_layout(out.layout().slice(d, start, len, 1)).copy_from(t)?;
+        out.with_layout(out.layout().slice(d, start, len, 1))
+            .copy_from(t)?;
         start += len;
     }
     Ok(out)
@@ -320,7 +412,10 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
 
 pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let Some(first) = tensors.first() else {
-        return Err(TensorError::runtime("stack", "stack expects a non-empty TensorList"));
+        return Err(TensorError::runtime(
+            "stack",
+            "stack expects a non-empty TensorList",
+        ));
     };
     for (i, t) in tensors.iter().enumerate() {
         if t.shape() != first.shape() {
@@ -335,7 +430,10 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         }
     }
     let d = wrap_dim(dim, first.ndim() + 1)?;
-    let parts: Vec<Tensor> = tensors.iter().map(|t| t.with_layout(t.layout().unsqueeze(d))).collect();
+    let parts: Vec<Tensor> = tensors
+        .iter()
+        .map(|t| t.with_layout(t.layout().unsqueeze(d)))
+        .collect();
     cat(&parts, d as i64)
 }
 
@@ -356,11 +454,14 @@ pub fn repeat(t: &Tensor, sizes: &[usize]) -> Result<Tensor> {
         let d = if i < extra { 1 } else { t.shape()[i - extra] };
         shape.extend([1, d]);
         target.extend([r, d]);
-        out_shape.push(r.checked_mul(d).ok_or_else(|| TensorError::SizeOverflow { sizes: sizes.to_vec() })?);
+        out_shape.push(r.checked_mul(d).ok_or_else(|| TensorError::SizeOverflow {
+            sizes: sizes.to_vec(),
+        })?);
     }
     crate::alloc::new_numel(&out_shape, t.dtype())?;
     let base = t.contiguous();
-    let viewed = base.with_layout(Layout::contiguous(&shape)).broadcast_to(&target)?;
+    let viewed = base
+        .with_layout(Layout::contiguous(&shape))
+        .broadcast_to(&target)?;
     Ok(with_dtype!(t.dtype(), T => Tensor::from_vec(viewed.to_vec::<T>(), &out_shape)))
 }
-
