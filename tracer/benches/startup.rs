@@ -19,6 +19,7 @@ struct Sample {
 /// Runs `argv` once and reports its wall time and peak RSS (from `wait4`).
 fn measure(argv: &[&str]) -> Sample {
     let start = Instant::now();
+    #[allow(clippy::zombie_processes)] // reaped by wait4 below
     let child = Command::new(argv[0])
         .args(&argv[1..])
         .stdout(Stdio::null())

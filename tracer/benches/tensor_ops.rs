@@ -58,8 +58,8 @@ fn main() {
         }
     }
     println!(
-        "{:<14} {:>12} {:>12} {:>9}  {}",
-        "case", "fxvm", "PyTorch", "ratio", "meaning"
+        "{:<14} {:>12} {:>12} {:>9}  meaning",
+        "case", "fxvm", "PyTorch", "ratio"
     );
     for (name, &t) in &ours {
         let matmul = name

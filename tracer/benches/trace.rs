@@ -34,6 +34,7 @@ fn run(argv: &[&str]) -> BTreeMap<String, f64> {
 
 /// Peak resident memory of one run of `argv` (from `wait4`).
 fn peak_rss_mb(argv: &[&str]) -> f64 {
+    #[allow(clippy::zombie_processes)] // reaped by wait4 below
     let child = Command::new(argv[0])
         .args(&argv[1..])
         .stdout(std::process::Stdio::null())

@@ -73,11 +73,11 @@ pub fn flush_std(vm: &VirtualMachine) -> bool {
         if vm.is_none(&stream) {
             continue;
         }
-        if let Err(e) = vm.call_method(&stream, "flush", ()) {
-            if is_stdout {
-                stdout_ok = false;
-                vm.run_unraisable(e, None, stream);
-            }
+        if let Err(e) = vm.call_method(&stream, "flush", ())
+            && is_stdout
+        {
+            stdout_ok = false;
+            vm.run_unraisable(e, None, stream);
         }
     }
     stdout_ok

@@ -244,7 +244,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn set_items(&mut self, target: Id, flat: Vec<Id>) -> R<()> {
-        if flat.len() % 2 != 0 {
+        if !flat.len().is_multiple_of(2) {
             return self.err("odd number of items for SETITEMS");
         }
         let pairs = flat.chunks(2).map(|p| (p[0], p[1]));
@@ -344,7 +344,8 @@ impl<'a> Decoder<'a> {
                     match line.trim().parse::<f64>() {
                         Ok(f) => self.push(Value::Float(f)),
                         Err(_) => {
-                            return self.err(format!("could not convert string to float: '{line}'"));
+                            return self
+                                .err(format!("could not convert string to float: '{line}'"));
                         }
                     }
                 }

@@ -415,8 +415,9 @@ pub(super) fn rows() -> Vec<Row> {
                 let t = b.tensor("input", vm)?;
                 let target = match (b.obj("size"), b.obj("scale_factor")) {
                     (Some(_), Some(_)) => {
-                        return Err(vm
-                            .new_value_error("only one of size or scale_factor should be defined"));
+                        return Err(vm.new_value_error(
+                            "only one of size or scale_factor should be defined",
+                        ));
                     }
                     (None, None) => {
                         return Err(

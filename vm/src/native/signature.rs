@@ -102,7 +102,7 @@ impl Signature {
         // PyTorch lets ints arrive as varargs (`view(2, 3)`) only for an `int[]`
         // that is the one positional parameter besides `self`.
         let positional: Vec<usize> = (0..params.len())
-            .filter(|&i| !params[i].kw_only && !(i == 0 && params[i].ty == Ty::Tensor))
+            .filter(|&i| !params[i].kw_only && (i != 0 || params[i].ty != Ty::Tensor))
             .collect();
         let int_varargs = match positional[..] {
             [i] if params[i].ty == Ty::IntList => Some(i),

@@ -59,7 +59,7 @@ impl Tensor {
     /// A 1-d tensor over `bytes` read as elements of `dtype`.
     pub fn from_bytes(dtype: DType, bytes: &[u8], big_endian: bool) -> Result<Tensor> {
         let size = element_size(dtype);
-        if bytes.len() % size != 0 {
+        if !bytes.len().is_multiple_of(size) {
             return Err(TensorError::runtime(
                 "from_bytes",
                 format!(

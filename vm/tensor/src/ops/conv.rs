@@ -70,6 +70,7 @@ pub fn per_dim(op: &'static str, name: &str, param: &[i64], dims: usize) -> Resu
 }
 
 /// `conv1d` (`spatial = 1`) or `conv2d` (`spatial = 2`), batched or not.
+#[allow(clippy::too_many_arguments)] // PyTorch's conv parameters, one for one
 pub fn conv(
     input: &Tensor,
     weight: &Tensor,

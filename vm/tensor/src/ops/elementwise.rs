@@ -525,8 +525,14 @@ pub fn clamp(t: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
     Ok(with_dtype!(dtype, T => {
         let (lo, hi) = (min.map(T::from_scalar), max.map(T::from_scalar));
         map(&t, move |x: T| {
-            let x = match lo { Some(lo) if x < lo => lo, _ => x };
-            match hi { Some(hi) if x > hi => hi, _ => x }
+            let x = match lo {
+                Some(lo) if x.partial_cmp(&lo) == Some(std::cmp::Ordering::Less) => lo,
+                _ => x,
+            };
+            match hi {
+                Some(hi) if x.partial_cmp(&hi) == Some(std::cmp::Ordering::Greater) => hi,
+                _ => x,
+            }
         })
     }))
 }

@@ -150,8 +150,8 @@ fn addressed(t: &Tensor, d: usize, index: &Tensor) -> Result<Vec<usize>> {
             ));
         };
         let mut off = l.offset;
-        for k in 0..pos.len() {
-            off += if k == d { j } else { pos[k] } * l.strides[k];
+        for (k, (&p, &stride)) in pos.iter().zip(&l.strides).enumerate() {
+            off += if k == d { j } else { p } * stride;
         }
         out.push(off);
         for k in (0..pos.len()).rev() {

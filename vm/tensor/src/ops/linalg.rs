@@ -271,8 +271,8 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             ),
         ));
     }
-    if ra == 1 && rb == 1 {
-        if a.shape()[0] != b.shape()[0] {
+    if ra == 1 && rb == 1 && a.shape()[0] != b.shape()[0] {
+        {
             return Err(TensorError::runtime(
                 "dot",
                 format!(

@@ -233,7 +233,7 @@ pub fn group_norm(
         ));
     }
     let c = x.shape()[1];
-    let g = usize::try_from(groups).ok().filter(|&g| g > 0 && c % g == 0).ok_or_else(|| {
+    let g = usize::try_from(groups).ok().filter(|&g| g > 0 && c.is_multiple_of(g)).ok_or_else(|| {
         TensorError::runtime("group_norm", format!("Expected number of channels in input to be divisible by num_groups, but got input of shape {:?} and num_groups={groups}", x.shape()))
     })?;
     let inner: usize = x.shape()[2..].iter().product();

@@ -74,7 +74,7 @@ fn identity(n: usize) -> DimMap {
 
 /// `F.pad`: `pad` lists (before, after) pairs starting from the last dim.
 pub fn pad(t: &Tensor, pad: &[i64], mode: PadMode, value: Option<f64>) -> Result<Tensor> {
-    if pad.len() % 2 != 0 {
+    if !pad.len().is_multiple_of(2) {
         return Err(TensorError::runtime(
             "pad",
             "Padding length must be divisible by 2",

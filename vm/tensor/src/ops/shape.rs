@@ -34,7 +34,7 @@ pub fn infer_shape(shape: &[i64], numel: usize) -> Result<Vec<usize>> {
     }
     let mut out: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
     match infer {
-        Some(i) if known != 0 && numel % known == 0 => out[i] = numel / known,
+        Some(i) if known != 0 && numel.is_multiple_of(known) => out[i] = numel / known,
         Some(_) => return Err(invalid()),
         None if known != numel => return Err(invalid()),
         None => {}
