@@ -289,3 +289,18 @@ fn lint_reports_every_untraceable_construct_with_its_position() {
         "fxvm: error: can't open file 'missing.py': No such file or directory"
     );
 }
+
+#[test]
+fn trace_into_a_closed_pipe_ends_quietly() {
+    // `fxvm trace m.py | head -c0`: the reader is gone before anything is written.
+    let mut child = fxvm_tests::fxvm(&["trace", &cli("gpt_block.py")])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn fxvm");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait for fxvm");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}

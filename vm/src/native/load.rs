@@ -120,6 +120,21 @@ fn native(module: &str, name: &str) -> Option<Native> {
     })
 }
 
+/// `pickle.UnpicklingError(message)`, the exception `torch.load` raises for a bad file.
+pub(crate) fn unpickling_error(message: String, vm: &VirtualMachine) -> PyBaseExceptionRef {
+    let class = vm
+        .import("pickle", 0)
+        .and_then(|m| m.get_attr("UnpicklingError", vm))
+        .and_then(|c| {
+            c.downcast()
+                .map_err(|_| vm.new_type_error("pickle.UnpicklingError is not a class"))
+        });
+    match class {
+        Ok(class) => vm.new_exception_msg(class, message.into()),
+        Err(e) => e,
+    }
+}
+
 impl<'a> Loader<'a> {
     pub fn new(ck: &'a Checkpoint, policy: Policy, vm: &'a VirtualMachine) -> Self {
         Loader {
@@ -149,17 +164,7 @@ impl<'a> Loader<'a> {
     }
 
     fn error(&self, message: String) -> PyBaseExceptionRef {
-        let vm = self.vm;
-        match vm
-            .import("pickle", 0)
-            .and_then(|m| m.get_attr("UnpicklingError", vm))
-            .and_then(|c| {
-                c.downcast()
-                    .map_err(|_| vm.new_type_error("UnpicklingError"))
-            }) {
-            Ok(class) => vm.new_exception_msg(class, message.into()),
-            Err(e) => e,
-        }
+        unpickling_error(message, self.vm)
     }
 
     fn refuse(&self, detail: String) -> PyBaseExceptionRef {

@@ -98,25 +98,13 @@ mod _c {
         find_class: PyObjectRef,
         vm: &VirtualMachine,
     ) -> PyResult {
-        use crate::native::load::{Loader, Policy};
+        use crate::native::load::{Loader, Policy, unpickling_error};
         let data = source.as_bytes().to_vec();
-        let unpickling = |msg: String| -> rustpython_vm::builtins::PyBaseExceptionRef {
-            match vm
-                .import("pickle", 0)
-                .and_then(|m| m.get_attr("UnpicklingError", vm))
-                .and_then(|c| {
-                    c.downcast()
-                        .map_err(|_| vm.new_type_error("UnpicklingError"))
-                }) {
-                Ok(class) => vm.new_exception_msg(class, msg.into()),
-                Err(e) => e,
-            }
-        };
         let ck = fxvm_checkpoint::Checkpoint::open(data).map_err(|e| match e {
             fxvm_checkpoint::CheckpointError::UnsupportedDType(_) => {
                 vm.new_not_implemented_error(e.to_string())
             }
-            fxvm_checkpoint::CheckpointError::Pickle(p) => unpickling(p.message),
+            fxvm_checkpoint::CheckpointError::Pickle(p) => unpickling_error(p.message, vm),
             e => vm.new_runtime_error(e.to_string()),
         })?;
         let policy = if weights_only {
