@@ -32,6 +32,7 @@ pub fn builder(config: &Config) -> InterpreterBuilder {
     // The frozen package lives in the binary; there is nothing to cache.
     settings.write_bytecode = false;
 
+    crate::native::guard::install_hook();
     let builder = Interpreter::builder(settings).init_stdlib();
     let torch_c = crate::native::torch_c::module_def(&builder.ctx);
     builder

@@ -137,19 +137,9 @@ impl Checkpoint {
             Record::Range(r) => self.data[r.clone()].into(),
             Record::Compressed(index) => {
                 let mut archive = zip::ZipArchive::new(Cursor::new(&self.data[..]))?;
-                let mut file = archive.by_index(*index)?;
-                let mut out = Vec::new();
-                out.try_reserve_exact(file.size() as usize).map_err(|_| {
-                    TensorError::OutOfMemory {
-                        bytes: file.size() as usize,
-                    }
-                })?;
-                file.read_to_end(&mut out).map_err(|e| {
-                    CheckpointError::Archive(format!(
-                        "PytorchStreamReader failed reading file data/{key}: {e}"
-                    ))
-                })?;
-                out.into()
+                let file = archive.by_index(*index)?;
+                let size = file.size();
+                read_entry(file, size, &format!("data/{key}"))?.into()
             }
         };
         let expected = numel.checked_mul(element_size(dtype));
@@ -162,6 +152,20 @@ impl Checkpoint {
         let used = expected.expect("checked above");
         Ok(Tensor::from_bytes(dtype, &bytes[..used], self.big_endian)?)
     }
+}
+
+/// A zip entry's `size` bytes, in a buffer allocated fallibly (the size is the file's claim).
+fn read_entry(mut entry: impl Read, size: u64, name: &str) -> Result<Vec<u8>> {
+    let bytes = usize::try_from(size).unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    out.try_reserve_exact(bytes)
+        .map_err(|_| TensorError::OutOfMemory { bytes })?;
+    entry.read_to_end(&mut out).map_err(|e| {
+        CheckpointError::Archive(format!(
+            "PytorchStreamReader failed reading file {name}: {e}"
+        ))
+    })?;
+    Ok(out)
 }
 
 fn open_zip(data: Vec<u8>) -> Result<Checkpoint> {
@@ -179,20 +183,11 @@ fn open_zip(data: Vec<u8>) -> Result<Checkpoint> {
     let prefix = pkl[..pkl.len() - "data.pkl".len()].to_string();
     let read =
         |archive: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str| -> Result<Option<Vec<u8>>> {
-            let Ok(mut file) = archive.by_name(name) else {
+            let Ok(file) = archive.by_name(name) else {
                 return Ok(None);
             };
-            let mut out = Vec::new();
-            out.try_reserve_exact(file.size() as usize)
-                .map_err(|_| TensorError::OutOfMemory {
-                    bytes: file.size() as usize,
-                })?;
-            file.read_to_end(&mut out).map_err(|e| {
-                CheckpointError::Archive(format!(
-                    "PytorchStreamReader failed reading file {name}: {e}"
-                ))
-            })?;
-            Ok(Some(out))
+            let size = file.size();
+            read_entry(file, size, name).map(Some)
         };
     let pickle_bytes = read(&mut archive, pkl)?.expect("listed above");
     let big_endian =
@@ -296,7 +291,7 @@ fn dict_get(p: &Pickle, dict: Id, key: &str) -> Option<Id> {
     };
     items
         .iter()
-        .find(|(k, _)| p.get(*k) == &Value::Str(key.to_string()))
+        .find(|&&(k, _)| matches!(p.get(k), Value::Str(s) if s == key))
         .map(|&(_, v)| v)
 }
 
@@ -304,17 +299,46 @@ fn dict_get(p: &Pickle, dict: Id, key: &str) -> Option<Id> {
 fn storage_element_sizes(p: &Pickle) -> Result<HashMap<String, usize>> {
     let mut sizes = HashMap::new();
     for v in &p.values {
-        let Value::Persistent(pid) = v else { continue };
-        let Value::Tuple(fields) = p.get(*pid) else {
-            continue;
-        };
-        if let [_, class, key, ..] = fields[..]
-            && let (Value::Global { name, .. }, Value::Str(key)) = (p.get(class), p.get(key))
+        if let &Value::Persistent(pid) = v
+            && let Some(r) = StorageRef::parse(p, pid)
         {
-            sizes.insert(key.clone(), element_size(storage_dtype(name)?));
+            sizes.insert(r.key.to_string(), element_size(storage_dtype(r.class)?));
         }
     }
     Ok(sizes)
+}
+
+/// What a persistent id names in PyTorch's files:
+/// `('storage', <torch.XStorage>, key, location, numel[, view])`.
+pub struct StorageRef<'p> {
+    /// The storage class's name (`FloatStorage` …), which gives the dtype.
+    pub class: &'p str,
+    pub key: &'p str,
+    pub numel: i64,
+}
+
+impl<'p> StorageRef<'p> {
+    /// The storage a persistent id `pid` names; `None` when it is not one.
+    pub fn parse(p: &'p Pickle, pid: Id) -> Option<StorageRef<'p>> {
+        let Value::Tuple(fields) = p.get(pid) else {
+            return None;
+        };
+        let [tag, class, key, _location, numel, ..] = fields[..] else {
+            return None;
+        };
+        match (p.get(tag), p.get(class), p.get(key), p.get(numel)) {
+            (Value::Str(tag), Value::Global { name, .. }, Value::Str(key), &Value::Int(numel))
+                if tag == "storage" =>
+            {
+                Some(StorageRef {
+                    class: name,
+                    key,
+                    numel,
+                })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Writes PyTorch's zip container: `<name>/data.pkl`, one `<name>/data/<key>`

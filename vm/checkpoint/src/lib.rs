@@ -7,4 +7,6 @@
 pub mod archive;
 pub mod pickle;
 
-pub use archive::{Checkpoint, CheckpointError, storage_class, storage_dtype, write_zip};
+pub use archive::{
+    Checkpoint, CheckpointError, StorageRef, storage_class, storage_dtype, write_zip,
+};

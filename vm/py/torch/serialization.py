@@ -158,8 +158,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if weights_only is None:
         weights_only = True
     if map_location is not None and not callable(map_location) and not isinstance(map_location, dict):
-        if str(torch.device(map_location)) != "cpu":
-            raise RuntimeError(f"fxvm has only the CPU; cannot map to {map_location}")
+        torch.device(map_location)  # refuses any device but the CPU
     data = _read(f)
     user = {name: _global_name(entry)[1] for name, entry in _safe_globals.items()}
     return _C._load_checkpoint(bytes(data), bool(weights_only), user, _find_class)

@@ -16,9 +16,10 @@ thread_local! {
     static LAST: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// Installs, once, a panic hook that records panics inside a guard instead
-/// of printing them, and leaves every other panic to the previous hook.
-fn install_hook() {
+/// Installs, once per process, a panic hook that records panics inside a
+/// guard instead of printing them, and leaves every other panic to the
+/// previous hook. Called when an interpreter is built, not per op.
+pub(crate) fn install_hook() {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         let previous = panic::take_hook();
@@ -47,7 +48,6 @@ pub(crate) fn guard<T>(
     vm: &VirtualMachine,
     f: impl FnOnce() -> PyResult<T>,
 ) -> PyResult<T> {
-    install_hook();
     DEPTH.with(|d| d.set(d.get() + 1));
     // The VM state `f` touches stays consistent: the error replaces the result,
     // and tensors a kernel was writing are only ever its own outputs.
@@ -59,4 +59,29 @@ pub(crate) fn guard<T>(
             "fxvm internal error in {op}: {detail}. This is a bug in fxvm; please report it with the code that raised it."
         )))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use rustpython_vm::AsObject;
+
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_system_error_naming_the_op() {
+        let interp = crate::build(&crate::Config::default());
+        interp.enter(|vm| {
+            let err = guard::<()>("torch.boom", vm, || panic!("index out of bounds")).unwrap_err();
+            assert!(err.fast_isinstance(vm.ctx.exceptions.system_error));
+            let text = err.as_object().str(vm).unwrap().expect_str().to_owned();
+            assert!(
+                text.starts_with("fxvm internal error in torch.boom: index out of bounds at "),
+                "{text}"
+            );
+            assert!(text.contains("guard.rs"), "{text}");
+            // The next op runs normally; nothing is left recorded.
+            assert_eq!(guard("torch.ok", vm, || Ok(7)).unwrap(), 7);
+            assert_eq!(DEPTH.with(Cell::get), 0);
+        });
+    }
 }

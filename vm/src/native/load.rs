@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use fxvm_checkpoint::pickle::{Call, Id, Value};
-use fxvm_checkpoint::{Checkpoint, storage_dtype};
+use fxvm_checkpoint::{Checkpoint, StorageRef, storage_class, storage_dtype};
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyDictRef, PyStr, PyTuple};
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
@@ -91,11 +91,6 @@ fn allowed_object(module: &str, name: &str) -> Option<(&'static str, &'static st
         ("torch", "int32") => ("torch", "int32"),
         ("torch", "int64") => ("torch", "int64"),
         ("torch", "bool") => ("torch", "bool"),
-        ("torch", "FloatStorage") => ("torch", "FloatStorage"),
-        ("torch", "DoubleStorage") => ("torch", "DoubleStorage"),
-        ("torch", "LongStorage") => ("torch", "LongStorage"),
-        ("torch", "IntStorage") => ("torch", "IntStorage"),
-        ("torch", "BoolStorage") => ("torch", "BoolStorage"),
         _ => return None,
     })
 }
@@ -118,6 +113,13 @@ fn native(module: &str, name: &str) -> Option<Native> {
         ("_codecs", "encode") => Native::CodecsEncode,
         _ => return None,
     })
+}
+
+/// A non-negative Python int (a size, stride or offset in a tensor record).
+fn index(o: &PyObjectRef, vm: &VirtualMachine) -> Option<usize> {
+    o.try_to_value::<i64>(vm)
+        .ok()
+        .and_then(|i| usize::try_from(i).ok())
 }
 
 /// `pickle.UnpicklingError(message)`, the exception `torch.load` raises for a bad file.
@@ -152,9 +154,10 @@ impl<'a> Loader<'a> {
         // Every global is checked in file order before anything is built, so
         // the first refused one is reported, as PyTorch reports it.
         if let Policy::WeightsOnly { .. } = self.policy {
-            for v in &self.ck.pickle.values {
+            for (id, v) in self.ck.pickle.values.iter().enumerate() {
                 if let Value::Global { module, name } = v {
-                    self.global(module, name)?;
+                    let obj = self.global(module, name)?;
+                    self.done.insert(id, obj);
                 }
             }
         }
@@ -205,11 +208,13 @@ impl<'a> Loader<'a> {
 
     fn build_value(&mut self, id: Id) -> PyResult<Obj> {
         let vm = self.vm;
+        // Borrowed from the checkpoint, not from `self`, so building may recurse.
+        let ck: &'a Checkpoint = self.ck;
         let py = |o: PyObjectRef| Ok(Obj::Py(o));
-        match self.ck.pickle.get(id).clone() {
+        match ck.pickle.get(id) {
             Value::None => py(vm.ctx.none()),
-            Value::Bool(b) => py(vm.ctx.new_bool(b).into()),
-            Value::Int(i) => py(vm.ctx.new_int(i).into()),
+            &Value::Bool(b) => py(vm.ctx.new_bool(b).into()),
+            &Value::Int(i) => py(vm.ctx.new_int(i).into()),
             Value::BigInt(bytes) => {
                 let int = vm
                     .ctx
@@ -219,7 +224,7 @@ impl<'a> Loader<'a> {
                     .get_attr("from_bytes", vm)?;
                 let args = FuncArgs::new(
                     vec![
-                        vm.ctx.new_bytes(bytes).into(),
+                        vm.ctx.new_bytes(bytes.clone()).into(),
                         vm.ctx.new_str("little").into(),
                     ],
                     rustpython_vm::function::KwArgs::new(
@@ -230,15 +235,15 @@ impl<'a> Loader<'a> {
                 );
                 py(int.call(args, vm)?)
             }
-            Value::Float(f) => py(vm.ctx.new_float(f).into()),
-            Value::Str(s) => py(vm.ctx.new_str(s).into()),
-            Value::Bytes(b) => py(vm.ctx.new_bytes(b).into()),
+            &Value::Float(f) => py(vm.ctx.new_float(f).into()),
+            Value::Str(s) => py(vm.ctx.new_str(s.as_str()).into()),
+            Value::Bytes(b) => py(vm.ctx.new_bytes(b.clone()).into()),
             Value::ByteArray(b) => py(vm
                 .ctx
                 .types
                 .bytearray_type
                 .as_object()
-                .call((vm.ctx.new_bytes(b),), vm)?),
+                .call((vm.ctx.new_bytes(b.clone()),), vm)?),
             Value::Tuple(items) => {
                 let items = items
                     .iter()
@@ -250,7 +255,7 @@ impl<'a> Loader<'a> {
                 // Registered before its items are built: a list may contain itself.
                 let list = vm.ctx.new_list(Vec::new());
                 self.done.insert(id, Obj::Py(list.clone().into()));
-                for i in items {
+                for &i in items {
                     let item = self.build_py(i)?;
                     list.borrow_vec_mut().push(item);
                 }
@@ -259,14 +264,14 @@ impl<'a> Loader<'a> {
             Value::Dict(items) => {
                 let dict = vm.ctx.new_dict();
                 self.done.insert(id, Obj::Py(dict.clone().into()));
-                for (k, v) in items {
+                for &(k, v) in items {
                     let (k, v) = (self.build_py(k)?, self.build_py(v)?);
                     dict.set_item(&*k, v, vm)?;
                 }
                 py(dict.into())
             }
-            Value::Set(items) | Value::FrozenSet(items) => {
-                let frozen = matches!(self.ck.pickle.get(id), Value::FrozenSet(_));
+            v @ (Value::Set(items) | Value::FrozenSet(items)) => {
+                let frozen = matches!(v, Value::FrozenSet(_));
                 let items = items
                     .iter()
                     .map(|&i| self.build_py(i))
@@ -278,8 +283,8 @@ impl<'a> Loader<'a> {
                 };
                 py(class.as_object().call((vm.ctx.new_list(items),), vm)?)
             }
-            Value::Global { module, name } => self.global(&module, &name),
-            Value::Persistent(pid) => self.persistent(pid),
+            Value::Global { module, name } => self.global(module, name),
+            &Value::Persistent(pid) => self.persistent(pid),
             Value::Object {
                 call,
                 items,
@@ -290,15 +295,15 @@ impl<'a> Loader<'a> {
                 if !items.is_empty() || !appends.is_empty() || state.is_some() {
                     let target = self.py(obj.clone())?;
                     self.done.insert(id, obj.clone());
-                    for (k, v) in items {
+                    for &(k, v) in items {
                         let (k, v) = (self.build_py(k)?, self.build_py(v)?);
                         target.set_item(&*k, v, vm)?;
                     }
-                    for a in appends {
+                    for &a in appends {
                         let item = self.build_py(a)?;
                         vm.call_method(&target, "append", (item,))?;
                     }
-                    if let Some(s) = state {
+                    if let &Some(s) = state {
                         let state = self.build_py(s)?;
                         self.set_state(&target, state)?;
                     }
@@ -308,20 +313,16 @@ impl<'a> Loader<'a> {
         }
     }
 
-    fn global(&mut self, module: &str, name: &str) -> PyResult<Obj> {
+    fn global(&self, module: &str, name: &str) -> PyResult<Obj> {
         let vm = self.vm;
         if let Some(n) = native(module, name) {
             return Ok(Obj::Native(n));
         }
         let path = format!("{module}.{name}");
         match &self.policy {
-            Policy::Trusted { find_class } => {
-                let find_class = find_class.clone();
-                Ok(Obj::Py(find_class.call(
-                    (vm.ctx.new_str(module), vm.ctx.new_str(name)),
-                    vm,
-                )?))
-            }
+            Policy::Trusted { find_class } => Ok(Obj::Py(
+                find_class.call((vm.ctx.new_str(module), vm.ctx.new_str(name)), vm)?,
+            )),
             Policy::WeightsOnly { user } => {
                 if BLOCKED_MODULES.contains(&module) {
                     return Err(self.error(blocked_message(&path, module)));
@@ -329,11 +330,14 @@ impl<'a> Loader<'a> {
                 if let Some((m, attr)) = allowed_object(module, name) {
                     return Ok(Obj::Py(import_attr(m, attr, vm)?));
                 }
+                if module == "torch" && name.ends_with("Storage") {
+                    // Allow-listed by PyTorch; fxvm has tensors for some dtypes only.
+                    let dtype = storage_dtype(name)
+                        .map_err(|e| vm.new_not_implemented_error(e.to_string()))?;
+                    return Ok(Obj::Py(import_attr("torch", storage_class(dtype), vm)?));
+                }
                 if let Some(obj) = user.get_item_opt(path.as_str(), vm)? {
                     return Ok(Obj::Py(obj));
-                }
-                if module == "torch" && name.ends_with("Storage") {
-                    storage_dtype(name).map_err(|e| vm.new_not_implemented_error(e.to_string()))?;
                 }
                 let shown = match path.strip_prefix("builtins.") {
                     Some(rest) => rest.to_string(),
@@ -348,53 +352,36 @@ impl<'a> Loader<'a> {
 
     /// `('storage', <torch.XStorage>, key, location, numel[, view])`: the storage's elements.
     fn persistent(&mut self, pid: Id) -> PyResult<Obj> {
-        let p = &self.ck.pickle;
-        let bad = || {
-            self.error("A load persistent id instruction was encountered, but no persistent_load function was specified.".into())
+        let ck: &'a Checkpoint = self.ck;
+        let Some(StorageRef { class, key, numel }) = StorageRef::parse(&ck.pickle, pid) else {
+            return Err(self.error("A load persistent id instruction was encountered, but no persistent_load function was specified.".into()));
         };
-        let Value::Tuple(fields) = p.get(pid) else {
-            return Err(bad());
-        };
-        let [tag, class, key, _location, numel, ..] = fields[..] else {
-            return Err(bad());
-        };
-        let (
-            Value::Str(tag),
-            Value::Global { name: class, .. },
-            Value::Str(key),
-            Value::Int(numel),
-        ) = (p.get(tag), p.get(class), p.get(key), p.get(numel))
-        else {
-            return Err(bad());
-        };
-        if tag != "storage" {
-            return Err(bad());
-        }
         let dtype =
             storage_dtype(class).map_err(|e| self.vm.new_not_implemented_error(e.to_string()))?;
         if let Some(t) = self.storages.get(key) {
             return Ok(Obj::Storage(t.clone()));
         }
-        let numel = usize::try_from(*numel)
+        let numel = usize::try_from(numel)
             .map_err(|_| self.error(format!("storage {key} has a negative size")))?;
         let t = self
             .ck
             .storage(key, dtype, numel)
             .map_err(|e| self.error(e.to_string()))?;
-        self.storages.insert(key.clone(), t.clone());
+        self.storages.insert(key.to_string(), t.clone());
         Ok(Obj::Storage(t))
     }
 
     fn args(&mut self, args: Id) -> PyResult<Vec<Obj>> {
-        let Value::Tuple(items) = self.ck.pickle.get(args).clone() else {
+        let ck: &'a Checkpoint = self.ck;
+        let Value::Tuple(items) = ck.pickle.get(args) else {
             return Err(self.error("the arguments of a call in the pickle are not a tuple".into()));
         };
-        items.into_iter().map(|i| self.build(i)).collect()
+        items.iter().map(|&i| self.build(i)).collect()
     }
 
-    fn call(&mut self, call: Call) -> PyResult<Obj> {
+    fn call(&mut self, call: &Call) -> PyResult<Obj> {
         let vm = self.vm;
-        match call {
+        match *call {
             Call::Reduce { func, args } => {
                 self.check_callable(func)?;
                 let func = self.build(func)?;
@@ -456,14 +443,7 @@ impl<'a> Loader<'a> {
         };
         let Obj::Py(o) = o else { return Err(bad()) };
         let t = o.downcast_ref::<PyTuple>().ok_or_else(bad)?;
-        t.iter()
-            .map(|x| {
-                x.try_to_value::<i64>(vm)
-                    .ok()
-                    .and_then(|i| usize::try_from(i).ok())
-                    .ok_or_else(bad)
-            })
-            .collect()
+        t.iter().map(|x| index(x, vm).ok_or_else(bad)).collect()
     }
 
     fn native_call(&mut self, n: Native, args: Vec<Obj>) -> PyResult<Obj> {
@@ -489,10 +469,7 @@ impl<'a> Loader<'a> {
                     return Err(self.error("a tensor record does not name a storage".into()));
                 };
                 let offset = match &args[1] {
-                    Obj::Py(o) => o
-                        .try_to_value::<i64>(vm)
-                        .ok()
-                        .and_then(|i| usize::try_from(i).ok()),
+                    Obj::Py(o) => index(o, vm),
                     _ => None,
                 }
                 .ok_or_else(|| self.error("a tensor record has a bad storage offset".into()))?;

@@ -86,11 +86,13 @@ pub(super) fn tuple(ts: Vec<Tensor>, vm: &VirtualMachine) -> PyResult {
         .into())
 }
 
-/// The sizes of a tensor to create, checked: non-negative, an element count
-/// within int64, and a buffer the system can provide for `dtype`.
-fn sizes_of(b: &Bound, name: &str, dtype: DType, vm: &VirtualMachine) -> PyResult<Vec<usize>> {
+/// The `size` and `dtype` (else `default`) of a tensor to create, checked:
+/// non-negative sizes, an element count within int64, and a buffer the
+/// system can provide for that dtype.
+fn new_shape(b: &Bound, default: DType, vm: &VirtualMachine) -> PyResult<(Vec<usize>, DType)> {
+    let dtype = dtype_or(b, default, vm)?;
     let sizes = b
-        .ints(name, vm)?
+        .ints("size", vm)?
         .into_iter()
         .map(|d| {
             usize::try_from(d).map_err(|_| {
@@ -99,11 +101,7 @@ fn sizes_of(b: &Bound, name: &str, dtype: DType, vm: &VirtualMachine) -> PyResul
         })
         .collect::<PyResult<Vec<usize>>>()?;
     crate::tensor::alloc::new_numel(&sizes, dtype).py(vm)?;
-    Ok(sizes)
-}
-
-fn sizes(b: &Bound, name: &str, vm: &VirtualMachine) -> PyResult<Vec<usize>> {
-    sizes_of(b, name, b.dtype("dtype", vm)?.unwrap_or(DType::F32), vm)
+    Ok((sizes, dtype))
 }
 
 fn dtype_or(b: &Bound, default: DType, vm: &VirtualMachine) -> PyResult<DType> {
@@ -919,34 +917,24 @@ fn rows() -> Vec<Row> {
             "zeros(int[] size, *, ScalarType? dtype=None, Any? device=None, bool requires_grad=False)",
             T,
             |b, vm| {
-                Ok(wrap(
-                    Tensor::zeros(&sizes(b, "size", vm)?, dtype_or(b, DType::F32, vm)?),
-                    vm,
-                ))
+                let (size, dtype) = new_shape(b, DType::F32, vm)?;
+                Ok(wrap(Tensor::zeros(&size, dtype), vm))
             },
         ),
         row(
             "empty(int[] size, *, ScalarType? dtype=None, Any? device=None, bool requires_grad=False)",
             T,
             |b, vm| {
-                Ok(wrap(
-                    Tensor::zeros(&sizes(b, "size", vm)?, dtype_or(b, DType::F32, vm)?),
-                    vm,
-                ))
+                let (size, dtype) = new_shape(b, DType::F32, vm)?;
+                Ok(wrap(Tensor::zeros(&size, dtype), vm))
             },
         ),
         row(
             "ones(int[] size, *, ScalarType? dtype=None, Any? device=None, bool requires_grad=False)",
             T,
             |b, vm| {
-                Ok(wrap(
-                    Tensor::full(
-                        &sizes(b, "size", vm)?,
-                        Scalar::Int(1),
-                        dtype_or(b, DType::F32, vm)?,
-                    ),
-                    vm,
-                ))
+                let (size, dtype) = new_shape(b, DType::F32, vm)?;
+                Ok(wrap(Tensor::full(&size, Scalar::Int(1), dtype), vm))
             },
         ),
         row(
@@ -954,8 +942,8 @@ fn rows() -> Vec<Row> {
             T,
             |b, vm| {
                 let v = b.scalar("fill_value", vm)?;
-                let d = dtype_or(b, v.category().default_dtype(), vm)?;
-                Ok(wrap(Tensor::full(&sizes_of(b, "size", d, vm)?, v, d), vm))
+                let (size, dtype) = new_shape(b, v.category().default_dtype(), vm)?;
+                Ok(wrap(Tensor::full(&size, v, dtype), vm))
             },
         ),
         row(
@@ -1048,33 +1036,25 @@ fn rows() -> Vec<Row> {
             "rand(int[] size, *, ScalarType? dtype=None, Any? device=None, bool requires_grad=False)",
             T,
             |b, vm| {
-                Ok(wrap(
-                    create::rand(&sizes(b, "size", vm)?, dtype_or(b, DType::F32, vm)?),
-                    vm,
-                ))
+                let (size, dtype) = new_shape(b, DType::F32, vm)?;
+                Ok(wrap(create::rand(&size, dtype), vm))
             },
         ),
         row(
             "randn(int[] size, *, ScalarType? dtype=None, Any? device=None, bool requires_grad=False)",
             T,
             |b, vm| {
-                Ok(wrap(
-                    create::randn(&sizes(b, "size", vm)?, dtype_or(b, DType::F32, vm)?),
-                    vm,
-                ))
+                let (size, dtype) = new_shape(b, DType::F32, vm)?;
+                Ok(wrap(create::randn(&size, dtype), vm))
             },
         ),
         row(
             "randint(int low, int high, int[] size, *, ScalarType? dtype=None, Any? device=None, bool requires_grad=False)",
             T,
             |b, vm| {
+                let (size, dtype) = new_shape(b, DType::I64, vm)?;
                 out(
-                    create::randint(
-                        b.int("low", vm)?,
-                        b.int("high", vm)?,
-                        &sizes(b, "size", vm)?,
-                        dtype_or(b, DType::I64, vm)?,
-                    ),
+                    create::randint(b.int("low", vm)?, b.int("high", vm)?, &size, dtype),
                     vm,
                 )
             },

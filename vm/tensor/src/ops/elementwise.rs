@@ -411,12 +411,14 @@ pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
         _ => promoted,
     };
     let (ta, tb) = (a.to_tensor(compute), b.to_tensor(compute));
+    // Checked before broadcasting: every divisor reaches a non-empty output,
+    // and a broadcast scalar is not copied out to the output's size.
+    let divides_by_zero = matches!(op, Binary::FloorDivide | Binary::Remainder)
+        && !compute.is_float()
+        && tb.with_slice(|v: &[i64]| v.contains(&0));
     let (ta, tb) = (ta.broadcast_to(&shape)?, tb.broadcast_to(&shape)?);
     crate::alloc::reserve(ta.numel(), compute)?;
-    if matches!(op, Binary::FloorDivide | Binary::Remainder)
-        && !compute.is_float()
-        && tb.to_vec::<i64>().contains(&0)
-    {
+    if divides_by_zero && ta.numel() > 0 {
         // PyTorch raises for integer division by zero, where floats give inf/nan.
         return Err(TensorError::runtime(op.name(), "ZeroDivisionError"));
     }
