@@ -304,3 +304,25 @@ fn trace_into_a_closed_pipe_ends_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
+
+#[test]
+fn trace_sends_what_the_model_prints_to_stderr() {
+    let scratch = Scratch::new("print_in_forward");
+    let script = scratch.write(
+        "noisy.py",
+        "import torch\n\nclass Noisy(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        print('building')\n\n    def forward(self, x):\n        print('tracing')\n        return x.relu()\n",
+    );
+    let out = run(&["trace", script.to_str().unwrap(), "--format", "graph"]);
+    assert_eq!(out.status, Some(0), "{out:?}");
+    assert!(
+        !out.stdout.contains("building") && !out.stdout.contains("tracing"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.contains("building\n") && out.stderr.contains("tracing\n"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.starts_with("graph():"), "{}", out.stdout);
+}
