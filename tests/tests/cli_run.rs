@@ -205,3 +205,106 @@ fn bundled_example_prints_runs_and_traces_the_model() {
     let traced = "\n\ndef forward(self, x):\n    fc1 = self.fc1(x);  x = None\n    relu = torch.nn.functional.relu(fc1, inplace = False);  fc1 = None\n    fc2 = self.fc2(relu);  relu = None\n    return fc2\n    \ntraced module agrees: True\n";
     assert!(out.stdout.contains(traced), "{}", out.stdout);
 }
+
+/// Sources that overflowed RustPython's parser (SIGSEGV) get CPython's errors.
+#[test]
+fn deeply_nested_sources_get_cpythons_errors() {
+    let dir = Scratch::new("nesting");
+    let parens = dir.write(
+        "parens.py",
+        &format!(
+            "print('ran')\nx = {}1{}\n",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        ),
+    );
+    let out = run(&["run", parens.to_str().unwrap()]);
+    assert_eq!(out.status, Some(1), "{out:?}");
+    assert_eq!(
+        out.stdout, "",
+        "a syntax error stops the script before it runs"
+    );
+    assert!(
+        out.stderr.contains("parens.py\", line 2")
+            && out
+                .stderr
+                .ends_with("SyntaxError: too many nested parentheses\n"),
+        "{}",
+        out.stderr
+    );
+    let out = run(&["lint", parens.to_str().unwrap()]);
+    assert_eq!(out.status, Some(2), "{out:?}");
+    assert!(
+        out.stderr
+            .ends_with("parens.py:2:205: syntax error: too many nested parentheses\n"),
+        "{}",
+        out.stderr
+    );
+
+    let sum = dir.write(
+        "sum.py",
+        &format!("y = {}\n", vec!["1"; 20_000].join(" + ")),
+    );
+    let out = run(&["run", sum.to_str().unwrap()]);
+    assert_eq!(out.status, Some(1), "{out:?}");
+    assert!(
+        out.stderr
+            .ends_with("RecursionError: maximum recursion depth exceeded during compilation\n"),
+        "{}",
+        out.stderr
+    );
+
+    // An imported module compiles through the guarded `compile`.
+    dir.write(
+        "deep.py",
+        &format!("x = {}1{}\n", "[".repeat(300), "]".repeat(300)),
+    );
+    let main = dir.write(
+        "main.py",
+        "try:\n    import deep\nexcept SyntaxError as e:\n    print(e.msg, e.lineno, e.filename.endswith('deep.py'))\n",
+    );
+    let out = run(&["run", main.to_str().unwrap()]);
+    assert_eq!(
+        out.stdout, "too many nested parentheses 1 True\n",
+        "{out:?}"
+    );
+
+    let indent: String = (0..101)
+        .map(|i| format!("{}if x:\n", " ".repeat(i)))
+        .collect();
+    let indent = dir.write("indent.py", &format!("{indent}{}pass\n", " ".repeat(101)));
+    let out = run(&["run", indent.to_str().unwrap()]);
+    assert!(
+        out.stderr
+            .ends_with("IndentationError: too many levels of indentation\n"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_script_that_is_not_utf8_names_the_file() {
+    let dir = Scratch::new("latin1");
+    let script = dir.path().join("latin1.py");
+    std::fs::write(&script, b"x = '\xff'\nprint(x)\n").unwrap();
+    let out = run(&["run", script.to_str().unwrap()]);
+    assert_eq!(out.status, Some(1), "{out:?}");
+    let expected = format!(
+        "SyntaxError: Non-UTF-8 code starting with '\\xff' in file {} on line 1, but no encoding declared; see https://peps.python.org/pep-0263/ for details\n",
+        script.display()
+    );
+    assert_eq!(out.stderr, expected);
+}
+
+#[test]
+fn a_script_that_cannot_be_read_names_the_file() {
+    // /proc/self/mem cannot be read at offset 0, even by root.
+    let out = run(&["run", "/proc/self/mem"]);
+    assert_eq!(out.status, Some(1), "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("OSError: can't open file '/proc/self/mem': [Errno 5]"),
+        "{}",
+        out.stderr
+    );
+}

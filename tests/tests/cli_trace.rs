@@ -136,6 +136,12 @@ fn check_of_a_directory_summarises() {
     );
     scratch.write("a.code", "stale\n");
     scratch.write("a.graph", &golden("gpt_block.graph"));
+    // A script that once overflowed the parser's stack and killed the run.
+    scratch.write(
+        "b.py",
+        &format!("x = {}1{}\n", "(".repeat(5000), ")".repeat(5000)),
+    );
+    scratch.write("b.code", "x\n");
     let out = run_in(scratch.path(), &["check", "."]);
     assert_eq!(out.status, Some(1));
     assert!(
@@ -144,7 +150,13 @@ fn check_of_a_directory_summarises() {
         out.stdout
     );
     assert!(
-        out.stdout.ends_with("1 passed, 1 failed\n"),
+        out.stdout
+            .contains("FAILED: ./b.py (code): the trace raised"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("1 passed, 2 failed\n"),
         "{}",
         out.stdout
     );

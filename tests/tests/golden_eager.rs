@@ -80,3 +80,12 @@ fn indices_pushed_past_the_last_dim_raise_index_error() {
         );
     }
 }
+
+#[test]
+fn tolist_of_a_tensor_with_100k_dims_converts() {
+    // PyTorch itself overflows its stack here (SIGSEGV), so no golden.
+    let code = "import torch\nx = torch.zeros([1] * 100000).tolist()\nn = 0\nwhile isinstance(x, list):\n    x = x[0]\n    n += 1\nprint(n, x)\nprint(torch.zeros(3, 0).tolist(), torch.zeros(0, 3).tolist(), torch.tensor(2).tolist())";
+    let out = run(&["run", "-c", code]);
+    assert_eq!(out.status, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "100000 0.0\n[[], [], []] [] 2\n");
+}

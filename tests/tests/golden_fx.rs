@@ -91,3 +91,48 @@ fn renaming_never_takes_a_builtin_or_keyword() {
     assert_eq!(out.status, Some(0), "{}", out.stderr);
     assert_eq!(out.stdout, "sum_1 if_1\n");
 }
+
+/// Graphs, nodes and GraphModules hold each other in cycles; once every
+/// native class lets the collector see its references, they are freed.
+#[test]
+fn traced_graphs_are_freed_when_unreachable() {
+    let code = r#"
+import gc, weakref, torch, torch.fx
+gm = torch.fx.symbolic_trace(torch.nn.ReLU())
+refs = [weakref.ref(gm), weakref.ref(gm.graph)]
+del gm
+gc.collect()
+print([r() is None for r in refs])
+
+def rss_kb():
+    with open('/proc/self/statm') as f:
+        return int(f.read().split()[1]) * 4
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(4, 4)
+        self.b = torch.nn.Linear(4, 4)
+    def forward(self, x):
+        return torch.relu(self.b(torch.relu(self.a(x)))) + x
+m = M()
+for _ in range(100):
+    torch.fx.symbolic_trace(m).code
+gc.collect()
+before = rss_kb()
+for _ in range(1000):
+    torch.fx.symbolic_trace(m).code
+gc.collect()
+print(rss_kb() - before)
+"#;
+    let out = run(&["run", "-c", code]);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    let mut lines = out.stdout.lines();
+    assert_eq!(lines.next(), Some("[True, True]"));
+    // Before graphs were collectable, 1,000 traces kept ~224 MB; what stays
+    // now is each generated source in linecache (as torch.fx keeps it, ~3 MB).
+    let grown_kb: i64 = lines.next().unwrap().parse().unwrap();
+    assert!(
+        grown_kb < 16_000,
+        "1,000 traces grew the heap by {grown_kb} KB"
+    );
+}

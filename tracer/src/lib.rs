@@ -12,9 +12,10 @@ pub fn interpreter(config: &fxvm_vm::Config) -> Interpreter {
     let builder = fxvm_vm::builder(config);
     let fx = fx::module_def(&builder.ctx);
     let patches = fxvm_patches::module_def(&builder.ctx);
-    builder
-        .add_native_module(fx)
-        .add_native_module(patches)
-        .add_frozen_modules(rustpython_vm::py_freeze!(dir = "../py"))
-        .build()
+    fxvm_vm::build_from(
+        builder
+            .add_native_module(fx)
+            .add_native_module(patches)
+            .add_frozen_modules(rustpython_vm::py_freeze!(dir = "../py")),
+    )
 }

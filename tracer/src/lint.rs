@@ -25,6 +25,13 @@ pub fn lint_source(source: &str) -> Result<Vec<Finding>, Finding> {
         let lc = index.line_column(offset, source);
         (lc.line.get(), lc.column.get())
     };
+    // The parser recurses per nesting level: CPython's limits come first.
+    let budget = fxvm_vm::nesting::depth_budget(1000, 0);
+    fxvm_vm::nesting::check(source.as_bytes(), budget).map_err(|e| Finding {
+        line: e.line,
+        column: e.column,
+        message: format!("syntax error: {e}"),
+    })?;
     let parsed = rustpython_ruff_python_parser::parse_module(source).map_err(|e| {
         let (line, column) = position(e.location.start());
         Finding {

@@ -16,7 +16,17 @@ pub struct Config {
 
 /// Builds an interpreter with the standard library and the `torch` package.
 pub fn build(config: &Config) -> Interpreter {
-    builder(config).build()
+    build_from(builder(config))
+}
+
+/// Builds the interpreter of a [`builder`] (with whatever the caller added)
+/// and puts fxvm's guards on the builtins that compile source text.
+pub fn build_from(builder: InterpreterBuilder) -> Interpreter {
+    let interp = builder.build();
+    interp
+        .enter(crate::native::compile_guard::install)
+        .expect("the builtins module has compile, exec and eval");
+    interp
 }
 
 /// The interpreter of [`build`], before it is built, so that other crates can

@@ -6,8 +6,9 @@
 
 mod interp;
 mod native;
+pub mod nesting;
 pub mod script;
 
 pub use fxvm_tensor as tensor;
-pub use interp::{Config, build, builder};
+pub use interp::{Config, build, build_from, builder};
 pub use rustpython_vm as py;

@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
+use rustpython_vm::builtins::PyBaseExceptionRef;
 use rustpython_vm::{PyResult, VirtualMachine, stdlib::atexit};
+
+use crate::nesting;
 
 /// What to run as `__main__`.
 #[derive(Debug, Clone, Copy)]
@@ -21,13 +24,62 @@ pub fn run_main(vm: &VirtualMachine, main: Main<'_>) -> PyResult<()> {
         Main::File(path) => {
             let dir = path.parent().map(Path::to_string_lossy).unwrap_or_default();
             vm.insert_sys_path(vm.new_pyobj(dir.into_owned()))?;
-            vm.run_any_file(scope, &path.to_string_lossy())
+            let name = path.to_string_lossy();
+            let source = read_source(vm, path)?;
+            check_nesting(vm, &source, &name)?;
+            if std::str::from_utf8(&source).is_err() {
+                return Err(non_utf8_error(vm, &source, &name));
+            }
+            vm.run_any_file(scope, &name)
         }
         Main::Code(code) => {
             vm.insert_sys_path(vm.new_pyobj(""))?;
+            check_nesting(vm, code.as_bytes(), "<string>")?;
             vm.run_string(scope, code, "<string>".to_owned()).map(drop)
         }
     }
+}
+
+/// The script's bytes; an error names the file, as python's does.
+fn read_source(vm: &VirtualMachine, path: &Path) -> PyResult<Vec<u8>> {
+    std::fs::read(path).map_err(|e| {
+        let errno = e.raw_os_error().unwrap_or(0);
+        let reason = e.to_string();
+        let reason = reason.split(" (os error").next().unwrap_or(&reason);
+        vm.new_os_error(format!(
+            "can't open file '{}': [Errno {errno}] {reason}",
+            path.display()
+        ))
+    })
+}
+
+/// CPython's nesting limits, before RustPython's parser recurses into the source.
+fn check_nesting(vm: &VirtualMachine, source: &[u8], filename: &str) -> PyResult<()> {
+    let budget = nesting::depth_budget(vm.recursion_limit.get(), vm.current_recursion_depth());
+    nesting::check(source, budget).map_err(|e| {
+        let line = String::from_utf8_lossy(source)
+            .lines()
+            .nth(e.line - 1)
+            .unwrap_or("")
+            .to_owned();
+        crate::native::compile_guard::nesting_error(&e, filename, &line, vm)
+    })
+}
+
+/// CPython's SyntaxError for a script that is not UTF-8 (fxvm reads scripts
+/// as UTF-8; a PEP 263 coding line is honoured only for imported modules).
+fn non_utf8_error(vm: &VirtualMachine, source: &[u8], filename: &str) -> PyBaseExceptionRef {
+    let bad = std::str::from_utf8(source).expect_err("checked by the caller");
+    let at = bad.valid_up_to();
+    let line = source[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+    vm.new_exception_msg(
+        vm.ctx.exceptions.syntax_error.to_owned(),
+        format!(
+            "Non-UTF-8 code starting with '\\x{:02x}' in file {filename} on line {line}, but no encoding declared; see https://peps.python.org/pep-0263/ for details",
+            source[at]
+        )
+        .into(),
+    )
 }
 
 /// Ends a run as CPython does — print an uncaught exception, honour

@@ -145,7 +145,13 @@ fn run_dir(args: &CheckArgs) -> u8 {
             file: script.clone(),
             ..args.target.clone()
         };
-        match check_one(&target, format, &golden, args.bless) {
+        // Each case runs in its own interpreter; a bug that panics in one
+        // must not cost the summary of the others.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check_one(&target, format, &golden, args.bless)
+        }))
+        .unwrap_or_else(|_| Err(Failure::Usage("fxvm internal error (see above)".to_owned())));
+        match outcome {
             Ok(Outcome::Passed | Outcome::Blessed) => passed += 1,
             Ok(Outcome::Failed) => {
                 super::outln!("FAILED: {} ({})", script.display(), format.name());

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use rustpython_vm::builtins::{PyDictRef, PyStrRef, PyTupleRef, PyType};
 use rustpython_vm::common::lock::PyMutex;
 use rustpython_vm::function::{FuncArgs, KwArgs, OptionalArg};
+use rustpython_vm::object::{Traverse, TraverseFn};
 use rustpython_vm::protocol::PyIterReturn;
 use rustpython_vm::protocol::PySequenceMethods;
 use rustpython_vm::types::{AsSequence, Constructor, IterNext, Iterable, SelfIter};
@@ -42,10 +43,54 @@ struct GraphState {
     empty_kwargs: Option<PyDictRef>,
 }
 
-#[pyclass(module = "torch.fx.graph", name = "_GraphBase")]
+#[pyclass(module = "torch.fx.graph", name = "_GraphBase", traverse = "manual")]
 #[derive(PyPayload, Default)]
 pub(crate) struct PyGraph {
     s: PyMutex<GraphState>,
+}
+
+impl Insert {
+    fn node(&self) -> Option<&NodeRef> {
+        match self {
+            Insert::End => None,
+            Insert::Before(n) | Insert::After(n) => Some(n),
+        }
+    }
+}
+
+// SAFETY: `traverse` visits each object the state owns exactly once (the root
+// node, the insertion node, the owning module, the two container types, the
+// shared empty kwargs), and `clear` moves every one of them out.
+unsafe impl Traverse for PyGraph {
+    fn traverse(&self, f: &mut TraverseFn<'_>) {
+        // During a collection nothing else holds the lock; if something does,
+        // skipping only delays freeing (the GC's contract for locked payloads).
+        let Some(s) = self.s.try_lock() else { return };
+        s.root.traverse(f);
+        if let Some(n) = s.insert.as_ref().and_then(Insert::node) {
+            n.traverse(f);
+        }
+        s.owning_module.traverse(f);
+        if let Some(c) = &s.containers {
+            c.list.traverse(f);
+            c.dict.traverse(f);
+        }
+        s.empty_kwargs.traverse(f);
+    }
+
+    fn clear(&mut self, out: &mut Vec<PyObjectRef>) {
+        let s = self.s.get_mut();
+        out.extend(s.root.take().map(Into::into));
+        if let Some(Insert::Before(n) | Insert::After(n)) = s.insert.take() {
+            out.push(n.into());
+        }
+        out.extend(s.owning_module.take());
+        if let Some(c) = s.containers.take() {
+            out.push(c.list.into());
+            out.push(c.dict.into());
+        }
+        out.extend(s.empty_kwargs.take().map(Into::into));
+    }
 }
 
 impl std::fmt::Debug for PyGraph {
@@ -711,11 +756,18 @@ impl PyGraph {
 }
 
 /// `graph.nodes`.
-#[pyclass(module = "torch.fx.graph", name = "_node_list")]
+#[pyclass(module = "torch.fx.graph", name = "_node_list", traverse = "manual")]
 #[derive(Debug, PyPayload)]
 pub(crate) struct NodeList {
     graph: PyRef<PyGraph>,
     reverse: bool,
+}
+
+// SAFETY: the one object a node list owns is visited once.
+unsafe impl Traverse for NodeList {
+    fn traverse(&self, f: &mut TraverseFn<'_>) {
+        self.graph.traverse(f);
+    }
 }
 
 impl AsSequence for NodeList {
@@ -756,12 +808,24 @@ impl Iterable for NodeList {
     }
 }
 
-#[pyclass(module = "torch.fx.graph", name = "_node_iterator")]
+#[pyclass(
+    module = "torch.fx.graph",
+    name = "_node_iterator",
+    traverse = "manual"
+)]
 #[derive(Debug, PyPayload)]
 pub(crate) struct NodeIter {
     root: NodeRef,
     cur: PyMutex<NodeRef>,
     reverse: bool,
+}
+
+// SAFETY: the root and the current node are visited once each.
+unsafe impl Traverse for NodeIter {
+    fn traverse(&self, f: &mut TraverseFn<'_>) {
+        self.root.traverse(f);
+        self.cur.traverse(f);
+    }
 }
 
 #[pyclass(with(IterNext, Iterable))]

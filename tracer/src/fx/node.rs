@@ -5,6 +5,7 @@ use indexmap::IndexMap;
 use rustpython_vm::builtins::{PyDict, PyDictRef, PyList, PyStrRef, PyTuple, PyTupleRef};
 use rustpython_vm::common::lock::PyRwLock;
 use rustpython_vm::function::{FuncArgs, OptionalArg};
+use rustpython_vm::object::{Traverse, TraverseFn};
 use rustpython_vm::types::Representable;
 use rustpython_vm::{
     AsObject, FromArgs, Py, PyObject, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine,
@@ -72,12 +73,46 @@ pub(crate) struct NodeState {
     pub(crate) erased: bool,
 }
 
-#[pyclass(module = "torch.fx.node", name = "Node")]
+#[pyclass(module = "torch.fx.node", name = "Node", traverse = "manual")]
 #[derive(PyPayload)]
 pub(crate) struct PyNode {
     /// The owning `Graph` object (a Python subclass of the native graph).
     pub(crate) graph: PyObjectRef,
     pub(crate) s: PyRwLock<NodeState>,
+}
+
+// SAFETY: `traverse` visits each object a node owns exactly once: its graph,
+// target, args, kwargs, type, meta, neighbours in the list, and the nodes of
+// its input and user sets (each set holds a node once, keyed by identity);
+// `clear` moves all of them out.
+unsafe impl Traverse for PyNode {
+    fn traverse(&self, f: &mut TraverseFn<'_>) {
+        self.graph.traverse(f);
+        // Nothing else holds the lock during a collection; if something
+        // does, skipping only delays freeing.
+        let Some(s) = self.s.try_read() else { return };
+        s.target.traverse(f);
+        s.args.traverse(f);
+        s.kwargs.traverse(f);
+        s.inputs.values().for_each(|n| n.traverse(f));
+        s.users.values().for_each(|n| n.traverse(f));
+        s.ty.traverse(f);
+        s.meta.traverse(f);
+        s.prev.traverse(f);
+        s.next.traverse(f);
+    }
+
+    fn clear(&mut self, out: &mut Vec<PyObjectRef>) {
+        let s = self.s.get_mut();
+        out.extend(s.inputs.drain(..).map(|(_, n)| n.into()));
+        out.extend(s.users.drain(..).map(|(_, n)| n.into()));
+        out.extend(s.ty.take());
+        out.extend(s.meta.take().map(Into::into));
+        out.extend(s.prev.take().map(Into::into));
+        out.extend(s.next.take().map(Into::into));
+        // The graph, target, args and kwargs are not optional; the node is
+        // unreachable and about to be freed, so they go with it.
+    }
 }
 
 impl std::fmt::Debug for PyNode {

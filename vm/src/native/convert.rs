@@ -133,8 +133,11 @@ pub(crate) fn tensor_from_data(
             Some(acc.map_or(s.category(), |a| a.max(s.category())))
         });
     let dtype = dtype.unwrap_or_else(|| inferred.map_or(DType::F32, |c| c.default_dtype()));
-    Ok(Tensor::from_scalars(&values, &shape, dtype))
+    Tensor::from_scalars(&values, &shape, dtype).py(vm)
 }
+
+/// PyTorch's limit on the nesting of data given to `torch.tensor`.
+const MAX_DIMS: usize = 128;
 
 fn flatten(
     obj: &PyObjectRef,
@@ -143,7 +146,11 @@ fn flatten(
     out: &mut Vec<Scalar>,
     vm: &VirtualMachine,
 ) -> PyResult<()> {
-    if let Some(s) = scalar(obj, vm) {
+    let value = scalar(obj, vm);
+    if value.is_none() && obj.downcast_ref::<PyInt>().is_some() {
+        return Err(vm.new_value_error("Overflow when unpacking long long"));
+    }
+    if let Some(s) = value {
         if depth < shape.len() {
             return Err(vm.new_value_error(format!(
                 "expected sequence of length {} at dim {depth} (got {})",
@@ -175,6 +182,9 @@ fn flatten(
     } else {
         return Err(vm.new_type_error(format!("new(): invalid data type '{}'", obj.class().name())));
     };
+    if depth == MAX_DIMS {
+        return Err(vm.new_value_error(format!("too many dimensions '{}'", obj.class().name())));
+    }
     if depth == shape.len() {
         if !out.is_empty() {
             return Err(
@@ -195,25 +205,25 @@ fn flatten(
     Ok(())
 }
 
-/// `tolist()`: nested Python lists of Python numbers.
+/// `tolist()`: nested Python lists of Python numbers, built bottom-up (no
+/// recursion, so a tensor of any number of dimensions converts).
 pub(crate) fn to_list(t: &Tensor, vm: &VirtualMachine) -> PyObjectRef {
-    let values: Vec<Scalar> = match t.dtype() {
+    let scalars: Vec<Scalar> = match t.dtype() {
         DType::Bool => t.to_vec::<bool>().into_iter().map(Scalar::Bool).collect(),
         DType::I32 | DType::I64 => t.to_vec::<i64>().into_iter().map(Scalar::Int).collect(),
         DType::F32 | DType::F64 => t.to_vec::<f64>().into_iter().map(Scalar::Float).collect(),
     };
-    fn build(
-        shape: &[usize],
-        values: &mut std::slice::Iter<'_, Scalar>,
-        vm: &VirtualMachine,
-    ) -> PyObjectRef {
-        match shape.split_first() {
-            None => scalar_to_py(*values.next().expect("enough values"), vm),
-            Some((&n, rest)) => vm
-                .ctx
-                .new_list((0..n).map(|_| build(rest, values, vm)).collect())
-                .into(),
-        }
+    let mut level: Vec<PyObjectRef> = scalars.into_iter().map(|s| scalar_to_py(s, vm)).collect();
+    // Group the innermost dimension into lists, then the next, and so on; the
+    // number of groups at each step is the product of the outer sizes.
+    for (k, &n) in t.shape().iter().enumerate().rev() {
+        let groups: usize = t.shape()[..k].iter().product();
+        let mut items = level.into_iter();
+        level = (0..groups)
+            .map(|_| vm.ctx.new_list(items.by_ref().take(n).collect()).into())
+            .collect();
     }
-    build(t.shape(), &mut values.iter(), vm)
+    level
+        .pop()
+        .expect("a 0-dim tensor has one value; lists group into one")
 }

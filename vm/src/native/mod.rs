@@ -1,6 +1,7 @@
 //! Native modules registered with the interpreter, and the binding of the
 //! tensor core to Python objects.
 
+pub(crate) mod compile_guard;
 pub(crate) mod convert;
 pub(crate) mod guard;
 pub(crate) mod index;

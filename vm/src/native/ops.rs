@@ -824,7 +824,8 @@ fn rows() -> Vec<Row> {
             Ok(b.obj("input").expect("self"))
         }),
         row("fill_(Tensor input, Scalar value)", M, |b, vm| {
-            b.tensor("input", vm)?.fill(b.scalar("value", vm)?);
+            let t = b.tensor("input", vm)?;
+            t.fill(Tensor::fill_value(b.scalar("value", vm)?, t.dtype()).py(vm)?);
             Ok(b.obj("input").expect("self"))
         }),
         row("zero_(Tensor input)", M, |b, vm| {
@@ -943,6 +944,7 @@ fn rows() -> Vec<Row> {
             |b, vm| {
                 let v = b.scalar("fill_value", vm)?;
                 let (size, dtype) = new_shape(b, v.category().default_dtype(), vm)?;
+                let v = Tensor::fill_value(v, dtype).py(vm)?;
                 Ok(wrap(Tensor::full(&size, v, dtype), vm))
             },
         ),
@@ -984,14 +986,9 @@ fn rows() -> Vec<Row> {
             T,
             |b, vm| {
                 let t = b.tensor("input", vm)?;
-                Ok(wrap(
-                    Tensor::full(
-                        t.shape(),
-                        b.scalar("fill_value", vm)?,
-                        dtype_or(b, t.dtype(), vm)?,
-                    ),
-                    vm,
-                ))
+                let dtype = dtype_or(b, t.dtype(), vm)?;
+                let v = Tensor::fill_value(b.scalar("fill_value", vm)?, dtype).py(vm)?;
+                Ok(wrap(Tensor::full(t.shape(), v, dtype), vm))
             },
         ),
         row(

@@ -279,9 +279,19 @@ impl Representable for PyTensor {
         } else {
             vec![]
         };
-        super::guard::guard("Tensor.__repr__", vm, || {
-            Ok(format::repr(&zelf.tensor(), &extra))
-        })
+        let t = zelf.tensor();
+        // PyTorch formats in Python, two frames per dimension; fxvm's
+        // formatter recurses natively, so it keeps to the same budget.
+        let left = vm
+            .recursion_limit
+            .get()
+            .saturating_sub(vm.current_recursion_depth());
+        if 2 * t.ndim() > left {
+            return Err(vm.new_recursion_error(
+                "maximum recursion depth exceeded while calling a Python object",
+            ));
+        }
+        super::guard::guard("Tensor.__repr__", vm, || Ok(format::repr(&t, &extra)))
     }
 }
 

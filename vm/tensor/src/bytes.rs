@@ -142,7 +142,8 @@ mod tests {
                 &[Scalar::Int(1), Scalar::Int(0), Scalar::Int(1)],
                 &[3],
                 dtype,
-            );
+            )
+            .expect("in range");
             let bytes = t.storage_bytes();
             assert_eq!(bytes.len(), 3 * element_size(dtype));
             let back = Tensor::from_bytes(dtype, &bytes, false).expect("decodes");

@@ -26,6 +26,17 @@ impl DType {
         }
     }
 
+    /// The C++ element type PyTorch names in fill-value overflow errors.
+    pub fn cpp_name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::I32 => "int",
+            DType::I64 => "int64_t",
+            DType::F32 => "float",
+            DType::F64 => "double",
+        }
+    }
+
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
     }
@@ -108,6 +119,31 @@ impl Scalar {
             Scalar::Bool(b) => b as i64,
             Scalar::Int(i) => i,
             Scalar::Float(x) => x as i64,
+        }
+    }
+
+    /// Whether `self` converts to `dtype` without overflow, as PyTorch checks
+    /// fill values and `torch.tensor` data: integers must be in range, floats
+    /// truncate into an integer range (NaN never does), finite floats stay
+    /// finite in float32; bool takes anything.
+    pub fn fits(self, dtype: DType) -> bool {
+        let (lo, hi) = match dtype {
+            DType::Bool | DType::F64 => return true,
+            DType::F32 => {
+                return match self {
+                    Scalar::Float(x) => !x.is_finite() || (x as f32).is_finite(),
+                    _ => true,
+                };
+            }
+            DType::I32 => (i32::MIN as i64, i32::MAX as i64),
+            DType::I64 => (i64::MIN, i64::MAX),
+        };
+        match self {
+            Scalar::Bool(_) => true,
+            Scalar::Int(i) => (lo..=hi).contains(&i),
+            // `hi + 1` is exact in f64 for both ranges; truncation toward zero
+            // keeps anything strictly inside (lo - 1, hi + 1).
+            Scalar::Float(x) => x > lo as f64 - 1.0 && x < hi as f64 + 1.0,
         }
     }
 

@@ -46,6 +46,9 @@ pub enum TensorError {
     SizeOverflow { sizes: Vec<usize> },
     /// A view whose element count overflows int64.
     NumelOverflow,
+    /// A value outside the range of the element type it is stored as
+    /// (`type_name` as PyTorch spells it there: `int32` or C++'s `int`).
+    ValueOverflow { type_name: &'static str },
     /// Any other misuse PyTorch reports as a RuntimeError.
     Runtime { op: &'static str, message: String },
     /// Bad arguments PyTorch reports as a ValueError.
@@ -198,6 +201,12 @@ impl fmt::Display for TensorError {
                 "Storage size calculation overflowed with sizes={sizes:?}"
             ),
             TensorError::NumelOverflow => f.write_str("numel: integer multiplication overflow"),
+            TensorError::ValueOverflow { type_name } => {
+                write!(
+                    f,
+                    "value cannot be converted to type {type_name} without overflow"
+                )
+            }
             TensorError::Runtime { message, .. } | TensorError::Value { message, .. } => {
                 f.write_str(message)
             }

@@ -21,9 +21,30 @@ impl Tensor {
         Tensor::from_storage(T::wrap(data), shape)
     }
 
-    /// A dense tensor of `dtype` from row-major scalars, each cast as `.to(dtype)` would.
-    pub fn from_scalars(values: &[Scalar], shape: &[usize], dtype: DType) -> Tensor {
-        with_dtype!(dtype, T => Tensor::from_vec(values.iter().map(|&s| T::from_scalar(s)).collect(), shape))
+    /// A dense tensor of `dtype` from row-major scalars, as `torch.tensor`
+    /// builds it: each value cast as `.to(dtype)` would, refusing values out
+    /// of the dtype's range.
+    pub fn from_scalars(values: &[Scalar], shape: &[usize], dtype: DType) -> Result<Tensor> {
+        if values.iter().any(|s| !s.fits(dtype)) {
+            return Err(TensorError::ValueOverflow {
+                type_name: dtype.name(),
+            });
+        }
+        Ok(
+            with_dtype!(dtype, T => Tensor::from_vec(values.iter().map(|&s| T::from_scalar(s)).collect(), shape)),
+        )
+    }
+
+    /// `value` as a fill value of `dtype` (`full`, `fill_`, `masked_fill`):
+    /// refused when out of range, named as PyTorch's C++ names the type.
+    pub fn fill_value(value: Scalar, dtype: DType) -> Result<Scalar> {
+        if value.fits(dtype) {
+            Ok(value)
+        } else {
+            Err(TensorError::ValueOverflow {
+                type_name: dtype.cpp_name(),
+            })
+        }
     }
 
     pub fn from_storage(storage: Storage, shape: &[usize]) -> Tensor {

@@ -110,17 +110,43 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 def one_hot(tensor, num_classes=-1):
     if tensor.dtype != _torch.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    if num_classes == -1:
-        num_classes = int(tensor.max()) + 1 if tensor.numel() > 0 else 0
+    if tensor.numel() == 0:
+        if num_classes == -1:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    else:
+        if int(tensor.min()) < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if num_classes == -1:
+            num_classes = int(tensor.max()) + 1
+        elif int(tensor.max()) >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
     return (tensor.unsqueeze(-1) == _torch.arange(num_classes)).long()
+
+
+def _broadcast_shape(a, b):
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    for i in reversed(range(n)):
+        if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at non-singleton dimension {i}"
+            )
+    return tuple(q if p == 1 else p for p, q in zip(a, b))
 
 
 @_overridable
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    dot = (x1 * x2).sum(dim)
-    n1 = x1.norm(2, dim).clamp(min=eps)
-    n2 = x2.norm(2, dim).clamp(min=eps)
-    return dot / (n1 * n2)
+    shape = _broadcast_shape(x1.shape, x2.shape)
+    x1, x2 = x1.expand(shape), x2.expand(shape)
+    if not (x1.dtype.is_floating_point or x2.dtype.is_floating_point):
+        common = "Long" if _torch.int64 in (x1.dtype, x2.dtype) else "Int" if _torch.int32 in (x1.dtype, x2.dtype) else "Bool"
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {common}")
+    # Each side is normalised before the product, as PyTorch does, so that
+    # large norms do not overflow.
+    n1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp(min=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
 @_traceable(2)

@@ -100,8 +100,18 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let d = t.dim(dim)?;
     let flat = index
         .with_layout(Layout::contiguous(&[index.numel()]))
-        .contiguous();
-    take_along(t, d, &flat.to_dtype(DType::I64))
+        .contiguous()
+        .to_dtype(DType::I64);
+    // Unlike `t[index]`, `index_select` does not count negative indices from the end.
+    let size = t.shape().get(d).copied().unwrap_or(1) as i64;
+    if flat
+        .to_vec::<i64>()
+        .iter()
+        .any(|&i| !(0..size).contains(&i))
+    {
+        return Err(TensorError::index_error("index out of range in self"));
+    }
+    take_along(t, d, &flat)
 }
 
 fn check_index_shape(op: &'static str, t: &Tensor, d: usize, index: &Tensor) -> Result<()> {
@@ -136,16 +146,17 @@ fn check_index_shape(op: &'static str, t: &Tensor, d: usize, index: &Tensor) -> 
 }
 
 /// For each position of `index`, the storage offset in `t` it addresses along `d`.
-fn addressed(t: &Tensor, d: usize, index: &Tensor) -> Result<Vec<usize>> {
+/// Negative indices are out of bounds here, as in PyTorch's `gather`/`scatter`.
+fn addressed(op: &'static str, t: &Tensor, d: usize, index: &Tensor) -> Result<Vec<usize>> {
     let idx = index.to_vec::<i64>();
     let l = t.layout();
     let mut out = Vec::with_capacity(idx.len());
     let mut pos = vec![0usize; index.ndim()];
     let size = t.shape()[d];
     for &i in &idx {
-        let Some(j) = wrap_index(i, size) else {
+        let Some(j) = usize::try_from(i).ok().filter(|&j| j < size) else {
             return Err(TensorError::runtime(
-                "gather",
+                op,
                 format!("index {i} is out of bounds for dimension {d} with size {size}"),
             ));
         };
@@ -168,7 +179,7 @@ fn addressed(t: &Tensor, d: usize, index: &Tensor) -> Result<Vec<usize>> {
 pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let d = t.dim(dim)?;
     check_index_shape("gather", t, d, index)?;
-    let offsets = addressed(t, d, index)?;
+    let offsets = addressed("gather", t, d, index)?;
     let storage = t.read();
     Ok(with_dtype!(t.dtype(), T => {
         let src = T::slice(&storage).expect("dtype matches");
@@ -187,7 +198,7 @@ pub fn scatter(
     let d = t.dim(dim)?;
     check_index_shape("scatter", t, d, index)?;
     let out = t.copy();
-    let offsets = addressed(&out, d, index)?;
+    let offsets = addressed("scatter", &out, d, index)?;
     with_dtype!(t.dtype(), T => {
         let values: Vec<T> = match &src {
             ScatterSrc::Tensor(s) => {
@@ -223,6 +234,7 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
                 + mask.dtype().name(),
         ));
     }
+    let value = Tensor::fill_value(value, t.dtype())?;
     let (base, m) = broadcast_with_mask(t, mask)?;
     Ok(with_dtype!(t.dtype(), T => {
         let v = T::from_scalar(value);

@@ -341,10 +341,19 @@ pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
     let t = t.to_dtype(d);
     Ok(
         with_dtype!(d, T => along_dim(&t, dim, |i: &[T], o: &mut [T]| {
-            let mut acc = 0.0f64;
-            for (x, y) in i.iter().zip(o.iter_mut()) {
-                acc += x.to_f64();
-                *y = if T::DTYPE.is_float() { T::from_f64(acc) } else { T::from_i64(acc as i64) };
+            // Integers accumulate exactly (wrapping as PyTorch's int64 does), floats in f64.
+            if T::DTYPE.is_float() {
+                let mut acc = 0.0f64;
+                for (x, y) in i.iter().zip(o.iter_mut()) {
+                    acc += x.to_f64();
+                    *y = T::from_f64(acc);
+                }
+            } else {
+                let mut acc = 0i64;
+                for (x, y) in i.iter().zip(o.iter_mut()) {
+                    acc = acc.wrapping_add(x.to_i64());
+                    *y = T::from_i64(acc);
+                }
             }
         })),
     )
