@@ -152,11 +152,8 @@ fn flatten(
     }
     if let Some(s) = value {
         if depth < shape.len() {
-            return Err(vm.new_value_error(format!(
-                "expected sequence of length {} at dim {depth} (got {})",
-                shape[depth],
-                obj.class().name()
-            )));
+            // A number where the first row had a sequence.
+            return Err(vm.new_type_error("not a sequence"));
         }
         out.push(s);
         return Ok(());

@@ -9,6 +9,9 @@ use std::sync::Once;
 
 use rustpython_vm::{PyResult, VirtualMachine};
 
+use super::convert::to_py_err;
+use crate::tensor::TensorError;
+
 thread_local! {
     /// How many guards are active on this thread; the panic hook stays quiet inside one.
     static DEPTH: Cell<usize> = const { Cell::new(0) };
@@ -53,7 +56,13 @@ pub(crate) fn guard<T>(
     // and tensors a kernel was writing are only ever its own outputs.
     let result = panic::catch_unwind(AssertUnwindSafe(f));
     DEPTH.with(|d| d.set(d.get() - 1));
-    result.unwrap_or_else(|_| {
+    result.unwrap_or_else(|payload| {
+        // A kernel's refused allocation unwinds with the tensor error itself
+        // (see `fxvm_tensor::alloc::ensure`): PyTorch's exception, not a bug.
+        if let Some(e) = payload.downcast_ref::<TensorError>() {
+            LAST.with(|last| last.borrow_mut().take());
+            return Err(to_py_err(e.clone(), vm));
+        }
         let detail = LAST.with(|last| last.borrow_mut().take()).unwrap_or_default();
         Err(vm.new_system_error(format!(
             "fxvm internal error in {op}: {detail}. This is a bug in fxvm; please report it with the code that raised it."
@@ -79,6 +88,12 @@ mod tests {
                 "{text}"
             );
             assert!(text.contains("guard.rs"), "{text}");
+            let err = guard::<()>("torch.big", vm, || {
+                crate::tensor::alloc::ensure::<f64>(1 << 60);
+                Ok(())
+            })
+            .unwrap_err();
+            assert!(err.fast_isinstance(vm.ctx.exceptions.runtime_error));
             // The next op runs normally; nothing is left recorded.
             assert_eq!(guard("torch.ok", vm, || Ok(7)).unwrap(), 7);
             assert_eq!(DEPTH.with(Cell::get), 0);

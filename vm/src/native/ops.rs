@@ -605,6 +605,11 @@ fn rows() -> Vec<Row> {
                     .ok_or_else(|| vm.new_type_error("split(): missing split_size_or_sections"))?;
                 let how = match scalar(&spec, vm) {
                     Some(Scalar::Int(n)) if n >= 0 => shape::Split::Every(n as usize),
+                    Some(Scalar::Int(n)) => {
+                        return Err(vm.new_runtime_error(format!(
+                            "split expects split_size be non-negative, but got split_size={n}"
+                        )));
+                    }
                     _ => shape::Split::Sizes(
                         b.ints("split_size_or_sections", vm)?
                             .into_iter()
@@ -643,12 +648,10 @@ fn rows() -> Vec<Row> {
             )
         }),
         row("repeat(Tensor input, int[] repeats)", M, |b, vm| {
-            let r: Vec<usize> = b
-                .ints("repeats", vm)?
-                .into_iter()
-                .map(|d| d.max(0) as usize)
-                .collect();
-            out(shape::repeat(&b.tensor("input", vm)?, &r), vm)
+            out(
+                shape::repeat(&b.tensor("input", vm)?, &b.ints("repeats", vm)?),
+                vm,
+            )
         }),
         row("contiguous(Tensor input)", M, |b, vm| {
             Ok(wrap(b.tensor("input", vm)?.contiguous(), vm))
@@ -1024,8 +1027,18 @@ fn rows() -> Vec<Row> {
             "eye(int n, int? m=None, *, ScalarType? dtype=None, Any? device=None, bool requires_grad=False)",
             T,
             |b, vm| {
-                let n = b.int("n", vm)?.max(0) as usize;
-                let m = b.opt_int("m", vm)?.map_or(n, |m| m.max(0) as usize);
+                let size = |name: &str, v: i64| {
+                    usize::try_from(v).map_err(|_| {
+                        vm.new_runtime_error(format!(
+                            "{name} must be greater or equal to 0, got {v}"
+                        ))
+                    })
+                };
+                let n = size("n", b.int("n", vm)?)?;
+                let m = match b.opt_int("m", vm)? {
+                    Some(m) => size("m", m)?,
+                    None => n,
+                };
                 Ok(wrap(create::eye(n, m, dtype_or(b, DType::F32, vm)?), vm))
             },
         ),
@@ -1103,14 +1116,19 @@ fn rows() -> Vec<Row> {
         } else {
             ""
         };
+        let other = if op.tensor_other_only() {
+            "Tensor"
+        } else {
+            "TensorOrScalar"
+        };
         let decl: &'static str = Box::leak(
-            format!("{}(Tensor input, TensorOrScalar other{alpha})", op.name()).into_boxed_str(),
+            format!("{}(Tensor input, {other} other{alpha})", op.name()).into_boxed_str(),
         );
         rows.push(row(decl, TM, move |b, vm| {
             Ok(wrap(binary_alpha(op, b, vm)?, vm))
         }));
         let decl: &'static str = Box::leak(
-            format!("{}_(Tensor input, TensorOrScalar other{alpha})", op.name()).into_boxed_str(),
+            format!("{}_(Tensor input, {other} other{alpha})", op.name()).into_boxed_str(),
         );
         rows.push(row(decl, M, move |b, vm| {
             let r = binary_alpha(op, b, vm)?;
@@ -1144,7 +1162,12 @@ fn rows() -> Vec<Row> {
 }
 
 fn binary_alpha(op: Binary, b: &Bound, vm: &VirtualMachine) -> PyResult<Tensor> {
-    let (x, mut y) = (b.tensor("input", vm)?, b.arg("other", vm)?);
+    let x = b.tensor("input", vm)?;
+    let mut y = if op.tensor_other_only() {
+        Arg::Tensor(b.tensor("other", vm)?)
+    } else {
+        b.arg("other", vm)?
+    };
     if matches!(op, Binary::Add | Binary::Sub) {
         let alpha = b.scalar("alpha", vm)?;
         if alpha != Scalar::Int(1) {

@@ -158,13 +158,15 @@ impl AsNumber for PyTensor {
             }),
             invert: Some(|n, vm| {
                 let t = PyTensor::number_downcast(n).tensor();
-                let out = match t.dtype() {
-                    DType::Bool => crate::tensor::ops::elementwise::map(&t, |x: bool| !x),
-                    DType::I64 => crate::tensor::ops::elementwise::map(&t, |x: i64| !x),
-                    DType::I32 => crate::tensor::ops::elementwise::map(&t, |x: i32| !x),
-                    _ => return Err(vm.new_type_error("~ (operator.invert) is only implemented on integer and Boolean-type tensors")),
-                };
-                Ok(wrap(out, vm))
+                super::guard::guard("bitwise_not", vm, || {
+                    let out = match t.dtype() {
+                        DType::Bool => crate::tensor::ops::elementwise::map(&t, |x: bool| !x),
+                        DType::I64 => crate::tensor::ops::elementwise::map(&t, |x: i64| !x),
+                        DType::I32 => crate::tensor::ops::elementwise::map(&t, |x: i32| !x),
+                        _ => return Err(vm.new_type_error("~ (operator.invert) is only implemented on integer and Boolean-type tensors")),
+                    };
+                    Ok(wrap(out, vm))
+                })
             }),
             lshift: Some(|a, b, vm| binop(a, b, Binary::LeftShift, vm)),
             rshift: Some(|a, b, vm| binop(a, b, Binary::RightShift, vm)),
@@ -208,9 +210,11 @@ impl AsNumber for PyTensor {
                 else {
                     return method_dispatch(a, b, "matmul", vm);
                 };
-                crate::tensor::ops::linalg::matmul(&x.tensor(), &y.tensor())
-                    .py(vm)
-                    .map(|t| wrap(t, vm))
+                super::guard::guard("matmul", vm, || {
+                    crate::tensor::ops::linalg::matmul(&x.tensor(), &y.tensor())
+                        .py(vm)
+                        .map(|t| wrap(t, vm))
+                })
             }),
             inplace_matrix_multiply: None,
             divmod: None,

@@ -25,12 +25,16 @@ const PROBE_BYTES: usize = 1 << 26;
 /// fits, and (for large buffers) the allocator grants them. The probe is
 /// released at once; the kernel's own allocation then succeeds as it did.
 pub fn reserve(numel: usize, dtype: DType) -> Result<()> {
+    reserve_bytes(numel, element_size(dtype))
+}
+
+fn reserve_bytes(numel: usize, element: usize) -> Result<()> {
     let bytes = numel
-        .checked_mul(element_size(dtype))
+        .checked_mul(element)
         .filter(|&b| b <= isize::MAX as usize);
     let Some(bytes) = bytes else {
         return Err(TensorError::OutOfMemory {
-            bytes: numel.saturating_mul(element_size(dtype)),
+            bytes: numel.saturating_mul(element),
         });
     };
     if bytes >= PROBE_BYTES {
@@ -39,6 +43,26 @@ pub fn reserve(numel: usize, dtype: DType) -> Result<()> {
             .map_err(|_| TensorError::OutOfMemory { bytes })?;
     }
     Ok(())
+}
+
+/// Ensures a kernel can allocate `n` elements of `T` for an output (or a
+/// materialised view) before it does. Kernels build their buffers with plain
+/// `Vec`s, whose allocation failure aborts the process; so a request the
+/// system refuses unwinds here instead, with a [`TensorError::OutOfMemory`]
+/// payload, the way PyTorch's allocator throws from inside a kernel. The
+/// binding layer's op guard turns that payload into PyTorch's RuntimeError.
+pub fn ensure<T>(n: usize) {
+    if let Err(e) = reserve_bytes(n, std::mem::size_of::<T>()) {
+        std::panic::panic_any(e);
+    }
+}
+
+/// The element count of `dims` (a kernel's output), after [`ensure`]; an
+/// overflowing product unwinds like a refused allocation.
+pub fn ensure_numel<T>(dims: &[usize]) -> usize {
+    let n = checked_numel(dims).unwrap_or_else(|e| std::panic::panic_any(e));
+    ensure::<T>(n);
+    n
 }
 
 /// [`checked_numel`] then [`reserve`]: the element count of a new tensor.
@@ -62,6 +86,16 @@ mod tests {
             Err(TensorError::SizeOverflow { .. })
         ));
         assert!(checked_numel(&[1 << 32, 1 << 32]).is_err());
+    }
+
+    #[test]
+    fn ensure_unwinds_with_the_error_as_payload() {
+        ensure::<f32>(1000);
+        let payload = std::panic::catch_unwind(|| ensure::<f64>(1 << 60)).unwrap_err();
+        assert!(matches!(
+            payload.downcast_ref::<TensorError>(),
+            Some(TensorError::OutOfMemory { bytes }) if *bytes == 8 << 60
+        ));
     }
 
     #[test]

@@ -49,6 +49,9 @@ pub enum TensorError {
     /// A value outside the range of the element type it is stored as
     /// (`type_name` as PyTorch spells it there: `int32` or C++'s `int`).
     ValueOverflow { type_name: &'static str },
+    /// A kernel without an implementation for `dtype` (PyTorch's
+    /// `"abs_cpu" not implemented for 'Bool'`, a NotImplementedError).
+    NotImplementedFor { kernel: String, dtype: DType },
     /// Any other misuse PyTorch reports as a RuntimeError.
     Runtime { op: &'static str, message: String },
     /// Bad arguments PyTorch reports as a ValueError.
@@ -66,6 +69,7 @@ impl TensorError {
             | TensorError::IndexOutOfRange { .. }
             | TensorError::NoDims { .. } => ErrorKind::Index,
             TensorError::Value { .. } => ErrorKind::Value,
+            TensorError::NotImplementedFor { .. } => ErrorKind::NotImplemented,
             TensorError::Other { kind, .. } => *kind,
             _ => ErrorKind::Runtime,
         }
@@ -89,6 +93,13 @@ impl TensorError {
         TensorError::Other {
             kind: ErrorKind::NotImplemented,
             message: message.into(),
+        }
+    }
+
+    pub fn not_implemented_for(kernel: impl Into<String>, dtype: DType) -> Self {
+        TensorError::NotImplementedFor {
+            kernel: kernel.into(),
+            dtype,
         }
     }
 
@@ -207,6 +218,11 @@ impl fmt::Display for TensorError {
                     "value cannot be converted to type {type_name} without overflow"
                 )
             }
+            TensorError::NotImplementedFor { kernel, dtype } => write!(
+                f,
+                "\"{kernel}\" not implemented for '{}'",
+                legacy_name(*dtype)
+            ),
             TensorError::Runtime { message, .. } | TensorError::Value { message, .. } => {
                 f.write_str(message)
             }

@@ -94,7 +94,10 @@ impl Storage {
     }
 
     pub fn zeros(dtype: DType, len: usize) -> Storage {
-        with_dtype!(dtype, T => T::wrap(vec![T::default(); len]))
+        with_dtype!(dtype, T => {
+            crate::alloc::ensure::<T>(len);
+            T::wrap(vec![T::default(); len])
+        })
     }
 }
 

@@ -61,8 +61,10 @@ impl Tensor {
     }
 
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Tensor {
-        let n = shape.iter().product();
-        with_dtype!(dtype, T => Tensor::from_vec(vec![T::from_scalar(value); n], shape))
+        with_dtype!(dtype, T => {
+            let n = crate::alloc::ensure_numel::<T>(shape);
+            Tensor::from_vec(vec![T::from_scalar(value); n], shape)
+        })
     }
 
     pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
@@ -139,6 +141,7 @@ impl Tensor {
 
     /// The elements in row-major order, converted to `T`.
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
+        crate::alloc::ensure::<T>(self.numel());
         let storage = self.read();
         with_storage!(&*storage, v, S => {
             match self.layout.contiguous_range() {

@@ -60,35 +60,52 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+_LEGACY_NAMES = {"torch.int64": "Long", "torch.int32": "Int", "torch.bool": "Bool"}
+
+
+def _float_kernel(input, kernel):
+    """PyTorch's activations have float kernels only: integer and bool inputs
+    raise instead of being promoted."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_LEGACY_NAMES[str(input.dtype)]}\'')
+
+
 @_traceable(1)
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype == _torch.bool:
+        raise NotImplementedError("Bool inputs not supported for hardtanh")
     return _inplace(input, _torch.clamp(input, min_val, max_val), inplace)
 
 
 @_traceable(1)
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    _float_kernel(input, "leaky_relu_cpu")
     return _inplace(input, _torch.where(input > 0, input, input * negative_slope), inplace)
 
 
 @_traceable(1)
 def elu(input, alpha=1.0, inplace=False):
+    _float_kernel(input, "elu_cpu")
     return _inplace(input, _torch.where(input > 0, input, (_torch.exp(input) - 1) * alpha), inplace)
 
 
 @_traceable(1)
 def hardsigmoid(input, inplace=False):
+    _float_kernel(input, "hardsigmoid_cpu")
     return _inplace(input, _torch.clamp(input / 6 + 0.5, 0.0, 1.0), inplace)
 
 
 @_traceable(1)
 def hardswish(input, inplace=False):
+    _float_kernel(input, "hardswish_cpu")
     return _inplace(input, input * _torch.clamp(input / 6 + 0.5, 0.0, 1.0), inplace)
 
 
 @_overridable
 def logsigmoid(input):
+    _float_kernel(input, "log_sigmoid_cpu")
     return -softplus(-input)
 
 
@@ -96,6 +113,9 @@ def logsigmoid(input):
 def glu(input, dim=-1):
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim % input.dim() if -input.dim() <= dim < input.dim() else dim
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
     a, b = input.chunk(2, dim)
     return a * _torch.sigmoid(b)
 

@@ -279,7 +279,7 @@ fn conv2d_dense<T: Real>(
     let patch = cg * g.kernel[0] * g.kernel[1];
     // A 1×1 kernel with unit stride and no padding reads the input as is.
     let direct = g.kernel == [1, 1] && g.stride == [1, 1] && g.pad == [(0, 0), (0, 0)];
-    let mut out = vec![T::default(); n * o * plane_out];
+    let mut out = vec![T::default(); crate::alloc::ensure_numel::<T>(&[n, o, plane_out])];
     if plane_out == 0 || n == 0 {
         return Tensor::from_vec(out, &[n, o, g.output[0], g.output[1]]);
     }
@@ -290,7 +290,7 @@ fn conv2d_dense<T: Real>(
         let mut col = if direct {
             Vec::new()
         } else {
-            vec![T::default(); patch * plane_out]
+            vec![T::default(); crate::alloc::ensure_numel::<T>(&[patch, plane_out])]
         };
         for grp in 0..groups {
             let src = &xs[(b * c + grp * cg) * plane_in..(b * c + (grp + 1) * cg) * plane_in];

@@ -24,6 +24,9 @@ pub fn manual_seed(seed: u64) {
 }
 
 pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Result<Tensor> {
+    if dtype == Some(DType::Bool) {
+        return Err(TensorError::not_implemented_for("arange_cpu", DType::Bool));
+    }
     let (s, e, st) = (start.to_f64(), end.to_f64(), step.to_f64());
     if st == 0.0 {
         return Err(TensorError::runtime("arange", "step must be nonzero"));
@@ -84,7 +87,7 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: Option<DType>) -> Resul
 
 pub fn eye(n: usize, m: usize, dtype: DType) -> Tensor {
     with_dtype!(dtype, T => {
-        let mut data = vec![T::default(); n * m];
+        let mut data = vec![T::default(); crate::alloc::ensure_numel::<T>(&[n, m])];
         for i in 0..n.min(m) {
             data[i * m + i] = T::from_i64(1);
         }

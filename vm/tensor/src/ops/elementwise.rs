@@ -6,7 +6,7 @@ use num_traits::Float;
 use rayon::prelude::*;
 
 use crate::dtype::{DType, Operand, Scalar, result_type};
-use crate::error::{Result, TensorError, legacy_name};
+use crate::error::{Result, TensorError};
 use crate::layout::broadcast_shapes;
 use crate::storage::{Element, with_dtype};
 use crate::tensor::Tensor;
@@ -149,6 +149,7 @@ pub fn build<U: Element>(
     n: usize,
     fill: impl Fn(usize, &mut [MaybeUninit<U>]) + Sync + Send,
 ) -> Vec<U> {
+    crate::alloc::ensure::<U>(n);
     let mut out: Vec<U> = Vec::with_capacity(n);
     let dst = &mut out.spare_capacity_mut()[..n];
     if n >= PARALLEL_MIN {
@@ -171,6 +172,7 @@ pub fn build_rows<U: Element>(
     len: usize,
     fill: impl Fn(usize, &mut [U]) + Sync + Send,
 ) -> Vec<U> {
+    crate::alloc::ensure::<U>(n);
     let mut out: Vec<U> = Vec::with_capacity(n);
     let dst = &mut out.spare_capacity_mut()[..n];
     let row = |(i, chunk): (usize, &mut [MaybeUninit<U>])| {
@@ -204,13 +206,29 @@ pub fn map<T: Element, U: Element>(t: &Tensor, f: impl Fn(T) -> U + Sync + Send)
                 }
             })
         }
-        None => t.layout().offsets().map(|o| f(src[o])).collect(),
+        None => {
+            crate::alloc::ensure::<U>(t.numel());
+            t.layout().offsets().map(|o| f(src[o])).collect()
+        }
     };
     Tensor::from_vec(out, t.shape())
 }
 
 pub fn unary(op: Unary, t: &Tensor) -> Result<Tensor> {
     let dtype = t.dtype();
+    // Activations have float kernels only; PyTorch does not promote for them.
+    let kernel = match op {
+        Unary::Silu => Some("silu_cpu"),
+        Unary::Gelu | Unary::GeluTanh => Some("GeluKernelImpl"),
+        Unary::Mish => Some("mish_cpu"),
+        Unary::Softplus => Some("softplus_cpu"),
+        _ => None,
+    };
+    if let Some(kernel) = kernel
+        && !dtype.is_float()
+    {
+        return Err(TensorError::not_implemented_for(kernel, dtype));
+    }
     match (op.kind(), dtype) {
         // float32 `exp` has a SIMD kernel (also softmax's).
         (_, DType::F32) if op == Unary::Exp => Ok(Tensor::from_vec(
@@ -224,22 +242,24 @@ pub fn unary(op: Unary, t: &Tensor) -> Result<Tensor> {
         (_, DType::F32) => Ok(op.map_float::<f32>(t)),
         (_, DType::F64) => Ok(op.map_float::<f64>(t)),
         (Kind::Float, _) => Ok(op.map_float::<f32>(&t.to_dtype(DType::F32))),
-        (Kind::Same, DType::Bool)
-            if matches!(
-                op,
-                Unary::Abs | Unary::Relu | Unary::Floor | Unary::Ceil | Unary::Round | Unary::Trunc
-            ) =>
-        {
-            Ok(t.copy())
-        }
-        (Kind::Same, DType::Bool) => Err(TensorError::runtime(
-            op.name(),
-            format!(
-                "{}: \"{}_cpu\" not implemented for 'Bool'",
-                op.name(),
-                op.name()
+        // PyTorch's bool rules, op by op.
+        (Kind::Same, DType::Bool) => match op {
+            Unary::Sign => Ok(t.copy()),
+            Unary::Square => unary(op, &t.to_dtype(DType::I64)),
+            Unary::Neg => Err(TensorError::not_implemented(
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+            )),
+            Unary::Relu => Err(TensorError::not_implemented(
+                "Boolean inputs not supported for relu",
+            )),
+            Unary::Floor | Unary::Ceil | Unary::Round | Unary::Trunc => Err(
+                TensorError::not_implemented_for(format!("{}_vml_cpu", op.name()), DType::Bool),
             ),
-        )),
+            _ => Err(TensorError::not_implemented_for(
+                format!("{}_cpu", op.name()),
+                DType::Bool,
+            )),
+        },
         (Kind::Same, DType::I32) => {
             Ok(map(t, |x: i32| op.int(x as i64).unwrap_or_default() as i32))
         }
@@ -307,7 +327,7 @@ binary_ops! {
     Sub, "sub", Promoted, |a, b| a - b, a.wrapping_sub(b);
     Mul, "mul", Promoted, |a, b| a * b, a.wrapping_mul(b);
     Div, "div", FloatPromoted, |a, b| a / b, 0;
-    FloorDivide, "floor_divide", Promoted, |a, b| (a / b).floor(), floor_div_int(a, b);
+    FloorDivide, "floor_divide", Promoted, |a, b| floor_div_float(a, b), floor_div_int(a, b);
     Remainder, "remainder", Promoted, |a, b| { let r = a % b; if r != F::zero() && ((r < F::zero()) != (b < F::zero())) { r + b } else { r } }, rem_int(a, b);
     Fmod, "fmod", Promoted, |a, b| a % b, if b == 0 { 0 } else { a.wrapping_rem(b) };
     Pow, "pow", Promoted, |a, b| a.powf(b), if b < 0 { 0 } else { a.wrapping_pow(b as u32) };
@@ -328,6 +348,44 @@ binary_ops! {
     BitwiseXor, "bitwise_xor", Bitwise, |a, b| { let _ = b; a }, a ^ b;
     LeftShift, "bitwise_left_shift", Bitwise, |a, b| { let _ = b; a }, a.wrapping_shl(b as u32);
     RightShift, "bitwise_right_shift", Bitwise, |a, b| { let _ = b; a }, a.wrapping_shr(b as u32);
+}
+
+impl Binary {
+    /// Whether PyTorch's functions take only a tensor as `other` (its
+    /// schemas say `Tensor other` rather than also offering a Scalar overload).
+    pub fn tensor_other_only(self) -> bool {
+        matches!(
+            self,
+            Binary::Maximum
+                | Binary::Minimum
+                | Binary::Atan2
+                | Binary::LogicalAnd
+                | Binary::LogicalOr
+                | Binary::LogicalXor
+        )
+    }
+}
+
+/// Python's (and PyTorch's) float floor division: exact for a finite
+/// quotient's remainder, so `-0.5 // inf` is `-1`, not `floor(-0.0)`.
+fn floor_div_float<F: Float>(a: F, b: F) -> F {
+    if b == F::zero() {
+        return a / b;
+    }
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != F::zero() && ((b < F::zero()) != (m < F::zero())) {
+        div = div - F::one();
+    }
+    if div == F::zero() {
+        return (F::zero()).copysign(a / b);
+    }
+    let floored = div.floor();
+    if div - floored > F::from(0.5).expect("representable") {
+        floored + F::one()
+    } else {
+        floored
+    }
 }
 
 fn floor_div_int(a: i64, b: i64) -> i64 {
@@ -370,6 +428,10 @@ impl Arg {
         }
     }
 
+    fn is_bool_tensor(&self) -> bool {
+        matches!(self, Arg::Tensor(t) if t.dtype() == DType::Bool)
+    }
+
     fn to_tensor(&self, dtype: DType) -> Tensor {
         match self {
             Arg::Tensor(t) => t.to_dtype(dtype),
@@ -393,27 +455,42 @@ pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
     let compute = match op.out() {
         Out::FloatPromoted if !promoted.is_float() => DType::F32,
         Out::Bitwise if promoted.is_float() => {
-            return Err(TensorError::runtime(
-                op.name(),
-                format!(
-                    "\"{}_cpu\" not implemented for '{}'",
-                    op.name(),
-                    legacy_name(promoted)
-                ),
+            return Err(TensorError::not_implemented_for(
+                format!("{}_cpu", op.name()),
+                promoted,
             ));
         }
-        Out::Promoted if promoted == DType::Bool && matches!(op, Binary::Sub) => {
-            return Err(TensorError::runtime(
-                op.name(),
+        Out::Promoted if promoted == DType::Bool && op == Binary::Sub => {
+            return Err(TensorError::not_implemented(
                 "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.",
+            ));
+        }
+        _ if op == Binary::Sub && [a, b].iter().any(|x| x.is_bool_tensor()) => {
+            return Err(TensorError::not_implemented(
+                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+            ));
+        }
+        Out::Promoted if promoted == DType::Bool && op == Binary::FloorDivide => {
+            return Err(TensorError::not_implemented_for(
+                "div_floor_cpu",
+                DType::Bool,
             ));
         }
         _ => promoted,
     };
+    if op == Binary::Pow
+        && !compute.is_float()
+        && matches!(b, Arg::Scalar(Scalar::Int(e)) if *e < 0)
+    {
+        return Err(TensorError::runtime(
+            "pow",
+            "Integers to negative integer powers are not allowed.",
+        ));
+    }
     let (ta, tb) = (a.to_tensor(compute), b.to_tensor(compute));
     // Checked before broadcasting: every divisor reaches a non-empty output,
     // and a broadcast scalar is not copied out to the output's size.
-    let divides_by_zero = matches!(op, Binary::FloorDivide | Binary::Remainder)
+    let divides_by_zero = matches!(op, Binary::FloorDivide | Binary::Remainder | Binary::Fmod)
         && !compute.is_float()
         && tb.with_slice(|v: &[i64]| v.contains(&0));
     let (ta, tb) = (ta.broadcast_to(&shape)?, tb.broadcast_to(&shape)?);

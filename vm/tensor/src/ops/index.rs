@@ -41,7 +41,7 @@ pub fn take_along(base: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {
     let mut shape = vec![picks.len()];
     shape.extend(&inner);
     let gathered = with_dtype!(base.dtype(), T => {
-        let mut data: Vec<T> = Vec::with_capacity(rows.len() * row_len);
+        let mut data: Vec<T> = Vec::with_capacity(crate::alloc::ensure_numel::<T>(&[rows.len(), row_len]));
         for r in &rows {
             data.extend(r.to_vec::<T>());
         }
@@ -102,14 +102,22 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         .with_layout(Layout::contiguous(&[index.numel()]))
         .contiguous()
         .to_dtype(DType::I64);
-    // Unlike `t[index]`, `index_select` does not count negative indices from the end.
+    // Unlike `t[index]`, `index_select` does not count negative indices from
+    // the end. PyTorch's dim-1 kernel reports a bad index differently.
     let size = t.shape().get(d).copied().unwrap_or(1) as i64;
-    if flat
+    if let Some(&i) = flat
         .to_vec::<i64>()
         .iter()
-        .any(|&i| !(0..size).contains(&i))
+        .find(|&&i| !(0..size).contains(&i))
     {
-        return Err(TensorError::index_error("index out of range in self"));
+        return Err(if d == 1 {
+            TensorError::runtime(
+                "index_select",
+                format!("INDICES element is out of DATA bounds, id={i} axis_dim={size}"),
+            )
+        } else {
+            TensorError::index_error("index out of range in self")
+        });
     }
     take_along(t, d, &flat)
 }

@@ -36,14 +36,28 @@ fn batched(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     }
     let batch = broadcast_shapes(&a.shape()[..ra - 2], &b.shape()[..rb - 2])
         .ok_or_else(|| TensorError::broadcast(&a.shape()[..ra - 2], &b.shape()[..rb - 2]))?;
-    let dtype = DType::promote(a.dtype(), b.dtype());
-    let (a, b) = (a.to_dtype(dtype), b.to_dtype(dtype));
+    // Matrix products do not promote: PyTorch refuses mixed dtypes.
+    if a.dtype() != b.dtype() {
+        let name = |d: DType| match d {
+            DType::I64 => "long int",
+            d => d.cpp_name(),
+        };
+        return Err(TensorError::runtime(
+            op,
+            format!(
+                "expected m1 and m2 to have the same dtype, but got: {} != {}",
+                name(a.dtype()),
+                name(b.dtype())
+            ),
+        ));
+    }
+    let dtype = a.dtype();
     let expand = |t: &Tensor, rows: usize, cols: usize| {
         let mut shape = batch.clone();
         shape.extend([rows, cols]);
         t.with_layout(t.layout().broadcast_to(&shape))
     };
-    let (a, b) = (expand(&a, m, k), expand(&b, k, n));
+    let (a, b) = (expand(a, m, k), expand(b, k, n));
     let mut out_shape = batch.clone();
     out_shape.extend([m, n]);
     Ok(match dtype {
@@ -52,9 +66,9 @@ fn batched(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         DType::I64 => naive_batched::<i64>(&a, &b, &out_shape),
         DType::I32 => naive_batched::<i32>(&a, &b, &out_shape),
         DType::Bool => {
-            return Err(TensorError::runtime(
-                op,
-                "\"addmm_impl_cpu_\" not implemented for 'Bool'",
+            return Err(TensorError::not_implemented_for(
+                "addmm_impl_cpu_",
+                DType::Bool,
             ));
         }
     })
@@ -76,7 +90,7 @@ fn gemm_batched<T: Real>(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Tensor 
     let r = out_shape.len();
     let (m, n) = (out_shape[r - 2], out_shape[r - 1]);
     let k = a.shape()[r - 1];
-    let mut out = vec![T::default(); out_shape.iter().product()];
+    let mut out = vec![T::default(); crate::alloc::ensure_numel::<T>(out_shape)];
     let (la, lb) = (a.layout(), b.layout());
     let (sa, sb) = (a.read(), b.read());
     let (xa, xb) = (
@@ -201,7 +215,7 @@ fn naive_batched<T: Element>(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Ten
         T::slice(&sa).expect("a is T"),
         T::slice(&sb).expect("b is T"),
     );
-    let mut out = Vec::with_capacity(out_shape.iter().product());
+    let mut out = Vec::with_capacity(crate::alloc::ensure_numel::<T>(out_shape));
     for (oa, ob) in batch_offsets(la).into_iter().zip(batch_offsets(lb)) {
         for i in 0..m {
             for j in 0..n {
@@ -255,6 +269,14 @@ pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
                 b.shape()[0],
                 b.shape()[1]
             ),
+        ));
+    }
+    if a.shape()[1] == 0 || b.shape()[2] == 0 || a.shape()[0] == 0 {
+        // PyTorch returns an empty product, in batch2's dtype, before it
+        // compares dtypes.
+        return Ok(Tensor::zeros(
+            &[a.shape()[0], a.shape()[1], b.shape()[2]],
+            b.dtype(),
         ));
     }
     batched("bmm", a, b)
@@ -349,6 +371,9 @@ pub fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             "outer: Expected 1-D argument self",
         ));
     }
+    // An outer product is a broadcast multiply, so it promotes dtypes as `*` does.
+    let dtype = DType::promote(a.dtype(), b.dtype());
+    let (a, b) = (a.to_dtype(dtype), b.to_dtype(dtype));
     matmul(
         &a.with_layout(a.layout().unsqueeze(1)),
         &b.with_layout(b.layout().unsqueeze(0)),

@@ -14,10 +14,7 @@ use super::{create, linalg, reduce, shape};
 
 fn float_only(op: &'static str, t: &Tensor) -> Result<()> {
     if !t.dtype().is_float() {
-        return Err(TensorError::runtime(
-            op,
-            format!("\"{op}\" not implemented for '{}'", legacy_name(t.dtype())),
-        ));
+        return Err(TensorError::not_implemented_for(op, t.dtype()));
     }
     Ok(())
 }

@@ -174,7 +174,7 @@ fn per_plane<U: Copy + Default + Send + Sync>(
     f: impl Fn(&[f64], &mut [U]) + Sync + Send,
 ) -> Vec<U> {
     let x: Vec<f64> = t.to_vec();
-    let mut out = vec![U::default(); planes * plane_out];
+    let mut out = vec![U::default(); crate::alloc::ensure_numel::<U>(&[planes, plane_out])];
     if plane_out > 0 {
         out.par_chunks_mut(plane_out)
             .zip(x.par_chunks(plane_in.max(1)))
@@ -185,10 +185,7 @@ fn per_plane<U: Copy + Default + Send + Sync>(
 
 fn check_float(op: &'static str, t: &Tensor) -> Result<()> {
     if t.dtype() == DType::Bool {
-        return Err(TensorError::runtime(
-            op,
-            format!("\"{op}\" not implemented for 'Bool'"),
-        ));
+        return Err(TensorError::not_implemented_for(op, DType::Bool));
     }
     Ok(())
 }
@@ -247,13 +244,7 @@ pub fn avg_pool(
     };
     check_float(op, t)?;
     if !t.dtype().is_float() {
-        return Err(TensorError::runtime(
-            op,
-            format!(
-                "\"{op}\" not implemented for '{}'",
-                crate::error::legacy_name(t.dtype())
-            ),
-        ));
+        return Err(TensorError::not_implemented_for(op, t.dtype()));
     }
     if divisor_override == Some(0) {
         return Err(TensorError::runtime(op, "divisor must be not zero"));
@@ -303,12 +294,9 @@ pub fn adaptive_avg_pool(t: &Tensor, output: &[Option<i64>], spatial: usize) -> 
         "adaptive_avg_pool2d"
     };
     if !t.dtype().is_float() {
-        return Err(TensorError::runtime(
-            op,
-            format!(
-                "\"adaptive_avg_pool2d\" not implemented for '{}'",
-                crate::error::legacy_name(t.dtype())
-            ),
+        return Err(TensorError::not_implemented_for(
+            "adaptive_avg_pool2d",
+            t.dtype(),
         ));
     }
     let (n, [h, width]) = planes(op, t, spatial)?;

@@ -257,15 +257,42 @@ fn arg_extremum<T: Element>(row: &[T], which: Extremum) -> usize {
     best
 }
 
-/// An extremum of nothing is undefined; PyTorch refuses it as an IndexError.
-fn empty_check(op: &'static str, plan: &Plan) -> Result<()> {
-    if plan.row_len == 0 {
-        return Err(TensorError::index_error(format!(
-            "{op}(): Expected reduction dim {} to have non-zero size.",
-            plan.out_shape.len()
-        )));
+impl Extremum {
+    fn name(self, prefix: &str) -> String {
+        match self {
+            Extremum::Max => format!("{prefix}max"),
+            Extremum::Min => format!("{prefix}min"),
+        }
     }
-    Ok(())
+}
+
+/// An extremum of nothing is undefined. Over chosen dims, PyTorch refuses
+/// an empty one as an IndexError naming the dim as given; over everything,
+/// an empty tensor as a RuntimeError (IndexError for argmax/argmin).
+fn empty_check(op: &str, t: &Tensor, dims: Option<&[i64]>) -> Result<()> {
+    match dims {
+        Some(dims) if !dims.is_empty() => {
+            for &d in dims {
+                let k = t.dim(d)?;
+                if t.shape().get(k) == Some(&0) {
+                    return Err(TensorError::index_error(format!(
+                        "{op}(): Expected reduction dim {d} to have non-zero size."
+                    )));
+                }
+            }
+            Ok(())
+        }
+        _ if t.numel() > 0 => Ok(()),
+        _ if op.starts_with("arg") => Err(TensorError::index_error(format!(
+            "{op}(): Expected reduction dim to be specified for input.numel() == 0."
+        ))),
+        _ => Err(TensorError::runtime(
+            "max",
+            format!(
+                "{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+            ),
+        )),
+    }
 }
 
 /// `max(dim)`/`min(dim)`: values and int64 indices.
@@ -276,14 +303,15 @@ pub fn extremum_dim(
     which: Extremum,
 ) -> Result<(Tensor, Tensor)> {
     let plan = Plan::new(t, Some(&[dim]), keepdim)?;
-    empty_check(if which == Extremum::Max { "max" } else { "min" }, &plan)?;
+    empty_check(&which.name(""), t, Some(&[dim]))?;
     let indices =
         with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| arg_extremum(r, which) as i64));
     let values = with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| r[arg_extremum(r, which)]));
     Ok((values, indices))
 }
 
-/// `amax`/`amin`, and `max()`/`min()` over everything.
+/// `amax`/`amin` (`dims` given, maybe empty), and `max()`/`min()` over
+/// everything (`dims` None).
 pub fn extremum(
     t: &Tensor,
     dims: Option<&[i64]>,
@@ -291,12 +319,7 @@ pub fn extremum(
     which: Extremum,
 ) -> Result<Tensor> {
     let plan = Plan::new(t, dims, keepdim)?;
-    if t.numel() == 0 {
-        return Err(TensorError::runtime(
-            "max",
-            "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.",
-        ));
-    }
+    empty_check(&which.name(if dims.is_some() { "a" } else { "" }), t, dims)?;
     Ok(with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| r[arg_extremum(r, which)])))
 }
 
@@ -311,6 +334,13 @@ pub fn arg_extremum_dim(
         Some(d) => Plan::new(t, Some(&[d]), keepdim)?,
         None => Plan::new(t, None, keepdim)?,
     };
+    let op = which.name("arg");
+    if t.dtype() == DType::Bool {
+        return Err(TensorError::not_implemented(format!(
+            "{op}(): does not support bool input"
+        )));
+    }
+    empty_check(&op, t, dim.as_ref().map(std::slice::from_ref))?;
     Ok(with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| arg_extremum(r, which) as i64)))
 }
 
@@ -333,6 +363,7 @@ fn along_dim<T: Element>(
 }
 
 pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+    t.dim(dim)?;
     if t.ndim() == 0 {
         return Ok(t.to_dtype(sum_dtype(t, dtype)));
     }
@@ -363,6 +394,15 @@ pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
 pub enum SoftmaxKind {
     Softmax,
     LogSoftmax,
+}
+
+impl SoftmaxKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SoftmaxKind::Softmax => "softmax",
+            SoftmaxKind::LogSoftmax => "log_softmax",
+        }
+    }
 }
 
 /// Floats with a slice kernel for `exp(x - shift)`.
@@ -417,20 +457,25 @@ fn softmax_row<F: ExpShifted>(i: &[F], o: &mut [F], kind: SoftmaxKind) {
 }
 
 /// `softmax`/`log_softmax` along `dim`, computed in `dtype` (default: the
-/// input's, or float32 for integers).
+/// input's, which must then be floating point, as in PyTorch).
 pub fn softmax(t: &Tensor, dim: i64, dtype: Option<DType>, kind: SoftmaxKind) -> Result<Tensor> {
-    let d = dtype.unwrap_or(if t.dtype().is_float() {
-        t.dtype()
-    } else {
-        DType::F32
-    });
+    let d = dtype.unwrap_or(t.dtype());
+    let k = t.dim(dim)?;
+    if t.numel() == 0 {
+        // No kernel runs on an empty tensor, so any dtype passes.
+        return Ok(Tensor::zeros(t.shape(), d));
+    }
     if !d.is_float() {
-        return Err(TensorError::runtime(
-            "softmax",
-            format!(
-                "\"softmax_lastdim_kernel_impl\" not implemented for '{}'",
-                legacy_name(d)
-            ),
+        // PyTorch names the kernel by whether `dim` is the last one.
+        let last = t.ndim() <= 1 || k + 1 == t.ndim();
+        let kernel = if last {
+            "lastdim_kernel_impl"
+        } else {
+            "kernel_impl"
+        };
+        return Err(TensorError::not_implemented_for(
+            format!("{}_{kernel}", kind.name()),
+            d,
         ));
     }
     if t.ndim() == 0 {
@@ -439,14 +484,12 @@ pub fn softmax(t: &Tensor, dim: i64, dtype: Option<DType>, kind: SoftmaxKind) ->
         } else {
             0.0
         };
-        t.dim(dim)?;
         return Ok(Tensor::scalar(Scalar::Float(one), d));
     }
-    let dim = t.dim(dim)?;
     let t = t.to_dtype(d);
     Ok(match d {
-        DType::F64 => along_dim(&t, dim, |i: &[f64], o: &mut [f64]| softmax_row(i, o, kind)),
-        _ => along_dim(&t, dim, |i: &[f32], o: &mut [f32]| softmax_row(i, o, kind)),
+        DType::F64 => along_dim(&t, k, |i: &[f64], o: &mut [f64]| softmax_row(i, o, kind)),
+        _ => along_dim(&t, k, |i: &[f32], o: &mut [f32]| softmax_row(i, o, kind)),
     })
 }
 

@@ -48,6 +48,7 @@ fn remap(t: &Tensor, maps: &[DimMap], fill: Scalar) -> Tensor {
         let src = T::slice(&storage).expect("storage dtype matches tensor dtype");
         let fill = T::from_scalar(fill);
         let strides = &t.layout().strides;
+        crate::alloc::ensure::<T>(numel);
         let mut out = Vec::with_capacity(numel);
         let mut index = vec![0usize; shape.len()];
         for _ in 0..numel {
@@ -305,13 +306,9 @@ pub fn interpolate(
         return adaptive_avg_pool(t, &out, spatial);
     }
     if !t.dtype().is_float() {
-        return Err(TensorError::runtime(
-            "interpolate",
-            format!(
-                "\"upsample_{}\" not implemented for '{}'",
-                format!("{mode:?}").to_lowercase(),
-                crate::error::legacy_name(t.dtype())
-            ),
+        return Err(TensorError::not_implemented_for(
+            format!("upsample_{}", format!("{mode:?}").to_lowercase()),
+            t.dtype(),
         ));
     }
     // Linear modes stay in f64 between dims so that results round once.
@@ -405,7 +402,7 @@ fn linear_along(
     let outer: usize = x.shape()[..dim].iter().product();
     let inner: usize = x.shape()[dim + 1..].iter().product();
     let src: Vec<f64> = x.to_vec();
-    let mut out = Vec::with_capacity(outer * n_out * inner);
+    let mut out = Vec::with_capacity(crate::alloc::ensure_numel::<f64>(&[outer, n_out, inner]));
     for o in 0..outer {
         let base = o * n_in * inner;
         for &(i0, i1, l1) in &taps {

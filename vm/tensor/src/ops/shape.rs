@@ -78,6 +78,13 @@ pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
 }
 
 pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+    if sizes.is_empty() {
+        return Err(TensorError::runtime(
+            "unflatten",
+            "unflatten: sizes must be non-empty",
+        ));
+    }
+    t.dim(dim)?;
     let d = t
         .dim_strict(dim)
         .map_err(|e| TensorError::runtime("unflatten", e.to_string()))?;
@@ -184,26 +191,41 @@ pub fn expand(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
         return Err(TensorError::runtime(
             "expand",
             format!(
-                "expand(torch.FloatTensor{{{:?}}}, size=[{}]): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+                "expand(torch.FloatTensor{{{:?}}}, size={:?}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
                 t.shape(),
-                sizes.len(),
+                sizes,
                 sizes.len(),
                 t.ndim()
             ),
         ));
     }
     let extra = sizes.len() - t.ndim();
-    let shape: Vec<usize> = sizes
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| {
-            if s == -1 && i >= extra {
-                t.shape()[i - extra]
-            } else {
-                s.max(0) as usize
+    let mut shape = Vec::with_capacity(sizes.len());
+    for (i, &s) in sizes.iter().enumerate() {
+        let have = i.checked_sub(extra).map(|k| t.shape()[k]);
+        shape.push(match (s, have) {
+            (0.., _) => s as usize,
+            (-1, Some(have)) => have,
+            (-1, None) => {
+                return Err(TensorError::runtime(
+                    "expand",
+                    format!("The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"),
+                ));
             }
-        })
-        .collect();
+            // PyTorch lets other negative sizes through to a size-1 or new
+            // dim, where its element count then overflows.
+            (_, None | Some(1)) => return Err(TensorError::NumelOverflow),
+            (_, Some(have)) => {
+                return Err(TensorError::runtime(
+                    "expand",
+                    format!(
+                        "The expanded size of the tensor ({s}) must match the existing size ({have}) at non-singleton dimension {i}.  Target sizes: {sizes:?}.  Tensor sizes: {:?}",
+                        t.shape()
+                    ),
+                ));
+            }
+        });
+    }
     t.broadcast_to(&shape)
 }
 
@@ -216,8 +238,20 @@ pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
     }
     let d = t.dim(dim)?;
     let size = t.shape()[d] as i64;
+    if length < 0 {
+        return Err(TensorError::runtime(
+            "narrow",
+            "narrow(): length must be non-negative.",
+        ));
+    }
+    if !(-size..=size).contains(&start) {
+        return Err(TensorError::index_error(format!(
+            "start out of range (expected to be in range of [{}, {size}], but got {start})",
+            -size
+        )));
+    }
     let start = if start < 0 { start + size } else { start };
-    if start < 0 || length < 0 || start + length > size {
+    if start + length > size {
         return Err(TensorError::runtime(
             "narrow",
             format!("start ({start}) + length ({length}) exceeds dimension size ({size})."),
@@ -294,7 +328,8 @@ pub fn split(t: &Tensor, sizes: Split, dim: i64) -> Result<Vec<Tensor>> {
                     + &total.to_string(),
             ));
         }
-        Split::Every(0) => vec![0],
+        // An empty dim splits into one empty piece, whatever the size.
+        Split::Every(_) if total == 0 => vec![0],
         Split::Every(n) => (0..total.div_ceil(n))
             .map(|i| n.min(total - i * n))
             .collect(),
@@ -438,14 +473,35 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
 }
 
 /// `repeat(*sizes)`: tiles the tensor.
-pub fn repeat(t: &Tensor, sizes: &[usize]) -> Result<Tensor> {
-    if sizes.len() < t.ndim() {
+pub fn repeat(t: &Tensor, repeats: &[i64]) -> Result<Tensor> {
+    if repeats.len() < t.ndim() {
         return Err(TensorError::runtime(
             "repeat",
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor",
         ));
     }
-    let extra = sizes.len() - t.ndim();
+    let extra = repeats.len() - t.ndim();
+    if repeats.iter().any(|&r| r < 0) {
+        // PyTorch reports the output sizes, which a negative repeat makes negative.
+        let out: Vec<i64> = repeats
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| {
+                r.saturating_mul(if i < extra {
+                    1
+                } else {
+                    t.shape()[i - extra] as i64
+                })
+            })
+            .collect();
+        let bad = out.iter().find(|&&d| d < 0).copied().unwrap_or(-1);
+        return Err(TensorError::runtime(
+            "repeat",
+            format!("Trying to create tensor with negative dimension {bad}: {out:?}"),
+        ));
+    }
+    let sizes: Vec<usize> = repeats.iter().map(|&r| r as usize).collect();
+    let sizes = &sizes[..];
     // View as [1.., d0, 1, d1, …] expanded to [r0, d0, r1, d1, …], then copy.
     let mut shape = Vec::new();
     let mut target = Vec::new();
