@@ -253,11 +253,7 @@ impl<'a> Scanner<'a> {
                     self.pos += 1;
                 }
             }
-            b'(' | b'[' => {
-                self.pos += 1;
-                self.open()?;
-            }
-            b'{' => {
+            b'(' | b'[' | b'{' => {
                 self.pos += 1;
                 self.open()?;
             }
@@ -279,7 +275,7 @@ impl<'a> Scanner<'a> {
                 self.pos += 1;
                 self.reset_level();
             }
-            b'\'' | b'"' => self.start_string(0)?,
+            b'\'' | b'"' => self.start_string(0),
             b'.' if !self.peek(1).is_ascii_digit() => {
                 self.pos += 1;
                 self.op()?;
@@ -324,7 +320,8 @@ impl<'a> Scanner<'a> {
         {
             let raw = word.iter().any(|c| matches!(c, b'r' | b'R'));
             let format = word.iter().any(|c| matches!(c, b'f' | b'F'));
-            return self.start_string(u8::from(raw) | u8::from(format) << 1);
+            self.start_string(u8::from(raw) | u8::from(format) << 1);
+            return Ok(());
         }
         if KEYWORD_OPS.contains(&word) {
             self.op()?;
@@ -334,7 +331,7 @@ impl<'a> Scanner<'a> {
 
     /// Enters a string literal at its opening quote; `flags` bit 0 is raw,
     /// bit 1 is an f-string.
-    fn start_string(&mut self, flags: u8) -> Result<(), NestingError> {
+    fn start_string(&mut self, flags: u8) {
         let quote = self.peek(0);
         let triple = self.peek(1) == quote && self.peek(2) == quote;
         self.pos += if triple { 3 } else { 1 };
@@ -344,7 +341,6 @@ impl<'a> Scanner<'a> {
             raw: flags & 1 != 0,
             format: flags & 2 != 0,
         });
-        Ok(())
     }
 
     fn string(&mut self) -> Result<(), NestingError> {

@@ -6,7 +6,7 @@ use std::path::Path;
 use rustpython_vm::builtins::PyBaseExceptionRef;
 use rustpython_vm::{PyResult, VirtualMachine, stdlib::atexit};
 
-use crate::nesting;
+use crate::native::compile_guard::check_source;
 
 /// What to run as `__main__`.
 #[derive(Debug, Clone, Copy)]
@@ -26,7 +26,7 @@ pub fn run_main(vm: &VirtualMachine, main: Main<'_>) -> PyResult<()> {
             vm.insert_sys_path(vm.new_pyobj(dir.into_owned()))?;
             let name = path.to_string_lossy();
             let source = read_source(vm, path)?;
-            check_nesting(vm, &source, &name)?;
+            check_source(&source, &name, vm)?;
             if std::str::from_utf8(&source).is_err() {
                 return Err(non_utf8_error(vm, &source, &name));
             }
@@ -34,7 +34,7 @@ pub fn run_main(vm: &VirtualMachine, main: Main<'_>) -> PyResult<()> {
         }
         Main::Code(code) => {
             vm.insert_sys_path(vm.new_pyobj(""))?;
-            check_nesting(vm, code.as_bytes(), "<string>")?;
+            check_source(code.as_bytes(), "<string>", vm)?;
             vm.run_string(scope, code, "<string>".to_owned()).map(drop)
         }
     }
@@ -50,19 +50,6 @@ fn read_source(vm: &VirtualMachine, path: &Path) -> PyResult<Vec<u8>> {
             "can't open file '{}': [Errno {errno}] {reason}",
             path.display()
         ))
-    })
-}
-
-/// CPython's nesting limits, before RustPython's parser recurses into the source.
-fn check_nesting(vm: &VirtualMachine, source: &[u8], filename: &str) -> PyResult<()> {
-    let budget = nesting::depth_budget(vm.recursion_limit.get(), vm.current_recursion_depth());
-    nesting::check(source, budget).map_err(|e| {
-        let line = String::from_utf8_lossy(source)
-            .lines()
-            .nth(e.line - 1)
-            .unwrap_or("")
-            .to_owned();
-        crate::native::compile_guard::nesting_error(&e, filename, &line, vm)
     })
 }
 

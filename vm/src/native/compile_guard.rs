@@ -42,34 +42,35 @@ pub(crate) fn install(vm: &VirtualMachine) -> PyResult<()> {
     Ok(())
 }
 
-/// Checks `source` (a str or bytes-like; code objects and ASTs pass) at the
-/// current recursion depth.
+/// Checks `source` (a str or bytes-like; code objects and ASTs pass).
 fn check(source: &PyObjectRef, filename: &str, vm: &VirtualMachine) -> PyResult<()> {
-    let budget = nesting::depth_budget(vm.recursion_limit.get(), vm.current_recursion_depth());
-    let result = if let Some(s) = source.downcast_ref::<PyStr>() {
-        nesting::check(s.as_bytes(), budget)
+    if let Some(s) = source.downcast_ref::<PyStr>() {
+        check_source(s.as_bytes(), filename, vm)
     } else if let Ok(bytes) = ArgBytesLike::try_from_borrowed_object(vm, source) {
-        nesting::check(&bytes.borrow_buf(), budget)
+        check_source(&bytes.borrow_buf(), filename, vm)
     } else {
-        return Ok(());
-    };
-    result.map_err(|e| {
-        let text = match source.downcast_ref::<PyStr>() {
-            Some(s) => s
-                .to_string_lossy()
-                .lines()
-                .nth(e.line - 1)
-                .unwrap_or("")
-                .to_owned(),
-            None => String::new(),
-        };
-        nesting_error(&e, filename, &text, vm)
+        Ok(())
+    }
+}
+
+/// Checks source text against CPython's nesting limits at the current
+/// recursion depth; the error is the exception CPython raises, located in
+/// `filename`.
+pub(crate) fn check_source(source: &[u8], filename: &str, vm: &VirtualMachine) -> PyResult<()> {
+    let budget = nesting::depth_budget(vm.recursion_limit.get(), vm.current_recursion_depth());
+    nesting::check(source, budget).map_err(|e| {
+        let line = String::from_utf8_lossy(source)
+            .lines()
+            .nth(e.line - 1)
+            .unwrap_or("")
+            .to_owned();
+        nesting_error(&e, filename, &line, vm)
     })
 }
 
 /// The exception CPython raises for `e`: SyntaxError / IndentationError with
 /// the location, or RecursionError.
-pub(crate) fn nesting_error(
+fn nesting_error(
     e: &NestingError,
     filename: &str,
     line_text: &str,
