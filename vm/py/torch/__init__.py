@@ -89,9 +89,10 @@ def _install_c_nn():
     import types
 
     module = types.ModuleType("torch._C._nn")
-    for name, fn in vars(nn.functional).items():
+    for fn in vars(nn.functional).values():
         if getattr(fn, "__module__", None) == "torch._C._nn":
-            setattr(module, name, fn)
+            # By its own name: `F.logsigmoid` is `torch._C._nn.log_sigmoid`.
+            setattr(module, fn.__name__, fn)
     _C._nn = module
     sys.modules["torch._C._nn"] = module
 

@@ -16,6 +16,7 @@ pub(crate) fn to_py_err(e: TensorError, vm: &VirtualMachine) -> PyBaseExceptionR
         ErrorKind::Index => vm.new_index_error(msg),
         ErrorKind::Value => vm.new_value_error(msg),
         ErrorKind::NotImplemented => vm.new_not_implemented_error(msg),
+        ErrorKind::Type => vm.new_type_error(msg),
     }
 }
 
@@ -120,20 +121,25 @@ pub(crate) fn tensor_from_data(
     dtype: Option<DType>,
     vm: &VirtualMachine,
 ) -> PyResult<Tensor> {
-    if let Some(t) = data.downcast_ref::<PyTensor>() {
-        let t = t.tensor();
-        return Ok(t.to_dtype(dtype.unwrap_or(t.dtype())).copy());
-    }
+    let data = match data.downcast_ref::<PyTensor>() {
+        Some(t) => fxvm_ops::Data::Tensor(t.tensor()),
+        None => {
+            let (values, shape) = flatten_data(data, vm)?;
+            fxvm_ops::Data::Values { values, shape }
+        }
+    };
+    data.into_tensor(dtype).py(vm)
+}
+
+/// The numbers of a (nested) sequence, row-major, and the shape of its nesting.
+pub(crate) fn flatten_data(
+    data: &PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult<(Vec<Scalar>, Vec<usize>)> {
     let mut shape = Vec::new();
     let mut values = Vec::new();
     flatten(data, 0, &mut shape, &mut values, vm)?;
-    let inferred = values
-        .iter()
-        .fold(None, |acc: Option<crate::tensor::dtype::Category>, s| {
-            Some(acc.map_or(s.category(), |a| a.max(s.category())))
-        });
-    let dtype = dtype.unwrap_or_else(|| inferred.map_or(DType::F32, |c| c.default_dtype()));
-    Tensor::from_scalars(&values, &shape, dtype).py(vm)
+    Ok((values, shape))
 }
 
 /// PyTorch's limit on the nesting of data given to `torch.tensor`.

@@ -8,8 +8,8 @@ use crate::tensor::Tensor;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::ops::shape;
 
+use super::bind::seq;
 use super::convert::{IntoPy, scalar, tensor_from_data};
-use super::signature::seq;
 use super::tensor::PyTensor;
 
 enum Item {

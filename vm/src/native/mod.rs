@@ -1,13 +1,13 @@
 //! Native modules registered with the interpreter, and the binding of the
 //! tensor core to Python objects.
 
+pub(crate) mod bind;
+pub(crate) mod classes;
 pub(crate) mod compile_guard;
 pub(crate) mod convert;
 pub(crate) mod guard;
 pub(crate) mod index;
 pub(crate) mod load;
 pub(crate) mod ops;
-pub(crate) mod ops_nn;
-pub(crate) mod signature;
 pub(crate) mod tensor;
 pub(crate) mod torch_c;

@@ -18,10 +18,10 @@ use crate::tensor::ops::elementwise::{Arg, Binary, Unary, binary, unary};
 use crate::tensor::ops::shape;
 use crate::tensor::{DType, Scalar, Tensor, format};
 
+use super::bind::to_arg;
 use super::convert::{
     IntoPy, PyDType, dtype_to_py, scalar, scalar_to_py, tensor_from_data, to_list,
 };
-use super::signature::to_arg;
 
 #[pyclass(module = "torch", name = "Tensor")]
 #[derive(Debug, PyPayload)]
@@ -108,21 +108,7 @@ pub(crate) fn write_back(target: &PyObject, value: Tensor, vm: &VirtualMachine) 
         .downcast_ref::<PyTensor>()
         .expect("in-place ops are Tensor methods")
         .tensor();
-    if DType::promote(value.dtype(), t.dtype()) != t.dtype() {
-        return Err(vm.new_runtime_error(format!(
-            "result type {} can't be cast to the desired output type {}",
-            crate::tensor::error::legacy_name(value.dtype()),
-            crate::tensor::error::legacy_name(t.dtype())
-        )));
-    }
-    if value.shape() != t.shape() {
-        return Err(vm.new_runtime_error(format!(
-            "output with shape {:?} doesn't match the broadcast shape {:?}",
-            t.shape(),
-            value.shape()
-        )));
-    }
-    t.copy_from(&value).py(vm)?;
+    t.assign(&value).py(vm)?;
     Ok(target.to_owned())
 }
 

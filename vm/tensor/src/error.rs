@@ -12,6 +12,7 @@ pub enum ErrorKind {
     Index,
     Value,
     NotImplemented,
+    Type,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -58,6 +59,15 @@ pub enum TensorError {
     Value { op: &'static str, message: String },
     /// Misuse PyTorch reports as an IndexError or NotImplementedError.
     Other { kind: ErrorKind, message: String },
+    /// An in-place op whose result would need a wider dtype than its input's.
+    InplaceCast { from: DType, to: DType },
+    /// An in-place op whose result is broadcast past its input's shape.
+    InplaceShape {
+        output: Vec<usize>,
+        broadcast: Vec<usize>,
+    },
+    /// An argument that does not fit the op's declaration (a TypeError).
+    Argument { op: &'static str, message: String },
 }
 
 pub type Result<T, E = TensorError> = std::result::Result<T, E>;
@@ -71,6 +81,7 @@ impl TensorError {
             TensorError::Value { .. } => ErrorKind::Value,
             TensorError::NotImplementedFor { .. } => ErrorKind::NotImplemented,
             TensorError::Other { kind, .. } => *kind,
+            TensorError::Argument { .. } => ErrorKind::Type,
             _ => ErrorKind::Runtime,
         }
     }
@@ -227,6 +238,17 @@ impl fmt::Display for TensorError {
                 f.write_str(message)
             }
             TensorError::Other { message, .. } => f.write_str(message),
+            TensorError::InplaceCast { from, to } => write!(
+                f,
+                "result type {} can't be cast to the desired output type {}",
+                legacy_name(*from),
+                legacy_name(*to)
+            ),
+            TensorError::InplaceShape { output, broadcast } => write!(
+                f,
+                "output with shape {output:?} doesn't match the broadcast shape {broadcast:?}"
+            ),
+            TensorError::Argument { op, message } => write!(f, "{op}(): {message}"),
         }
     }
 }

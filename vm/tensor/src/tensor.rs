@@ -222,6 +222,25 @@ impl Tensor {
         Ok(())
     }
 
+    /// Stores an out-of-place result into this tensor, as an in-place op
+    /// (`add_`, `relu(inplace=True)`) does: the result must keep this
+    /// tensor's shape and be castable to its dtype without promotion.
+    pub fn assign(&self, result: &Tensor) -> Result<()> {
+        if DType::promote(result.dtype(), self.dtype) != self.dtype {
+            return Err(TensorError::InplaceCast {
+                from: result.dtype(),
+                to: self.dtype,
+            });
+        }
+        if result.shape() != self.shape() {
+            return Err(TensorError::InplaceShape {
+                output: self.shape().to_vec(),
+                broadcast: result.shape().to_vec(),
+            });
+        }
+        self.copy_from(result)
+    }
+
     /// Sets every element to `value`.
     pub fn fill(&self, value: Scalar) {
         with_dtype!(self.dtype, T => {

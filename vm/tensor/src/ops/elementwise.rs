@@ -350,22 +350,6 @@ binary_ops! {
     RightShift, "bitwise_right_shift", Bitwise, |a, b| { let _ = b; a }, a.wrapping_shr(b as u32);
 }
 
-impl Binary {
-    /// Whether PyTorch's functions take only a tensor as `other` (its
-    /// schemas say `Tensor other` rather than also offering a Scalar overload).
-    pub fn tensor_other_only(self) -> bool {
-        matches!(
-            self,
-            Binary::Maximum
-                | Binary::Minimum
-                | Binary::Atan2
-                | Binary::LogicalAnd
-                | Binary::LogicalOr
-                | Binary::LogicalXor
-        )
-    }
-}
-
 /// Python's (and PyTorch's) float floor division: exact for a finite
 /// quotient's remainder, so `-0.5 // inf` is `-1`, not `floor(-0.0)`.
 fn floor_div_float<F: Float>(a: F, b: F) -> F {
@@ -417,6 +401,24 @@ fn rem_int(a: i64, b: i64) -> i64 {
 pub enum Arg {
     Tensor(Tensor),
     Scalar(Scalar),
+}
+
+impl From<Tensor> for Arg {
+    fn from(t: Tensor) -> Arg {
+        Arg::Tensor(t)
+    }
+}
+
+impl From<&Tensor> for Arg {
+    fn from(t: &Tensor) -> Arg {
+        Arg::Tensor(t.clone())
+    }
+}
+
+impl From<f64> for Arg {
+    fn from(x: f64) -> Arg {
+        Arg::Scalar(Scalar::Float(x))
+    }
 }
 
 impl Arg {

@@ -334,7 +334,27 @@ impl Reduction {
         }
     }
 
-    fn apply(self, t: Tensor) -> Result<Tensor> {
+    /// The reduction a loss call asks for: PyTorch's deprecated
+    /// `size_average`/`reduce` flags, when given, override `reduction`.
+    pub fn from_args(
+        size_average: Option<bool>,
+        reduce: Option<bool>,
+        reduction: &str,
+    ) -> Result<Reduction> {
+        if size_average.is_none() && reduce.is_none() {
+            return Reduction::parse(reduction);
+        }
+        Ok(
+            match (size_average.unwrap_or(true), reduce.unwrap_or(true)) {
+                (_, false) => Reduction::None,
+                (true, true) => Reduction::Mean,
+                (false, true) => Reduction::Sum,
+            },
+        )
+    }
+
+    /// Reduces elementwise losses.
+    pub fn apply(self, t: Tensor) -> Result<Tensor> {
         match self {
             Reduction::None => Ok(t),
             Reduction::Mean => reduce::mean(&t, None, false, None),

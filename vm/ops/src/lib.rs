@@ -1,0 +1,226 @@
+//! fxvm's op registry: every op declared once, as one typed row — its
+//! PyTorch schema, where PyTorch exposes it, and a kernel over typed Rust
+//! values that runs without a Python VM. The Python bindings, the tracer
+//! and Rust hosts all call ops through it.
+//!
+//! ```
+//! use fxvm_ops::{Value, registry};
+//! use fxvm_tensor::{Scalar, Tensor};
+//!
+//! let add = registry().function("add").unwrap();
+//! let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]);
+//! let y = add.call(vec![Value::Tensor(x), Value::Scalar(Scalar::Int(1))], vec![]).unwrap();
+//! let Value::Tensor(y) = y else { unreachable!() };
+//! assert_eq!(y.to_vec::<f32>(), [2.0, 3.0]);
+//! ```
+
+pub mod op;
+pub mod schema;
+mod table;
+pub mod value;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub use op::{Op, Place};
+pub use schema::{Param, Schema, Ty};
+pub use value::{Data, Device, FromValue, Or, Value};
+
+/// Every op, and an index by name.
+pub struct Registry {
+    ops: Vec<Op>,
+    by_name: HashMap<&'static str, Vec<usize>>,
+}
+
+impl Registry {
+    fn build() -> Registry {
+        let ops = table::all();
+        let mut by_name: HashMap<&'static str, Vec<usize>> = HashMap::new();
+        for (i, op) in ops.iter().enumerate() {
+            by_name.entry(op.name()).or_default().push(i);
+        }
+        Registry { ops, by_name }
+    }
+
+    pub fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+
+    /// The rows named `name` (`softmax` is both `torch.softmax` and the
+    /// differently declared `torch.nn.functional.softmax`).
+    pub fn named(&self, name: &str) -> impl Iterator<Item = &Op> {
+        self.by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.ops[i])
+    }
+
+    /// The op `torch.<name>` or `Tensor.<name>` calls.
+    pub fn function(&self, name: &str) -> Option<&Op> {
+        self.named(name).find(|op| {
+            op.places
+                .iter()
+                .any(|p| p.is_torch() || *p == Place::Method)
+        })
+    }
+
+    /// The op `torch.nn.functional.<name>` calls.
+    pub fn functional(&self, name: &str) -> Option<&Op> {
+        self.ops.iter().find(|op| {
+            op.places.iter().any(|p| match p {
+                Place::FunctionalNativeAs(alias) => *alias == name,
+                p => p.is_functional() && op.name() == name,
+            })
+        })
+    }
+}
+
+/// The registry, built on first use.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(Registry::build)
+}
+
+#[cfg(test)]
+mod tests {
+    use fxvm_tensor::{DType, Scalar, Tensor};
+
+    use super::*;
+
+    fn tensor(v: &[f32], shape: &[usize]) -> Value {
+        Value::Tensor(Tensor::from_vec(v.to_vec(), shape))
+    }
+
+    fn as_tensor(v: Value) -> Tensor {
+        match v {
+            Value::Tensor(t) => t,
+            other => panic!("expected a tensor, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_row_builds_and_each_place_has_one_op_per_name() {
+        let r = registry();
+        assert!(r.ops().len() > 200, "{} rows", r.ops().len());
+        let mut seen = std::collections::HashSet::new();
+        for op in r.ops() {
+            for place in op.places {
+                let key = (op.name(), place.is_torch(), place.is_functional());
+                assert!(
+                    seen.insert(key),
+                    "{} declared twice at {place:?}",
+                    op.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn calls_fill_defaults_and_check_types() {
+        let sum = registry().function("sum").unwrap();
+        let x = tensor(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+        let all = as_tensor(sum.call(vec![x.clone()], vec![]).unwrap());
+        assert_eq!(all.to_vec::<f32>(), [10.0]);
+        let rows = sum
+            .call(vec![x.clone()], vec![("dim", Value::Ints(vec![1]))])
+            .unwrap();
+        assert_eq!(as_tensor(rows).to_vec::<f32>(), [3.0, 7.0]);
+        let err = sum.call(vec![Value::Int(3)], vec![]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "sum(): argument 'input' must be Tensor, not int"
+        );
+        let err = sum
+            .call(vec![x], vec![("axis", Value::Int(0))])
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("unexpected keyword argument 'axis'")
+        );
+    }
+
+    #[test]
+    fn in_place_rows_write_their_input_and_return_it() {
+        let add_ = registry().function("add_").unwrap();
+        assert_eq!(add_.schema.mutated(), Some(0));
+        let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]);
+        let r = add_
+            .call(
+                vec![Value::Tensor(x.clone()), Value::Scalar(Scalar::Int(2))],
+                vec![("alpha", Value::Scalar(Scalar::Int(3)))],
+            )
+            .unwrap();
+        assert!(matches!(r, Value::Input(0)));
+        assert_eq!(x.to_vec::<f32>(), [7.0, 8.0]);
+        let ints = Tensor::from_vec(vec![1i64], &[1]);
+        let err = add_
+            .call(
+                vec![Value::Tensor(ints), Value::Scalar(Scalar::Float(0.5))],
+                vec![],
+            )
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "result type Float can't be cast to the desired output type Long"
+        );
+    }
+
+    #[test]
+    fn functional_rows_are_separate_from_torch_rows() {
+        let f = registry().functional("softmax").unwrap();
+        assert_eq!(f.places, &[Place::Functional(1)]);
+        let x = tensor(&[0.0, 0.0], &[2]);
+        let y = as_tensor(f.call(vec![x], vec![]).unwrap());
+        assert_eq!(y.to_vec::<f32>(), [0.5, 0.5]);
+        assert!(
+            registry()
+                .function("softmax")
+                .unwrap()
+                .places
+                .contains(&Place::Method)
+        );
+    }
+
+    #[test]
+    fn compositions_match_pytorch() {
+        let call = |name: &str, args: Vec<Value>| {
+            as_tensor(
+                registry()
+                    .functional(name)
+                    .unwrap()
+                    .call(args, vec![])
+                    .unwrap(),
+            )
+        };
+        let x = tensor(&[-2.0, -0.5, 0.0, 3.0, 8.0], &[5]);
+        assert_eq!(
+            call("relu6", vec![x.clone()]).to_vec::<f32>(),
+            [0.0, 0.0, 0.0, 3.0, 6.0]
+        );
+        assert_eq!(
+            call("hardsigmoid", vec![x.clone()]).to_vec::<f32>(),
+            [0.16666667, 0.41666666, 0.5, 1.0, 1.0]
+        );
+        let leaky = call("leaky_relu", vec![x.clone()]).to_vec::<f32>();
+        assert_eq!(leaky, [-0.02, -0.005, 0.0, 3.0, 8.0]);
+        assert_eq!(
+            call("hardswish", vec![x.clone()]).to_vec::<f32>(),
+            [-0.33333334, -0.20833333, 0.0, 3.0, 8.0]
+        );
+        let ints = Value::Tensor(Tensor::from_vec(vec![1i64, 3], &[2]));
+        let hot = call("one_hot", vec![ints]);
+        assert_eq!(hot.dtype(), DType::I64);
+        assert_eq!(hot.shape(), [2, 4]);
+        assert_eq!(hot.to_vec::<i64>(), [0, 1, 0, 0, 0, 0, 0, 1]);
+        let err = registry()
+            .functional("elu")
+            .unwrap()
+            .call(
+                vec![Value::Tensor(Tensor::from_vec(vec![1i64], &[1]))],
+                vec![],
+            )
+            .unwrap_err();
+        assert_eq!(err.to_string(), "\"elu_cpu\" not implemented for 'Long'");
+    }
+}

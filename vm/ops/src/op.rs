@@ -1,0 +1,178 @@
+//! One op: its schema, where PyTorch exposes it, and its kernel.
+
+use std::sync::Arc;
+
+use fxvm_tensor::{Result, TensorError};
+
+use crate::schema::Schema;
+use crate::value::{FromArgs, IntoValue, Value};
+
+/// Where PyTorch exposes an op, which also decides its `__module__` (graphs
+/// print call targets by module and name) and, for functions PyTorch
+/// writes in Python, the form in which `__torch_function__` receives them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// `torch.X`, a builtin whose `__module__` is `torch`.
+    Torch,
+    /// `torch.X` written in Python in `torch/functional.py`; graphs print
+    /// `torch.functional.X`. The first `n` parameters reach
+    /// `__torch_function__` positionally, the others by keyword.
+    TorchFunctional(usize),
+    /// `Tensor.X`.
+    Method,
+    /// `torch.nn.functional.X` is the very object `torch.X`.
+    FunctionalIsTorch,
+    /// `torch.nn.functional.X` is a builtin of `torch._C._nn`.
+    FunctionalNative,
+    /// `torch.nn.functional.<alias>` is this op's `torch._C._nn` builtin
+    /// under another name (`F.logsigmoid` is `torch._C._nn.log_sigmoid`).
+    FunctionalNativeAs(&'static str),
+    /// `torch.nn.functional.X` is written in Python in
+    /// `torch/nn/functional.py`: the first `n` parameters reach
+    /// `__torch_function__` positionally, the others by keyword with their
+    /// defaults filled in (traced graphs record exactly this form).
+    Functional(usize),
+}
+
+impl Place {
+    /// The module that defines the function at this place (`None` for methods).
+    pub fn module(self) -> Option<&'static str> {
+        match self {
+            Place::Torch | Place::FunctionalIsTorch => Some("torch"),
+            Place::TorchFunctional(_) => Some("torch.functional"),
+            Place::Method => None,
+            Place::FunctionalNative | Place::FunctionalNativeAs(_) => Some("torch._C._nn"),
+            Place::Functional(_) => Some("torch.nn.functional"),
+        }
+    }
+
+    /// How many parameters a Python-level function passes positionally to
+    /// `__torch_function__` (`None`: builtins pass the call as made).
+    pub fn python_form(self) -> Option<usize> {
+        match self {
+            Place::TorchFunctional(n) | Place::Functional(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    pub fn is_torch(self) -> bool {
+        matches!(self, Place::Torch | Place::TorchFunctional(_))
+    }
+
+    pub fn is_functional(self) -> bool {
+        matches!(
+            self,
+            Place::FunctionalIsTorch
+                | Place::FunctionalNative
+                | Place::FunctionalNativeAs(_)
+                | Place::Functional(_)
+        )
+    }
+}
+
+/// Common exposures.
+pub const T: &[Place] = &[Place::Torch];
+pub const M: &[Place] = &[Place::Method];
+pub const TM: &[Place] = &[Place::Torch, Place::Method];
+pub const NN: &[Place] = &[Place::FunctionalNative];
+
+pub type Kernel = Arc<dyn Fn(Vec<Value>) -> Result<Value> + Send + Sync>;
+
+pub struct Op {
+    pub schema: Schema,
+    pub places: &'static [Place],
+    kernel: Kernel,
+}
+
+impl std::fmt::Debug for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Op")
+            .field("name", &self.schema.name)
+            .field("places", &self.places)
+            .finish()
+    }
+}
+
+/// A row: the declaration, where it appears, and a kernel over the typed
+/// parameters (a tuple in schema order). Panics if the tuple does not match
+/// the declaration — the table is static, and building it is tested.
+pub fn op<A: FromArgs + 'static, R: IntoValue + 'static>(
+    decl: &'static str,
+    places: &'static [Place],
+    kernel: impl Fn(A) -> Result<R> + Send + Sync + 'static,
+) -> Op {
+    let schema = Schema::parse(decl);
+    if let Err(why) = A::check(&schema) {
+        panic!("{decl}: the kernel's arguments do not match the declaration: {why}");
+    }
+    Op {
+        schema,
+        places,
+        kernel: Arc::new(move |values| kernel(A::from_args(values)).map(IntoValue::into_value)),
+    }
+}
+
+impl Op {
+    pub fn name(&self) -> &'static str {
+        self.schema.name
+    }
+
+    /// Runs the kernel on values bound to every parameter, in order, each
+    /// of its declared type (bindings guarantee it).
+    pub fn run(&self, values: Vec<Value>) -> Result<Value> {
+        (self.kernel)(values)
+    }
+
+    /// Calls the op from Rust: positional values, then keywords; omitted
+    /// parameters take their defaults; every value is checked against its
+    /// declared type.
+    pub fn call(&self, positional: Vec<Value>, keywords: Vec<(&str, Value)>) -> Result<Value> {
+        let params = &self.schema.params;
+        let op = self.schema.name;
+        let mut slots: Vec<Option<Value>> = vec![None; params.len()];
+        if positional.len() > params.iter().filter(|p| !p.kw_only).count() {
+            return Err(TensorError::Argument {
+                op,
+                message: format!("takes {} positional arguments", params.len()),
+            });
+        }
+        for (slot, v) in slots.iter_mut().zip(positional) {
+            *slot = Some(v);
+        }
+        for (name, v) in keywords {
+            let Some(i) = self.schema.position(name) else {
+                return Err(TensorError::Argument {
+                    op,
+                    message: format!("got an unexpected keyword argument '{name}'"),
+                });
+            };
+            slots[i] = Some(v);
+        }
+        let mut values = Vec::with_capacity(params.len());
+        for (p, slot) in params.iter().zip(slots) {
+            let v = match slot.or_else(|| p.default_value()) {
+                Some(v) => v,
+                None => {
+                    return Err(TensorError::Argument {
+                        op,
+                        message: format!("missing required argument '{}'", p.name),
+                    });
+                }
+            };
+            let none_ok = matches!(v, Value::None) && p.optional;
+            if !none_ok && !v.fits(&p.ty) {
+                return Err(TensorError::Argument {
+                    op,
+                    message: format!(
+                        "argument '{}' must be {}, not {}",
+                        p.name,
+                        p.ty.describe(),
+                        v.type_name()
+                    ),
+                });
+            }
+            values.push(v);
+        }
+        self.run(values)
+    }
+}

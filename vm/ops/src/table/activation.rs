@@ -1,0 +1,306 @@
+//! Activations as `torch.nn.functional` spells them (`inplace`, `approximate`,
+//! `dim` defaults), and the small compositions PyTorch writes in Python.
+
+use fxvm_tensor::ops::elementwise::{self as ew, Binary, Unary};
+use fxvm_tensor::ops::reduce::{self, SoftmaxKind};
+use fxvm_tensor::ops::shape;
+use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
+
+use super::{bin, maybe_in_place};
+use crate::op::{NN, Op, Place, op};
+
+use Place::{Functional, FunctionalIsTorch, FunctionalNative, FunctionalNativeAs, Torch};
+
+/// PyTorch's activations have float kernels only: integer and bool inputs
+/// raise instead of being promoted.
+fn float_kernel(x: &Tensor, kernel: &'static str) -> Result<()> {
+    if x.dtype().is_float() {
+        Ok(())
+    } else {
+        Err(TensorError::not_implemented_for(kernel, x.dtype()))
+    }
+}
+
+/// The softmax dim PyTorch picks when none is given.
+fn softmax_dim(x: &Tensor, dim: Option<i64>) -> i64 {
+    dim.unwrap_or(match x.ndim() {
+        0 | 1 | 3 => 0,
+        _ => 1,
+    })
+}
+
+fn clamp(x: &Tensor, lo: f64, hi: f64) -> Result<Tensor> {
+    ew::clamp(x, Some(Scalar::Float(lo)), Some(Scalar::Float(hi)))
+}
+
+/// `clamp(x + 3, 0, 6) / 6`, in PyTorch's order of rounding.
+fn hard_sigmoid(x: &Tensor) -> Result<Tensor> {
+    bin(
+        Binary::Div,
+        clamp(&bin(Binary::Add, x, 3.0)?, 0.0, 6.0)?,
+        6.0,
+    )
+}
+
+/// `x` where positive, else `negative(x)`.
+fn where_positive(x: &Tensor, negative: Tensor) -> Result<Tensor> {
+    let positive = bin(Binary::Gt, x, 0.0)?;
+    ew::where_(&positive, &x.into(), &negative.into())
+}
+
+fn softplus(x: &Tensor, beta: f64, threshold: f64) -> Tensor {
+    // x when beta·x > threshold, else log1p(exp(beta·x)) / beta.
+    let y = ew::map::<f64, f64>(&x.to_dtype(DType::F64), move |v| {
+        if v * beta > threshold {
+            v
+        } else {
+            (v * beta).exp().ln_1p() / beta
+        }
+    });
+    y.to_dtype(x.dtype())
+}
+
+fn inplace_unary(decl: &'static str, u: Unary) -> Op {
+    op(
+        decl,
+        &[Functional(1)],
+        move |(x, inplace): (Tensor, bool)| maybe_in_place(&x, ew::unary(u, &x), inplace),
+    )
+}
+
+fn softmax_row(decl: &'static str, kind: SoftmaxKind) -> Op {
+    op(
+        decl,
+        &[Functional(1)],
+        move |(x, dim, _stacklevel, dtype): (Tensor, Option<i64>, i64, Option<DType>)| {
+            reduce::softmax(&x, softmax_dim(&x, dim), dtype, kind)
+        },
+    )
+}
+
+pub(crate) fn rows() -> Vec<Op> {
+    vec![
+        inplace_unary("relu(Tensor input, bool inplace=False)", Unary::Relu),
+        inplace_unary("silu(Tensor input, bool inplace=False)", Unary::Silu),
+        inplace_unary("mish(Tensor input, bool inplace=False)", Unary::Mish),
+        softmax_row(
+            "softmax(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None)",
+            SoftmaxKind::Softmax,
+        ),
+        softmax_row(
+            "log_softmax(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None)",
+            SoftmaxKind::LogSoftmax,
+        ),
+        op(
+            "gelu(Tensor input, *, str approximate='none')",
+            &[Torch, FunctionalNative],
+            |(x, approximate): (Tensor, String)| {
+                let u = match approximate.as_str() {
+                    "none" => Unary::Gelu,
+                    "tanh" => Unary::GeluTanh,
+                    other => {
+                        return Err(TensorError::runtime(
+                            "gelu",
+                            format!(
+                                "approximate argument must be either none or tanh., got {other}"
+                            ),
+                        ));
+                    }
+                };
+                ew::unary(u, &x)
+            },
+        ),
+        op(
+            "softplus(Tensor input, Scalar beta=1, Scalar threshold=20)",
+            NN,
+            |(x, beta, threshold): (Tensor, Scalar, Scalar)| -> Result<Tensor> {
+                float_kernel(&x, "softplus_cpu")?;
+                Ok(softplus(&x, beta.to_f64(), threshold.to_f64()))
+            },
+        ),
+        op(
+            "log_sigmoid(Tensor input)",
+            &[FunctionalNativeAs("logsigmoid")],
+            |(x,): (Tensor,)| -> Result<Tensor> {
+                float_kernel(&x, "log_sigmoid_cpu")?;
+                ew::unary(
+                    Unary::Neg,
+                    &softplus(&ew::unary(Unary::Neg, &x)?, 1.0, 20.0),
+                )
+            },
+        ),
+        op(
+            "hardtanh(Tensor input, float min_val=-1.0, float max_val=1.0, bool inplace=False)",
+            &[Functional(1)],
+            |(x, lo, hi, inplace): (Tensor, f64, f64, bool)| {
+                if lo > hi {
+                    return Err(TensorError::value(
+                        "hardtanh",
+                        "min_val cannot be greater than max_val",
+                    ));
+                }
+                if x.dtype() == DType::Bool {
+                    return Err(TensorError::not_implemented(
+                        "Bool inputs not supported for hardtanh",
+                    ));
+                }
+                maybe_in_place(&x, clamp(&x, lo, hi), inplace)
+            },
+        ),
+        op(
+            "relu6(Tensor input, bool inplace=False)",
+            &[Functional(1)],
+            |(x, inplace): (Tensor, bool)| {
+                if x.dtype() == DType::Bool {
+                    return Err(TensorError::not_implemented(
+                        "Bool inputs not supported for hardtanh",
+                    ));
+                }
+                maybe_in_place(&x, clamp(&x, 0.0, 6.0), inplace)
+            },
+        ),
+        op(
+            "leaky_relu(Tensor input, float negative_slope=0.01, bool inplace=False)",
+            &[Functional(1)],
+            |(x, slope, inplace): (Tensor, f64, bool)| {
+                float_kernel(&x, "leaky_relu_cpu")?;
+                maybe_in_place(
+                    &x,
+                    where_positive(&x, bin(Binary::Mul, &x, slope)?),
+                    inplace,
+                )
+            },
+        ),
+        op(
+            "elu(Tensor input, float alpha=1.0, bool inplace=False)",
+            &[Functional(1)],
+            |(x, alpha, inplace): (Tensor, f64, bool)| {
+                float_kernel(&x, "elu_cpu")?;
+                let negative = bin(Binary::Mul, ew::unary(Unary::Expm1, &x)?, alpha)?;
+                maybe_in_place(&x, where_positive(&x, negative), inplace)
+            },
+        ),
+        op(
+            "hardsigmoid(Tensor input, bool inplace=False)",
+            &[Functional(1)],
+            |(x, inplace): (Tensor, bool)| {
+                float_kernel(&x, "hardsigmoid_cpu")?;
+                maybe_in_place(&x, hard_sigmoid(&x), inplace)
+            },
+        ),
+        op(
+            "hardswish(Tensor input, bool inplace=False)",
+            &[Functional(1)],
+            |(x, inplace): (Tensor, bool)| {
+                float_kernel(&x, "hardswish_cpu")?;
+                maybe_in_place(&x, bin(Binary::Mul, &x, hard_sigmoid(&x)?), inplace)
+            },
+        ),
+        op(
+            "glu(Tensor input, int dim=-1)",
+            &[Functional(1)],
+            |(x, dim): (Tensor, i64)| {
+                if x.ndim() == 0 {
+                    return Err(TensorError::runtime(
+                        "glu",
+                        "glu does not support scalars because halving size must be even",
+                    ));
+                }
+                let d = x.dim(dim)?;
+                if x.shape()[d] % 2 != 0 {
+                    return Err(TensorError::runtime(
+                        "glu",
+                        format!(
+                            "Halving dimension must be even, but dimension {d} is size {}",
+                            x.shape()[d]
+                        ),
+                    ));
+                }
+                let halves = shape::chunk(&x, 2, dim)?;
+                bin(
+                    Binary::Mul,
+                    &halves[0],
+                    ew::unary(Unary::Sigmoid, &halves[1])?,
+                )
+            },
+        ),
+        op(
+            "normalize(Tensor input, float p=2.0, int dim=1, float eps=1e-12, Tensor? out=None)",
+            &[Functional(1)],
+            |(x, p, dim, eps, _out): (Tensor, f64, i64, f64, Option<Tensor>)| {
+                let norm = reduce::norm(&x, p, Some(&[dim]), true)?;
+                let denom =
+                    ew::clamp(&norm, Some(Scalar::Float(eps)), None)?.broadcast_to(x.shape())?;
+                bin(Binary::Div, &x, denom)
+            },
+        ),
+        op(
+            "one_hot(Tensor tensor, int num_classes=-1)",
+            NN,
+            |(t, num_classes): (Tensor, i64)| {
+                let fail = |m: &str| Err(TensorError::runtime("one_hot", m));
+                if t.dtype() != DType::I64 {
+                    return fail("one_hot is only applicable to index tensor of type LongTensor.");
+                }
+                let mut classes = num_classes;
+                if t.numel() == 0 {
+                    if classes == -1 {
+                        return fail("Can not infer total number of classes from empty tensor.");
+                    }
+                } else {
+                    let values = t.to_vec::<i64>();
+                    let (lo, hi) = values
+                        .iter()
+                        .fold((i64::MAX, i64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+                    if lo < 0 {
+                        return fail("Class values must be non-negative.");
+                    }
+                    if classes == -1 {
+                        classes = hi + 1;
+                    } else if hi >= classes {
+                        return fail("Class values must be smaller than num_classes.");
+                    }
+                }
+                let range = fxvm_tensor::ops::create::arange(
+                    Scalar::Int(0),
+                    Scalar::Int(classes),
+                    Scalar::Int(1),
+                    None,
+                )?;
+                let hits = bin(Binary::Eq, shape::unsqueeze(&t, -1)?, range)?;
+                Ok(hits.to_dtype(DType::I64))
+            },
+        ),
+        op(
+            "cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08)",
+            &[Torch, FunctionalIsTorch],
+            |(x1, x2, dim, eps): (Tensor, Tensor, i64, f64)| {
+                let shape = fxvm_tensor::layout::broadcast_shapes(x1.shape(), x2.shape())
+                    .ok_or_else(|| TensorError::broadcast(x1.shape(), x2.shape()))?;
+                let (x1, x2) = (x1.broadcast_to(&shape)?, x2.broadcast_to(&shape)?);
+                if !(x1.dtype().is_float() || x2.dtype().is_float()) {
+                    let common = DType::promote(x1.dtype(), x2.dtype());
+                    return Err(TensorError::runtime(
+                        "cosine_similarity",
+                        format!(
+                            "expected common dtype to be floating point, yet common dtype is {}",
+                            fxvm_tensor::error::legacy_name(common)
+                        ),
+                    ));
+                }
+                // Each side is normalised before the product, as PyTorch
+                // does, so that large norms do not overflow.
+                let unit = |x: &Tensor| -> Result<Tensor> {
+                    let n = reduce::norm(x, 2.0, Some(&[dim]), true)?;
+                    bin(
+                        Binary::Div,
+                        x,
+                        ew::clamp(&n, Some(Scalar::Float(eps)), None)?,
+                    )
+                };
+                let product = bin(Binary::Mul, unit(&x1)?, unit(&x2)?)?;
+                reduce::sum(&product, Some(&[dim]), false, None)
+            },
+        ),
+    ]
+}

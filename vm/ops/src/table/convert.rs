@@ -1,0 +1,88 @@
+//! Dtype conversions.
+
+use fxvm_tensor::{DType, Result, Tensor};
+
+use crate::op::{M, Op, op};
+use crate::value::{Device, Or, Value};
+
+fn cast(x: Tensor, dtype: DType) -> Result<Tensor> {
+    Ok(x.to_dtype(dtype))
+}
+
+pub(crate) fn rows() -> Vec<Op> {
+    vec![
+        // `x.to(dtype)`, `x.to(other)`, `x.to(device, dtype)`: the first
+        // target that names a dtype wins; no change returns `x` itself.
+        op(
+            "to(Tensor input, ScalarType|Tensor|Device? dtype=None, ScalarType|Device? other=None, bool non_blocking=False, bool copy=False)",
+            M,
+            |(x, first, second, _non_blocking, copy): (
+                Tensor,
+                Option<Target>,
+                Option<Or<DType, Device>>,
+                bool,
+                bool,
+            )|
+             -> Result<Value> {
+                let target = match (first, second) {
+                    (Some(Target::DType(d)), _) | (_, Some(Or::A(d))) => Some(d),
+                    (Some(Target::Like(t)), _) => Some(t.dtype()),
+                    _ => None,
+                };
+                Ok(match target {
+                    Some(d) if d != x.dtype() || copy => Value::Tensor(x.to_dtype(d).copy()),
+                    _ => Value::Input(0),
+                })
+            },
+        ),
+        op(
+            "type_as(Tensor input, Tensor other)",
+            M,
+            |(x, o): (Tensor, Tensor)| cast(x, o.dtype()),
+        ),
+        op("float(Tensor input)", M, |(x,): (Tensor,)| {
+            cast(x, DType::F32)
+        }),
+        op("double(Tensor input)", M, |(x,): (Tensor,)| {
+            cast(x, DType::F64)
+        }),
+        op("long(Tensor input)", M, |(x,): (Tensor,)| {
+            cast(x, DType::I64)
+        }),
+        op("int(Tensor input)", M, |(x,): (Tensor,)| {
+            cast(x, DType::I32)
+        }),
+        op("bool(Tensor input)", M, |(x,): (Tensor,)| {
+            cast(x, DType::Bool)
+        }),
+        op(
+            "cpu(Tensor input)",
+            M,
+            |(_x,): (Tensor,)| -> Result<Value> { Ok(Value::Input(0)) },
+        ),
+    ]
+}
+
+/// `to`'s first argument: a dtype, a tensor whose dtype to take, or a device.
+enum Target {
+    DType(DType),
+    Like(Tensor),
+    Device,
+}
+
+impl crate::value::FromValue for Target {
+    fn accepts(ty: &crate::schema::Ty, optional: bool) -> bool {
+        use crate::schema::Ty;
+        !optional && *ty == Ty::Union(vec![Ty::DType, Ty::Tensor, Ty::Device])
+    }
+    fn is(v: &Value) -> bool {
+        matches!(v, Value::DType(_) | Value::Tensor(_) | Value::Device(_))
+    }
+    fn from_value(v: Value) -> Self {
+        match v {
+            Value::DType(d) => Target::DType(d),
+            Value::Tensor(t) => Target::Like(t),
+            _ => Target::Device,
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Creation: from data, filled, ranges, identity, random.
+
+use fxvm_tensor::ops::create;
+use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
+
+use crate::op::{Op, T, op};
+use crate::value::{Data, Device};
+
+/// The sizes of a tensor to create, checked: non-negative, an element count
+/// within int64, and a buffer the system can provide for `dtype`.
+fn new_shape(op: &'static str, size: &[i64], dtype: DType) -> Result<Vec<usize>> {
+    let sizes = size
+        .iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| {
+                TensorError::runtime(op, format!("{op}: Dimension size must be non-negative."))
+            })
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    fxvm_tensor::alloc::new_numel(&sizes, dtype)?;
+    Ok(sizes)
+}
+
+type Sized = (Vec<i64>, Option<DType>, Device, bool);
+type Like = (Tensor, Option<DType>, Device, bool);
+
+pub(crate) fn rows() -> Vec<Op> {
+    vec![
+        op(
+            "tensor(Data data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(data, dtype, _, _): (Data, Option<DType>, Device, bool)| data.into_tensor(dtype),
+        ),
+        op(
+            "as_tensor(Data data, ScalarType? dtype=None, Device? device=None)",
+            T,
+            |(data, dtype, _): (Data, Option<DType>, Device)| match data {
+                Data::Tensor(t) => Ok(t.to_dtype(dtype.unwrap_or(t.dtype()))),
+                data => data.into_tensor(dtype),
+            },
+        ),
+        op(
+            "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(size, dtype, _, _): Sized| {
+                let dtype = dtype.unwrap_or(DType::F32);
+                Ok(Tensor::zeros(&new_shape("zeros", &size, dtype)?, dtype))
+            },
+        ),
+        op(
+            "empty(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(size, dtype, _, _): Sized| {
+                let dtype = dtype.unwrap_or(DType::F32);
+                Ok(Tensor::zeros(&new_shape("empty", &size, dtype)?, dtype))
+            },
+        ),
+        op(
+            "ones(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(size, dtype, _, _): Sized| {
+                let dtype = dtype.unwrap_or(DType::F32);
+                Ok(Tensor::full(
+                    &new_shape("ones", &size, dtype)?,
+                    Scalar::Int(1),
+                    dtype,
+                ))
+            },
+        ),
+        op(
+            "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(size, v, dtype, _, _): (Vec<i64>, Scalar, Option<DType>, Device, bool)| {
+                let dtype = dtype.unwrap_or(v.category().default_dtype());
+                let shape = new_shape("full", &size, dtype)?;
+                Ok(Tensor::full(&shape, Tensor::fill_value(v, dtype)?, dtype))
+            },
+        ),
+        op(
+            "zeros_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(x, dtype, _, _): Like| -> Result<Tensor> {
+                Ok(Tensor::zeros(x.shape(), dtype.unwrap_or(x.dtype())))
+            },
+        ),
+        op(
+            "empty_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(x, dtype, _, _): Like| -> Result<Tensor> {
+                Ok(Tensor::zeros(x.shape(), dtype.unwrap_or(x.dtype())))
+            },
+        ),
+        op(
+            "ones_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(x, dtype, _, _): Like| -> Result<Tensor> {
+                Ok(Tensor::full(
+                    x.shape(),
+                    Scalar::Int(1),
+                    dtype.unwrap_or(x.dtype()),
+                ))
+            },
+        ),
+        op(
+            "full_like(Tensor input, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(x, v, dtype, _, _): (Tensor, Scalar, Option<DType>, Device, bool)| {
+                let dtype = dtype.unwrap_or(x.dtype());
+                Ok(Tensor::full(
+                    x.shape(),
+                    Tensor::fill_value(v, dtype)?,
+                    dtype,
+                ))
+            },
+        ),
+        op(
+            "arange(Scalar start, Scalar? end=None, Scalar step=1, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(start, end, step, dtype, _, _): (
+                Scalar,
+                Option<Scalar>,
+                Scalar,
+                Option<DType>,
+                Device,
+                bool,
+            )| {
+                let (start, end) = match end {
+                    Some(end) => (start, end),
+                    None => (Scalar::Int(0), start),
+                };
+                create::arange(start, end, step, dtype)
+            },
+        ),
+        op(
+            "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(start, end, steps, dtype, _, _): (
+                Scalar,
+                Scalar,
+                i64,
+                Option<DType>,
+                Device,
+                bool,
+            )| { create::linspace(start.to_f64(), end.to_f64(), steps, dtype) },
+        ),
+        op(
+            "eye(int n, int? m=None, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(n, m, dtype, _, _): (i64, Option<i64>, Option<DType>, Device, bool)| {
+                let size = |name: &str, v: i64| {
+                    usize::try_from(v).map_err(|_| {
+                        TensorError::runtime(
+                            "eye",
+                            format!("{name} must be greater or equal to 0, got {v}"),
+                        )
+                    })
+                };
+                let n = size("n", n)?;
+                let m = match m {
+                    Some(m) => size("m", m)?,
+                    None => n,
+                };
+                Ok(create::eye(n, m, dtype.unwrap_or(DType::F32)))
+            },
+        ),
+        op(
+            "rand(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(size, dtype, _, _): Sized| {
+                let dtype = dtype.unwrap_or(DType::F32);
+                Ok(create::rand(&new_shape("rand", &size, dtype)?, dtype))
+            },
+        ),
+        op(
+            "randn(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(size, dtype, _, _): Sized| {
+                let dtype = dtype.unwrap_or(DType::F32);
+                Ok(create::randn(&new_shape("randn", &size, dtype)?, dtype))
+            },
+        ),
+        op(
+            "randint(int low, int high, int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(low, high, size, dtype, _, _): (i64, i64, Vec<i64>, Option<DType>, Device, bool)| {
+                let dtype = dtype.unwrap_or(DType::I64);
+                create::randint(low, high, &new_shape("randint", &size, dtype)?, dtype)
+            },
+        ),
+        op(
+            "randperm(int n, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(n, dtype, _, _): (i64, Option<DType>, Device, bool)| -> Result<Tensor> {
+                Ok(create::randperm(
+                    n.max(0) as usize,
+                    dtype.unwrap_or(DType::I64),
+                ))
+            },
+        ),
+        op(
+            "manual_seed(int seed)",
+            T,
+            |(seed,): (i64,)| -> Result<()> {
+                create::manual_seed(seed as u64);
+                Ok(())
+            },
+        ),
+    ]
+}

@@ -1,0 +1,187 @@
+//! Elementwise ops: a row per op of the tensor core's unary and binary
+//! tables (plus its in-place `op_` method), PyTorch's aliases, `where` and
+//! `clamp`.
+
+use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
+use fxvm_tensor::{Scalar, Tensor};
+
+use super::in_place;
+use crate::op::{M, Op, T, TM, op};
+
+/// Leaks a generated declaration: the registry lives as long as the process.
+fn decl(text: String) -> &'static str {
+    Box::leak(text.into_boxed_str())
+}
+
+/// What PyTorch's schema takes as a binary op's `other`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Other {
+    /// A tensor or a Python number.
+    TensorOrScalar,
+    /// A tensor or a number, scaled by the keyword `alpha` first.
+    Alpha,
+    /// Only a tensor (no Scalar overload).
+    TensorOnly,
+}
+
+/// One row per op of [`Binary`]; a unit test checks none is missing.
+const BINARY: &[(Binary, Other)] = {
+    use Binary::*;
+    use Other::*;
+    &[
+        (Add, Alpha),
+        (Sub, Alpha),
+        (Mul, TensorOrScalar),
+        (Div, TensorOrScalar),
+        (FloorDivide, TensorOrScalar),
+        (Remainder, TensorOrScalar),
+        (Fmod, TensorOrScalar),
+        (Pow, TensorOrScalar),
+        (Maximum, TensorOnly),
+        (Minimum, TensorOnly),
+        (Atan2, TensorOnly),
+        (Eq, TensorOrScalar),
+        (Ne, TensorOrScalar),
+        (Lt, TensorOrScalar),
+        (Le, TensorOrScalar),
+        (Gt, TensorOrScalar),
+        (Ge, TensorOrScalar),
+        (LogicalAnd, TensorOnly),
+        (LogicalOr, TensorOnly),
+        (LogicalXor, TensorOnly),
+        (BitwiseAnd, TensorOrScalar),
+        (BitwiseOr, TensorOrScalar),
+        (BitwiseXor, TensorOrScalar),
+        (LeftShift, TensorOrScalar),
+        (RightShift, TensorOrScalar),
+    ]
+};
+
+/// PyTorch's other names for binary ops.
+const ALIASES: &[(&str, Binary)] = &[
+    ("true_divide", Binary::Div),
+    ("multiply", Binary::Mul),
+    ("subtract", Binary::Sub),
+    ("divide", Binary::Div),
+    ("greater", Binary::Gt),
+    ("less", Binary::Lt),
+    ("not_equal", Binary::Ne),
+];
+
+fn binary_rows(op_: Binary, other: Other) -> [Op; 2] {
+    let name = op_.name();
+    let run = move |x: Tensor, y: Arg, alpha: Scalar| {
+        let y = match alpha {
+            Scalar::Int(1) => y,
+            alpha => Arg::Tensor(ew::binary(Binary::Mul, &y, &Arg::Scalar(alpha))?),
+        };
+        ew::binary(op_, &Arg::Tensor(x), &y)
+    };
+    match other {
+        Other::Alpha => [
+            op(
+                decl(format!(
+                    "{name}(Tensor input, Tensor|Scalar other, *, Scalar alpha=1)"
+                )),
+                TM,
+                move |(x, y, alpha): (Tensor, Arg, Scalar)| run(x, y, alpha),
+            ),
+            op(
+                decl(format!(
+                    "{name}_(Tensor(a!) input, Tensor|Scalar other, *, Scalar alpha=1)"
+                )),
+                M,
+                move |(x, y, alpha): (Tensor, Arg, Scalar)| in_place(&x, run(x.clone(), y, alpha)),
+            ),
+        ],
+        Other::TensorOrScalar => [
+            op(
+                decl(format!("{name}(Tensor input, Tensor|Scalar other)")),
+                TM,
+                move |(x, y): (Tensor, Arg)| run(x, y, Scalar::Int(1)),
+            ),
+            op(
+                decl(format!("{name}_(Tensor(a!) input, Tensor|Scalar other)")),
+                M,
+                move |(x, y): (Tensor, Arg)| in_place(&x, run(x.clone(), y, Scalar::Int(1))),
+            ),
+        ],
+        Other::TensorOnly => [
+            op(
+                decl(format!("{name}(Tensor input, Tensor other)")),
+                TM,
+                move |(x, y): (Tensor, Tensor)| run(x, Arg::Tensor(y), Scalar::Int(1)),
+            ),
+            op(
+                decl(format!("{name}_(Tensor(a!) input, Tensor other)")),
+                M,
+                move |(x, y): (Tensor, Tensor)| {
+                    in_place(&x, run(x.clone(), Arg::Tensor(y), Scalar::Int(1)))
+                },
+            ),
+        ],
+    }
+}
+
+pub(crate) fn rows() -> Vec<Op> {
+    let mut rows = Vec::new();
+    // GELU's two forms are one function with `approximate` (see activation).
+    for &u in Unary::ALL
+        .iter()
+        .filter(|&&u| u != Unary::Gelu && u != Unary::GeluTanh)
+    {
+        let name = u.name();
+        rows.push(op(
+            decl(format!("{name}(Tensor input)")),
+            TM,
+            move |(x,): (Tensor,)| ew::unary(u, &x),
+        ));
+        rows.push(op(
+            decl(format!("{name}_(Tensor(a!) input)")),
+            M,
+            move |(x,): (Tensor,)| in_place(&x, ew::unary(u, &x)),
+        ));
+    }
+    for &(b, other) in BINARY {
+        rows.extend(binary_rows(b, other));
+    }
+    for &(alias, b) in ALIASES {
+        rows.push(op(
+            decl(format!("{alias}(Tensor input, Tensor|Scalar other)")),
+            TM,
+            move |(x, y): (Tensor, Arg)| ew::binary(b, &Arg::Tensor(x), &y),
+        ));
+    }
+    rows.push(op(
+        "where(Tensor condition, Tensor|Scalar input, Tensor|Scalar other)",
+        T,
+        |(c, a, b): (Tensor, Arg, Arg)| ew::where_(&c, &a, &b),
+    ));
+    for name in ["clamp", "clip"] {
+        rows.push(op(
+            decl(format!(
+                "{name}(Tensor input, Scalar? min=None, Scalar? max=None)"
+            )),
+            TM,
+            |(x, lo, hi): (Tensor, Option<Scalar>, Option<Scalar>)| ew::clamp(&x, lo, hi),
+        ));
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_binary_op_has_one_row() {
+        for b in Binary::ALL {
+            assert_eq!(
+                BINARY.iter().filter(|(x, _)| x == b).count(),
+                1,
+                "{}",
+                b.name()
+            );
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! Matrix products and contractions.
+
+use fxvm_tensor::Scalar;
+use fxvm_tensor::Tensor;
+use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
+use fxvm_tensor::ops::{einsum, linalg};
+
+use crate::op::{NN, Op, Place, TM, op};
+
+pub(crate) fn rows() -> Vec<Op> {
+    vec![
+        op(
+            "matmul(Tensor input, Tensor other)",
+            TM,
+            |(a, b): (Tensor, Tensor)| linalg::matmul(&a, &b),
+        ),
+        op(
+            "mm(Tensor input, Tensor mat2)",
+            TM,
+            |(a, b): (Tensor, Tensor)| linalg::mm(&a, &b),
+        ),
+        op(
+            "bmm(Tensor input, Tensor mat2)",
+            TM,
+            |(a, b): (Tensor, Tensor)| linalg::bmm(&a, &b),
+        ),
+        op(
+            "outer(Tensor input, Tensor vec2)",
+            TM,
+            |(a, b): (Tensor, Tensor)| linalg::outer(&a, &b),
+        ),
+        op(
+            "addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1)",
+            TM,
+            |(x, m1, m2, beta, alpha): (Tensor, Tensor, Tensor, Scalar, Scalar)| {
+                let prod = linalg::mm(&m1, &m2)?;
+                let scaled = ew::binary(Binary::Mul, &Arg::Tensor(prod), &Arg::Scalar(alpha))?;
+                let bias = ew::binary(Binary::Mul, &Arg::Tensor(x), &Arg::Scalar(beta))?;
+                ew::binary(Binary::Add, &Arg::Tensor(bias), &Arg::Tensor(scaled))
+            },
+        ),
+        op(
+            "linear(Tensor input, Tensor weight, Tensor? bias=None)",
+            NN,
+            |(x, w, b): (Tensor, Tensor, Option<Tensor>)| linalg::linear(&x, &w, b.as_ref()),
+        ),
+        op(
+            "einsum(str equation, Tensor[] *operands)",
+            &[Place::Torch],
+            |(equation, operands): (String, Vec<Tensor>)| einsum::einsum(&equation, &operands),
+        ),
+    ]
+}

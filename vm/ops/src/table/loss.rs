@@ -1,0 +1,234 @@
+//! Losses.
+
+use fxvm_tensor::ops::elementwise as ew;
+use fxvm_tensor::ops::elementwise::{Binary, Unary};
+use fxvm_tensor::ops::nn::{self, Reduction};
+use fxvm_tensor::ops::reduce;
+use fxvm_tensor::{Result, Tensor, TensorError};
+
+use super::{bin, torch_size};
+use crate::op::{Op, Place, op};
+
+use Place::Functional;
+
+/// Multiplies by an optional per-element weight.
+fn weighted(loss: Tensor, weight: Option<Tensor>) -> Result<Tensor> {
+    match weight {
+        Some(w) => bin(Binary::Mul, loss, w),
+        None => Ok(loss),
+    }
+}
+
+/// `log(x)` clamped below at -100, as PyTorch's binary cross entropy does.
+fn clamped_log(x: Tensor) -> Result<Tensor> {
+    ew::clamp(
+        &ew::unary(Unary::Log, &x)?,
+        Some(fxvm_tensor::Scalar::Float(-100.0)),
+        None,
+    )
+}
+
+/// `log(sigmoid(x))`, computed as `-softplus(-x)`.
+fn log_sigmoid(x: &Tensor) -> Result<Tensor> {
+    let neg = ew::unary(Unary::Neg, x)?;
+    ew::unary(Unary::Neg, &ew::unary(Unary::Softplus, &neg)?)
+}
+
+pub(crate) fn rows() -> Vec<Op> {
+    vec![
+        op(
+            "cross_entropy(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, int ignore_index=-100, bool? reduce=None, str reduction='mean', float label_smoothing=0.0)",
+            &[Functional(2)],
+            |(x, t, w, size_average, ignore_index, reduce, reduction, label_smoothing): (
+                Tensor,
+                Tensor,
+                Option<Tensor>,
+                Option<bool>,
+                i64,
+                Option<bool>,
+                String,
+                f64,
+            )| {
+                let args = nn::CrossEntropy {
+                    weight: w.as_ref(),
+                    ignore_index,
+                    reduction: Reduction::from_args(size_average, reduce, &reduction)?,
+                    label_smoothing,
+                };
+                nn::cross_entropy(&x, &t, &args)
+            },
+        ),
+        op(
+            "nll_loss(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, int ignore_index=-100, bool? reduce=None, str reduction='mean')",
+            &[Functional(2)],
+            |(x, t, w, size_average, ignore_index, reduce, reduction): (
+                Tensor,
+                Tensor,
+                Option<Tensor>,
+                Option<bool>,
+                i64,
+                Option<bool>,
+                String,
+            )| {
+                let r = Reduction::from_args(size_average, reduce, &reduction)?;
+                nn::nll_loss(&x, &t, w.as_ref(), ignore_index, r)
+            },
+        ),
+        op(
+            "mse_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', Tensor? weight=None)",
+            &[Functional(2)],
+            |(x, t, size_average, reduce, reduction, weight): (
+                Tensor,
+                Tensor,
+                Option<bool>,
+                Option<bool>,
+                String,
+                Option<Tensor>,
+            )| {
+                let Some(w) = weight else {
+                    return nn::mse_loss(
+                        &x,
+                        &t,
+                        Reduction::from_args(size_average, reduce, &reduction)?,
+                    );
+                };
+                if w.shape() != x.shape() {
+                    return Err(TensorError::value(
+                        "mse_loss",
+                        "Weights and input must have the same size.",
+                    ));
+                }
+                let reduction = match (size_average, reduce) {
+                    (None, None) => reduction,
+                    _ => match Reduction::from_args(size_average, reduce, "")? {
+                        Reduction::None => "none".into(),
+                        Reduction::Mean => "mean".into(),
+                        Reduction::Sum => "sum".into(),
+                    },
+                };
+                // PyTorch's weighted form: a weighted mean divides by the weights' sum.
+                let weighted = bin(Binary::Mul, nn::mse_loss(&x, &t, Reduction::None)?, &w)?;
+                let total = |t: &Tensor| reduce::sum(t, None, false, None);
+                match reduction.as_str() {
+                    "none" => Ok(weighted),
+                    "sum" => total(&weighted),
+                    "mean" => bin(Binary::Div, total(&weighted)?, total(&w)?),
+                    other => Err(TensorError::value(
+                        "mse_loss",
+                        format!(
+                            "Invalid reduction mode: {other}. Expected one of 'none', 'mean', 'sum'."
+                        ),
+                    )),
+                }
+            },
+        ),
+        op(
+            "l1_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            &[Functional(2)],
+            |(x, t, size_average, reduce, reduction): (
+                Tensor,
+                Tensor,
+                Option<bool>,
+                Option<bool>,
+                String,
+            )| {
+                nn::l1_loss(
+                    &x,
+                    &t,
+                    Reduction::from_args(size_average, reduce, &reduction)?,
+                )
+            },
+        ),
+        op(
+            "binary_cross_entropy(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            &[Functional(2)],
+            |(x, t, w, size_average, reduce, reduction): (
+                Tensor,
+                Tensor,
+                Option<Tensor>,
+                Option<bool>,
+                Option<bool>,
+                String,
+            )| {
+                let r = Reduction::from_args(size_average, reduce, &reduction)?;
+                if t.shape() != x.shape() {
+                    return Err(TensorError::value(
+                        "binary_cross_entropy",
+                        format!(
+                            "Using a target size ({}) that is different to the input size ({}) is deprecated. Please ensure they have the same size.",
+                            torch_size(t.shape()),
+                            torch_size(x.shape())
+                        ),
+                    ));
+                }
+                let one_minus = |a: &Tensor| bin(Binary::Sub, 1.0, a);
+                let pos = bin(Binary::Mul, &t, clamped_log(x.clone())?)?;
+                let neg = bin(Binary::Mul, one_minus(&t)?, clamped_log(one_minus(&x)?)?)?;
+                let loss = ew::unary(Unary::Neg, &bin(Binary::Add, pos, neg)?)?;
+                r.apply(weighted(loss, w)?)
+            },
+        ),
+        op(
+            "binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean', Tensor? pos_weight=None)",
+            &[Functional(2)],
+            |(x, t, w, size_average, reduce, reduction, pos_weight): (
+                Tensor,
+                Tensor,
+                Option<Tensor>,
+                Option<bool>,
+                Option<bool>,
+                String,
+                Option<Tensor>,
+            )| {
+                let r = Reduction::from_args(size_average, reduce, &reduction)?;
+                if t.shape() != x.shape() {
+                    return Err(TensorError::value(
+                        "binary_cross_entropy_with_logits",
+                        format!(
+                            "Target size ({}) must be the same as input size ({})",
+                            torch_size(t.shape()),
+                            torch_size(x.shape())
+                        ),
+                    ));
+                }
+                let log_sig = log_sigmoid(&x)?;
+                let log_one_minus = log_sigmoid(&ew::unary(Unary::Neg, &x)?)?;
+                let pos = match pos_weight {
+                    Some(p) => bin(Binary::Mul, bin(Binary::Mul, p, &t)?, log_sig)?,
+                    None => bin(Binary::Mul, &t, log_sig)?,
+                };
+                let neg = bin(Binary::Mul, bin(Binary::Sub, 1.0, &t)?, log_one_minus)?;
+                let loss = ew::unary(Unary::Neg, &bin(Binary::Add, pos, neg)?)?;
+                r.apply(weighted(loss, w)?)
+            },
+        ),
+        op(
+            "smooth_l1_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', float beta=1.0)",
+            &[Functional(2)],
+            |(x, t, size_average, reduce, reduction, beta): (
+                Tensor,
+                Tensor,
+                Option<bool>,
+                Option<bool>,
+                String,
+                f64,
+            )| {
+                let r = Reduction::from_args(size_average, reduce, &reduction)?;
+                let diff = ew::unary(Unary::Abs, &bin(Binary::Sub, x, t)?)?;
+                let loss = if beta == 0.0 {
+                    diff
+                } else {
+                    let small = bin(Binary::Lt, &diff, beta)?;
+                    let quadratic = bin(
+                        Binary::Div,
+                        bin(Binary::Mul, bin(Binary::Mul, 0.5, &diff)?, &diff)?,
+                        beta,
+                    )?;
+                    let linear = bin(Binary::Sub, &diff, 0.5 * beta)?;
+                    ew::where_(&small, &quadratic.into(), &linear.into())?
+                };
+                r.apply(loss)
+            },
+        ),
+    ]
+}

@@ -1,0 +1,66 @@
+//! The rows, by family. Each op is declared here once.
+
+// A kernel's parameter tuple mirrors its schema, one type per parameter;
+// naming each tuple would only move the list away from its declaration.
+#![allow(clippy::type_complexity)]
+
+mod activation;
+mod convert;
+mod create;
+mod elementwise;
+mod index;
+mod linalg;
+mod loss;
+mod nn;
+mod reduce;
+mod shape;
+
+use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
+use fxvm_tensor::{Result, Tensor};
+
+use crate::op::Op;
+use crate::value::Value;
+
+pub(crate) fn all() -> Vec<Op> {
+    [
+        reduce::rows(),
+        linalg::rows(),
+        shape::rows(),
+        index::rows(),
+        convert::rows(),
+        create::rows(),
+        elementwise::rows(),
+        nn::rows(),
+        loss::rows(),
+        activation::rows(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// An in-place op's end: stores `result` into `x` and returns `x` itself.
+fn in_place(x: &Tensor, result: Result<Tensor>) -> Result<Value> {
+    x.assign(&result?)?;
+    Ok(Value::Input(0))
+}
+
+/// `inplace=True` stores into `x`; otherwise the result is a new tensor.
+fn maybe_in_place(x: &Tensor, result: Result<Tensor>, inplace: bool) -> Result<Value> {
+    if inplace {
+        in_place(x, result)
+    } else {
+        result.map(Value::Tensor)
+    }
+}
+
+/// A binary op over tensors and numbers, for compositions.
+fn bin(op: Binary, a: impl Into<Arg>, b: impl Into<Arg>) -> Result<Tensor> {
+    ew::binary(op, &a.into(), &b.into())
+}
+
+/// A shape as Python prints `torch.Size`.
+fn torch_size(shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("torch.Size([{}])", dims.join(", "))
+}

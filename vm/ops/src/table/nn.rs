@@ -1,0 +1,279 @@
+//! `torch.nn.functional` layers: convolution, pooling, normalisation,
+//! embedding, padding, resampling, attention, dropout.
+
+use fxvm_tensor::ops::conv::{self, Padding};
+use fxvm_tensor::ops::create;
+use fxvm_tensor::ops::nn;
+use fxvm_tensor::ops::pool::{self, Window};
+use fxvm_tensor::ops::resample::{self, InterpMode, PadMode, Target};
+use fxvm_tensor::{Result, Tensor, TensorError};
+
+use super::maybe_in_place;
+use crate::op::{NN, Op, Place, op};
+use crate::value::{Or, Value};
+
+use Place::{Functional, FunctionalIsTorch, FunctionalNative, Torch};
+
+type ConvArgs = (
+    Tensor,
+    Tensor,
+    Option<Tensor>,
+    Vec<i64>,
+    Or<String, Vec<i64>>,
+    Vec<i64>,
+    i64,
+);
+
+fn conv_row(decl: &'static str, spatial: usize) -> Op {
+    op(
+        decl,
+        &[Torch, FunctionalIsTorch],
+        move |(x, w, bias, stride, padding, dilation, groups): ConvArgs| {
+            let padding = match padding {
+                Or::A(s) => Padding::parse(&s)?,
+                Or::B(p) => Padding::Explicit(p),
+            };
+            conv::conv(
+                &x,
+                &w,
+                bias.as_ref(),
+                &stride,
+                &padding,
+                &dilation,
+                groups,
+                spatial,
+            )
+        },
+    )
+}
+
+fn max_pool_row(decl: &'static str, spatial: usize) -> Op {
+    op(
+        decl,
+        &[Torch, Functional(2)],
+        move |(x, kernel, stride, padding, dilation, ceil_mode, return_indices): (
+            Tensor,
+            Vec<i64>,
+            Option<Vec<i64>>,
+            Vec<i64>,
+            Vec<i64>,
+            bool,
+            bool,
+        )| {
+            let stride = stride.unwrap_or_default();
+            let w = Window {
+                kernel: &kernel,
+                stride: &stride,
+                padding: &padding,
+                dilation: &dilation,
+                ceil_mode,
+            };
+            let (values, indices) = pool::max_pool(&x, &w, spatial)?;
+            Ok(if return_indices {
+                Value::Tuple(vec![Value::Tensor(values), Value::Tensor(indices)])
+            } else {
+                Value::Tensor(values)
+            })
+        },
+    )
+}
+
+type AvgPoolArgs = (Tensor, Vec<i64>, Option<Vec<i64>>, Vec<i64>, bool, bool);
+
+fn avg_pool(
+    x: &Tensor,
+    (kernel, stride, padding, ceil_mode): (Vec<i64>, Option<Vec<i64>>, Vec<i64>, bool),
+    spatial: usize,
+    count_include_pad: bool,
+    divisor: Option<i64>,
+) -> Result<Tensor> {
+    let stride = stride.unwrap_or_default();
+    let w = Window {
+        kernel: &kernel,
+        stride: &stride,
+        padding: &padding,
+        dilation: &[1],
+        ceil_mode,
+    };
+    pool::avg_pool(x, &w, spatial, count_include_pad, divisor)
+}
+
+pub(crate) fn rows() -> Vec<Op> {
+    vec![
+        conv_row(
+            "conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, str|int[] padding=0, int[] dilation=1, int groups=1)",
+            1,
+        ),
+        conv_row(
+            "conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, str|int[] padding=0, int[] dilation=1, int groups=1)",
+            2,
+        ),
+        max_pool_row(
+            "max_pool1d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
+            1,
+        ),
+        max_pool_row(
+            "max_pool2d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
+            2,
+        ),
+        op(
+            "avg_pool1d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, bool ceil_mode=False, bool count_include_pad=True)",
+            &[Torch, FunctionalIsTorch],
+            |(x, k, s, p, ceil, count): AvgPoolArgs| avg_pool(&x, (k, s, p, ceil), 1, count, None),
+        ),
+        op(
+            "avg_pool2d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None)",
+            &[Torch, FunctionalNative],
+            |(x, k, s, p, ceil, count, divisor): (
+                Tensor,
+                Vec<i64>,
+                Option<Vec<i64>>,
+                Vec<i64>,
+                bool,
+                bool,
+                Option<i64>,
+            )| { avg_pool(&x, (k, s, p, ceil), 2, count, divisor) },
+        ),
+        op(
+            "adaptive_avg_pool1d(Tensor input, int?[] output_size)",
+            &[Torch, FunctionalIsTorch],
+            |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 1),
+        ),
+        op(
+            "adaptive_avg_pool2d(Tensor input, int?[] output_size)",
+            &[Torch, Functional(2)],
+            |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 2),
+        ),
+        op(
+            "batch_norm(Tensor input, Tensor? running_mean, Tensor? running_var, Tensor? weight=None, Tensor? bias=None, bool training=False, float? momentum=0.1, float eps=1e-05)",
+            &[Torch, Functional(3)],
+            |(x, rm, rv, w, b, training, momentum, eps): (
+                Tensor,
+                Option<Tensor>,
+                Option<Tensor>,
+                Option<Tensor>,
+                Option<Tensor>,
+                bool,
+                f64,
+                f64,
+            )| {
+                let args = nn::BatchNorm {
+                    running_mean: rm.as_ref(),
+                    running_var: rv.as_ref(),
+                    weight: w.as_ref(),
+                    bias: b.as_ref(),
+                    training,
+                    momentum,
+                    eps,
+                };
+                nn::batch_norm(&x, &args)
+            },
+        ),
+        op(
+            "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05)",
+            &[Torch, Functional(2)],
+            |(x, shape, w, b, eps): (Tensor, Vec<i64>, Option<Tensor>, Option<Tensor>, f64)| {
+                let shape: Vec<usize> = shape.into_iter().map(|d| d.max(0) as usize).collect();
+                nn::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps)
+            },
+        ),
+        op(
+            "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05)",
+            &[Torch, Functional(2)],
+            |(x, groups, w, b, eps): (Tensor, i64, Option<Tensor>, Option<Tensor>, f64)| {
+                nn::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps)
+            },
+        ),
+        op(
+            "embedding(Tensor input, Tensor weight, int? padding_idx=None, float? max_norm=None, float norm_type=2.0, bool scale_grad_by_freq=False, bool sparse=False)",
+            &[Functional(2)],
+            |(x, w, padding_idx, _, _, _, _): (
+                Tensor,
+                Tensor,
+                Option<i64>,
+                Option<f64>,
+                f64,
+                bool,
+                bool,
+            )| { nn::embedding(&x, &w, padding_idx) },
+        ),
+        op(
+            "pad(Tensor input, int[] pad, str mode='constant', float? value=None)",
+            &[Functional(2)],
+            |(x, pad, mode, value): (Tensor, Vec<i64>, String, Option<f64>)| {
+                resample::pad(&x, &pad, PadMode::parse(&mode)?, value)
+            },
+        ),
+        op(
+            "interpolate(Tensor input, int[]? size=None, float[]? scale_factor=None, str mode='nearest', bool? align_corners=None, bool? recompute_scale_factor=None, bool antialias=False)",
+            &[Functional(1)],
+            |(x, size, scale, mode, align, recompute, _): (
+                Tensor,
+                Option<Vec<i64>>,
+                Option<Vec<f64>>,
+                String,
+                Option<bool>,
+                Option<bool>,
+                bool,
+            )| {
+                let target = match (size, scale) {
+                    (Some(_), Some(_)) => {
+                        return Err(TensorError::value(
+                            "interpolate",
+                            "only one of size or scale_factor should be defined",
+                        ));
+                    }
+                    (None, None) => {
+                        return Err(TensorError::value(
+                            "interpolate",
+                            "either size or scale_factor should be defined",
+                        ));
+                    }
+                    (Some(s), None) => Target::Size(s),
+                    (None, Some(f)) => Target::Scale(f),
+                };
+                let mode = InterpMode::parse(&mode, x.ndim())?;
+                resample::interpolate(&x, target, mode, align, recompute.unwrap_or(false))
+            },
+        ),
+        op(
+            "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False)",
+            NN,
+            |(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa): (
+                Tensor,
+                Tensor,
+                Tensor,
+                Option<Tensor>,
+                f64,
+                bool,
+                Option<f64>,
+                bool,
+            )| {
+                let args = nn::Attention {
+                    mask: mask.as_ref(),
+                    dropout_p,
+                    is_causal,
+                    scale,
+                    enable_gqa,
+                };
+                nn::scaled_dot_product_attention(&q, &k, &v, &args)
+            },
+        ),
+        op(
+            "dropout(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
+            &[Torch, Functional(1)],
+            |(x, p, training, inplace): (Tensor, f64, bool, bool)| {
+                if !(0.0..=1.0).contains(&p) {
+                    return Err(TensorError::value(
+                        "dropout",
+                        format!("dropout probability has to be between 0 and 1, but got {p}"),
+                    ));
+                }
+                if !training {
+                    return Ok(Value::Input(0));
+                }
+                maybe_in_place(&x, create::dropout(&x, p), inplace)
+            },
+        ),
+    ]
+}

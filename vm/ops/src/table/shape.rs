@@ -1,0 +1,161 @@
+//! Views, joins and copies.
+
+use fxvm_tensor::ops::shape::{self, Split};
+use fxvm_tensor::{Result, Tensor, TensorError};
+
+use crate::op::{M, Op, T, TM, op};
+use crate::value::Or;
+
+/// A tensor's sizes as the `int[]` a shape op takes.
+fn sizes_of(t: &Tensor) -> Vec<i64> {
+    t.shape().iter().map(|&d| d as i64).collect()
+}
+
+pub(crate) fn rows() -> Vec<Op> {
+    vec![
+        op(
+            "view(Tensor input, int[] size)",
+            M,
+            |(x, size): (Tensor, Vec<i64>)| shape::view(&x, &size),
+        ),
+        op(
+            "reshape(Tensor input, int[] shape)",
+            TM,
+            |(x, s): (Tensor, Vec<i64>)| shape::reshape(&x, &s),
+        ),
+        op(
+            "view_as(Tensor input, Tensor other)",
+            M,
+            |(x, o): (Tensor, Tensor)| shape::view(&x, &sizes_of(&o)),
+        ),
+        op(
+            "reshape_as(Tensor input, Tensor other)",
+            M,
+            |(x, o): (Tensor, Tensor)| shape::reshape(&x, &sizes_of(&o)),
+        ),
+        op(
+            "flatten(Tensor input, int start_dim=0, int end_dim=-1)",
+            TM,
+            |(x, start, end): (Tensor, i64, i64)| shape::flatten(&x, start, end),
+        ),
+        op(
+            "unflatten(Tensor input, int dim, int[] sizes)",
+            TM,
+            |(x, dim, sizes): (Tensor, i64, Vec<i64>)| shape::unflatten(&x, dim, &sizes),
+        ),
+        op(
+            "squeeze(Tensor input, int[]? dim=None)",
+            TM,
+            |(x, dim): (Tensor, Option<Vec<i64>>)| shape::squeeze(&x, dim.as_deref()),
+        ),
+        op(
+            "unsqueeze(Tensor input, int dim)",
+            TM,
+            |(x, dim): (Tensor, i64)| shape::unsqueeze(&x, dim),
+        ),
+        op(
+            "permute(Tensor input, int[] dims)",
+            TM,
+            |(x, dims): (Tensor, Vec<i64>)| shape::permute(&x, &dims),
+        ),
+        op(
+            "transpose(Tensor input, int dim0, int dim1)",
+            TM,
+            |(x, a, b): (Tensor, i64, i64)| shape::transpose(&x, a, b),
+        ),
+        op("t(Tensor input)", TM, |(x,): (Tensor,)| shape::matrix_t(&x)),
+        op(
+            "expand(Tensor input, int[] size)",
+            M,
+            |(x, size): (Tensor, Vec<i64>)| shape::expand(&x, &size),
+        ),
+        op(
+            "expand_as(Tensor input, Tensor other)",
+            M,
+            |(x, o): (Tensor, Tensor)| x.broadcast_to(o.shape()),
+        ),
+        op(
+            "narrow(Tensor input, int dim, int start, int length)",
+            TM,
+            |(x, dim, start, length): (Tensor, i64, i64, i64)| {
+                shape::narrow(&x, dim, start, length)
+            },
+        ),
+        op(
+            "select(Tensor input, int dim, int index)",
+            TM,
+            |(x, dim, i): (Tensor, i64, i64)| shape::select(&x, dim, i),
+        ),
+        op(
+            "chunk(Tensor input, int chunks, int dim=0)",
+            TM,
+            |(x, n, dim): (Tensor, i64, i64)| {
+                let n = usize::try_from(n).map_err(|_| {
+                    TensorError::runtime("chunk", "chunk expects `chunks` to be greater than 0")
+                })?;
+                shape::chunk(&x, n, dim)
+            },
+        ),
+        op(
+            "split(Tensor input, int|int[] split_size_or_sections, int dim=0)",
+            TM,
+            |(x, how, dim): (Tensor, Or<i64, Vec<i64>>, i64)| {
+                let how = match how {
+                    Or::A(n) if n >= 0 => Split::Every(n as usize),
+                    Or::A(n) => {
+                        return Err(TensorError::runtime(
+                            "split",
+                            format!(
+                                "split expects split_size be non-negative, but got split_size={n}"
+                            ),
+                        ));
+                    }
+                    Or::B(sizes) => {
+                        Split::Sizes(sizes.into_iter().map(|d| d.max(0) as usize).collect())
+                    }
+                };
+                shape::split(&x, how, dim)
+            },
+        ),
+        op(
+            "unbind(Tensor input, int dim=0)",
+            TM,
+            |(x, dim): (Tensor, i64)| shape::unbind(&x, dim),
+        ),
+        op(
+            "cat(Tensor[] tensors, int dim=0)",
+            T,
+            |(ts, dim): (Vec<Tensor>, i64)| shape::cat(&ts, dim),
+        ),
+        op(
+            "concat(Tensor[] tensors, int dim=0)",
+            T,
+            |(ts, dim): (Vec<Tensor>, i64)| shape::cat(&ts, dim),
+        ),
+        op(
+            "stack(Tensor[] tensors, int dim=0)",
+            T,
+            |(ts, dim): (Vec<Tensor>, i64)| shape::stack(&ts, dim),
+        ),
+        op(
+            "repeat(Tensor input, int[] repeats)",
+            M,
+            |(x, r): (Tensor, Vec<i64>)| shape::repeat(&x, &r),
+        ),
+        op(
+            "contiguous(Tensor input)",
+            M,
+            |(x,): (Tensor,)| -> Result<Tensor> { Ok(x.contiguous()) },
+        ),
+        op(
+            "clone(Tensor input)",
+            TM,
+            |(x,): (Tensor,)| -> Result<Tensor> { Ok(x.copy()) },
+        ),
+        op(
+            "detach(Tensor input)",
+            TM,
+            |(x,): (Tensor,)| -> Result<Tensor> { Ok(x) },
+        ),
+    ]
+}

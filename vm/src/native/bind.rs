@@ -1,0 +1,331 @@
+//! Python calls bound to an op's schema: arguments matched to parameters as
+//! Python would, each converted once into the typed value its declared
+//! type names, and kernel results converted back to Python objects.
+
+use fxvm_ops::{Data, Schema, Ty, Value};
+use rustpython_vm::builtins::{PyBaseExceptionRef, PyList, PyStr, PyTuple};
+use rustpython_vm::function::FuncArgs;
+use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
+
+use crate::tensor::ops::elementwise::Arg;
+use crate::tensor::{Scalar, Tensor};
+
+use super::convert::{IntoPy, dtype_from_py, dtype_to_py, flatten_data, scalar, scalar_to_py};
+use super::tensor::{PyTensor, wrap};
+
+/// The object given for each parameter (explicit `None`s kept), in order,
+/// letting an `int[]` parameter also take its ints as varargs (`view(2, 3)`).
+pub(crate) fn bind_objects(
+    schema: &Schema,
+    args: FuncArgs,
+    vm: &VirtualMachine,
+) -> PyResult<Vec<Option<PyObjectRef>>> {
+    let FuncArgs {
+        args: positional,
+        kwargs,
+    } = args;
+    let params = &schema.params;
+    let mut values: Vec<Option<PyObjectRef>> = vec![None; params.len()];
+    let positional_params: Vec<usize> = (0..params.len()).filter(|&i| !params[i].kw_only).collect();
+    let is_int = |o: &PyObjectRef| matches!(scalar(o, vm), Some(Scalar::Int(_)));
+    let mut pos = positional.into_iter().peekable();
+    let mut slot = 0;
+    while let Some(arg) = pos.next() {
+        let Some(&i) = positional_params.get(slot) else {
+            return Err(vm.new_type_error(format!(
+                "{}() takes {} positional arguments but more were given",
+                schema.name,
+                positional_params.len()
+            )));
+        };
+        if params[i].varargs {
+            let mut rest = vec![arg];
+            rest.extend(pos.by_ref());
+            values[i] = Some(match rest.len() {
+                1 if seq(&rest[0]).is_some() => rest.pop().expect("one item"),
+                _ => vm.ctx.new_tuple(rest).into(),
+            });
+        } else if schema.int_varargs == Some(i) && is_int(&arg) && pos.peek().is_some_and(is_int) {
+            let mut ints = vec![arg];
+            while pos.peek().is_some_and(is_int) {
+                ints.push(pos.next().expect("peeked"));
+            }
+            values[i] = Some(vm.ctx.new_tuple(ints).into());
+        } else {
+            values[i] = Some(arg);
+        }
+        slot += 1;
+    }
+    for (key, value) in kwargs {
+        let Some(i) = schema.position(&key) else {
+            return Err(vm.new_type_error(format!(
+                "{}() got an unexpected keyword argument '{key}'",
+                schema.name
+            )));
+        };
+        if values[i].is_some() {
+            return Err(vm.new_type_error(format!(
+                "{}() got multiple values for argument '{key}'",
+                schema.name
+            )));
+        }
+        values[i] = Some(value);
+    }
+    for (p, v) in params.iter().zip(&values) {
+        if v.is_none() && p.default.is_none() && !p.optional {
+            return Err(vm.new_type_error(format!(
+                "{}() missing 1 required positional argument: \"{}\"",
+                schema.name, p.name
+            )));
+        }
+    }
+    Ok(values)
+}
+
+/// The typed value of every parameter: given objects converted, omitted
+/// ones (and explicit `None` where a default exists) defaulted.
+pub(crate) fn bind_values(
+    schema: &Schema,
+    objects: &[Option<PyObjectRef>],
+    vm: &VirtualMachine,
+) -> PyResult<Vec<Value>> {
+    schema
+        .params
+        .iter()
+        .zip(objects)
+        .enumerate()
+        .map(|(i, (p, obj))| match obj {
+            Some(o) if !vm.is_none(o) => convert(schema, i, o, vm),
+            _ => match p.default_value() {
+                Some(v) => Ok(v),
+                None => Err(missing(schema, i, vm)),
+            },
+        })
+        .collect()
+}
+
+/// The error for a required parameter given `None`.
+fn missing(schema: &Schema, i: usize, vm: &VirtualMachine) -> PyBaseExceptionRef {
+    let p = &schema.params[i];
+    if p.ty == Ty::Data {
+        return vm.new_runtime_error("Could not infer dtype of NoneType");
+    }
+    vm.new_type_error(format!(
+        "{}(): argument '{}' must be {}, not NoneType",
+        schema.name,
+        p.name,
+        first(&p.ty).describe()
+    ))
+}
+
+/// The type messages name: a union reports its first alternative, as
+/// PyTorch's first overload does.
+fn first(ty: &Ty) -> &Ty {
+    match ty {
+        Ty::Union(alts) => &alts[0],
+        t => t,
+    }
+}
+
+fn convert(schema: &Schema, i: usize, o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Value> {
+    let p = &schema.params[i];
+    convert_to(&p.ty, o, vm)?.ok_or_else(|| {
+        vm.new_type_error(format!(
+            "{}(): argument '{}' (position {}) must be {}, not {}",
+            schema.name,
+            p.name,
+            i + 1,
+            first(&p.ty).describe(),
+            o.class().name()
+        ))
+    })
+}
+
+/// `o` as a value of `ty`; `Ok(None)` when it is not one.
+fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<Value>> {
+    let tensor = || o.downcast_ref::<PyTensor>().map(|t| t.tensor());
+    // A one-element tensor stands for a number, as in PyTorch.
+    let number = || -> PyResult<Option<Scalar>> {
+        if let Some(s) = scalar(o, vm) {
+            return Ok(Some(s));
+        }
+        match tensor() {
+            Some(t) if t.numel() == 1 => t.item().py(vm).map(Some),
+            _ => Ok(None),
+        }
+    };
+    Ok(match ty {
+        Ty::Tensor => tensor().map(Value::Tensor),
+        Ty::TensorList => match seq(o) {
+            Some(items) => Some(Value::Tensors(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(j, x)| {
+                        x.downcast_ref::<PyTensor>()
+                            .map(|t| t.tensor())
+                            .ok_or_else(|| {
+                                vm.new_type_error(format!(
+                                    "expected Tensor as element {j} in argument 0, but got {}",
+                                    x.class().name()
+                                ))
+                            })
+                    })
+                    .collect::<PyResult<Vec<Tensor>>>()?,
+            )),
+            None => None,
+        },
+        Ty::Int => match scalar(o, vm) {
+            Some(Scalar::Int(v)) => Some(Value::Int(v)),
+            Some(Scalar::Bool(b)) => Some(Value::Int(b as i64)),
+            _ => None,
+        },
+        Ty::IntList => int_list(o, vm).map(Value::Ints),
+        Ty::OptIntList => {
+            let items = seq(o).unwrap_or_else(|| vec![o.clone()]);
+            items
+                .iter()
+                .map(|x| match scalar(x, vm) {
+                    _ if vm.is_none(x) => Some(None),
+                    Some(Scalar::Int(v)) => Some(Some(v)),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()
+                .map(Value::OptInts)
+        }
+        Ty::Float => number()?.map(|s| Value::Float(s.to_f64())),
+        Ty::FloatList => {
+            let items = seq(o).unwrap_or_else(|| vec![o.clone()]);
+            items
+                .iter()
+                .map(|x| scalar(x, vm).map(Scalar::to_f64))
+                .collect::<Option<Vec<f64>>>()
+                .map(Value::Floats)
+        }
+        Ty::Scalar => number()?.map(Value::Scalar),
+        Ty::Bool => Some(Value::Bool(o.clone().try_to_bool(vm)?)),
+        Ty::DType => dtype_from_py(o, vm).ok().map(Value::DType),
+        Ty::Str => o
+            .downcast_ref::<PyStr>()
+            .map(|s| Value::Str(s.expect_str().to_owned())),
+        Ty::Device => {
+            let is_device = o.downcast_ref::<PyStr>().is_some() || &*o.class().name() == "device";
+            match is_device {
+                true => Some(Value::Device(o.str(vm)?.expect_str().to_owned())),
+                false => None,
+            }
+        }
+        Ty::Data => Some(Value::Data(match tensor() {
+            Some(t) => Data::Tensor(t),
+            None => {
+                let (values, shape) = flatten_data(o, vm)?;
+                Data::Values { values, shape }
+            }
+        })),
+        Ty::Union(alts) => {
+            for t in alts {
+                if let Some(v) = convert_to(t, o, vm)? {
+                    return Ok(Some(v));
+                }
+            }
+            None
+        }
+    })
+}
+
+/// An `int[]`: a sequence of ints (or integer one-element tensors), or one
+/// int standing for a one-item list, as in PyTorch.
+fn int_list(o: &PyObjectRef, vm: &VirtualMachine) -> Option<Vec<i64>> {
+    if let Some(Scalar::Int(v)) = scalar(o, vm) {
+        return Some(vec![v]);
+    }
+    seq(o)?
+        .iter()
+        .map(|x| match scalar(x, vm) {
+            Some(Scalar::Int(v)) => Some(v),
+            _ => match x.downcast_ref::<PyTensor>().map(|t| t.tensor()) {
+                Some(t) if t.numel() == 1 && !t.dtype().is_float() => {
+                    Some(t.item().map(|s| s.to_i64()).unwrap_or(0))
+                }
+                _ => None,
+            },
+        })
+        .collect()
+}
+
+/// A declared default as the Python value a Python-level signature holds.
+pub(crate) fn default_to_py(text: Option<&str>, vm: &VirtualMachine) -> PyObjectRef {
+    match text {
+        None | Some("None") => vm.ctx.none(),
+        Some("True") => vm.ctx.new_bool(true).into(),
+        Some("False") => vm.ctx.new_bool(false).into(),
+        Some(d) if d.starts_with('\'') => vm.ctx.new_str(d.trim_matches('\'')).into(),
+        Some(d) => match (d.parse::<i64>(), d.parse::<f64>()) {
+            (Ok(i), _) => vm.ctx.new_int(i).into(),
+            (_, Ok(f)) => vm.ctx.new_float(f).into(),
+            _ => vm.ctx.none(),
+        },
+    }
+}
+
+/// A kernel's result as a Python object; `Input(i)` is the object passed
+/// for parameter `i`.
+pub(crate) fn to_py(v: Value, objects: &[Option<PyObjectRef>], vm: &VirtualMachine) -> PyResult {
+    let list = |items: Vec<PyObjectRef>| -> PyObjectRef { vm.ctx.new_list(items).into() };
+    Ok(match v {
+        Value::None => vm.ctx.none(),
+        Value::Bool(b) => vm.ctx.new_bool(b).into(),
+        Value::Int(i) => vm.ctx.new_int(i).into(),
+        Value::Float(f) => vm.ctx.new_float(f).into(),
+        Value::Scalar(s) => scalar_to_py(s, vm),
+        Value::Str(s) | Value::Device(s) => vm.ctx.new_str(s).into(),
+        Value::DType(d) => dtype_to_py(d, vm)?,
+        Value::Ints(v) => list(v.into_iter().map(|i| vm.ctx.new_int(i).into()).collect()),
+        Value::OptInts(v) => list(
+            v.into_iter()
+                .map(|i| i.map_or(vm.ctx.none(), |i| vm.ctx.new_int(i).into()))
+                .collect(),
+        ),
+        Value::Floats(v) => list(v.into_iter().map(|f| vm.ctx.new_float(f).into()).collect()),
+        Value::Tensor(t) | Value::Data(Data::Tensor(t)) => wrap(t, vm),
+        Value::Data(Data::Values { values, .. }) => {
+            list(values.into_iter().map(|s| scalar_to_py(s, vm)).collect())
+        }
+        Value::Tensors(ts) => vm
+            .ctx
+            .new_tuple(ts.into_iter().map(|t| wrap(t, vm)).collect())
+            .into(),
+        Value::Tuple(items) => vm
+            .ctx
+            .new_tuple(
+                items
+                    .into_iter()
+                    .map(|x| to_py(x, objects, vm))
+                    .collect::<PyResult<_>>()?,
+            )
+            .into(),
+        Value::ReturnType(name, items) => {
+            let pair = to_py(Value::Tuple(items), objects, vm)?;
+            super::classes::return_type(name, vm)?.call((pair,), vm)?
+        }
+        Value::Input(i) => objects[i]
+            .clone()
+            .expect("a kernel returns only an input that was given"),
+    })
+}
+
+/// The items of a list or tuple.
+pub(crate) fn seq(o: &PyObjectRef) -> Option<Vec<PyObjectRef>> {
+    if let Some(l) = o.downcast_ref::<PyList>() {
+        return Some(l.borrow_vec().to_vec());
+    }
+    o.downcast_ref::<PyTuple>().map(|t| t.as_slice().to_vec())
+}
+
+/// A tensor or Python number as an operand of an elementwise op.
+pub(crate) fn to_arg(o: &PyObjectRef, vm: &VirtualMachine) -> Option<Arg> {
+    if let Some(t) = o.downcast_ref::<PyTensor>() {
+        return Some(Arg::Tensor(t.tensor()));
+    }
+    scalar(o, vm).map(Arg::Scalar)
+}
