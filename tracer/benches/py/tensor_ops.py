@@ -41,6 +41,18 @@ cases["add_1M"] = lambda: x + y
 cases["softmax_1M"] = lambda: torch.softmax(x.view(1000, 1000), dim=-1)
 cases["relu_1M"] = lambda: torch.relu(x)
 cases["sum_1M"] = lambda: x.sum()
+# Per-op overhead: tiny tensors, so the time is the call path, not the kernel.
+# `op_loop` times the timing loop itself (calling an empty lambda), which the
+# harness subtracts: RustPython runs that loop several times slower than CPython.
+x4, y4 = torch.randn(4), torch.randn(4)
+cases["op_loop"] = lambda: None
+cases["op_add_4"] = lambda: x4 + y4
+cases["op_relu_4"] = lambda: torch.relu(x4)
+mlp = torch.nn.Sequential(
+    torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)
+)
+x2 = torch.randn(2, 16)
+cases["op_mlp_2x16"] = lambda: mlp(x2)
 
 only = sys.argv[1:]
 torch.manual_seed(0)

@@ -2,6 +2,8 @@
 
 
 class Size(tuple):
+    __slots__ = ()
+
     def __repr__(self):
         return "torch.Size([" + ", ".join(repr(d) for d in self) + "])"
 

@@ -91,8 +91,7 @@ impl rustpython_vm::types::Representable for PyDType {
 
 /// The interned dtype object for `dtype`, so `x.dtype is torch.float32` holds.
 pub(crate) fn dtype_to_py(dtype: DType, vm: &VirtualMachine) -> PyResult {
-    let module = vm.import("torch._C", 0)?;
-    module.get_attr(dtype.name(), vm)
+    super::classes::attr("torch._C", dtype.name(), vm)
 }
 
 pub(crate) fn dtype_from_py(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<DType> {

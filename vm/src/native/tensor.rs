@@ -412,7 +412,7 @@ impl PyTensor {
 
     #[pygetset]
     fn shape(&self, vm: &VirtualMachine) -> PyResult {
-        size_obj(self.tensor().shape(), vm)
+        super::classes::size(self.tensor().shape(), vm)
     }
 
     #[pymethod]
@@ -422,7 +422,7 @@ impl PyTensor {
             OptionalArg::Present(d) => {
                 Ok(vm.ctx.new_int(t.shape()[t.dim_strict(d).py(vm)?]).into())
             }
-            OptionalArg::Missing => size_obj(t.shape(), vm),
+            OptionalArg::Missing => super::classes::size(t.shape(), vm),
         }
     }
 
@@ -559,9 +559,7 @@ impl PyTensor {
 
     #[pygetset]
     fn device(&self, vm: &VirtualMachine) -> PyResult {
-        vm.import("torch", 0)?
-            .get_attr("device", vm)?
-            .call(("cpu",), vm)
+        super::classes::attr("torch", "device", vm)?.call(("cpu",), vm)
     }
 
     #[pygetset]
@@ -664,15 +662,4 @@ pub(crate) fn autograd_error(vm: &VirtualMachine) -> PyBaseExceptionRef {
     vm.new_runtime_error(
         "fxvm does not support autograd: .backward() and gradients are not available",
     )
-}
-
-/// A `torch.Size` for `shape`.
-pub(crate) fn size_obj(shape: &[usize], vm: &VirtualMachine) -> PyResult {
-    let tuple: PyObjectRef = vm
-        .ctx
-        .new_tuple(shape.iter().map(|&d| vm.ctx.new_int(d).into()).collect())
-        .into();
-    vm.import("torch", 0)?
-        .get_attr("Size", vm)?
-        .call((tuple,), vm)
 }

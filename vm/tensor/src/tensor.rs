@@ -10,7 +10,8 @@ use super::storage::{Element, Storage, with_dtype, with_storage};
 #[derive(Clone, Debug)]
 pub struct Tensor {
     storage: Arc<RwLock<Storage>>,
-    layout: Layout,
+    /// Shared, so cloning a handle (every argument of every call) copies no sizes.
+    layout: Arc<Layout>,
     dtype: DType,
 }
 
@@ -51,7 +52,7 @@ impl Tensor {
         let dtype = storage.dtype();
         Tensor {
             storage: Arc::new(RwLock::new(storage)),
-            layout: Layout::contiguous(shape),
+            layout: Arc::new(Layout::contiguous(shape)),
             dtype,
         }
     }
@@ -108,7 +109,7 @@ impl Tensor {
     pub fn with_layout(&self, layout: Layout) -> Tensor {
         Tensor {
             storage: self.storage.clone(),
-            layout,
+            layout: Arc::new(layout),
             dtype: self.dtype,
         }
     }
