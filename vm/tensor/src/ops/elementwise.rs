@@ -142,24 +142,33 @@ impl FloatExt for f64 {
 /// Elements per task when a kernel is split across threads.
 const CHUNK: usize = 1 << 14;
 
-/// A new vector of `n` elements written chunk by chunk by `fill(start, chunk)`,
-/// in parallel for large `n`. Writing through plain slices (rather than
-/// collecting an iterator) lets each chunk's loop vectorise.
-pub fn build<U: Element>(
+/// A new vector of `n` elements produced chunk by chunk: `values(start, len)`
+/// yields the `len` elements from index `start`, in parallel for large `n`.
+/// Writing slices chunk-wise (rather than collecting one long iterator) lets
+/// each chunk's loop vectorise. A producer that yields too few elements
+/// panics; it can never leave an element uninitialised.
+pub fn build<U: Element, I: Iterator<Item = U>>(
     n: usize,
-    fill: impl Fn(usize, &mut [MaybeUninit<U>]) + Sync + Send,
+    values: impl Fn(usize, usize) -> I + Sync + Send,
 ) -> Vec<U> {
     crate::alloc::ensure::<U>(n);
     let mut out: Vec<U> = Vec::with_capacity(n);
     let dst = &mut out.spare_capacity_mut()[..n];
+    let fill = |(i, chunk): (usize, &mut [MaybeUninit<U>])| {
+        let (mut written, len) = (0, chunk.len());
+        for (slot, v) in chunk.iter_mut().zip(values(i * CHUNK, len)) {
+            slot.write(v);
+            written += 1;
+        }
+        assert_eq!(written, len, "build: the producer ended early");
+    };
     if n >= PARALLEL_MIN {
-        dst.par_chunks_mut(CHUNK)
-            .enumerate()
-            .for_each(|(i, c)| fill(i * CHUNK, c));
+        dst.par_chunks_mut(CHUNK).enumerate().for_each(fill);
     } else {
-        fill(0, dst);
+        dst.chunks_mut(CHUNK).enumerate().for_each(fill);
     }
-    // SAFETY: every `fill` implementation writes each element of its chunk.
+    // SAFETY: every chunk of `dst` covers `out[..n]` and `fill` wrote each
+    // element of its chunk (or panicked, leaving `out` empty and dropped).
     unsafe { out.set_len(n) };
     out
 }
@@ -200,10 +209,8 @@ pub fn map<T: Element, U: Element>(t: &Tensor, f: impl Fn(T) -> U + Sync + Send)
     let out: Vec<U> = match t.layout().contiguous_range() {
         Some(r) => {
             let src = &src[r];
-            build(src.len(), |start, dst| {
-                for (o, &x) in dst.iter_mut().zip(&src[start..]) {
-                    o.write(f(x));
-                }
+            build(src.len(), |start, len| {
+                src[start..start + len].iter().map(|&x| f(x))
             })
         }
         None => {
@@ -533,27 +540,25 @@ pub fn zip_map<T: Element, U: Element>(
     let out: Vec<U> = match (a.layout().contiguous_range(), b.layout().contiguous_range()) {
         (Some(ra), Some(rb)) => {
             let (xa, xb) = (&xa[ra], &xb[rb]);
-            build(n, |start, dst| {
-                for ((o, &x), &y) in dst.iter_mut().zip(&xa[start..]).zip(&xb[start..]) {
-                    o.write(f(x, y));
-                }
+            build(n, |start, len| {
+                let range = start..start + len;
+                xa[range.clone()]
+                    .iter()
+                    .zip(&xb[range])
+                    .map(|(&x, &y)| f(x, y))
             })
         }
         (Some(ra), None) if b.strides().iter().all(|&s| s == 0) => {
             // A broadcast scalar: the common `x * 0.5` case.
             let (xa, y) = (&xa[ra], xb[b.layout().offset]);
-            build(n, |start, dst| {
-                for (o, &x) in dst.iter_mut().zip(&xa[start..]) {
-                    o.write(f(x, y));
-                }
+            build(n, |start, len| {
+                xa[start..start + len].iter().map(|&x| f(x, y))
             })
         }
         (None, Some(rb)) if a.strides().iter().all(|&s| s == 0) => {
             let (x, xb) = (xa[a.layout().offset], &xb[rb]);
-            build(n, |start, dst| {
-                for (o, &y) in dst.iter_mut().zip(&xb[start..]) {
-                    o.write(f(x, y));
-                }
+            build(n, |start, len| {
+                xb[start..start + len].iter().map(|&y| f(x, y))
             })
         }
         _ => a
@@ -616,4 +621,135 @@ pub fn clamp(t: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
             }
         })
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    use super::*;
+
+    /// A random view of a 64-element base holding 0, 1, 2, …: any sizes,
+    /// strides (0 = expanded, out of order = transposed) and offset that
+    /// stay inside the base, plus its elements computed directly from them.
+    fn random_view(rng: &mut SmallRng, shape: &[usize]) -> (Tensor, Vec<f32>) {
+        let base = Tensor::from_vec((0..64).map(|i| i as f32).collect(), &[64]);
+        loop {
+            let strides: Vec<usize> = shape.iter().map(|_| rng.random_range(0..5)).collect();
+            let offset = rng.random_range(0..8);
+            let last = offset
+                + shape
+                    .iter()
+                    .zip(&strides)
+                    .map(|(d, s)| (d - 1) * s)
+                    .sum::<usize>();
+            if last >= 64 {
+                continue;
+            }
+            let view = base.as_strided(shape, &strides, offset).unwrap();
+            let n: usize = shape.iter().product();
+            let values = (0..n)
+                .map(|flat| {
+                    let (mut rest, mut at) = (flat, offset);
+                    for (d, s) in shape.iter().zip(&strides).rev() {
+                        at += (rest % d) * s;
+                        rest /= d;
+                    }
+                    at as f32
+                })
+                .collect();
+            return (view, values);
+        }
+    }
+
+    /// The element of an operand of shape `shape` that output index `flat`
+    /// (of `out`) reads under broadcasting, in row-major order.
+    fn broadcast_index(out: &[usize], shape: &[usize], flat: usize) -> usize {
+        let mut idx = vec![0; out.len()];
+        let mut rest = flat;
+        for (i, d) in out.iter().enumerate().rev() {
+            idx[i] = rest % d;
+            rest /= d;
+        }
+        let skip = out.len() - shape.len();
+        shape.iter().enumerate().fold(0, |acc, (i, &d)| {
+            acc * d + if d == 1 { 0 } else { idx[skip + i] }
+        })
+    }
+
+    #[test]
+    fn binary_ops_on_random_broadcast_strided_views_match_a_naive_loop() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        let ops: [(Binary, fn(f32, f32) -> f32); 4] = [
+            (Binary::Add, |a, b| a + b),
+            (Binary::Sub, |a, b| a - b),
+            (Binary::Mul, |a, b| a * b),
+            (Binary::Maximum, f32::max),
+        ];
+        for _ in 0..500 {
+            let rank = rng.random_range(0..4);
+            let out: Vec<usize> = (0..rank).map(|_| rng.random_range(1..5)).collect();
+            // Each side drops some leading dims and sets some to 1.
+            let side = |rng: &mut SmallRng| -> Vec<usize> {
+                let keep = rng.random_range(0..=rank);
+                out[rank - keep..]
+                    .iter()
+                    .map(|&d| if rng.random_bool(0.3) { 1 } else { d })
+                    .collect()
+            };
+            let (sa, sb) = (side(&mut rng), side(&mut rng));
+            let (a, va) = random_view(&mut rng, &sa);
+            let (b, vb) = random_view(&mut rng, &sb);
+            let full = crate::layout::broadcast_shapes(&sa, &sb).unwrap();
+            let (op, f) = ops[rng.random_range(0..ops.len())];
+            let got = binary(op, &Arg::Tensor(a), &Arg::Tensor(b)).unwrap();
+            assert_eq!(got.shape(), &full[..]);
+            let n: usize = full.iter().product();
+            let want: Vec<f32> = (0..n)
+                .map(|i| {
+                    f(
+                        va[broadcast_index(&full, &sa, i)],
+                        vb[broadcast_index(&full, &sb, i)],
+                    )
+                })
+                .collect();
+            assert_eq!(
+                got.to_vec::<f32>(),
+                want,
+                "{} of {sa:?} and {sb:?}",
+                op.name()
+            );
+        }
+    }
+
+    #[test]
+    fn unary_ops_on_random_strided_views_match_a_naive_loop() {
+        let mut rng = SmallRng::seed_from_u64(11);
+        for _ in 0..200 {
+            let shape: Vec<usize> = (0..rng.random_range(0..4))
+                .map(|_| rng.random_range(1..6))
+                .collect();
+            let (x, values) = random_view(&mut rng, &shape);
+            let got = unary(Unary::Sqrt, &x).unwrap().to_vec::<f32>();
+            let want: Vec<f32> = values.iter().map(|v| v.sqrt()).collect();
+            assert_eq!(got, want, "sqrt of a {shape:?} view");
+        }
+    }
+
+    #[test]
+    fn large_outputs_are_built_in_parallel_chunks_in_order() {
+        let n = PARALLEL_MIN * 3 + 17;
+        let src: Vec<i64> = (0..n as i64).collect();
+        let out = build(n, |start, len| {
+            src[start..start + len].iter().map(|x| x * 2)
+        });
+        assert!(out.iter().enumerate().all(|(i, &v)| v == 2 * i as i64));
+    }
+
+    #[test]
+    #[should_panic(expected = "the producer ended early")]
+    fn a_producer_that_ends_early_panics_instead_of_leaving_garbage() {
+        build::<f32, _>(10, |_, len| std::iter::repeat_n(1.0, len - 1));
+    }
 }
