@@ -681,7 +681,8 @@ mod tests {
     #[test]
     fn binary_ops_on_random_broadcast_strided_views_match_a_naive_loop() {
         let mut rng = SmallRng::seed_from_u64(7);
-        let ops: [(Binary, fn(f32, f32) -> f32); 4] = [
+        type Reference = fn(f32, f32) -> f32;
+        let ops: [(Binary, Reference); 4] = [
             (Binary::Add, |a, b| a + b),
             (Binary::Sub, |a, b| a - b),
             (Binary::Mul, |a, b| a * b),
