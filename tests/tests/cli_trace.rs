@@ -338,3 +338,33 @@ fn trace_sends_what_the_model_prints_to_stderr() {
     );
     assert!(out.stdout.starts_with("graph():"), "{}", out.stdout);
 }
+
+#[test]
+fn a_model_whose_init_raises_shows_the_users_traceback() {
+    let scratch = Scratch::new("init_raises");
+    let file = scratch.write(
+        "badinit.py",
+        "import torch.nn as nn\n\n\nclass Bad(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n        self.l = nn.Linear(n, undefined_name)\n",
+    );
+    let out = run(&["trace", file.to_str().unwrap(), "--module", "Bad(3)"]);
+    assert_eq!(out.status, Some(1), "{out:?}");
+    let expected_tail = format!(
+        "Traceback (most recent call last):\n  File \"--module\", line 1, in <module>\n    Bad(3)\n    ~~~^^^\n  File \"{}\", line 7, in __init__\n",
+        file.display()
+    );
+    assert!(out.stderr.starts_with(&expected_tail), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .trim_end()
+            .ends_with("NameError: name 'undefined_name' is not defined"),
+        "{}",
+        out.stderr
+    );
+    // A mistake in the expression itself stays a one-line usage error.
+    let out = run(&["trace", file.to_str().unwrap(), "--module", "Bax(3)"]);
+    assert_eq!(out.status, Some(2));
+    assert_eq!(
+        out.stderr.trim_end(),
+        "fxvm: error: --module 'Bax(3)' failed: NameError: name 'Bax' is not defined"
+    );
+}

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::trace::{Failure, Format, Target, traced_text, write_file};
+use super::ExitStatus;
+use super::trace::{Format, Target, traced_text, write_file};
 use crate::diff::unified_diff;
 
 /// Check traced output against golden files (a unified diff on mismatch).
@@ -32,6 +33,8 @@ enum Outcome {
     Passed,
     Blessed,
     Failed,
+    /// The script or its trace raised (the traceback was printed).
+    Raised,
 }
 
 fn check_one(
@@ -39,24 +42,21 @@ fn check_one(
     format: Format,
     golden: &Path,
     bless: bool,
-) -> Result<Outcome, Failure> {
-    let actual = traced_text(target, format)?;
-    if bless {
-        return match write_file(golden, &actual) {
-            0 => Ok(Outcome::Blessed),
-            _ => Err(Failure::Raised),
-        };
-    }
-    let expected = match std::fs::read_to_string(golden) {
-        Ok(text) => text,
-        Err(e) => {
-            return Err(Failure::Usage(format!(
-                "can't read golden '{}': {} (run with --bless to create it)",
-                golden.display(),
-                super::io_reason(&e)
-            )));
-        }
+) -> anyhow::Result<Outcome> {
+    let Some(actual) = traced_text(target, format)? else {
+        return Ok(Outcome::Raised);
     };
+    if bless {
+        write_file(golden, &actual)?;
+        return Ok(Outcome::Blessed);
+    }
+    let expected = std::fs::read_to_string(golden).map_err(|e| {
+        anyhow::anyhow!(
+            "can't read golden '{}': {} (run with --bless to create it)",
+            golden.display(),
+            super::io_reason(&e)
+        )
+    })?;
     if expected == actual {
         return Ok(Outcome::Passed);
     }
@@ -93,51 +93,46 @@ fn goldens_in(dir: &Path) -> std::io::Result<Vec<(PathBuf, Format, PathBuf)>> {
     Ok(out)
 }
 
-pub(crate) fn run(args: CheckArgs) -> u8 {
+pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitStatus> {
     if args.target.file.is_dir() {
         return run_dir(&args);
     }
     let Some(golden) = &args.expect else {
-        return super::usage_error(
-            "`fxvm check FILE.py` needs --expect GOLDEN (or give a directory)",
-        );
+        anyhow::bail!("`fxvm check FILE.py` needs --expect GOLDEN (or give a directory)");
     };
-    match check_one(&args.target, args.format, golden, args.bless) {
-        Ok(Outcome::Passed) => {
-            super::outln!(
-                "ok: {} matches {}",
-                args.target.file.display(),
-                golden.display()
-            );
-            0
-        }
-        Ok(Outcome::Blessed) => {
-            super::outln!("blessed: wrote {}", golden.display());
-            0
-        }
-        Ok(Outcome::Failed) => 1,
-        Err(Failure::Usage(message)) => super::usage_error(message),
-        Err(Failure::Raised) => 1,
-    }
+    Ok(
+        match check_one(&args.target, args.format, golden, args.bless)? {
+            Outcome::Passed => {
+                super::outln!(
+                    "ok: {} matches {}",
+                    args.target.file.display(),
+                    golden.display()
+                );
+                ExitStatus::Success
+            }
+            Outcome::Blessed => {
+                super::outln!("blessed: wrote {}", golden.display());
+                ExitStatus::Success
+            }
+            Outcome::Failed | Outcome::Raised => ExitStatus::Failure,
+        },
+    )
 }
 
-fn run_dir(args: &CheckArgs) -> u8 {
+fn run_dir(args: &CheckArgs) -> anyhow::Result<ExitStatus> {
     let dir = &args.target.file;
-    let cases = match goldens_in(dir) {
-        Ok(cases) => cases,
-        Err(e) => {
-            return super::usage_error(format!(
-                "can't read directory '{}': {}",
-                dir.display(),
-                super::io_reason(&e)
-            ));
-        }
-    };
+    let cases = goldens_in(dir).map_err(|e| {
+        anyhow::anyhow!(
+            "can't read directory '{}': {}",
+            dir.display(),
+            super::io_reason(&e)
+        )
+    })?;
     if cases.is_empty() {
-        return super::usage_error(format!(
+        anyhow::bail!(
             "no goldens in {}: expected <stem>.<format> files beside the scripts",
             dir.display()
-        ));
+        );
     }
     let (mut passed, mut failed) = (0, 0);
     for (script, format, golden) in cases {
@@ -150,31 +145,23 @@ fn run_dir(args: &CheckArgs) -> u8 {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             check_one(&target, format, &golden, args.bless)
         }))
-        .unwrap_or_else(|_| Err(Failure::Usage("fxvm internal error (see above)".to_owned())));
-        match outcome {
-            Ok(Outcome::Passed | Outcome::Blessed) => passed += 1,
-            Ok(Outcome::Failed) => {
-                super::outln!("FAILED: {} ({})", script.display(), format.name());
-                failed += 1;
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("fxvm internal error (see above)")));
+        let why = match outcome {
+            Ok(Outcome::Passed | Outcome::Blessed) => {
+                passed += 1;
+                continue;
             }
-            Err(Failure::Usage(message)) => {
-                super::outln!(
-                    "FAILED: {} ({}): {message}",
-                    script.display(),
-                    format.name()
-                );
-                failed += 1;
-            }
-            Err(Failure::Raised) => {
-                super::outln!(
-                    "FAILED: {} ({}): the trace raised",
-                    script.display(),
-                    format.name()
-                );
-                failed += 1;
-            }
-        }
+            Ok(Outcome::Failed) => String::new(),
+            Ok(Outcome::Raised) => ": the trace raised".to_owned(),
+            Err(e) => format!(": {e:#}"),
+        };
+        super::outln!("FAILED: {} ({}){why}", script.display(), format.name());
+        failed += 1;
     }
     super::outln!("{passed} passed, {failed} failed");
-    u8::from(failed > 0)
+    Ok(if failed > 0 {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    })
 }

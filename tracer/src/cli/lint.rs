@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::ExitStatus;
 use crate::lint::lint_source;
 
 /// Report every construct in `forward` methods that symbolic tracing cannot handle (the script is parsed, not run).
@@ -17,27 +18,18 @@ pub(crate) struct LintArgs {
     file: PathBuf,
 }
 
-pub(crate) fn run(args: LintArgs) -> u8 {
+pub(crate) fn run(args: LintArgs) -> anyhow::Result<ExitStatus> {
     let shown = args.file.display();
-    let source = match std::fs::read_to_string(&args.file) {
-        Ok(source) => source,
-        Err(e) => {
-            return super::usage_error(format!(
-                "can't open file '{shown}': {}",
-                super::io_reason(&e)
-            ));
-        }
-    };
-    match lint_source(&source) {
-        Ok(findings) => {
-            for f in &findings {
-                super::outln!("{shown}:{}:{}: {}", f.line, f.column, f.message);
-            }
-            u8::from(!findings.is_empty())
-        }
-        Err(f) => {
-            eprintln!("{shown}:{}:{}: {}", f.line, f.column, f.message);
-            2
-        }
+    let source = std::fs::read_to_string(&args.file)
+        .map_err(|e| anyhow::anyhow!("can't open file '{shown}': {}", super::io_reason(&e)))?;
+    let findings = lint_source(&source)
+        .map_err(|f| anyhow::anyhow!("{shown}:{}:{}: {}", f.line, f.column, f.message))?;
+    for f in &findings {
+        super::outln!("{shown}:{}:{}: {}", f.line, f.column, f.message);
     }
+    Ok(if findings.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    })
 }

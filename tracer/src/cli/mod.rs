@@ -29,16 +29,49 @@ enum Command {
     Lint(lint::LintArgs),
 }
 
-/// Parses the process arguments and runs the chosen subcommand.
+/// How a command ended; the process's exit status follows from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// Everything asked for was done (0).
+    Success,
+    /// The command ran and the answer is no: a check failed, lint found
+    /// something, or the traced script raised (its traceback printed) (1).
+    Failure,
+    /// The status a script chose (`sys.exit(n)`, low byte, as python).
+    Script(u8),
+}
+
+impl From<ExitStatus> for ExitCode {
+    fn from(status: ExitStatus) -> ExitCode {
+        ExitCode::from(match status {
+            ExitStatus::Success => 0,
+            ExitStatus::Failure => 1,
+            ExitStatus::Script(code) => code,
+        })
+    }
+}
+
+/// The status of a command that could not do its job at all (a bad
+/// invocation, an unreadable file): its error is printed as one line.
+const USAGE_ERROR: u8 = 2;
+
+/// Parses the process arguments and runs the chosen subcommand; an error
+/// ends as one line `fxvm: error: …` and status 2.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let status = match cli.command {
+    let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Trace(args) => trace::run(args),
         Command::Check(args) => check::run(args),
         Command::Lint(args) => lint::run(args),
     };
-    ExitCode::from(status)
+    match result {
+        Ok(status) => status.into(),
+        Err(e) => {
+            eprintln!("fxvm: error: {e:#}");
+            ExitCode::from(USAGE_ERROR)
+        }
+    }
 }
 
 /// Writes to stdout; a reader that went away (`| head`) ends the output
@@ -58,12 +91,6 @@ macro_rules! outln {
     ($($arg:tt)*) => { $crate::cli::out(format_args!("{}\n", format_args!($($arg)*))) };
 }
 pub(crate) use outln;
-
-/// Prints a one-line CLI error and returns the usage-error status.
-fn usage_error(message: impl std::fmt::Display) -> u8 {
-    eprintln!("fxvm: error: {message}");
-    2
-}
 
 /// An I/O error's text without Rust's " (os error N)" suffix.
 fn io_reason(e: &std::io::Error) -> String {

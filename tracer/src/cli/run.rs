@@ -5,6 +5,8 @@ use std::path::Path;
 use clap::Args;
 use fxvm_vm::script::{self, Main};
 
+use super::ExitStatus;
+
 /// Run a Python script (or `-c CODE`) in the fxvm interpreter.
 #[derive(Debug, Args)]
 #[command(
@@ -23,7 +25,7 @@ pub(crate) struct RunArgs {
     argv: Vec<String>,
 }
 
-pub(crate) fn run(args: RunArgs) -> u8 {
+pub(crate) fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let (main, argv) = match &args.code {
         Some(code) => {
             let argv = std::iter::once("-c".to_owned())
@@ -33,11 +35,9 @@ pub(crate) fn run(args: RunArgs) -> u8 {
         }
         None => {
             let Some(file) = args.argv.first() else {
-                return super::usage_error("`fxvm run` needs a script, or -c CODE");
+                anyhow::bail!("`fxvm run` needs a script, or -c CODE");
             };
-            if let Err(message) = check_script(Path::new(file)) {
-                return super::usage_error(message);
-            }
+            check_script(Path::new(file))?;
             (Main::File(Path::new(file)), args.argv.clone())
         }
     };
@@ -53,21 +53,20 @@ pub(crate) fn run(args: RunArgs) -> u8 {
     // Skip heap teardown: exiting is all that is left, and the OS is faster.
     std::mem::forget(interp);
     // The OS keeps the low byte of a status, as it does for python.
-    (status & 0xff) as u8
+    Ok(ExitStatus::Script((status & 0xff) as u8))
 }
 
 /// A script must be a readable file; python's messages for the usual mistakes.
-fn check_script(path: &Path) -> Result<(), String> {
+fn check_script(path: &Path) -> anyhow::Result<()> {
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => Err(format!(
-            "can't open file '{}': is a directory",
-            path.display()
-        )),
+        Ok(meta) if meta.is_dir() => {
+            anyhow::bail!("can't open file '{}': is a directory", path.display())
+        }
         Ok(_) => Ok(()),
-        Err(e) => Err(format!(
+        Err(e) => anyhow::bail!(
             "can't open file '{}': {}",
             path.display(),
             super::io_reason(&e)
-        )),
+        ),
     }
 }

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use rustpython_vm::{AsObject, PyResult, VirtualMachine};
 
+use super::ExitStatus;
+
 /// The text form to print.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub(crate) enum Format {
@@ -69,32 +71,20 @@ pub(crate) struct TraceArgs {
     output: Option<PathBuf>,
 }
 
-/// Why producing the traced text failed.
-pub(crate) enum Failure {
-    /// A mistake in the command line or what it names: a one-line error.
-    Usage(String),
-    /// The script or the trace raised: the traceback was printed.
-    Raised,
-}
-
-/// Traces `target` in a fresh interpreter and renders it as `format`.
-pub(crate) fn traced_text(target: &Target, format: Format) -> Result<String, Failure> {
+/// Traces `target` in a fresh interpreter and renders it as `format`;
+/// `Ok(None)` when the script or the trace raised (the traceback was printed).
+pub(crate) fn traced_text(target: &Target, format: Format) -> anyhow::Result<Option<String>> {
     let file = &target.file;
     match std::fs::metadata(file) {
         Ok(meta) if meta.is_dir() => {
-            return Err(Failure::Usage(format!(
-                "{} is a directory, not a script",
-                file.display()
-            )));
+            anyhow::bail!("{} is a directory, not a script", file.display())
         }
         Ok(_) => {}
-        Err(e) => {
-            return Err(Failure::Usage(format!(
-                "can't open file '{}': {}",
-                file.display(),
-                super::io_reason(&e)
-            )));
-        }
+        Err(e) => anyhow::bail!(
+            "can't open file '{}': {}",
+            file.display(),
+            super::io_reason(&e)
+        ),
     }
     let argv = vec![file.to_string_lossy().into_owned()];
     let interp = crate::interpreter(&fxvm_vm::Config {
@@ -105,26 +95,42 @@ pub(crate) fn traced_text(target: &Target, format: Format) -> Result<String, Fai
         let out = run_trace(vm, target, format);
         fxvm_vm::script::flush_std(vm);
         match out {
-            Ok(text) => Ok(text),
+            Ok(text) => Ok(Some(text)),
+            // The command line named something that is not there: one line.
+            Err(exc) if exc.class().name().to_string() == "CliError" => {
+                let message = exc
+                    .as_object()
+                    .str(vm)
+                    .map(|s| s.expect_str().to_owned())
+                    .unwrap_or_default();
+                Err(anyhow::anyhow!(message))
+            }
             Err(exc) => {
-                let cli_error = exc.class().name().to_string() == "CliError";
-                if cli_error {
-                    let message = exc
-                        .as_object()
-                        .str(vm)
-                        .map(|s| s.expect_str().to_owned())
-                        .unwrap_or_default();
-                    Err(Failure::Usage(message))
-                } else {
-                    vm.print_exception(exc);
-                    Err(Failure::Raised)
-                }
+                drop_cli_frames(&exc, vm);
+                vm.print_exception(exc);
+                Ok(None)
             }
         }
     });
     // Exiting is all that is left; the OS frees the heap faster.
     std::mem::forget(interp);
     result
+}
+
+/// Drops the traceback's leading entries in `torch.fx._cli` (fxvm's own
+/// driver), so a traceback starts in the user's script.
+fn drop_cli_frames(exc: &rustpython_vm::builtins::PyBaseExceptionRef, vm: &VirtualMachine) {
+    let mut tb = exc.__traceback__();
+    while let Some(entry) = &tb {
+        if entry.frame.code.source_path.as_str() != "torch.fx._cli" {
+            break;
+        }
+        let next = entry.next.lock().clone();
+        tb = next;
+    }
+    let tb = tb.map_or_else(|| vm.ctx.none(), Into::into);
+    // Setting a traceback object (or None) cannot fail.
+    let _ = exc.set___traceback__(tb, vm);
 }
 
 fn run_trace(vm: &VirtualMachine, target: &Target, format: Format) -> PyResult<String> {
@@ -156,28 +162,18 @@ fn run_trace(vm: &VirtualMachine, target: &Target, format: Format) -> PyResult<S
     Ok(text.str(vm)?.expect_str().to_owned())
 }
 
-pub(crate) fn run(args: TraceArgs) -> u8 {
-    let text = match traced_text(&args.target, args.format) {
-        Ok(text) => text,
-        Err(Failure::Usage(message)) => return super::usage_error(message),
-        Err(Failure::Raised) => return 1,
+pub(crate) fn run(args: TraceArgs) -> anyhow::Result<ExitStatus> {
+    let Some(text) = traced_text(&args.target, args.format)? else {
+        return Ok(ExitStatus::Failure);
     };
     match &args.output {
-        Some(path) => write_file(path, &text),
-        None => {
-            super::out(format_args!("{text}"));
-            0
-        }
+        Some(path) => write_file(path, &text)?,
+        None => super::out(format_args!("{text}")),
     }
+    Ok(ExitStatus::Success)
 }
 
-pub(crate) fn write_file(path: &Path, text: &str) -> u8 {
-    match std::fs::write(path, text) {
-        Ok(()) => 0,
-        Err(e) => super::usage_error(format!(
-            "can't write '{}': {}",
-            path.display(),
-            super::io_reason(&e)
-        )),
-    }
+pub(crate) fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    std::fs::write(path, text)
+        .map_err(|e| anyhow::anyhow!("can't write '{}': {}", path.display(), super::io_reason(&e)))
 }

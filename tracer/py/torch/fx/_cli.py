@@ -3,6 +3,7 @@ script as a module, find what to trace, trace it and render one text form."""
 
 import ast
 import contextlib
+import linecache
 import importlib.util
 import inspect
 import os
@@ -49,9 +50,19 @@ def discover(module, path, module_expr=None, function=None):
             code = compile(module_expr, "--module", "eval")
         except SyntaxError as e:
             raise CliError(f"--module {module_expr!r} is not an expression: {e.msg}") from None
+        # Tracebacks through the expression show it as their first line.
+        linecache.cache["--module"] = (len(module_expr), None, [module_expr + "\n"], "--module")
         try:
             return eval(code, vars(module))
         except Exception as e:
+            # Raised inside the user's code (a model's __init__): the user's
+            # traceback. Raised by the expression itself (a misspelt class):
+            # one line.
+            tb = e.__traceback__
+            while tb is not None and tb.tb_frame.f_code.co_filename != "--module":
+                tb = tb.tb_next
+            if tb is not None and tb.tb_next is not None:
+                raise
             raise CliError(f"--module {module_expr!r} failed: {type(e).__name__}: {e}") from None
     if function is not None:
         fn = getattr(module, function, None)
