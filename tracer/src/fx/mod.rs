@@ -3,6 +3,7 @@
 
 mod args;
 mod codegen;
+mod dispatch;
 mod format;
 mod graph;
 mod namespace;
@@ -144,6 +145,39 @@ mod module {
             type_expr,
             vm,
         )
+    }
+
+    /// `Proxy.__torch_function__`, natively (see `dispatch.rs`).
+    #[pyfunction]
+    fn proxy_torch_function(
+        cls: PyObjectRef,
+        func: PyObjectRef,
+        _types: PyObjectRef,
+        args: rustpython_vm::function::OptionalArg<PyObjectRef>,
+        kwargs: rustpython_vm::function::OptionalArg<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        let none = || vm.ctx.none();
+        super::dispatch::torch_function(
+            cls,
+            func,
+            args.unwrap_or_else(none),
+            kwargs.unwrap_or_else(none),
+            vm,
+        )
+    }
+
+    /// A node for one of `Proxy`'s own methods (see `dispatch::record`).
+    #[pyfunction]
+    fn record(
+        tracer: PyObjectRef,
+        kind: rustpython_vm::builtins::PyStrRef,
+        target: PyObjectRef,
+        args: PyObjectRef,
+        kwargs: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        super::dispatch::record(tracer, kind.expect_str(), target, args, kwargs, vm)
     }
 
     /// `{module: name for name, module in root.named_modules()}`.

@@ -13,7 +13,7 @@ import torch
 from torch.fx.graph import Graph, magic_methods, reflectable_magic_methods
 from torch.fx.immutable_collections import immutable_dict, immutable_list
 from torch.fx._native import fx as _fx
-from torch.fx.node import Node, map_aggregate, map_arg
+from torch.fx.node import Node, map_arg
 
 __all__ = ["TracerBase", "GraphAppendingTracer", "TraceError", "Proxy", "Attribute", "ParameterProxy", "Scope", "ScopeContextManager"]
 
@@ -246,7 +246,7 @@ class Proxy:
         return Attribute(self, k)
 
     def __call__(self, *args, **kwargs):
-        return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
+        return _fx.record(self.tracer, "call_method", "__call__", (self,) + args, kwargs)
 
     def __iter__(self):
         # `a, b = proxy` unpacks a known count: read it from the caller's bytecode.
@@ -256,7 +256,7 @@ class Proxy:
         return self.tracer.iter(self)
 
     def __abs__(self):
-        return self.tracer.create_proxy("call_function", operator.abs, (self,), {})
+        return _fx.record(self.tracer, "call_function", operator.abs, (self,), {})
 
     def __bool__(self):
         return self.tracer.to_bool(self)
@@ -267,24 +267,9 @@ class Proxy:
     def __len__(self):
         raise RuntimeError("'len' is not supported in symbolic tracing by default. If you want this call to be recorded, please call torch.fx.wrap('len') at module scope")
 
-    @classmethod
-    def __torch_function__(cls, orig_method, types, args=None, kwargs=None):
-        args = args if args else ()
-        kwargs = kwargs if kwargs else {}
-        tracers = {}
-
-        def find_tracer(a):
-            if isinstance(a, cls):
-                tracers[a.tracer] = None
-
-        map_aggregate(args, find_tracer)
-        map_aggregate(kwargs, find_tracer)
-        if len(tracers) > 1:
-            raise RuntimeError(f"Found multiple different tracers {list(tracers.keys())} while trying to trace operations {orig_method}")
-        tracer = next(iter(tracers.keys()))
-        if torch.overrides.is_tensor_method_or_property(orig_method):
-            return tracer.create_proxy("call_method", orig_method.__name__, args, kwargs)
-        return tracer.create_proxy("call_function", orig_method, args, kwargs, name=tracer.graph._target_to_str(orig_method.__name__))
+    # Natively: finds the one tracer among the arguments and records a
+    # call_method (Tensor methods) or call_function node through its hooks.
+    __torch_function__ = classmethod(_fx.proxy_torch_function)
 
 
 class Attribute(Proxy):
@@ -300,11 +285,11 @@ class Attribute(Proxy):
     @property
     def node(self):
         if self._node is None:
-            self._node = self.tracer.create_proxy("call_function", getattr, (self.root, self.attr), {}).node
+            self._node = _fx.record(self.tracer, "call_function", getattr, (self.root, self.attr), {}).node
         return self._node
 
     def __call__(self, *args, **kwargs):
-        return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
+        return _fx.record(self.tracer, "call_method", self.attr, (self.root,) + args, kwargs)
 
 
 class ParameterProxy(Proxy):
@@ -341,8 +326,7 @@ class ParameterProxy(Proxy):
 
 def _magic(method):
     def impl(*args, **kwargs):
-        tracer = args[0].tracer
-        return tracer.create_proxy("call_function", getattr(operator, method), args, kwargs)
+        return _fx.record(args[0].tracer, "call_function", getattr(operator, method), args, kwargs)
 
     impl.__name__ = method
     return impl
@@ -350,7 +334,7 @@ def _magic(method):
 
 def _reflected(method):
     def impl(self, rhs):
-        return self.tracer.create_proxy("call_function", getattr(operator, method), (rhs, self), {})
+        return _fx.record(self.tracer, "call_function", getattr(operator, method), (rhs, self), {})
 
     impl.__name__ = impl.__qualname__ = f"__r{method.strip('_')}__"
     return impl

@@ -1,0 +1,199 @@
+//! How an operation on a `Proxy` becomes a node, natively: `Proxy`'s
+//! `__torch_function__` (what `torch.relu(proxy)` and `proxy.view(…)`
+//! reach) and its operator methods (`proxy + 1`). With the tracer's default
+//! hooks the node is recorded here without running Python; a tracer whose
+//! class overrides `create_proxy`, `create_node`, `create_arg` or `proxy`
+//! gets exactly that hook called, as in torch.fx.
+
+use rustpython_vm::builtins::{PyDict, PyList, PyTuple, PyType};
+use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
+
+/// A module already imported, by name.
+fn module(name: &'static str, vm: &VirtualMachine) -> PyResult {
+    vm.sys_module.get_attr("modules", vm)?.get_item(name, vm)
+}
+
+/// The class attribute `name` of `cls` (through its MRO), unbound.
+fn class_attr(cls: &Py<PyType>, name: &'static str, vm: &VirtualMachine) -> Option<PyObjectRef> {
+    cls.get_attr(vm.ctx.intern_str(name))
+}
+
+/// Whether `tracer` keeps every hook the native recorder stands for, and no
+/// Transformer is preserving node meta (which `create_node` must copy).
+fn native_hooks(tracer: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
+    let proxy = module("torch.fx.proxy", vm)?;
+    if proxy
+        .get_attr("_preserving", vm)?
+        .get_item(&0, vm)?
+        .try_to_bool(vm)?
+    {
+        return Ok(false);
+    }
+    let base = proxy.get_attr("TracerBase", vm)?;
+    let base = base
+        .downcast_ref::<PyType>()
+        .ok_or_else(|| vm.new_type_error("TracerBase is a class"))?;
+    let cls = tracer.class();
+    let same = |name: &'static str| {
+        matches!(
+            (class_attr(cls, name, vm), class_attr(base, name, vm)),
+            (Some(a), Some(b)) if a.is(&b)
+        )
+    };
+    if !(same("create_proxy") && same("create_node") && same("proxy")) {
+        return Ok(false);
+    }
+    // `Tracer.create_arg` adds parameters and modules to the base rules;
+    // the recorder asks the tracer for those kinds, so both are fine.
+    let create_arg = class_attr(cls, "create_arg", vm);
+    let tracer_cls = module("torch.fx._symbolic_trace", vm)?.get_attr("Tracer", vm)?;
+    let tracer_cls = tracer_cls
+        .downcast_ref::<PyType>()
+        .ok_or_else(|| vm.new_type_error("Tracer is a class"))?;
+    Ok(create_arg.is_some_and(|f| {
+        [base, tracer_cls]
+            .iter()
+            .any(|c| class_attr(c, "create_arg", vm).is_some_and(|g| g.is(&f)))
+    }))
+}
+
+/// `tracer.create_proxy(kind, target, args, kwargs, name=name)`.
+fn create_proxy(
+    tracer: PyObjectRef,
+    kind: &'static str,
+    target: PyObjectRef,
+    args: PyObjectRef,
+    kwargs: PyObjectRef,
+    name: Option<String>,
+    vm: &VirtualMachine,
+) -> PyResult {
+    if native_hooks(&tracer, vm)? {
+        let proxy_cls = module("torch.fx.proxy", vm)?.get_attr("Proxy", vm)?;
+        let name = name.map(|n| vm.ctx.new_str(n));
+        return super::record::create_proxy(
+            tracer, proxy_cls, kind, target, args, kwargs, name, None, vm,
+        );
+    }
+    let name: PyObjectRef = name.map_or_else(|| vm.ctx.none(), |n| vm.ctx.new_str(n).into());
+    let call_kwargs = vec![("name".to_owned(), name)]
+        .into_iter()
+        .collect::<rustpython_vm::function::KwArgs>();
+    let method = tracer.get_attr("create_proxy", vm)?;
+    method.call(
+        rustpython_vm::function::FuncArgs::new(
+            vec![vm.ctx.new_str(kind).into(), target, args, kwargs],
+            call_kwargs,
+        ),
+        vm,
+    )
+}
+
+/// The tracers of the instances of `cls` among `value` (nested in tuples,
+/// lists and dicts, as torch.fx's `map_aggregate` looks), each once.
+fn find_tracers(
+    value: &PyObjectRef,
+    cls: &Py<PyType>,
+    out: &mut Vec<PyObjectRef>,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    if value.class().fast_issubclass(cls) {
+        let tracer = value.get_attr("tracer", vm)?;
+        if !out.iter().any(|t| t.is(&tracer)) {
+            out.push(tracer);
+        }
+        return Ok(());
+    }
+    let items: Vec<PyObjectRef> = if let Some(t) = value.downcast_ref::<PyTuple>() {
+        t.as_slice().to_vec()
+    } else if let Some(l) = value.downcast_ref::<PyList>() {
+        l.borrow_vec().to_vec()
+    } else if let Some(d) = value.downcast_ref::<PyDict>() {
+        d.values_vec()
+    } else {
+        return Ok(());
+    };
+    for item in &items {
+        find_tracers(item, cls, out, vm)?;
+    }
+    Ok(())
+}
+
+/// `torch.overrides.is_tensor_method_or_property(func)`.
+fn is_tensor_method(func: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
+    let tensor = module("torch", vm)?.get_attr("Tensor", vm)?;
+    if let Some(owner) = super::attr(func, "__self__", vm)?
+        && &*owner.class().name() == "getset_descriptor"
+    {
+        let name = owner.get_attr("__name__", vm)?;
+        let name = name.str(vm)?;
+        return Ok(super::attr(&tensor, name.expect_str(), vm)?.is_some_and(|a| a.is(&owner)));
+    }
+    let Some(name) = super::attr(func, "__name__", vm)? else {
+        return Ok(false);
+    };
+    let name = name.str(vm)?;
+    Ok(super::attr(&tensor, name.expect_str(), vm)?.is_some_and(|a| a.is(func)))
+}
+
+/// `Proxy.__torch_function__(cls, func, types, args, kwargs)`.
+pub(crate) fn torch_function(
+    cls: PyObjectRef,
+    func: PyObjectRef,
+    args: PyObjectRef,
+    kwargs: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let cls = cls
+        .downcast_ref::<PyType>()
+        .ok_or_else(|| vm.new_type_error("__torch_function__ is a classmethod"))?;
+    let args = if vm.is_none(&args) {
+        vm.ctx.empty_tuple.clone().into()
+    } else {
+        args
+    };
+    let kwargs = if vm.is_none(&kwargs) {
+        vm.ctx.new_dict().into()
+    } else {
+        kwargs
+    };
+    let mut tracers = Vec::new();
+    find_tracers(&args, cls, &mut tracers, vm)?;
+    find_tracers(&kwargs, cls, &mut tracers, vm)?;
+    let tracer = match tracers.len() {
+        1 => tracers.pop().expect("one tracer"),
+        0 => return Err(vm.new_runtime_error("no Proxy among the arguments")),
+        _ => {
+            let list = vm.ctx.new_list(tracers).as_object().repr(vm)?;
+            let method = func.str(vm)?;
+            return Err(vm.new_runtime_error(format!(
+                "Found multiple different tracers {} while trying to trace operations {}",
+                list.expect_str(),
+                method.expect_str()
+            )));
+        }
+    };
+    if is_tensor_method(&func, vm)? {
+        let name = func.get_attr("__name__", vm)?;
+        return create_proxy(tracer, "call_method", name, args, kwargs, None, vm);
+    }
+    let name = super::graph::PyGraph::target_to_str(&func.get_attr("__name__", vm)?, vm)?;
+    create_proxy(tracer, "call_function", func, args, kwargs, Some(name), vm)
+}
+
+/// `tracer.create_proxy(kind, target, args, kwargs)` for `Proxy`'s own
+/// methods (operators, `proxy(...)`, `proxy.method(...)`, `getattr`).
+pub(crate) fn record(
+    tracer: PyObjectRef,
+    kind: &str,
+    target: PyObjectRef,
+    args: PyObjectRef,
+    kwargs: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let kind = match kind {
+        "call_function" => "call_function",
+        "call_method" => "call_method",
+        other => return Err(vm.new_value_error(format!("cannot record a {other} node"))),
+    };
+    create_proxy(tracer, kind, target, args, kwargs, None, vm)
+}
