@@ -136,3 +136,8 @@ print(rss_kb() - before)
         "1,000 traces grew the heap by {grown_kb} KB"
     );
 }
+
+#[test]
+fn generated_code_names_nodes_in_its_own_namespace() {
+    check("codegen_names");
+}

@@ -177,8 +177,10 @@ impl Globals {
 }
 
 struct Gen<'a> {
-    graph: &'a Py<PyGraph>,
     vm: &'a VirtualMachine,
+    /// The names the generated code uses, for nodes and globals alike
+    /// (taken in the order code mentions them, as torch.fx does).
+    ns: Namespace,
     globals: Globals,
     /// Per call target: how code names it (cached: one lookup per target).
     targets: HashMap<usize, Target>,
@@ -192,8 +194,10 @@ enum Target {
 }
 
 impl Gen<'_> {
-    fn node_name(&self, n: &Py<PyNode>) -> String {
-        self.graph.repr_name(n, self.vm)
+    fn node_name(&mut self, n: &Py<PyNode>) -> String {
+        let reserved = reserved(self.vm);
+        self.ns
+            .create_name(&n.name(), Some(id(n.as_object())), |x| reserved.contains(x))
     }
 
     /// `add_global`: the name code uses for `obj`, registering it as a global.
@@ -213,10 +217,8 @@ impl Gen<'_> {
                 .is_some_and(|b| b.is(obj))
                 || custom.iter().any(|(n, c)| *n == name && c.is(obj))
         };
-        let name = self.graph.with_codegen(|ns| {
-            ns.create_name(hint, Some(id(obj)), |n| {
-                reserved.contains(n) && !is_that_object(n)
-            })
+        let name = self.ns.create_name(hint, Some(id(obj)), |n| {
+            reserved.contains(n) && !is_that_object(n)
         });
         if let Some(existing) = self.globals.map.get(&name) {
             if !existing.is(obj) && !vm.bool_eq(existing, obj)? {
@@ -370,6 +372,16 @@ impl Gen<'_> {
             let step = self.repr(s.step.as_ref().unwrap_or(&none))?;
             return Ok(format!("slice({start}, {stop}, {step})"));
         }
+        if let Some(d) = arg.downcast_ref::<PyDict>() {
+            // As Python prints a dict, with the values' nodes under their
+            // names in this code.
+            let parts = d
+                .items_vec()
+                .into_iter()
+                .map(|(k, v)| Ok(format!("{}: {}", k.repr(vm)?.expect_str(), self.repr(&v)?)))
+                .collect::<PyResult<Vec<_>>>()?;
+            return Ok(format!("{{{}}}", parts.join(", ")));
+        }
         Ok(arg.repr(vm)?.expect_str().to_owned())
     }
 
@@ -500,14 +512,10 @@ pub(crate) fn python_code(
     vm: &VirtualMachine,
 ) -> PyResult<PyTupleRef> {
     let nodes = PyGraph::node_vec(graph, vm);
-    graph.begin_codegen(Namespace::default());
-    let result = generate(graph, &nodes, root_module, verbose, pytree, vm);
-    graph.end_codegen();
-    result
+    generate(&nodes, root_module, verbose, pytree, vm)
 }
 
 fn generate(
-    graph: &Py<PyGraph>,
     nodes: &[NodeRef],
     root_module: &str,
     verbose: bool,
@@ -515,8 +523,8 @@ fn generate(
     vm: &VirtualMachine,
 ) -> PyResult<PyTupleRef> {
     let mut g = Gen {
-        graph,
         vm,
+        ns: Namespace::default(),
         globals: Globals::load(vm)?,
         targets: HashMap::new(),
     };

@@ -127,7 +127,7 @@ pub(crate) fn pretty_target(target: &PyObject, vm: &VirtualMachine) -> PyResult<
 /// `_format_arg`: an argument in graph text (`%x`, tuples, lists, dicts).
 pub(crate) fn format_arg(arg: &PyObject, vm: &VirtualMachine) -> PyResult<String> {
     if let Some(node) = arg.downcast_ref::<PyNode>() {
-        return Ok(format!("%{}", node.owner().repr_name(node, vm)));
+        return Ok(format!("%{}", node.name()));
     }
     if let Some(l) = arg.downcast_ref::<PyList>() {
         let items = l.borrow_vec().to_vec();
@@ -186,7 +186,7 @@ fn format_node_with(
     pretty: &mut dyn FnMut(&PyObjectRef) -> PyResult<String>,
     vm: &VirtualMachine,
 ) -> PyResult<Option<String>> {
-    let name = node.owner().repr_name(node, vm);
+    let name = node.name();
     let users = node.users_len();
     let ty = node.ty();
     let typename = |ty: &Option<PyObjectRef>| -> PyResult<String> {

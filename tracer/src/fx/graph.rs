@@ -36,9 +36,6 @@ struct GraphState {
     names: Namespace,
     insert: Option<Insert>,
     owning_module: Option<PyObjectRef>,
-    /// The namespace of the code being generated: while set, nodes print
-    /// (`repr`) under their names in the generated code.
-    codegen: Option<Namespace>,
     containers: Option<Containers>,
     empty_kwargs: Option<PyDictRef>,
 }
@@ -175,39 +172,6 @@ impl PyGraph {
             cur = cur.next_node();
         }
         out
-    }
-
-    /// How a node appears in text: its name, or while code is being
-    /// generated, its name in that code.
-    pub(crate) fn repr_name(&self, node: &Py<PyNode>, vm: &VirtualMachine) -> String {
-        let name = node.name();
-        let mut s = self.s.lock();
-        match s.codegen.as_mut() {
-            Some(ns) => {
-                // Names are taken in the order code mentions them, as torch.fx does.
-                let reserved = reserved(vm);
-                ns.create_name(&name, Some(id(node.as_object())), |n| reserved.contains(n))
-            }
-            None => name,
-        }
-    }
-
-    pub(crate) fn begin_codegen(&self, ns: Namespace) {
-        self.s.lock().codegen = Some(ns);
-    }
-
-    pub(crate) fn end_codegen(&self) -> Option<Namespace> {
-        self.s.lock().codegen.take()
-    }
-
-    /// Runs `f` on the codegen namespace (which must be active).
-    pub(crate) fn with_codegen<R>(&self, f: impl FnOnce(&mut Namespace) -> R) -> R {
-        f(self
-            .s
-            .lock()
-            .codegen
-            .as_mut()
-            .expect("code generation in progress"))
     }
 
     pub(crate) fn rename(&self, node: &Py<PyNode>, candidate: &str, vm: &VirtualMachine) -> String {

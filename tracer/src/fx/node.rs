@@ -774,7 +774,7 @@ struct IsImpureArgs {
 }
 
 impl Representable for PyNode {
-    fn repr_str(zelf: &Py<Self>, vm: &VirtualMachine) -> PyResult<String> {
-        Ok(zelf.owner().repr_name(zelf, vm))
+    fn repr_str(zelf: &Py<Self>, _vm: &VirtualMachine) -> PyResult<String> {
+        Ok(zelf.name())
     }
 }
