@@ -174,6 +174,66 @@ impl PyGraph {
         out
     }
 
+    /// Removes `to_erase` (which nothing may use any more), with torch.fx's
+    /// checks and the owning module's erase hooks; its arguments let go of
+    /// their nodes.
+    pub(crate) fn erase(zelf: &Py<Self>, to_erase: NodeRef, vm: &VirtualMachine) -> PyResult<()> {
+        let users = to_erase.users_len();
+        if users > 0 {
+            let users_repr = to_erase.as_object().get_attr("users", vm)?.repr(vm)?;
+            return Err(vm.new_runtime_error(format!(
+                "Tried to erase Node {} but it still had {users} users in the graph: {}!",
+                to_erase.as_object().str(vm)?.expect_str(),
+                users_repr.expect_str()
+            )));
+        }
+        if !to_erase.graph.is(zelf) {
+            return Err(vm.new_runtime_error(format!(
+                "Attempting to remove {} from wrong graph!",
+                to_erase.as_object().str(vm)?.expect_str()
+            )));
+        }
+        if to_erase.is_erased() {
+            let warnings = vm.import("warnings", 0)?;
+            vm.call_method(
+                &warnings,
+                "warn",
+                (format!(
+                    "erase_node({}) on an already erased node",
+                    to_erase.name()
+                ),),
+            )?;
+            return Ok(());
+        }
+        if let Some(m) = zelf.owning_module()
+            && let Some(hooks) = vm.get_attribute_opt(m, "_erase_node_hooks")?
+            && !vm.is_none(&hooks)
+        {
+            for hook in hooks.try_to_value::<Vec<PyObjectRef>>(vm)? {
+                hook.call((to_erase.clone(),), vm)?;
+            }
+        }
+        to_erase.unlink();
+        to_erase.s.write().erased = true;
+        zelf.s.lock().len -= 1;
+        let containers = zelf.containers(vm)?;
+        let none = vm.ctx.none();
+        let mut to_none = |_: &PyObjectRef| Ok(none.clone());
+        let args = super::args::map(
+            &to_erase.args_tuple().into(),
+            &containers,
+            &mut super::args::Leaf::Nodes(&mut to_none),
+            vm,
+        )?;
+        let kwargs = super::args::map(
+            &to_erase.kwargs_dict().into(),
+            &containers,
+            &mut super::args::Leaf::Nodes(&mut to_none),
+            vm,
+        )?;
+        PyNode::set_args_kwargs(&to_erase, Some(args), Some(kwargs), vm)
+    }
+
     pub(crate) fn rename(&self, node: &Py<PyNode>, candidate: &str, vm: &VirtualMachine) -> String {
         let reserved = reserved(vm);
         let mut s = self.s.lock();
@@ -547,60 +607,7 @@ impl PyGraph {
     /// Removes a node that nothing uses any more.
     #[pymethod]
     fn erase_node(zelf: &Py<Self>, to_erase: NodeRef, vm: &VirtualMachine) -> PyResult<()> {
-        let users = to_erase.users_len();
-        if users > 0 {
-            let users_repr = to_erase.as_object().get_attr("users", vm)?.repr(vm)?;
-            return Err(vm.new_runtime_error(format!(
-                "Tried to erase Node {} but it still had {users} users in the graph: {}!",
-                to_erase.as_object().str(vm)?.expect_str(),
-                users_repr.expect_str()
-            )));
-        }
-        if !to_erase.graph.is(zelf) {
-            return Err(vm.new_runtime_error(format!(
-                "Attempting to remove {} from wrong graph!",
-                to_erase.as_object().str(vm)?.expect_str()
-            )));
-        }
-        if to_erase.is_erased() {
-            let warnings = vm.import("warnings", 0)?;
-            vm.call_method(
-                &warnings,
-                "warn",
-                (format!(
-                    "erase_node({}) on an already erased node",
-                    to_erase.name()
-                ),),
-            )?;
-            return Ok(());
-        }
-        if let Some(m) = zelf.owning_module()
-            && let Some(hooks) = vm.get_attribute_opt(m, "_erase_node_hooks")?
-            && !vm.is_none(&hooks)
-        {
-            for hook in hooks.try_to_value::<Vec<PyObjectRef>>(vm)? {
-                hook.call((to_erase.clone(),), vm)?;
-            }
-        }
-        to_erase.unlink();
-        to_erase.s.write().erased = true;
-        zelf.s.lock().len -= 1;
-        let containers = zelf.containers(vm)?;
-        let none = vm.ctx.none();
-        let mut to_none = |_: &PyObjectRef| Ok(none.clone());
-        let args = super::args::map(
-            &to_erase.args_tuple().into(),
-            &containers,
-            &mut super::args::Leaf::Nodes(&mut to_none),
-            vm,
-        )?;
-        let kwargs = super::args::map(
-            &to_erase.kwargs_dict().into(),
-            &containers,
-            &mut super::args::Leaf::Nodes(&mut to_none),
-            vm,
-        )?;
-        PyNode::set_args_kwargs(&to_erase, Some(args), Some(kwargs), vm)
+        Self::erase(zelf, to_erase, vm)
     }
 
     /// `with graph.inserting_before(n):` — new nodes go before `n`

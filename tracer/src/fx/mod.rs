@@ -8,6 +8,7 @@ mod format;
 mod graph;
 mod namespace;
 mod node;
+mod passes;
 mod record;
 mod tabular;
 mod walk;
@@ -178,6 +179,23 @@ mod module {
         vm: &VirtualMachine,
     ) -> PyResult {
         super::dispatch::record(tracer, kind.expect_str(), target, args, kwargs, vm)
+    }
+
+    /// `Graph.eliminate_dead_code` on this graph (see `passes.rs`); the
+    /// predicate, when given, decides which unused nodes must stay.
+    #[pyfunction]
+    fn eliminate_dead_code(
+        graph: rustpython_vm::PyRef<super::graph::PyGraph>,
+        is_impure_node: Option<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult<bool> {
+        let predicate = is_impure_node.filter(|f| !vm.is_none(f));
+        let call = |node: &super::node::NodeRef| -> PyResult<bool> {
+            let f = predicate.as_ref().expect("only called with a predicate");
+            f.call((node.clone(),), vm)?.try_to_bool(vm)
+        };
+        let is_impure: Option<super::passes::Purity<'_>> = predicate.as_ref().map(|_| &call as _);
+        super::passes::eliminate_dead_code(&graph, is_impure, vm)
     }
 
     /// `{module: name for name, module in root.named_modules()}`.

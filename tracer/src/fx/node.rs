@@ -694,7 +694,18 @@ impl PyNode {
     /// Whether dead-code elimination must keep this node.
     #[pymethod]
     fn is_impure(zelf: &Py<Self>, a: IsImpureArgs, vm: &VirtualMachine) -> PyResult<bool> {
-        let impure_random = a.impure_random.unwrap_or(true);
+        Self::impure(zelf, a.impure_random.unwrap_or(true), vm)
+    }
+}
+
+impl PyNode {
+    /// See `is_impure`: placeholders, outputs, impure modules and functions
+    /// (random ones when `impure_random`).
+    pub(crate) fn impure(
+        zelf: &Py<Self>,
+        impure_random: bool,
+        vm: &VirtualMachine,
+    ) -> PyResult<bool> {
         match zelf.op() {
             Op::Placeholder | Op::Output => Ok(true),
             Op::CallModule => {

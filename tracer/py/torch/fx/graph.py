@@ -202,17 +202,7 @@ class Graph(_fx.GraphBase):
         """Removes nodes whose values nothing uses, except impure ones; returns
         whether the graph changed."""
         self.lint()
-
-        def has_side_effect(node):
-            if is_impure_node is not None:
-                return is_impure_node(node)
-            return node.is_impure()
-
-        changed = False
-        for node in reversed(self.nodes):
-            if not has_side_effect(node) and len(node.users) == 0:
-                self.erase_node(node)
-                changed = True
+        changed = _fx.eliminate_dead_code(self, is_impure_node)
         if self.owning_module is not None:
             subgraph_names = {x.target for x in self.find_nodes(op="get_attr")}
             for child_name, child_module in self.owning_module.named_children():
