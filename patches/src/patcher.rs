@@ -135,6 +135,52 @@ impl Patcher {
         Ok(())
     }
 
+    /// torch.fx's autowrap scan, natively (it runs over every global of the
+    /// traced script and of `math` on each trace): the first time
+    /// `frame_dict` is seen, each public callable global whose `id` is in
+    /// `function_ids` is patched with `make_wrapper(value, frame_dict, name)`.
+    #[pymethod]
+    fn autowrap(
+        &self,
+        frame_dict: PyObjectRef,
+        function_ids: PyObjectRef,
+        make_wrapper: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
+        if !self.visit_once(frame_dict.clone()) {
+            return Ok(());
+        }
+        let Some(dict) = frame_dict.downcast_ref::<rustpython_vm::builtins::PyDict>() else {
+            return Err(vm.new_type_error("autowrap scans a dict of globals"));
+        };
+        let ids: HashSet<usize> = function_ids
+            .try_to_value::<Vec<usize>>(vm)?
+            .into_iter()
+            .collect();
+        for (name, value) in dict.items_vec() {
+            let Ok(name) = name.downcast::<rustpython_vm::builtins::PyStr>() else {
+                continue;
+            };
+            if name.expect_str().starts_with('_')
+                || !value.is_callable()
+                || !ids.contains(&value.get_id())
+            {
+                continue;
+            }
+            let wrapper = make_wrapper.call((value, frame_dict.clone(), name.clone()), vm)?;
+            self.patch(
+                PatchArgs {
+                    target: frame_dict.clone(),
+                    name,
+                    new_fn: wrapper,
+                    deduplicate: OptionalArg::Missing,
+                },
+                vm,
+            )?;
+        }
+        Ok(())
+    }
+
     /// True the first time `thing` is seen.
     #[pymethod]
     fn visit_once(&self, thing: PyObjectRef) -> bool {

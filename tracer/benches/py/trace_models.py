@@ -1,6 +1,9 @@
-"""Trace time of a ResNet-50-like and a GPT-2-small-like model written in
-plain torch; prints `case seconds` (best of a few runs) and the node counts.
-Runs under fxvm and under CPython + PyTorch."""
+"""Trace time of models written in plain torch: a ResNet-50-like and a
+GPT-2-small-like model, and models in the style of torchvision's resnet18,
+mobilenet_v2, ConvNeXt-tiny and EfficientNet-b0 definitions (written here,
+at reduced widths: tracing cost is per node, not per weight). Prints
+`case seconds` (best of a few runs) and the node counts. Runs under fxvm
+and under CPython + PyTorch."""
 
 import math
 import time
@@ -127,6 +130,218 @@ class GPT2(nn.Module):
         return self.lm_head(self.ln_f(x))
 
 
+class BasicBlock(nn.Module):
+    def __init__(self, inplanes, planes, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(inplanes, planes, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = None
+        if stride != 1 or inplanes != planes:
+            self.downsample = nn.Sequential(nn.Conv2d(inplanes, planes, 1, stride=stride, bias=False), nn.BatchNorm2d(planes))
+
+    def forward(self, x):
+        identity = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        out += identity
+        return self.relu(out)
+
+
+class ResNet18(nn.Module):
+    def __init__(self, width=16, num_classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, width, 7, stride=2, padding=3, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
+        stages, inplanes = [], width
+        for i, planes in enumerate((width, 2 * width, 4 * width, 8 * width)):
+            stride = 1 if i == 0 else 2
+            stages.append(nn.Sequential(BasicBlock(inplanes, planes, stride), BasicBlock(planes, planes)))
+            inplanes = planes
+        self.layer1, self.layer2, self.layer3, self.layer4 = stages
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(inplanes, num_classes)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+class ConvNormActivation(nn.Sequential):
+    """Conv2d, BatchNorm2d and an activation, as torchvision's Conv2dNormActivation."""
+
+    def __init__(self, cin, cout, kernel=3, stride=1, groups=1, activation=nn.ReLU6):
+        layers = [nn.Conv2d(cin, cout, kernel, stride, (kernel - 1) // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
+        if activation is not None:
+            layers.append(activation(inplace=True))
+        super().__init__(*layers)
+
+
+class InvertedResidual(nn.Module):
+    def __init__(self, cin, cout, stride, expand):
+        super().__init__()
+        hidden = cin * expand
+        self.use_res_connect = stride == 1 and cin == cout
+        layers = [] if expand == 1 else [ConvNormActivation(cin, hidden, 1)]
+        layers += [ConvNormActivation(hidden, hidden, stride=stride, groups=hidden), nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        self.conv = nn.Sequential(*layers)
+
+    def forward(self, x):
+        if self.use_res_connect:
+            return x + self.conv(x)
+        return self.conv(x)
+
+
+class MobileNetV2(nn.Module):
+    def __init__(self, num_classes=10):
+        super().__init__()
+        settings = [(1, 8, 1, 1), (6, 12, 2, 2), (6, 16, 3, 2), (6, 32, 4, 2), (6, 48, 3, 1), (6, 80, 3, 2), (6, 160, 1, 1)]
+        layers, cin = [ConvNormActivation(3, 16, stride=2)], 16
+        for t, c, n, s in settings:
+            for i in range(n):
+                layers.append(InvertedResidual(cin, c, s if i == 0 else 1, t))
+                cin = c
+        layers.append(ConvNormActivation(cin, 320, 1))
+        self.features = nn.Sequential(*layers)
+        self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(320, num_classes))
+
+    def forward(self, x):
+        x = self.features(x)
+        x = nn.functional.adaptive_avg_pool2d(x, (1, 1))
+        return self.classifier(torch.flatten(x, 1))
+
+
+class Permute(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.dims = dims
+
+    def forward(self, x):
+        return torch.permute(x, self.dims)
+
+
+class StochasticDepth(nn.Module):
+    """Row-wise stochastic depth; the identity when not training."""
+
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        keep = torch.empty([x.shape[0]] + [1] * (x.ndim - 1)).bernoulli_(1.0 - self.p)
+        return x * keep / (1.0 - self.p)
+
+
+class LayerNorm2d(nn.LayerNorm):
+    def forward(self, x):
+        x = x.permute(0, 2, 3, 1)
+        x = F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+        return x.permute(0, 3, 1, 2)
+
+
+class CNBlock(nn.Module):
+    def __init__(self, dim, layer_scale, p):
+        super().__init__()
+        self.block = nn.Sequential(
+            nn.Conv2d(dim, dim, 7, padding=3, groups=dim),
+            Permute([0, 2, 3, 1]),
+            nn.LayerNorm(dim, eps=1e-6),
+            nn.Linear(dim, 4 * dim),
+            nn.GELU(),
+            nn.Linear(4 * dim, dim),
+            Permute([0, 3, 1, 2]),
+        )
+        self.layer_scale = nn.Parameter(torch.ones(dim, 1, 1) * layer_scale)
+        self.stochastic_depth = StochasticDepth(p)
+
+    def forward(self, x):
+        return self.stochastic_depth(self.layer_scale * self.block(x)) + x
+
+
+class ConvNeXtTiny(nn.Module):
+    def __init__(self, dims=(24, 48, 96, 192), depths=(3, 3, 9, 3), num_classes=10):
+        super().__init__()
+        layers = [nn.Sequential(nn.Conv2d(3, dims[0], 4, stride=4), LayerNorm2d(dims[0], eps=1e-6))]
+        total, done = sum(depths), 0
+        for i, (dim, depth) in enumerate(zip(dims, depths)):
+            blocks = []
+            for _ in range(depth):
+                blocks.append(CNBlock(dim, 1e-6, 0.1 * done / (total - 1)))
+                done += 1
+            layers.append(nn.Sequential(*blocks))
+            if i + 1 < len(dims):
+                layers.append(nn.Sequential(LayerNorm2d(dim, eps=1e-6), nn.Conv2d(dim, dims[i + 1], 2, stride=2)))
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(LayerNorm2d(dims[-1], eps=1e-6), nn.Flatten(1), nn.Linear(dims[-1], num_classes))
+
+    def forward(self, x):
+        return self.classifier(self.avgpool(self.features(x)))
+
+
+class SqueezeExcitation(nn.Module):
+    def __init__(self, cin, squeeze):
+        super().__init__()
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Conv2d(cin, squeeze, 1)
+        self.fc2 = nn.Conv2d(squeeze, cin, 1)
+        self.activation = nn.SiLU()
+        self.scale_activation = nn.Sigmoid()
+
+    def forward(self, x):
+        scale = self.scale_activation(self.fc2(self.activation(self.fc1(self.avgpool(x)))))
+        return scale * x
+
+
+class MBConv(nn.Module):
+    def __init__(self, cin, cout, kernel, stride, expand, p):
+        super().__init__()
+        self.use_res_connect = stride == 1 and cin == cout
+        hidden = cin * expand
+        layers = [] if hidden == cin else [ConvNormActivation(cin, hidden, 1, activation=nn.SiLU)]
+        layers += [
+            ConvNormActivation(hidden, hidden, kernel, stride, groups=hidden, activation=nn.SiLU),
+            SqueezeExcitation(hidden, max(1, cin // 4)),
+            ConvNormActivation(hidden, cout, 1, activation=None),
+        ]
+        self.block = nn.Sequential(*layers)
+        self.stochastic_depth = StochasticDepth(p)
+
+    def forward(self, x):
+        result = self.block(x)
+        if self.use_res_connect:
+            result = self.stochastic_depth(result) + x
+        return result
+
+
+class EfficientNetB0(nn.Module):
+    def __init__(self, num_classes=10):
+        super().__init__()
+        settings = [(1, 3, 1, 16, 8, 1), (6, 3, 2, 8, 12, 2), (6, 5, 2, 12, 20, 2), (6, 3, 2, 20, 40, 3), (6, 5, 1, 40, 56, 3), (6, 5, 2, 56, 96, 4), (6, 3, 1, 96, 160, 1)]
+        total = sum(s[-1] for s in settings)
+        layers, done = [ConvNormActivation(3, 16, stride=2, activation=nn.SiLU)], 0
+        for expand, kernel, stride, cin, cout, n in settings:
+            stage = []
+            for i in range(n):
+                stage.append(MBConv(cin if i == 0 else cout, cout, kernel, stride if i == 0 else 1, expand, 0.2 * done / total))
+                done += 1
+            layers.append(nn.Sequential(*stage))
+        layers.append(ConvNormActivation(160, 320, 1, activation=nn.SiLU))
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(nn.Dropout(0.2, inplace=True), nn.Linear(320, num_classes))
+
+    def forward(self, x):
+        return self.classifier(torch.flatten(self.avgpool(self.features(x)), 1))
+
+
 def best(fn, repeat=5):
     times = []
     for _ in range(repeat):
@@ -139,7 +354,15 @@ def best(fn, repeat=5):
 # Small widths keep building the models cheap; tracing cost is per node.
 resnet = ResNet50(num_classes=10)
 gpt = GPT2(vocab=512, block=64, n_embd=96)
-for name, model in [("resnet50", resnet), ("gpt2_small", gpt)]:
+models = [
+    ("resnet50", resnet),
+    ("gpt2_small", gpt),
+    ("resnet18", ResNet18().eval()),
+    ("mobilenet_v2", MobileNetV2().eval()),
+    ("convnext_tiny", ConvNeXtTiny().eval()),
+    ("efficientnet_b0", EfficientNetB0().eval()),
+]
+for name, model in models:
     nodes = len(fx.symbolic_trace(model).graph.nodes)
     print(name, best(lambda: fx.symbolic_trace(model)))
     print(name + "_nodes", nodes)

@@ -207,27 +207,46 @@ class Tracer(TracerBase):
             scope.module_path, scope.module_type = prev_path, prev_type
         return ret_val
 
+    def _tensor_name(self, value, kind):
+        """The first qualified name of ``value`` among the root's parameters or
+        buffers (``kind``), as torch.fx finds it scanning them in order; the
+        scan is indexed once per trace, and a tensor the index does not know
+        (registered while tracing) is still found by scanning."""
+        index = self.__dict__.setdefault("_named_tensor_index", {}).get(kind)
+        if index is None:
+            index = {}
+            for n, p in self.root.named_parameters() if kind == "parameters" else self.root.named_buffers():
+                index.setdefault(id(p), (n, p))
+            self._named_tensor_index[kind] = index
+        hit = index.get(id(value))
+        if hit is not None and hit[1] is value:
+            return hit[0]
+        for n, p in self.root.named_parameters() if kind == "parameters" else self.root.named_buffers():
+            if p is value:
+                return n
+        return None
+
     def getattr(self, attr, attr_val, parameter_proxy_cache):
         """A module attribute read during tracing: parameters (and buffers,
         with ``proxy_buffer_attributes``) become one ``get_attr`` node each."""
 
-        def maybe_get_proxy_for_attr(attr_val, collection_to_search, parameter_proxy_cache):
-            for n, p in collection_to_search:
-                if attr_val is p:
-                    if n not in parameter_proxy_cache:
-                        kwargs = {}
-                        if "proxy_factory_fn" in inspect.signature(self.create_proxy).parameters:
-                            kwargs["proxy_factory_fn"] = None if not self.param_shapes_constant else (lambda node: ParameterProxy(self, node, n, attr_val))
-                        parameter_proxy_cache[n] = self.create_proxy("get_attr", n, (), {}, **kwargs)
-                    return parameter_proxy_cache[n]
-            return None
+        def maybe_get_proxy_for_attr(attr_val, kind, parameter_proxy_cache):
+            n = self._tensor_name(attr_val, kind)
+            if n is None:
+                return None
+            if n not in parameter_proxy_cache:
+                kwargs = {}
+                if _takes_proxy_factory(type(self)):
+                    kwargs["proxy_factory_fn"] = None if not self.param_shapes_constant else (lambda node: ParameterProxy(self, node, n, attr_val))
+                parameter_proxy_cache[n] = self.create_proxy("get_attr", n, (), {}, **kwargs)
+            return parameter_proxy_cache[n]
 
         if isinstance(attr_val, torch.nn.Parameter):
-            proxy = maybe_get_proxy_for_attr(attr_val, self.root.named_parameters(), parameter_proxy_cache)
+            proxy = maybe_get_proxy_for_attr(attr_val, "parameters", parameter_proxy_cache)
             if proxy is not None:
                 return proxy
         if self.proxy_buffer_attributes and isinstance(attr_val, torch.Tensor):
-            proxy = maybe_get_proxy_for_attr(attr_val, self.root.named_buffers(), parameter_proxy_cache)
+            proxy = maybe_get_proxy_for_attr(attr_val, "buffers", parameter_proxy_cache)
             if proxy is not None:
                 return proxy
         return attr_val
@@ -246,7 +265,7 @@ class Tracer(TracerBase):
             skip_arg_idx = 1
             next(names_iter)
             args.append(self.root)
-        sig = inspect.signature(fn_for_analysis)
+        defaults = _parameter_defaults(fn_for_analysis)
         if isinstance(concrete_args, tuple) and len(concrete_args) > 0 and (co.co_flags & HAS_VARSTUFF) and total_args == 1:
             for name_idx, concrete_arg in enumerate(concrete_args):
                 out = self.create_proxy("placeholder", f"input_{name_idx}", (), {})
@@ -259,13 +278,13 @@ class Tracer(TracerBase):
             if len(arg_names) != len(concrete_args):
                 raise RuntimeError(f"Tracing expected {len(arg_names)} arguments but got {len(concrete_args)} concrete arguments")
             concrete_args = dict(zip(arg_names, concrete_args))
-        args.extend(self._proxy_placeholder(name, concrete_args, sig, fn_for_analysis) for name in arg_names)
+        args.extend(self._proxy_placeholder(name, concrete_args, defaults, fn_for_analysis) for name in arg_names)
         if co.co_kwonlyargcount > 0 or co.co_flags & HAS_VARSTUFF:
             # *args/**kwargs arrive as one placeholder each, passed positionally.
             if co.co_flags & inspect.CO_VARARGS:
-                args.append(self._proxy_placeholder("*" + next(names_iter), concrete_args, sig, fn_for_analysis))
+                args.append(self._proxy_placeholder("*" + next(names_iter), concrete_args, defaults, fn_for_analysis))
             if co.co_flags & inspect.CO_VARKEYWORDS:
-                args.append(self._proxy_placeholder("**" + next(names_iter), concrete_args, sig, fn_for_analysis))
+                args.append(self._proxy_placeholder("**" + next(names_iter), concrete_args, defaults, fn_for_analysis))
             root_fn = patch_function_args(root_fn, len(args))
         flat_args, in_spec = pytree.tree_flatten(tuple(args))
         if not all(child.is_leaf() for child in in_spec.children_specs):
@@ -303,6 +322,7 @@ class Tracer(TracerBase):
                 code = fn.__code__
                 self.graph._co_fields = {"co_name": code.co_name, "co_filename": code.co_filename, "co_firstlineno": code.co_firstlineno}
             self.tensor_attrs = {}
+            self._named_tensor_index = {}
 
             self.tensor_attrs = _fx.constant_attrs(self.root, (torch.Tensor, pytree.TreeSpec))
             if not isinstance(fn, FunctionType):
@@ -344,15 +364,14 @@ class Tracer(TracerBase):
             _is_fx_tracing_flag[0] = previous_flag
         return self.graph
 
-    def _proxy_placeholder(self, name, concrete_args, sig, fn_for_analysis):
+    def _proxy_placeholder(self, name, concrete_args, defaults, fn_for_analysis):
         if concrete_args is not None and name in concrete_args:
             cnt = 0
 
             def replace_ph(x):
                 nonlocal cnt
                 cnt += 1
-                param = sig.parameters[name]
-                default = () if param.default is inspect.Parameter.empty else (param.default,)
+                default = (defaults[name],) if name in defaults else ()
                 out = self.create_proxy("placeholder", f"{name}_{str(cnt)}", default, {})
                 if isinstance(x, PHBase):
                     if x != PH:
@@ -373,9 +392,35 @@ class Tracer(TracerBase):
         if name[0] == "*":
             default = ()
         else:
-            param = sig.parameters[name]
-            default = () if param.default is inspect.Parameter.empty else (param.default,)
+            default = (defaults[name],) if name in defaults else ()
         return self.create_proxy("placeholder", name, default, {}, type_expr=fn_for_analysis.__annotations__.get(name, None))
+
+
+# Tracer classes whose create_proxy takes proxy_factory_fn (inspect is slow;
+# a class's signature does not change).
+_proxy_factory_cache = {}
+
+
+def _takes_proxy_factory(cls):
+    takes = _proxy_factory_cache.get(cls)
+    if takes is None:
+        takes = _proxy_factory_cache[cls] = "proxy_factory_fn" in inspect.signature(cls.create_proxy).parameters
+    return takes
+
+
+def _parameter_defaults(fn):
+    """``{name: default}`` for ``fn``'s parameters that have one: what
+    ``inspect.signature`` reports, read from the function itself (inspect is
+    pure Python and costs more than the rest of a small trace)."""
+    if hasattr(fn, "__signature__"):
+        params = inspect.signature(fn).parameters.values()
+        return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    co = fn.__code__
+    names = co.co_varnames[: co.co_argcount]
+    defaults = fn.__defaults__ or ()
+    out = dict(zip(names[len(names) - len(defaults) :], defaults))
+    out.update(fn.__kwdefaults__ or {})
+    return out
 
 
 # (id(globals), name) → globals, for `torch.fx.wrap`.
@@ -434,10 +479,8 @@ def _patch_wrapped_functions(patcher):
 
 
 def _autowrap_check(patcher, frame_dict, function_ids):
-    if patcher.visit_once(frame_dict):
-        for name, value in list(frame_dict.items()):
-            if not name.startswith("_") and callable(value) and id(value) in function_ids:
-                patcher.patch(frame_dict, name, _create_wrapped_func(value, frame_dict, name))
+    # The scan over every global runs natively; hits get _create_wrapped_func.
+    patcher.autowrap(frame_dict, function_ids, _create_wrapped_func)
 
 
 def wrap(fn_or_name):
