@@ -58,7 +58,7 @@ fn native_hooks(tracer: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
 }
 
 /// `tracer.create_proxy(kind, target, args, kwargs, name=name)`.
-fn create_proxy(
+pub(crate) fn create_proxy(
     tracer: PyObjectRef,
     kind: &'static str,
     target: PyObjectRef,

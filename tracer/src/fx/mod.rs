@@ -6,6 +6,7 @@ mod codegen;
 mod dispatch;
 mod format;
 mod graph;
+mod module_call;
 mod namespace;
 mod node;
 mod passes;
@@ -166,6 +167,26 @@ mod module {
             kwargs.unwrap_or_else(none),
             vm,
         )
+    }
+
+    /// `Tracer.call_module` (see `module_call.rs`); `forward_takes_module`
+    /// when `forward` is the original `Module.__call__` rather than bound.
+    #[pyfunction]
+    fn call_module(
+        tracer: PyObjectRef,
+        m: PyObjectRef,
+        forward: PyObjectRef,
+        args: PyObjectRef,
+        kwargs: PyObjectRef,
+        forward_takes_module: bool,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        let forward = if forward_takes_module {
+            super::module_call::Forward::Unbound(forward)
+        } else {
+            super::module_call::Forward::Bound(forward)
+        };
+        super::module_call::call_module(tracer, m, forward, args, kwargs, vm)
     }
 
     /// A node for one of `Proxy`'s own methods (see `dispatch::record`).

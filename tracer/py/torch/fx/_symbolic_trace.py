@@ -177,35 +177,10 @@ class Tracer(TracerBase):
         raise NameError("module is not installed as a submodule")
 
     def call_module(self, m, forward, args, kwargs):
-        cls = type(self)
-        if cls.path_of_module is Tracer.path_of_module and self.submodule_paths:
-            module_qualified_name = self.submodule_paths.get(m)
-            if module_qualified_name is None:
-                raise NameError("module is not installed as a submodule")
-        else:
-            module_qualified_name = self.path_of_module(m)
-        scope = self.scope
-        prev_path, prev_type = scope.module_path, scope.module_type
-        module_type = type(m)
-        scope.module_path, scope.module_type = module_qualified_name, module_type
-        try:
-            num_calls = self.num_calls.get(module_qualified_name, 0)
-            module_key = f"{module_qualified_name}@{num_calls}" if num_calls > 0 else module_qualified_name
-            self.module_stack[module_key] = (module_qualified_name, module_type)
-            self.num_calls[module_qualified_name] = num_calls + 1
-            if cls.is_leaf_module is Tracer.is_leaf_module:
-                module_name = module_type.__module__
-                leaf = (module_name.startswith("torch.nn") or module_name.startswith("torch.ao.nn")) and not isinstance(m, torch.nn.Sequential)
-            else:
-                leaf = self.is_leaf_module(m, module_qualified_name)
-            if not leaf:
-                ret_val = forward(*args, **kwargs)
-            else:
-                ret_val = self.create_proxy("call_module", module_qualified_name, args, kwargs)
-            self.module_stack.popitem()
-        finally:
-            scope.module_path, scope.module_type = prev_path, prev_type
-        return ret_val
+        """Calls ``m`` while tracing: a ``call_module`` node for a leaf
+        module, else a trace into ``forward`` (natively; the hooks
+        ``path_of_module`` and ``is_leaf_module`` are honoured)."""
+        return _fx.call_module(self, m, forward, args, kwargs, False)
 
     def _tensor_name(self, value, kind):
         """The first qualified name of ``value`` among the root's parameters or
@@ -339,15 +314,21 @@ class Tracer(TracerBase):
             # The globals of each module class's forward are checked once.
             autowrapped_classes = set()
 
+            # A tracer keeping call_module goes straight to the native one.
+            default_call_module = type(self).call_module is Tracer.call_module
+
             @functools.wraps(_orig_module_call)
             def module_call_wrapper(mod, *args, **kwargs):
-                def forward(*args, **kwargs):
-                    return _orig_module_call(mod, *args, **kwargs)
-
                 cls = type(mod)
                 if cls not in autowrapped_classes:
                     autowrapped_classes.add(cls)
                     _autowrap_check(patcher, getattr(getattr(mod, "forward", mod), "__globals__", {}), self._autowrap_function_ids)
+                if default_call_module:
+                    return _fx.call_module(self, mod, _orig_module_call, args, kwargs, True)
+
+                def forward(*args, **kwargs):
+                    return _orig_module_call(mod, *args, **kwargs)
+
                 return self.call_module(mod, forward, args, kwargs)
 
             with Patcher() as patcher:
