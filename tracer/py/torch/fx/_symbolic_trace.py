@@ -306,9 +306,14 @@ class Tracer(TracerBase):
             fn, args = self.create_args_for_root(fn, isinstance(root, torch.nn.Module), concrete_args)
             parameter_proxy_cache = {}
 
+            # Tracer.getattr returns anything but a tensor unchanged.
+            default_getattr = type(self).getattr is Tracer.getattr
+
             @functools.wraps(_orig_module_getattr)
             def module_getattr_wrapper(mod, attr):
                 attr_val = _orig_module_getattr(mod, attr)
+                if default_getattr and not isinstance(attr_val, torch.Tensor):
+                    return attr_val
                 return self.getattr(attr, attr_val, parameter_proxy_cache)
 
             # The globals of each module class's forward are checked once.
