@@ -130,10 +130,14 @@ impl Op {
         let params = &self.schema.params;
         let op = self.schema.name;
         let mut slots: Vec<Option<Value>> = vec![None; params.len()];
-        if positional.len() > params.iter().filter(|p| !p.kw_only).count() {
+        let max_positional = params.iter().filter(|p| !p.kw_only).count();
+        if positional.len() > max_positional {
             return Err(TensorError::Argument {
                 op,
-                message: format!("takes {} positional arguments", params.len()),
+                message: format!(
+                    "takes {max_positional} positional arguments but {} were given",
+                    positional.len()
+                ),
             });
         }
         for (slot, v) in slots.iter_mut().zip(positional) {

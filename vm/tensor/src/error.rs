@@ -66,6 +66,12 @@ pub enum TensorError {
         output: Vec<usize>,
         broadcast: Vec<usize>,
     },
+    /// A loss whose target's size differs from its input's (a ValueError).
+    TargetSize {
+        op: &'static str,
+        target: Vec<usize>,
+        input: Vec<usize>,
+    },
     /// An argument that does not fit the op's declaration (a TypeError).
     Argument { op: &'static str, message: String },
 }
@@ -78,7 +84,7 @@ impl TensorError {
             TensorError::DimOutOfRange { .. }
             | TensorError::IndexOutOfRange { .. }
             | TensorError::NoDims { .. } => ErrorKind::Index,
-            TensorError::Value { .. } => ErrorKind::Value,
+            TensorError::Value { .. } | TensorError::TargetSize { .. } => ErrorKind::Value,
             TensorError::NotImplementedFor { .. } => ErrorKind::NotImplemented,
             TensorError::Other { kind, .. } => *kind,
             TensorError::Argument { .. } => ErrorKind::Type,
@@ -141,6 +147,12 @@ impl TensorError {
             dim,
         }
     }
+}
+
+/// A shape as Python prints a `torch.Size`.
+pub fn torch_size(shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("torch.Size([{}])", dims.join(", "))
 }
 
 fn size_list(shape: &[usize]) -> String {
@@ -248,6 +260,20 @@ impl fmt::Display for TensorError {
                 f,
                 "output with shape {output:?} doesn't match the broadcast shape {broadcast:?}"
             ),
+            TensorError::TargetSize { op, target, input } => {
+                let (target, input) = (torch_size(target), torch_size(input));
+                if *op == "binary_cross_entropy" {
+                    write!(
+                        f,
+                        "Using a target size ({target}) that is different to the input size ({input}) is deprecated. Please ensure they have the same size."
+                    )
+                } else {
+                    write!(
+                        f,
+                        "Target size ({target}) must be the same as input size ({input})"
+                    )
+                }
+            }
             TensorError::Argument { op, message } => write!(f, "{op}(): {message}"),
         }
     }

@@ -6,7 +6,7 @@ use fxvm_tensor::ops::nn::{self, Reduction};
 use fxvm_tensor::ops::reduce;
 use fxvm_tensor::{Result, Tensor, TensorError};
 
-use super::{bin, torch_size};
+use super::bin;
 use crate::op::{Op, Place, op};
 
 use Place::Functional;
@@ -17,6 +17,18 @@ fn weighted(loss: Tensor, weight: Option<Tensor>) -> Result<Tensor> {
         Some(w) => bin(Binary::Mul, loss, w),
         None => Ok(loss),
     }
+}
+
+/// The binary cross entropies take a target of exactly the input's size.
+fn same_size(op: &'static str, input: &Tensor, target: &Tensor) -> Result<()> {
+    if target.shape() == input.shape() {
+        return Ok(());
+    }
+    Err(TensorError::TargetSize {
+        op,
+        target: target.shape().to_vec(),
+        input: input.shape().to_vec(),
+    })
 }
 
 /// `log(x)` clamped below at -100, as PyTorch's binary cross entropy does.
@@ -151,16 +163,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 String,
             )| {
                 let r = Reduction::from_args(size_average, reduce, &reduction)?;
-                if t.shape() != x.shape() {
-                    return Err(TensorError::value(
-                        "binary_cross_entropy",
-                        format!(
-                            "Using a target size ({}) that is different to the input size ({}) is deprecated. Please ensure they have the same size.",
-                            torch_size(t.shape()),
-                            torch_size(x.shape())
-                        ),
-                    ));
-                }
+                same_size("binary_cross_entropy", &x, &t)?;
                 let one_minus = |a: &Tensor| bin(Binary::Sub, 1.0, a);
                 let pos = bin(Binary::Mul, &t, clamped_log(x.clone())?)?;
                 let neg = bin(Binary::Mul, one_minus(&t)?, clamped_log(one_minus(&x)?)?)?;
@@ -181,16 +184,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 Option<Tensor>,
             )| {
                 let r = Reduction::from_args(size_average, reduce, &reduction)?;
-                if t.shape() != x.shape() {
-                    return Err(TensorError::value(
-                        "binary_cross_entropy_with_logits",
-                        format!(
-                            "Target size ({}) must be the same as input size ({})",
-                            torch_size(t.shape()),
-                            torch_size(x.shape())
-                        ),
-                    ));
-                }
+                same_size("binary_cross_entropy_with_logits", &x, &t)?;
                 let log_sig = log_sigmoid(&x)?;
                 let log_one_minus = log_sigmoid(&ew::unary(Unary::Neg, &x)?)?;
                 let pos = match pos_weight {

@@ -58,9 +58,3 @@ fn maybe_in_place(x: &Tensor, result: Result<Tensor>, inplace: bool) -> Result<V
 fn bin(op: Binary, a: impl Into<Arg>, b: impl Into<Arg>) -> Result<Tensor> {
     ew::binary(op, &a.into(), &b.into())
 }
-
-/// A shape as Python prints `torch.Size`.
-fn torch_size(shape: &[usize]) -> String {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    format!("torch.Size([{}])", dims.join(", "))
-}
