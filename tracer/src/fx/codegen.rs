@@ -445,31 +445,13 @@ impl Gen<'_> {
             return Ok(None);
         }
         let dtype = val.get_attr("dtype", vm)?.str(vm)?;
-        let abbr = dtype_abbr(dtype.expect_str().trim_start_matches("torch."));
+        let abbr = super::format::dtype_abbr(dtype.expect_str().trim_start_matches("torch."));
         let shape: Vec<PyObjectRef> = val.get_attr("shape", vm)?.try_to_value(vm)?;
         let shape = shape
             .iter()
             .map(|s| s.str(vm).map(|s| s.expect_str().to_owned()))
             .collect::<PyResult<Vec<_>>>()?;
         Ok(Some(format!(": \"{abbr}[{}]\"", shape.join(", "))))
-    }
-}
-
-pub(crate) fn dtype_abbr(name: &str) -> &str {
-    match name {
-        "float32" => "f32",
-        "float64" => "f64",
-        "float16" => "f16",
-        "bfloat16" => "bf16",
-        "int64" => "i64",
-        "int32" => "i32",
-        "int16" => "i16",
-        "int8" => "i8",
-        "uint8" => "u8",
-        "bool" => "b8",
-        "complex64" => "c64",
-        "complex128" => "c128",
-        other => other,
     }
 }
 

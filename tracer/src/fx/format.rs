@@ -286,7 +286,7 @@ fn tensor_annotation(node: &Py<PyNode>, vm: &VirtualMachine) -> PyResult<Option<
     };
     let dtype = val.get_attr("dtype", vm)?;
     let dtype = py_str(&dtype, vm)?;
-    let abbr = super::codegen::dtype_abbr(dtype.trim_start_matches("torch."));
+    let abbr = dtype_abbr(dtype.trim_start_matches("torch."));
     Ok(Some(format!(
         "Tensor \"{abbr}[{}][{}]cpu\" ",
         list("size")?,
@@ -314,4 +314,23 @@ pub(crate) fn graph_str(graph: &Py<PyGraph>, vm: &VirtualMachine) -> PyResult<St
         }
     }
     Ok(s)
+}
+
+/// A dtype's short name in verbose code and tensor metadata (`f32`).
+pub(crate) fn dtype_abbr(name: &str) -> &str {
+    match name {
+        "float32" => "f32",
+        "float64" => "f64",
+        "float16" => "f16",
+        "bfloat16" => "bf16",
+        "int64" => "i64",
+        "int32" => "i32",
+        "int16" => "i16",
+        "int8" => "i8",
+        "uint8" => "u8",
+        "bool" => "b8",
+        "complex64" => "c64",
+        "complex128" => "c128",
+        other => other,
+    }
 }

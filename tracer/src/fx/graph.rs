@@ -685,45 +685,6 @@ impl PyGraph {
         }
         Ok(vm.ctx.new_list(out))
     }
-
-    #[pymethod]
-    fn __str__(zelf: &Py<Self>, vm: &VirtualMachine) -> PyResult<String> {
-        super::format::graph_str(zelf, vm)
-    }
-
-    /// `(src, globals, lineno_map, prologue_start)` of the generated `forward`;
-    /// `pytree` is `(original argument names, has an output spec)` for
-    /// graphs traced with nested placeholders.
-    #[pymethod]
-    fn _python_code(
-        zelf: &Py<Self>,
-        root_module: PyStrRef,
-        verbose: OptionalArg<bool>,
-        pytree: OptionalArg<PyObjectRef>,
-        vm: &VirtualMachine,
-    ) -> PyResult<PyTupleRef> {
-        let pytree = match pytree.into_option().filter(|p| !vm.is_none(p)) {
-            Some(p) => {
-                let parts: Vec<PyObjectRef> = p.try_into_value(vm)?;
-                let [args, out]: [PyObjectRef; 2] = parts
-                    .try_into()
-                    .map_err(|_| vm.new_type_error("pytree info is (orig_args, has_out_spec)"))?;
-                let args: Vec<PyStrRef> = args.try_into_value(vm)?;
-                Some(super::codegen::PyTree {
-                    orig_args: args.iter().map(|a| a.expect_str().to_owned()).collect(),
-                    out_spec: out.try_to_bool(vm)?,
-                })
-            }
-            None => None,
-        };
-        super::codegen::python_code(
-            zelf,
-            root_module.expect_str(),
-            verbose.unwrap_or(false),
-            pytree.as_ref(),
-            vm,
-        )
-    }
 }
 
 /// `graph.nodes`.

@@ -40,15 +40,106 @@ fn assertion(vm: &VirtualMachine, msg: impl Into<String>) -> PyBaseExceptionRef 
 mod module {
     use rustpython_vm::builtins::{PyStr, PyTypeRef};
     use rustpython_vm::class::PyClassImpl;
+    use rustpython_vm::convert::ToPyObject;
     use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
 
     use super::args::{self, Containers, Leaf};
     use super::graph::PyGraph;
     use super::node::PyNode;
 
+    /// `Node`, with its text methods (`format_node`, `_pretty_print_target`)
+    /// installed from the text layer: the node data knows nothing of printing.
     #[pyattr(name = "Node")]
-    fn node_type(_vm: &VirtualMachine) -> PyTypeRef {
-        PyNode::make_static_type()
+    fn node_type(vm: &VirtualMachine) -> PyTypeRef {
+        let cls = PyNode::make_static_type();
+        let class = <PyNode as rustpython_vm::PyPayload>::class(&vm.ctx);
+        let format_node = vm.new_method("format_node", class, format_node);
+        class.set_attr(vm.ctx.intern_str("format_node"), format_node.into());
+        let pretty = vm.new_function("_pretty_print_target", pretty_print_target);
+        let pretty = vm
+            .ctx
+            .types
+            .staticmethod_type
+            .to_owned()
+            .to_pyobject(vm)
+            .call((pretty,), vm)
+            .expect("staticmethod wraps a function");
+        class.set_attr(vm.ctx.intern_str("_pretty_print_target"), pretty);
+        cls
+    }
+
+    #[derive(rustpython_vm::FromArgs)]
+    struct FormatNodeArgs {
+        #[pyarg(any, optional)]
+        placeholder_names: rustpython_vm::function::OptionalArg<PyObjectRef>,
+        #[pyarg(any, optional)]
+        maybe_return_typename: rustpython_vm::function::OptionalArg<PyObjectRef>,
+        #[pyarg(named, optional)]
+        include_tensor_metadata: rustpython_vm::function::OptionalArg<bool>,
+    }
+
+    /// `node.format_node(placeholder_names=None, maybe_return_typename=None)`.
+    fn format_node(
+        zelf: rustpython_vm::PyRef<PyNode>,
+        a: FormatNodeArgs,
+        vm: &VirtualMachine,
+    ) -> PyResult<Option<String>> {
+        let names = a.placeholder_names.into_option().filter(|x| !vm.is_none(x));
+        let ret = a
+            .maybe_return_typename
+            .into_option()
+            .filter(|x| !vm.is_none(x));
+        super::format::format_node(
+            &zelf,
+            names.as_ref(),
+            ret.as_ref(),
+            a.include_tensor_metadata.unwrap_or(false),
+            vm,
+        )
+    }
+
+    fn pretty_print_target(target: PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
+        super::format::pretty_target(&target, vm)
+    }
+
+    /// `str(graph)`.
+    #[pyfunction]
+    fn graph_str(graph: rustpython_vm::PyRef<PyGraph>, vm: &VirtualMachine) -> PyResult<String> {
+        super::format::graph_str(&graph, vm)
+    }
+
+    /// `(src, globals, lineno_map, prologue_start)` of the generated `forward`;
+    /// `pytree` is `(original argument names, has an output spec)` for
+    /// graphs traced with nested placeholders.
+    #[pyfunction]
+    fn python_code(
+        graph: rustpython_vm::PyRef<PyGraph>,
+        root_module: rustpython_vm::builtins::PyStrRef,
+        verbose: bool,
+        pytree: Option<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult<rustpython_vm::builtins::PyTupleRef> {
+        let pytree = match pytree.filter(|p| !vm.is_none(p)) {
+            Some(p) => {
+                let parts: Vec<PyObjectRef> = p.try_into_value(vm)?;
+                let [args, out]: [PyObjectRef; 2] = parts
+                    .try_into()
+                    .map_err(|_| vm.new_type_error("pytree info is (orig_args, has_out_spec)"))?;
+                let args: Vec<rustpython_vm::builtins::PyStrRef> = args.try_into_value(vm)?;
+                Some(super::codegen::PyTree {
+                    orig_args: args.iter().map(|a| a.expect_str().to_owned()).collect(),
+                    out_spec: out.try_to_bool(vm)?,
+                })
+            }
+            None => None,
+        };
+        super::codegen::python_code(
+            &graph,
+            root_module.expect_str(),
+            verbose,
+            pytree.as_ref(),
+            vm,
+        )
     }
 
     #[pyattr(name = "GraphBase")]

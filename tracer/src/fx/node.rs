@@ -666,31 +666,6 @@ impl PyNode {
         zelf.s.write().name = name;
     }
 
-    #[pymethod]
-    fn format_node(
-        zelf: &Py<Self>,
-        a: FormatNodeArgs,
-        vm: &VirtualMachine,
-    ) -> PyResult<Option<String>> {
-        let names = a.placeholder_names.into_option().filter(|x| !vm.is_none(x));
-        let ret = a
-            .maybe_return_typename
-            .into_option()
-            .filter(|x| !vm.is_none(x));
-        super::format::format_node(
-            zelf,
-            names.as_ref(),
-            ret.as_ref(),
-            a.include_tensor_metadata.unwrap_or(false),
-            vm,
-        )
-    }
-
-    #[pystaticmethod]
-    fn _pretty_print_target(target: PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
-        super::format::pretty_target(&target, vm)
-    }
-
     /// Whether dead-code elimination must keep this node.
     #[pymethod]
     fn is_impure(zelf: &Py<Self>, a: IsImpureArgs, vm: &VirtualMachine) -> PyResult<bool> {
@@ -766,16 +741,6 @@ struct ReplaceAllUsesArgs {
     delete_user_cb: OptionalArg<PyObjectRef>,
     #[pyarg(named, optional)]
     propagate_meta: OptionalArg<bool>,
-}
-
-#[derive(FromArgs)]
-struct FormatNodeArgs {
-    #[pyarg(any, optional)]
-    placeholder_names: OptionalArg<PyObjectRef>,
-    #[pyarg(any, optional)]
-    maybe_return_typename: OptionalArg<PyObjectRef>,
-    #[pyarg(named, optional)]
-    include_tensor_metadata: OptionalArg<bool>,
 }
 
 #[derive(FromArgs)]

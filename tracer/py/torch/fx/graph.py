@@ -76,6 +76,9 @@ class Graph(_fx.GraphBase):
         self._codegen = CodeGen()
         self._co_fields = {}
 
+    def __str__(self):
+        return _fx.graph_str(self)
+
     def get_attr(self, qualified_name, type_expr=None):
         """Inserts a node fetching the parameter, buffer or submodule ``qualified_name``."""
         if self.owning_module is not None and not _attr_reference_exists(self.owning_module, qualified_name):
@@ -141,7 +144,7 @@ class Graph(_fx.GraphBase):
         info = getattr(self._codegen, "pytree_info", None)
         if isinstance(self._codegen, _PyTreeCodeGen) and info is not None:
             pytree_args = (list(info.orig_args), info.out_spec is not None)
-        src, globals_, lineno_map, prologue_start = self._python_code(root_module, verbose, pytree_args)
+        src, globals_, lineno_map, prologue_start = _fx.python_code(self, root_module, verbose, pytree_args)
         return PythonCode(src, globals_, lineno_map, prologue_start)
 
     def print_tabular(self):
