@@ -89,3 +89,43 @@ fn tolist_of_a_tensor_with_100k_dims_converts() {
     assert_eq!(out.status, Some(0), "{out:?}");
     assert_eq!(out.stdout, "100000 0.0\n[[], [], []] [] 2\n");
 }
+
+#[test]
+fn the_modules_model_files_import_answer_as_eager_cpu_pytorch() {
+    check("imports");
+}
+
+/// What a CPU-only PyTorch build answers (the reference wheel has CUDA
+/// libraries, so these cannot come from its goldens).
+#[test]
+fn cpu_only_answers_and_what_fxvm_cannot_do_are_clear() {
+    let script = r#"
+import torch
+for f in (torch.cuda.current_device, torch.cuda.synchronize, lambda: torch.cuda.set_device(0),
+          lambda: torch.zeros(2, device="cuda"), lambda: torch.ones(2).to(torch.device("cuda:0"))):
+    try:
+        f()
+    except AssertionError as e:
+        print("AssertionError:", e)
+print(torch.backends.cudnn.is_available(), torch.accelerator.current_accelerator(), torch.accelerator.is_available())
+try:
+    torch.jit.script(torch.nn.Linear(2, 2))
+except NotImplementedError as e:
+    print("NotImplementedError:", e)
+import os
+os.environ["TORCH_HOME"] = "/nonexistent-fxvm-home"
+try:
+    torch.hub.load_state_dict_from_url("https://example.com/w/resnet18-f37072fd.pth")
+except RuntimeError as e:
+    print("RuntimeError:", e)
+"#;
+    let out = run(&["run", "-c", script]);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "AssertionError: Torch not compiled with CUDA enabled\n".repeat(5)
+            + "False None False\n"
+            + "NotImplementedError: torch.jit.script: fxvm does not compile TorchScript; run the model eagerly, or capture its graph with torch.fx.symbolic_trace(model)\n"
+            + "RuntimeError: fxvm has no network access to download https://example.com/w/resnet18-f37072fd.pth: place the file at /nonexistent-fxvm-home/hub/checkpoints/resnet18-f37072fd.pth (the hub cache, $TORCH_HOME/hub/checkpoints) and run again\n"
+    );
+}

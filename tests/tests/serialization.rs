@@ -63,7 +63,7 @@ fn map_location_other_than_the_cpu_is_refused() {
     assert!(
         out.stderr
             .trim_end()
-            .ends_with("RuntimeError: fxvm runs on the CPU only; device 'cuda' is not available"),
+            .ends_with("RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your storages to the CPU."),
         "{}",
         out.stderr
     );

@@ -6,7 +6,7 @@ from torch._C import Tensor, dtype, float32, float64, int32, int64, bool
 from torch._size import Size
 from torch._device import device
 from torch._memory_format import memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format
-from torch.autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
+from torch.autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_inference_mode_enabled
 
 __version__ = version.__version__
 
@@ -120,3 +120,16 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if equal_nan:
         close = close | (isnan(input) & isnan(other))
     return close
+
+
+# Submodules PyTorch makes reachable as attributes of `torch`; imported on
+# first use, since most scripts need only a few of them.
+_LAZY_SUBMODULES = {"accelerator", "backends", "cuda", "fx", "hub", "jit", "utils"}
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"torch.{name}")
+    raise AttributeError(f"module 'torch' has no attribute '{name}'")

@@ -1,4 +1,10 @@
-"""``torch.device``: fxvm computes on the CPU only."""
+"""``torch.device``: names any device PyTorch knows, as PyTorch does; fxvm
+computes on the CPU only, so tensors refuse other devices when created."""
+
+_TYPES = (
+    "cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
+    "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone",
+)
 
 
 class device:
@@ -6,8 +12,8 @@ class device:
         if isinstance(type, device):
             type, index = type.type, type.index
         kind, _, idx = str(type).partition(":")
-        if kind != "cpu":
-            raise RuntimeError(f"fxvm runs on the CPU only; device '{type}' is not available")
+        if kind not in _TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_TYPES)} device type at start of device string: {type}")
         self.type = kind
         self.index = int(idx) if idx else index
 

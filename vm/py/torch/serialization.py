@@ -158,7 +158,13 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if weights_only is None:
         weights_only = True
     if map_location is not None and not callable(map_location) and not isinstance(map_location, dict):
-        torch.device(map_location)  # refuses any device but the CPU
+        if torch.device(map_location).type != "cpu":
+            # A CPU-only PyTorch's refusal when it restores the storages.
+            raise RuntimeError(
+                "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
+                "If you are running on a CPU-only machine, please use torch.load with "
+                "map_location=torch.device('cpu') to map your storages to the CPU."
+            )
     data = _read(f)
     user = {name: _global_name(entry)[1] for name, entry in _safe_globals.items()}
     return _C._load_checkpoint(bytes(data), bool(weights_only), user, _find_class)

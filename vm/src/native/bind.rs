@@ -210,10 +210,18 @@ fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<
             .map(|s| Value::Str(s.expect_str().to_owned())),
         Ty::Device => {
             let is_device = o.downcast_ref::<PyStr>().is_some() || &*o.class().name() == "device";
-            match is_device {
-                true => Some(Value::Device(o.str(vm)?.expect_str().to_owned())),
-                false => None,
+            if !is_device {
+                return Ok(None);
             }
+            let name = o.str(vm)?.expect_str().to_owned();
+            // A CPU-only PyTorch refuses CUDA tensors with this error.
+            if name.starts_with("cuda") {
+                return Err(vm.new_exception_msg(
+                    vm.ctx.exceptions.assertion_error.to_owned(),
+                    "Torch not compiled with CUDA enabled".into(),
+                ));
+            }
+            Some(Value::Device(name))
         }
         Ty::Data => Some(Value::Data(match tensor() {
             Some(t) => Data::Tensor(t),

@@ -1,1 +1,0 @@
-"""``torch.utils``: helpers shared by ``torch.fx``."""
