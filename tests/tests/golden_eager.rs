@@ -129,3 +129,26 @@ except RuntimeError as e:
             + "RuntimeError: fxvm has no network access to download https://example.com/w/resnet18-f37072fd.pth: place the file at /nonexistent-fxvm-home/hub/checkpoints/resnet18-f37072fd.pth (the hub cache, $TORCH_HOME/hub/checkpoints) and run again\n"
     );
 }
+
+#[test]
+fn safetensors_files_load_and_save_as_the_safetensors_package() {
+    check_in("serialization", "safetensors_files");
+}
+
+#[test]
+fn safetensors_of_a_dtype_fxvm_lacks_say_which() {
+    let file = fixtures().join("checkpoints/half.safetensors");
+    let code = format!(
+        "from safetensors.torch import load_file\nload_file({:?})",
+        file.to_str().unwrap()
+    );
+    let out = run(&["run", "-c", &code]);
+    assert_eq!(out.status, Some(1));
+    assert!(
+        out.stderr.trim_end().ends_with(
+            "safetensors.SafetensorError: Error while deserializing: fxvm cannot load tensors of type F16 yet"
+        ),
+        "{}",
+        out.stderr
+    );
+}

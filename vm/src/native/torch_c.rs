@@ -115,6 +115,75 @@ mod _c {
         Loader::new(&ck, policy, vm).load()
     }
 
+    /// The tensors (sorted by name) and `__metadata__` of a safetensors
+    /// file's bytes; a damaged file raises ValueError with the reason.
+    #[pyfunction]
+    fn _safetensors_load(
+        data: rustpython_vm::builtins::PyBytesRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<(PyObjectRef, PyObjectRef)> {
+        let loaded = fxvm_checkpoint::safetensors::load(data.as_bytes())
+            .map_err(|e| vm.new_value_error(e.to_string()))?;
+        let tensors: Vec<PyObjectRef> = loaded
+            .tensors
+            .into_iter()
+            .map(|(name, t)| {
+                vm.ctx
+                    .new_tuple(vec![
+                        vm.ctx.new_str(name).into(),
+                        crate::native::tensor::wrap(t, vm),
+                    ])
+                    .into()
+            })
+            .collect();
+        let metadata = match loaded.metadata {
+            Some(m) => {
+                let d = vm.ctx.new_dict();
+                let mut entries: Vec<_> = m.into_iter().collect();
+                entries.sort();
+                for (k, v) in entries {
+                    d.set_item(k.as_str(), vm.ctx.new_str(v).into(), vm)?;
+                }
+                d.into()
+            }
+            None => vm.ctx.none(),
+        };
+        Ok((vm.ctx.new_list(tensors).into(), metadata))
+    }
+
+    /// A safetensors file's bytes for tensors by name and string metadata
+    /// (a dict, or None).
+    #[pyfunction]
+    fn _safetensors_save(
+        names: Vec<rustpython_vm::builtins::PyStrRef>,
+        tensors: Vec<PyRef<PyTensor>>,
+        metadata: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<rustpython_vm::builtins::PyBytesRef> {
+        let tensors: Vec<(String, crate::tensor::Tensor)> = names
+            .iter()
+            .zip(&tensors)
+            .map(|(n, t)| (n.expect_str().to_owned(), t.tensor()))
+            .collect();
+        let metadata = match metadata.downcast_ref::<rustpython_vm::builtins::PyDict>() {
+            None => None,
+            Some(d) => Some(
+                d.items_vec()
+                    .into_iter()
+                    .map(|(k, v)| {
+                        Ok((
+                            k.str(vm)?.expect_str().to_owned(),
+                            v.str(vm)?.expect_str().to_owned(),
+                        ))
+                    })
+                    .collect::<PyResult<std::collections::HashMap<String, String>>>()?,
+            ),
+        };
+        let bytes = fxvm_checkpoint::safetensors::save(&tensors, metadata)
+            .map_err(|e| vm.new_value_error(e.to_string()))?;
+        Ok(vm.ctx.new_bytes(bytes))
+    }
+
     /// `torch.save`'s container: the zip archive PyTorch writes, from the
     /// pickle's bytes and the tensors whose storages it names, keyed in order.
     #[pyfunction]

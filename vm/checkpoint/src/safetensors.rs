@@ -1,0 +1,143 @@
+//! The safetensors format, on the `safetensors` crate: a JSON header naming
+//! each tensor's dtype, shape and byte range, then the raw little-endian
+//! data. Nothing in it can run code.
+
+use std::collections::HashMap;
+
+use fxvm_tensor::{DType, Tensor};
+use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+
+use crate::CheckpointError;
+
+/// A file's tensors (in the order of their data in the file, as
+/// `load_file` returns them) and its `__metadata__`.
+pub struct Loaded {
+    pub tensors: Vec<(String, Tensor)>,
+    pub metadata: Option<HashMap<String, String>>,
+}
+
+fn dtype_of(d: Dtype) -> Result<DType, CheckpointError> {
+    Ok(match d {
+        Dtype::F32 => DType::F32,
+        Dtype::F64 => DType::F64,
+        Dtype::I64 => DType::I64,
+        Dtype::I32 => DType::I32,
+        Dtype::BOOL => DType::Bool,
+        other => return Err(CheckpointError::UnsupportedDType(format!("{other:?}"))),
+    })
+}
+
+fn format_dtype(d: DType) -> Dtype {
+    match d {
+        DType::F32 => Dtype::F32,
+        DType::F64 => Dtype::F64,
+        DType::I64 => Dtype::I64,
+        DType::I32 => Dtype::I32,
+        DType::Bool => Dtype::BOOL,
+    }
+}
+
+fn invalid(e: safetensors::SafeTensorError) -> CheckpointError {
+    CheckpointError::Archive(e.to_string())
+}
+
+/// Reads every tensor of a safetensors file (copied out of `bytes`).
+pub fn load(bytes: &[u8]) -> Result<Loaded, CheckpointError> {
+    let (_, header) = SafeTensors::read_metadata(bytes).map_err(invalid)?;
+    let file = SafeTensors::deserialize(bytes).map_err(invalid)?;
+    let mut names: Vec<(usize, String)> = header
+        .tensors()
+        .into_iter()
+        .map(|(name, info)| (info.data_offsets.0, name))
+        .collect();
+    names.sort();
+    let tensors = names
+        .into_iter()
+        .map(|(_, name)| {
+            let view = file.tensor(&name).map_err(invalid)?;
+            let dtype = dtype_of(view.dtype())?;
+            let flat =
+                Tensor::from_bytes(dtype, view.data(), false).map_err(CheckpointError::Tensor)?;
+            let tensor = fxvm_tensor::ops::shape::reshape(
+                &flat,
+                &view.shape().iter().map(|&d| d as i64).collect::<Vec<_>>(),
+            )
+            .map_err(CheckpointError::Tensor)?;
+            Ok((name, tensor))
+        })
+        .collect::<Result<Vec<_>, CheckpointError>>()?;
+    Ok(Loaded {
+        tensors,
+        metadata: header.metadata().clone(),
+    })
+}
+
+/// Writes tensors (each as its dense row-major elements) and metadata as a
+/// safetensors file.
+pub fn save(
+    tensors: &[(String, Tensor)],
+    metadata: Option<HashMap<String, String>>,
+) -> Result<Vec<u8>, CheckpointError> {
+    let data: Vec<(String, Vec<u8>, &Tensor)> = tensors
+        .iter()
+        .map(|(name, t)| (name.clone(), t.contiguous().storage_bytes(), t))
+        .collect();
+    let views = data
+        .iter()
+        .map(|(name, bytes, t)| {
+            TensorView::new(format_dtype(t.dtype()), t.shape().to_vec(), bytes)
+                .map(|v| (name.clone(), v))
+                .map_err(invalid)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    safetensors::tensor::serialize(views, metadata).map_err(invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_keeps_names_shapes_dtypes_values_and_metadata() {
+        let a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+        // A transposed view is written as its own row-major elements.
+        let at = fxvm_tensor::ops::shape::transpose(&a, 0, 1).unwrap();
+        let b = Tensor::from_vec(vec![true, false], &[2]);
+        let c = Tensor::from_vec(vec![-7i64], &[]);
+        let meta = HashMap::from([("format".to_string(), "pt".to_string())]);
+        let bytes = save(
+            &[("w".into(), at), ("mask".into(), b), ("step".into(), c)],
+            Some(meta.clone()),
+        )
+        .unwrap();
+        let loaded = load(&bytes).unwrap();
+        let mut by_name = loaded.tensors.clone();
+        by_name.sort_by(|a, b| a.0.cmp(&b.0));
+        let names: Vec<_> = by_name.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["mask", "step", "w"]);
+        let w = &by_name[2].1;
+        assert_eq!(w.shape(), [3, 2]);
+        assert_eq!(w.to_vec::<f32>(), [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        assert_eq!(by_name[0].1.to_vec::<bool>(), [true, false]);
+        assert_eq!(by_name[1].1.shape(), [] as [usize; 0]);
+        assert_eq!(by_name[1].1.to_vec::<i64>(), [-7]);
+        assert_eq!(loaded.metadata, Some(meta));
+    }
+
+    #[test]
+    fn damaged_files_are_errors_not_panics() {
+        let good = save(
+            &[("x".into(), Tensor::from_vec(vec![1.0f32; 4], &[4]))],
+            None,
+        )
+        .unwrap();
+        for bad in [
+            &b""[..],
+            &b"\xff\xff\xff\xff\xff\xff\xff\xff{}"[..],
+            &good[..good.len() - 3],
+            &good[..10],
+        ] {
+            assert!(load(bad).is_err());
+        }
+    }
+}

@@ -1,0 +1,71 @@
+"""``safetensors`` for fxvm: the file format read and written natively (on
+the ``safetensors`` Rust crate; nothing in a file can run code), with the
+Python API of safetensors 0.8 for ``framework="pt"``. Files are read whole
+rather than memory-mapped."""
+
+import torch as _torch  # `torch` would be shadowed by the submodule safetensors.torch
+
+__all__ = ["SafetensorError", "deserialize", "safe_open", "serialize"]
+
+# The API this module follows.
+__version__ = "0.8.0"
+
+
+class SafetensorError(Exception):
+    """A file that is not valid safetensors, or a tensor it does not hold."""
+
+
+def _read(filename):
+    try:
+        with open(filename, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"No such file or directory: {filename}") from None
+
+
+def deserialize(data):
+    """``[(name, tensor)]`` (sorted by name) and the ``__metadata__`` of a file's bytes."""
+    try:
+        return _torch._C._safetensors_load(bytes(data))
+    except ValueError as e:
+        raise SafetensorError(f"Error while deserializing: {e}") from None
+
+
+def serialize(tensors, metadata=None):
+    """The bytes of a safetensors file holding ``tensors`` (name → tensor)."""
+    names = list(tensors)
+    return _torch._C._safetensors_save(names, [tensors[n] for n in names], metadata)
+
+
+class safe_open:
+    """``with safe_open(path, framework="pt") as f:`` — ``keys()``,
+    ``get_tensor(name)``, ``metadata()``."""
+
+    def __init__(self, filename, framework, device="cpu"):
+        if framework not in ("pt", "torch", "pytorch"):
+            raise SafetensorError(f"framework {framework} is not supported by fxvm (only 'pt')")
+        if str(device) != "cpu":
+            _torch.zeros(0, device=device)  # PyTorch's error for a device fxvm has not
+        tensors, self._metadata = deserialize(_read(filename))
+        self._tensors = dict(tensors)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def keys(self):
+        return sorted(self._tensors)
+
+    def offset_keys(self):
+        return list(self._tensors)
+
+    def metadata(self):
+        return self._metadata
+
+    def get_tensor(self, name):
+        try:
+            return self._tensors[name]
+        except KeyError:
+            raise SafetensorError(f"File does not contain tensor {name}") from None
