@@ -308,3 +308,57 @@ fn a_script_that_cannot_be_read_names_the_file() {
         out.stderr
     );
 }
+
+#[test]
+fn user_packages_come_from_site_packages_pythonpath_and_a_virtualenv() {
+    let scratch = Scratch::new("site-packages");
+    let root = scratch.path();
+    let make_package = |dir: &std::path::Path, name: &str| {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        std::fs::write(
+            dir.join(name).join("__init__.py"),
+            format!("WHO = {name:?}\n"),
+        )
+        .unwrap();
+    };
+    let explicit = root.join("explicit");
+    make_package(&explicit, "alpha");
+    std::fs::write(
+        explicit.join("fastmath.cpython-311-x86_64-linux-gnu.so"),
+        b"",
+    )
+    .unwrap();
+    let on_path = root.join("on_path");
+    make_package(&on_path, "beta");
+    let venv_site = root.join("venv/lib/python3.11/site-packages");
+    make_package(&venv_site, "gamma");
+    // A venv's own `torch` stays behind fxvm's frozen one.
+    make_package(&venv_site, "torch");
+    let code = "import alpha, beta, gamma, torch\nprint(alpha.WHO, beta.WHO, gamma.WHO, torch.tensor([1]).tolist())\ntry:\n    import fastmath\nexcept ImportError as e:\n    print(type(e).__name__, e.name, 'compiled extension' in str(e))";
+    let out = fxvm_tests::fxvm(&[
+        "run",
+        "--site-packages",
+        explicit.to_str().unwrap(),
+        "-c",
+        code,
+    ])
+    .env("PYTHONPATH", &on_path)
+    .env("VIRTUAL_ENV", root.join("venv"))
+    .output()
+    .expect("spawn fxvm");
+    let out = fxvm_tests::Run::from(out);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "alpha beta gamma [1]\nImportError fastmath True\n"
+    );
+    // Without them, a clear ModuleNotFoundError.
+    let out = run(&["run", "-c", "import alpha"]);
+    assert!(
+        out.stderr
+            .trim_end()
+            .ends_with("ModuleNotFoundError: No module named 'alpha'"),
+        "{}",
+        out.stderr
+    );
+}

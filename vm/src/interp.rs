@@ -27,6 +27,9 @@ pub fn build_from(builder: InterpreterBuilder) -> Interpreter {
         .enter(crate::native::compile_guard::install)
         .expect("the builtins module has compile, exec and eval");
     interp
+        .enter(|vm| vm.import("_fxvm_import", 0).map(drop))
+        .expect("the frozen _fxvm_import module installs its finder");
+    interp
 }
 
 /// The interpreter of [`build`], before it is built, so that other crates can

@@ -92,6 +92,38 @@ macro_rules! outln {
 }
 pub(crate) use outln;
 
+/// Where user packages are found, as CPython finds them, behind fxvm's own
+/// frozen `torch`: the `--site-packages` directories, then `PYTHONPATH`,
+/// then the active virtualenv's site-packages (`$VIRTUAL_ENV`).
+fn package_path(site_packages: &[std::path::PathBuf]) -> Vec<String> {
+    let mut path: Vec<String> = site_packages
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if let Some(extra) = std::env::var_os("PYTHONPATH") {
+        path.extend(
+            std::env::split_paths(&extra)
+                .filter(|p| !p.as_os_str().is_empty())
+                .map(|p| p.to_string_lossy().into_owned()),
+        );
+    }
+    if let Some(venv) = std::env::var_os("VIRTUAL_ENV") {
+        let lib = std::path::Path::new(&venv).join("lib");
+        let mut found: Vec<String> = std::fs::read_dir(&lib)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+            .map(|e| e.path().join("site-packages"))
+            .filter(|p| p.is_dir())
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        found.sort();
+        path.extend(found);
+    }
+    path
+}
+
 /// An I/O error's text without Rust's " (os error N)" suffix.
 fn io_reason(e: &std::io::Error) -> String {
     let text = e.to_string();

@@ -16,6 +16,9 @@ pub(crate) struct RunArgs {
     /// Program passed in as a string, as `python -c`.
     #[arg(short = 'c', value_name = "CODE")]
     code: Option<String>,
+    /// Also import pure-Python packages from DIR (repeatable; PYTHONPATH and an active virtualenv are used too).
+    #[arg(long = "site-packages", value_name = "DIR")]
+    site_packages: Vec<std::path::PathBuf>,
     /// The script to run, then the arguments it sees in `sys.argv[1:]`.
     #[arg(
         value_name = "FILE.py [ARGS]",
@@ -44,6 +47,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
 
     let interp = crate::interpreter(&fxvm_vm::Config {
         argv,
+        path: super::package_path(&args.site_packages),
         ..Default::default()
     });
     let status = interp.enter(|vm| {

@@ -53,6 +53,9 @@ pub(crate) struct Target {
     /// Specialise an argument: NAME=VALUE (a Python literal, or PH for a placeholder). Repeatable.
     #[arg(long, value_name = "NAME=VALUE")]
     pub(crate) concrete: Vec<String>,
+    /// Also import pure-Python packages from DIR (repeatable; PYTHONPATH and an active virtualenv are used too).
+    #[arg(long = "site-packages", value_name = "DIR")]
+    pub(crate) site_packages: Vec<PathBuf>,
 }
 
 /// Trace a model in a script and print its graph, code, table or readable form.
@@ -89,6 +92,7 @@ pub(crate) fn traced_text(target: &Target, format: Format) -> anyhow::Result<Opt
     let argv = vec![file.to_string_lossy().into_owned()];
     let interp = crate::interpreter(&fxvm_vm::Config {
         argv,
+        path: super::package_path(&target.site_packages),
         ..Default::default()
     });
     let result = interp.enter(|vm| {

@@ -12,15 +12,17 @@ __all__ = ["download_url_to_file", "get_dir", "load", "load_state_dict_from_url"
 _hub_dir = None
 
 
+def _get_torch_home():
+    """``$TORCH_HOME``, else ``$XDG_CACHE_HOME/torch``, else ``~/.cache/torch``."""
+    cache = os.environ.get("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache"))
+    return os.path.expanduser(os.environ.get("TORCH_HOME", os.path.join(cache, "torch")))
+
+
 def get_dir():
-    """The hub cache: ``set_dir``'s, else ``$TORCH_HOME/hub``, else ``~/.cache/torch/hub``."""
+    """The hub cache: ``set_dir``'s, else ``$TORCH_HOME/hub``."""
     if _hub_dir is not None:
         return _hub_dir
-    torch_home = os.environ.get("TORCH_HOME")
-    if torch_home is None:
-        cache = os.environ.get("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache"))
-        torch_home = os.path.join(cache, "torch")
-    return os.path.join(torch_home, "hub")
+    return os.path.join(_get_torch_home(), "hub")
 
 
 def set_dir(d):
