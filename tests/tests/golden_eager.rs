@@ -152,3 +152,8 @@ fn safetensors_of_a_dtype_fxvm_lacks_say_which() {
         out.stderr
     );
 }
+
+#[test]
+fn optimizers_and_schedules_behave_as_torch_optim() {
+    check("optim");
+}
