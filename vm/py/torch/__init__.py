@@ -124,7 +124,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 # Submodules PyTorch makes reachable as attributes of `torch`; imported on
 # first use, since most scripts need only a few of them.
-_LAZY_SUBMODULES = {"accelerator", "backends", "cuda", "fx", "hub", "jit", "optim", "utils"}
+_LAZY_SUBMODULES = {"accelerator", "backends", "cuda", "functional", "fx", "hub", "jit", "optim", "utils"}
 
 
 def __getattr__(name):

@@ -123,7 +123,15 @@ fn python_form(
             .clone()
             .unwrap_or_else(|| default_to_py(schema.params[i].default.as_ref().map(|d| d.text), vm))
     };
-    let positional: Vec<PyObjectRef> = (0..n.min(schema.params.len())).map(value).collect();
+    // A `*varargs` parameter among the positional ones passes its items
+    // (`einsum(equation, *operands)`).
+    let mut positional: Vec<PyObjectRef> = Vec::new();
+    for i in 0..n.min(schema.params.len()) {
+        match super::bind::seq(&value(i)) {
+            Some(items) if schema.params[i].varargs => positional.extend(items),
+            _ => positional.push(value(i)),
+        }
+    }
     let kwargs = (n..schema.params.len())
         .map(|i| (schema.params[i].name.to_owned(), value(i)))
         .collect::<rustpython_vm::function::KwArgs>();

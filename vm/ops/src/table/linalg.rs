@@ -46,7 +46,7 @@ pub(crate) fn rows() -> Vec<Op> {
         ),
         op(
             "einsum(str equation, Tensor[] *operands)",
-            &[Place::Torch],
+            &[Place::TorchFunctional(2)],
             |(equation, operands): (String, Vec<Tensor>)| einsum::einsum(&equation, &operands),
         ),
     ]

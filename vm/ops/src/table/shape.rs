@@ -3,7 +3,7 @@
 use fxvm_tensor::ops::shape::{self, Split};
 use fxvm_tensor::{Result, Tensor, TensorError};
 
-use crate::op::{M, Op, T, TM, op};
+use crate::op::{M, Op, Place, T, TM, op};
 use crate::value::Or;
 
 /// A tensor's sizes as the `int[]` a shape op takes.
@@ -97,8 +97,8 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "split(Tensor input, int|int[] split_size_or_sections, int dim=0)",
-            TM,
+            "split(Tensor tensor, int|int[] split_size_or_sections, int dim=0)",
+            &[Place::TorchFunctional(2), Place::Method],
             |(x, how, dim): (Tensor, Or<i64, Vec<i64>>, i64)| {
                 let how = match how {
                     Or::A(n) if n >= 0 => Split::Every(n as usize),
