@@ -6,57 +6,18 @@
 //! `/tmp/torchref/bin/python`), under CPython + torch.fx, alternating rounds
 //! so machine noise hits both alike. Target: total at most 0.5× torch.fx's.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Command;
+mod common;
 
 const ROUNDS: usize = 3;
 
-fn run(argv: &[&str]) -> BTreeMap<String, f64> {
-    let out = Command::new(argv[0])
-        .args(&argv[1..])
-        .output()
-        .unwrap_or_else(|e| panic!("spawn {}: {e}", argv[0]));
-    assert!(
-        out.status.success(),
-        "{argv:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let (name, secs) = l.split_once(' ')?;
-            Some((name.to_owned(), secs.trim().parse().ok()?))
-        })
-        .collect()
-}
-
 fn main() {
-    let fxvm = env!("CARGO_BIN_EXE_fxvm");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/py/fx_graph.py");
-    let script = script.to_str().expect("utf-8 path");
-    let torch =
-        std::env::var("FXVM_TORCH_PYTHON").unwrap_or_else(|_| "/tmp/torchref/bin/python".into());
-    let have_torch = Path::new(&torch).exists();
-    if !have_torch {
-        println!("no PyTorch interpreter at {torch}: fxvm times only (set FXVM_TORCH_PYTHON)");
-    }
-    let (mut ours, mut theirs): (BTreeMap<String, f64>, BTreeMap<String, f64>) =
-        (BTreeMap::new(), BTreeMap::new());
-    for _ in 0..ROUNDS {
-        for (acc, argv) in [
-            (&mut ours, vec![fxvm, "run", script]),
-            (&mut theirs, vec![torch.as_str(), script]),
-        ] {
-            if argv[0] == torch && !have_torch {
-                continue;
-            }
-            for (k, v) in run(&argv) {
-                let e = acc.entry(k).or_insert(f64::INFINITY);
-                *e = e.min(v);
-            }
-        }
-    }
+    let common::SideBySide {
+        fxvm: ours,
+        torch: theirs,
+    } = {
+        let (fxvm, torch) = common::commands("fx_graph.py");
+        common::measure(&fxvm, torch.as_ref(), ROUNDS)
+    };
     println!(
         "{:<9} {:>10} {:>10} {:>8}",
         "case", "fxvm", "torch.fx", "ratio"

@@ -12,55 +12,20 @@
 //! (`op_loop`, an empty call; RustPython runs it ~8× slower than CPython, a
 //! cost of the interpreter rather than of fxvm's op path). Raw ratios print too.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Command;
 
 const ROUNDS: usize = 3;
 
-fn run(argv: &[&str]) -> BTreeMap<String, f64> {
-    let out = Command::new(argv[0])
-        .args(&argv[1..])
-        .output()
-        .unwrap_or_else(|e| panic!("spawn {}: {e}", argv[0]));
-    assert!(
-        out.status.success(),
-        "{argv:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let (name, secs) = l.split_once(' ')?;
-            Some((name.to_owned(), secs.trim().parse().ok()?))
-        })
-        .collect()
-}
-
-fn best_of(acc: &mut BTreeMap<String, f64>, round: BTreeMap<String, f64>) {
-    for (k, v) in round {
-        let e = acc.entry(k).or_insert(f64::INFINITY);
-        *e = e.min(v);
-    }
-}
-
 fn main() {
-    let fxvm = env!("CARGO_BIN_EXE_fxvm");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/py/tensor_ops.py");
-    let script = script.to_str().expect("utf-8 path");
-    let torch =
-        std::env::var("FXVM_TORCH_PYTHON").unwrap_or_else(|_| "/tmp/torchref/bin/python".into());
-    let have_torch = Path::new(&torch).exists();
-    if !have_torch {
-        println!("no PyTorch interpreter at {torch}: fxvm times only (set FXVM_TORCH_PYTHON)");
-    }
-    let (mut ours, mut theirs) = (BTreeMap::new(), BTreeMap::new());
-    for _ in 0..ROUNDS {
-        best_of(&mut ours, run(&[fxvm, "run", script]));
-        if have_torch {
-            best_of(&mut theirs, run(&[&torch, script]));
-        }
-    }
+    let common::SideBySide {
+        fxvm: ours,
+        torch: theirs,
+    } = {
+        let (fxvm, torch) = common::commands("tensor_ops.py");
+        common::measure(&fxvm, torch.as_ref(), ROUNDS)
+    };
     println!(
         "{:<14} {:>12} {:>12} {:>9}  meaning",
         "case", "fxvm", "PyTorch", "ratio"

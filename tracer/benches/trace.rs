@@ -9,35 +9,16 @@
 //! so machine noise hits both alike, and reports peak memory of each
 //! process. Target: at most 0.5× torch.fx's time.
 
-use std::collections::BTreeMap;
-use std::path::Path;
+mod common;
+
 use std::process::Command;
 
 const ROUNDS: usize = 3;
 
-fn run(argv: &[&str]) -> BTreeMap<String, f64> {
-    let out = Command::new(argv[0])
-        .args(&argv[1..])
-        .output()
-        .unwrap_or_else(|e| panic!("spawn {}: {e}", argv[0]));
-    assert!(
-        out.status.success(),
-        "{argv:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let (name, secs) = l.split_once(' ')?;
-            Some((name.to_owned(), secs.trim().parse().ok()?))
-        })
-        .collect()
-}
-
 /// Peak resident memory of one run of `argv` (from `wait4`).
-fn peak_rss_mb(argv: &[&str]) -> f64 {
+fn peak_rss_mb(argv: &[String]) -> f64 {
     #[allow(clippy::zombie_processes)] // reaped by wait4 below
-    let child = Command::new(argv[0])
+    let child = Command::new(&argv[0])
         .args(&argv[1..])
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -51,31 +32,9 @@ fn peak_rss_mb(argv: &[&str]) -> f64 {
 }
 
 fn main() {
-    let fxvm = env!("CARGO_BIN_EXE_fxvm");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/py/trace_models.py");
-    let script = script.to_str().expect("utf-8 path");
-    let torch =
-        std::env::var("FXVM_TORCH_PYTHON").unwrap_or_else(|_| "/tmp/torchref/bin/python".into());
-    let have_torch = Path::new(&torch).exists();
-    if !have_torch {
-        println!("no PyTorch interpreter at {torch}: fxvm times only (set FXVM_TORCH_PYTHON)");
-    }
-    let (mut ours, mut theirs): (BTreeMap<String, f64>, BTreeMap<String, f64>) =
-        (BTreeMap::new(), BTreeMap::new());
-    for _ in 0..ROUNDS {
-        for (acc, argv) in [
-            (&mut ours, vec![fxvm, "run", script]),
-            (&mut theirs, vec![torch.as_str(), script]),
-        ] {
-            if argv[0] == torch && !have_torch {
-                continue;
-            }
-            for (k, v) in run(&argv) {
-                let e = acc.entry(k).or_insert(f64::INFINITY);
-                *e = e.min(v);
-            }
-        }
-    }
+    let (fxvm_argv, torch_argv) = common::commands("trace_models.py");
+    let runs = common::measure(&fxvm_argv, torch_argv.as_ref(), ROUNDS);
+    let (ours, theirs) = (&runs.fxvm, &runs.torch);
     println!(
         "{:<15} {:>10} {:>10} {:>8}",
         "case", "fxvm", "torch.fx", "ratio"
@@ -101,12 +60,11 @@ fn main() {
         }
     }
     for (label, argv) in [
-        ("fxvm", vec![fxvm, "run", script]),
-        ("torch.fx", vec![torch.as_str(), script]),
+        ("fxvm", Some(&fxvm_argv)),
+        ("torch.fx", torch_argv.as_ref()),
     ] {
-        if argv[0] == torch && !have_torch {
-            continue;
+        if let Some(argv) = argv {
+            println!("peak RSS {label:<9} {:>7.1} MB", peak_rss_mb(argv));
         }
-        println!("peak RSS {label:<9} {:>7.1} MB", peak_rss_mb(&argv));
     }
 }
