@@ -8,53 +8,29 @@
 use rustpython_vm::builtins::{PyDict, PyList, PyTuple, PyType};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 
-/// A module already imported, by name.
-fn module(name: &'static str, vm: &VirtualMachine) -> PyResult {
-    vm.sys_module.get_attr("modules", vm)?.get_item(name, vm)
-}
-
-/// The class attribute `name` of `cls` (through its MRO), unbound.
-fn class_attr(cls: &Py<PyType>, name: &'static str, vm: &VirtualMachine) -> Option<PyObjectRef> {
-    cls.get_attr(vm.ctx.intern_str(name))
-}
+use super::hooks::{class, keeps, loaded};
 
 /// Whether `tracer` keeps every hook the native recorder stands for, and no
 /// Transformer is preserving node meta (which `create_node` must copy).
 fn native_hooks(tracer: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
-    let proxy = module("torch.fx.proxy", vm)?;
-    if proxy
+    if loaded("torch.fx.proxy", vm)?
         .get_attr("_preserving", vm)?
         .get_item(&0, vm)?
         .try_to_bool(vm)?
     {
         return Ok(false);
     }
-    let base = proxy.get_attr("TracerBase", vm)?;
-    let base = base
-        .downcast_ref::<PyType>()
-        .ok_or_else(|| vm.new_type_error("TracerBase is a class"))?;
-    let cls = tracer.class();
-    let same = |name: &'static str| {
-        matches!(
-            (class_attr(cls, name, vm), class_attr(base, name, vm)),
-            (Some(a), Some(b)) if a.is(&b)
-        )
-    };
-    if !(same("create_proxy") && same("create_node") && same("proxy")) {
+    let base = class("torch.fx.proxy", "TracerBase", vm)?;
+    if !["create_proxy", "create_node", "proxy"]
+        .into_iter()
+        .all(|hook| keeps(tracer, &base, hook, vm))
+    {
         return Ok(false);
     }
     // `Tracer.create_arg` adds parameters and modules to the base rules;
     // the recorder asks the tracer for those kinds, so both are fine.
-    let create_arg = class_attr(cls, "create_arg", vm);
-    let tracer_cls = module("torch.fx._symbolic_trace", vm)?.get_attr("Tracer", vm)?;
-    let tracer_cls = tracer_cls
-        .downcast_ref::<PyType>()
-        .ok_or_else(|| vm.new_type_error("Tracer is a class"))?;
-    Ok(create_arg.is_some_and(|f| {
-        [base, tracer_cls]
-            .iter()
-            .any(|c| class_attr(c, "create_arg", vm).is_some_and(|g| g.is(&f)))
-    }))
+    let tracer_cls = class("torch.fx._symbolic_trace", "Tracer", vm)?;
+    Ok(keeps(tracer, &base, "create_arg", vm) || keeps(tracer, &tracer_cls, "create_arg", vm))
 }
 
 /// `tracer.create_proxy(kind, target, args, kwargs, name=name)`.
@@ -68,7 +44,7 @@ pub(crate) fn create_proxy(
     vm: &VirtualMachine,
 ) -> PyResult {
     if native_hooks(&tracer, vm)? {
-        let proxy_cls = module("torch.fx.proxy", vm)?.get_attr("Proxy", vm)?;
+        let proxy_cls = loaded("torch.fx.proxy", vm)?.get_attr("Proxy", vm)?;
         let name = name.map(|n| vm.ctx.new_str(n));
         return super::record::create_proxy(
             tracer, proxy_cls, kind, target, args, kwargs, name, None, vm,
@@ -120,7 +96,7 @@ fn find_tracers(
 
 /// `torch.overrides.is_tensor_method_or_property(func)`.
 fn is_tensor_method(func: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
-    let tensor = module("torch", vm)?.get_attr("Tensor", vm)?;
+    let tensor = loaded("torch", vm)?.get_attr("Tensor", vm)?;
     if let Some(owner) = super::attr(func, "__self__", vm)?
         && &*owner.class().name() == "getset_descriptor"
     {

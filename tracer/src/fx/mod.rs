@@ -6,6 +6,7 @@ mod codegen;
 mod dispatch;
 mod format;
 mod graph;
+mod hooks;
 mod module_call;
 mod namespace;
 mod node;

@@ -6,27 +6,9 @@
 
 use rustpython_vm::builtins::{PyDict, PyStr, PyType};
 use rustpython_vm::function::FuncArgs;
-use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
+use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 
-/// A class attribute, unbound, through the MRO.
-fn class_attr(cls: &PyObjectRef, name: &'static str, vm: &VirtualMachine) -> Option<PyObjectRef> {
-    cls.downcast_ref::<PyType>()
-        .and_then(|c| c.get_attr(vm.ctx.intern_str(name)))
-}
-
-/// Whether `tracer`'s class keeps `Tracer.<name>`.
-fn keeps(
-    tracer: &PyObjectRef,
-    base: &PyObjectRef,
-    name: &'static str,
-    vm: &VirtualMachine,
-) -> bool {
-    let cls: PyObjectRef = tracer.class().to_owned().into();
-    matches!(
-        (class_attr(&cls, name, vm), class_attr(base, name, vm)),
-        (Some(a), Some(b)) if a.is(&b)
-    )
-}
+use super::hooks::{class, keeps, loaded};
 
 /// How to run a module that is traced into.
 pub(crate) enum Forward {
@@ -46,11 +28,7 @@ pub(crate) fn call_module(
     kwargs: PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult {
-    let base = vm
-        .sys_module
-        .get_attr("modules", vm)?
-        .get_item("torch.fx._symbolic_trace", vm)?
-        .get_attr("Tracer", vm)?;
+    let base = class("torch.fx._symbolic_trace", "Tracer", vm)?;
     let paths = tracer.get_attr("submodule_paths", vm)?;
     let name = match paths.downcast_ref::<PyDict>() {
         Some(d) if keeps(&tracer, &base, "path_of_module", vm) && d.__len__() > 0 => {
@@ -91,7 +69,7 @@ pub(crate) fn call_module(
 #[allow(clippy::too_many_arguments)] // the state call_module threads through
 fn record_call(
     tracer: &PyObjectRef,
-    base: &PyObjectRef,
+    base: &Py<PyType>,
     m: &PyObjectRef,
     name: &PyObjectRef,
     module_type: &PyObjectRef,
@@ -127,11 +105,7 @@ fn record_call(
         let module = module_type.get_attr("__module__", vm)?;
         let module = module.str(vm)?;
         let module = module.expect_str();
-        let sequential = vm
-            .sys_module
-            .get_attr("modules", vm)?
-            .get_item("torch.nn", vm)?
-            .get_attr("Sequential", vm)?;
+        let sequential = loaded("torch.nn", vm)?.get_attr("Sequential", vm)?;
         (module.starts_with("torch.nn") || module.starts_with("torch.ao.nn"))
             && !m.is_instance(&sequential, vm)?
     } else {
