@@ -187,16 +187,20 @@ class Tracer(TracerBase):
         buffers (``kind``), as torch.fx finds it scanning them in order; the
         scan is indexed once per trace, and a tensor the index does not know
         (registered while tracing) is still found by scanning."""
+
+        def named():
+            return self.root.named_parameters() if kind == "parameters" else self.root.named_buffers()
+
         index = self.__dict__.setdefault("_named_tensor_index", {}).get(kind)
         if index is None:
             index = {}
-            for n, p in self.root.named_parameters() if kind == "parameters" else self.root.named_buffers():
+            for n, p in named():
                 index.setdefault(id(p), (n, p))
             self._named_tensor_index[kind] = index
         hit = index.get(id(value))
         if hit is not None and hit[1] is value:
             return hit[0]
-        for n, p in self.root.named_parameters() if kind == "parameters" else self.root.named_buffers():
+        for n, p in named():
             if p is value:
                 return n
         return None

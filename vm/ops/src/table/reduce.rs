@@ -56,6 +56,21 @@ fn variance(
     reduce::var(&x, dims.as_deref(), correction, keepdim, sqrt)
 }
 
+/// `var` (`sqrt` false) or `std`.
+fn variance_row(decl: &'static str, sqrt: bool) -> Op {
+    op(
+        decl,
+        TM,
+        move |(x, dim, unbiased, keepdim, correction): (
+            Tensor,
+            Option<Or<Vec<i64>, bool>>,
+            Option<bool>,
+            bool,
+            Option<Scalar>,
+        )| { variance(x, dim, unbiased, keepdim, correction, sqrt) },
+    )
+}
+
 pub(crate) fn rows() -> Vec<Op> {
     use Extremum::{Max, Min};
     vec![
@@ -122,27 +137,13 @@ pub(crate) fn rows() -> Vec<Op> {
                 reduce::arg_extremum_dim(&x, dim, keepdim, Min)
             },
         ),
-        op(
+        variance_row(
             "var(Tensor input, int[]|bool? dim=None, bool? unbiased=None, bool keepdim=False, *, Scalar? correction=None)",
-            TM,
-            |(x, dim, unbiased, keepdim, correction): (
-                Tensor,
-                Option<Or<Vec<i64>, bool>>,
-                Option<bool>,
-                bool,
-                Option<Scalar>,
-            )| { variance(x, dim, unbiased, keepdim, correction, false) },
+            false,
         ),
-        op(
+        variance_row(
             "std(Tensor input, int[]|bool? dim=None, bool? unbiased=None, bool keepdim=False, *, Scalar? correction=None)",
-            TM,
-            |(x, dim, unbiased, keepdim, correction): (
-                Tensor,
-                Option<Or<Vec<i64>, bool>>,
-                Option<bool>,
-                bool,
-                Option<Scalar>,
-            )| { variance(x, dim, unbiased, keepdim, correction, true) },
+            true,
         ),
         op(
             "norm(Tensor input, Scalar|str? p=None, int[]? dim=None, bool keepdim=False)",
