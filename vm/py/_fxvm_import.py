@@ -26,9 +26,5 @@ class CompiledExtensionFinder:
                     )
         return None
 
-    @classmethod
-    def invalidate_caches(cls):
-        pass
-
 
 sys.meta_path.append(CompiledExtensionFinder)

@@ -295,10 +295,8 @@ pub(crate) fn to_py(v: Value, objects: &[Option<PyObjectRef>], vm: &VirtualMachi
                 .collect(),
         ),
         Value::Floats(v) => list(v.into_iter().map(|f| vm.ctx.new_float(f).into()).collect()),
-        Value::Tensor(t) | Value::Data(Data::Tensor(t)) => wrap(t, vm),
-        Value::Data(Data::Values { values, .. }) => {
-            list(values.into_iter().map(|s| scalar_to_py(s, vm)).collect())
-        }
+        Value::Tensor(t) => wrap(t, vm),
+        Value::Data(data) => wrap(data.into_tensor(None).py(vm)?, vm),
         Value::Tensors(ts) => vm
             .ctx
             .new_tuple(ts.into_iter().map(|t| wrap(t, vm)).collect())
