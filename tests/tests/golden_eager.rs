@@ -157,3 +157,8 @@ fn safetensors_of_a_dtype_fxvm_lacks_say_which() {
 fn optimizers_and_schedules_behave_as_torch_optim() {
     check("optim");
 }
+
+#[test]
+fn seeded_random_streams_and_inits_match_pytorchs_generator() {
+    check("random_streams");
+}

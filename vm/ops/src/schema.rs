@@ -34,6 +34,8 @@ pub enum Ty {
     Device,
     /// `Data`: what `torch.tensor` takes (numbers, nested sequences, tensors).
     Data,
+    /// `Generator`: a `torch.Generator`; `None` means the default one.
+    Generator,
     /// `A|B`: the first alternative the value converts to.
     Union(Vec<Ty>),
 }
@@ -57,6 +59,7 @@ impl Ty {
             "str" => Ty::Str,
             "Device" => Ty::Device,
             "Data" => Ty::Data,
+            "Generator" => Ty::Generator,
             other => panic!("unknown type {other} in {decl}"),
         }
     }
@@ -76,6 +79,7 @@ impl Ty {
             Ty::Str => "str".into(),
             Ty::Device => "torch.device".into(),
             Ty::Data => "data".into(),
+            Ty::Generator => "torch.Generator".into(),
             Ty::Union(alts) => alts
                 .iter()
                 .map(Ty::describe)

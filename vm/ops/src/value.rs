@@ -5,6 +5,7 @@
 //! registry is built.
 
 use fxvm_tensor::ops::elementwise::Arg;
+use fxvm_tensor::random::Generator;
 use fxvm_tensor::{DType, Scalar, Tensor};
 
 use crate::schema::{Schema, Ty};
@@ -25,6 +26,7 @@ pub enum Value {
     Tensor(Tensor),
     Tensors(Vec<Tensor>),
     Data(Data),
+    Generator(Generator),
     /// A result tuple (`chunk`, `max_pool2d(return_indices=True)`).
     Tuple(Vec<Value>),
     /// A `torch.return_types.<name>` named tuple (`max(dim)`).
@@ -54,6 +56,7 @@ impl Value {
             Value::Tensor(_) => "Tensor",
             Value::Tensors(_) | Value::Tuple(_) | Value::ReturnType(..) => "tuple",
             Value::Data(_) => "data",
+            Value::Generator(_) => "torch.Generator",
             Value::Input(_) => "input",
         }
     }
@@ -75,7 +78,8 @@ impl Value {
             | (Ty::DType, Value::DType(_))
             | (Ty::Str, Value::Str(_))
             | (Ty::Device, Value::Device(_))
-            | (Ty::Data, Value::Data(_)) => true,
+            | (Ty::Data, Value::Data(_))
+            | (Ty::Generator, Value::Generator(_)) => true,
             _ => false,
         }
     }
@@ -177,6 +181,22 @@ impl FromValue for Device {
         match v {
             Value::Device(d) => Device(d),
             _ => Device("cpu".into()),
+        }
+    }
+}
+
+/// `Generator? generator=None`: the given generator, else the default one.
+impl FromValue for Generator {
+    fn accepts(ty: &Ty, _optional: bool) -> bool {
+        *ty == Ty::Generator
+    }
+    fn is(v: &Value) -> bool {
+        matches!(v, Value::Generator(_) | Value::None)
+    }
+    fn from_value(v: Value) -> Self {
+        match v {
+            Value::Generator(g) => g,
+            _ => Generator::default_cpu(),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 from torch import _C
 from torch import version
-from torch._C import Tensor, dtype, float32, float64, int32, int64, bool
+from torch._C import Tensor, Generator, default_generator, dtype, float32, float64, int32, int64, bool
 from torch._size import Size
 from torch._device import device
 from torch._memory_format import memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format
@@ -17,6 +17,8 @@ long = int64
 
 _functions, _functional = _C._bind_ops()
 globals().update(_functions)
+
+from torch.random import manual_seed, seed, initial_seed
 
 
 _TENSOR_TYPENAMES = {

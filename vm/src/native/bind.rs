@@ -11,6 +11,7 @@ use crate::tensor::ops::elementwise::Arg;
 use crate::tensor::{Scalar, Tensor};
 
 use super::convert::{IntoPy, dtype_from_py, dtype_to_py, flatten_data, scalar, scalar_to_py};
+use super::generator::PyGenerator;
 use super::tensor::{PyTensor, wrap};
 
 /// The object given for each parameter (explicit `None`s kept), in order,
@@ -230,6 +231,9 @@ fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<
                 Data::Values { values, shape }
             }
         })),
+        Ty::Generator => o
+            .downcast_ref::<PyGenerator>()
+            .map(|g| Value::Generator(g.generator.clone())),
         Ty::Union(alts) => {
             for t in alts {
                 if let Some(v) = convert_to(t, o, vm)? {
@@ -297,6 +301,7 @@ pub(crate) fn to_py(v: Value, objects: &[Option<PyObjectRef>], vm: &VirtualMachi
         Value::Floats(v) => list(v.into_iter().map(|f| vm.ctx.new_float(f).into()).collect()),
         Value::Tensor(t) => wrap(t, vm),
         Value::Data(data) => wrap(data.into_tensor(None).py(vm)?, vm),
+        Value::Generator(g) => PyGenerator::wrap(g, vm),
         Value::Tensors(ts) => vm
             .ctx
             .new_tuple(ts.into_iter().map(|t| wrap(t, vm)).collect())

@@ -5,6 +5,7 @@ pub(crate) mod bind;
 pub(crate) mod classes;
 pub(crate) mod compile_guard;
 pub(crate) mod convert;
+pub(crate) mod generator;
 pub(crate) mod guard;
 pub(crate) mod index;
 pub(crate) mod load;

@@ -8,6 +8,7 @@ mod _c {
     use rustpython_vm::{PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine};
 
     use crate::native::convert::PyDType;
+    use crate::native::generator::PyGenerator;
     use crate::native::tensor::PyTensor;
     use crate::tensor::DType;
 
@@ -19,6 +20,18 @@ mod _c {
     #[pyattr(name = "Tensor")]
     fn tensor_type(_vm: &VirtualMachine) -> rustpython_vm::builtins::PyTypeRef {
         PyTensor::make_static_type()
+    }
+
+    #[pyattr(name = "Generator")]
+    fn generator_type(_vm: &VirtualMachine) -> rustpython_vm::builtins::PyTypeRef {
+        PyGenerator::make_static_type()
+    }
+
+    /// The generator `torch.manual_seed` reseeds and ops use by default.
+    #[pyattr(once)]
+    fn default_generator(vm: &VirtualMachine) -> PyObjectRef {
+        PyGenerator::make_static_type();
+        PyGenerator::wrap(crate::tensor::random::Generator::default_cpu(), vm)
     }
 
     #[pyattr(name = "dtype")]

@@ -8,6 +8,7 @@ pub mod error;
 pub mod format;
 pub mod layout;
 pub mod ops;
+pub mod random;
 pub mod storage;
 #[allow(clippy::module_inception)]
 pub mod tensor;

@@ -3,12 +3,12 @@
 use fxvm_tensor::ops::create;
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
-use crate::op::{Op, T, op};
+use crate::op::{M, Op, T, op};
 use crate::value::{Data, Device};
 
 /// The sizes of a tensor to create, checked: non-negative, an element count
 /// within int64, and a buffer the system can provide for `dtype`.
-fn new_shape(op: &'static str, size: &[i64], dtype: DType) -> Result<Vec<usize>> {
+pub(super) fn new_shape(op: &'static str, size: &[i64], dtype: DType) -> Result<Vec<usize>> {
     let sizes = size
         .iter()
         .map(|&d| {
@@ -23,6 +23,7 @@ fn new_shape(op: &'static str, size: &[i64], dtype: DType) -> Result<Vec<usize>>
 
 type Sized = (Vec<i64>, Option<DType>, Device, bool);
 type Like = (Tensor, Option<DType>, Device, bool);
+type New = (Tensor, Vec<i64>, Option<DType>, Device, bool);
 
 pub(crate) fn rows() -> Vec<Op> {
     vec![
@@ -73,6 +74,50 @@ pub(crate) fn rows() -> Vec<Op> {
             |(size, v, dtype, _, _): (Vec<i64>, Scalar, Option<DType>, Device, bool)| {
                 let dtype = dtype.unwrap_or(v.category().default_dtype());
                 let shape = new_shape("full", &size, dtype)?;
+                Ok(Tensor::full(&shape, Tensor::fill_value(v, dtype)?, dtype))
+            },
+        ),
+        op(
+            "new_tensor(Tensor input, Data data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            M,
+            |(x, data, dtype, _, _): (Tensor, Data, Option<DType>, Device, bool)| {
+                data.into_tensor(Some(dtype.unwrap_or(x.dtype())))
+            },
+        ),
+        op(
+            "new_zeros(Tensor input, int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            M,
+            |(x, size, dtype, _, _): New| {
+                let dtype = dtype.unwrap_or(x.dtype());
+                Ok(Tensor::zeros(&new_shape("new_zeros", &size, dtype)?, dtype))
+            },
+        ),
+        op(
+            "new_empty(Tensor input, int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            M,
+            |(x, size, dtype, _, _): New| {
+                let dtype = dtype.unwrap_or(x.dtype());
+                Ok(Tensor::zeros(&new_shape("new_empty", &size, dtype)?, dtype))
+            },
+        ),
+        op(
+            "new_ones(Tensor input, int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            M,
+            |(x, size, dtype, _, _): New| {
+                let dtype = dtype.unwrap_or(x.dtype());
+                Ok(Tensor::full(
+                    &new_shape("new_ones", &size, dtype)?,
+                    Scalar::Int(1),
+                    dtype,
+                ))
+            },
+        ),
+        op(
+            "new_full(Tensor input, int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            M,
+            |(x, size, v, dtype, _, _): (Tensor, Vec<i64>, Scalar, Option<DType>, Device, bool)| {
+                let dtype = dtype.unwrap_or(x.dtype());
+                let shape = new_shape("new_full", &size, dtype)?;
                 Ok(Tensor::full(&shape, Tensor::fill_value(v, dtype)?, dtype))
             },
         ),
@@ -161,48 +206,6 @@ pub(crate) fn rows() -> Vec<Op> {
                     None => n,
                 };
                 Ok(create::eye(n, m, dtype.unwrap_or(DType::F32)))
-            },
-        ),
-        op(
-            "rand(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
-            T,
-            |(size, dtype, _, _): Sized| {
-                let dtype = dtype.unwrap_or(DType::F32);
-                Ok(create::rand(&new_shape("rand", &size, dtype)?, dtype))
-            },
-        ),
-        op(
-            "randn(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
-            T,
-            |(size, dtype, _, _): Sized| {
-                let dtype = dtype.unwrap_or(DType::F32);
-                Ok(create::randn(&new_shape("randn", &size, dtype)?, dtype))
-            },
-        ),
-        op(
-            "randint(int low, int high, int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
-            T,
-            |(low, high, size, dtype, _, _): (i64, i64, Vec<i64>, Option<DType>, Device, bool)| {
-                let dtype = dtype.unwrap_or(DType::I64);
-                create::randint(low, high, &new_shape("randint", &size, dtype)?, dtype)
-            },
-        ),
-        op(
-            "randperm(int n, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
-            T,
-            |(n, dtype, _, _): (i64, Option<DType>, Device, bool)| -> Result<Tensor> {
-                Ok(create::randperm(
-                    n.max(0) as usize,
-                    dtype.unwrap_or(DType::I64),
-                ))
-            },
-        ),
-        op(
-            "manual_seed(int seed)",
-            T,
-            |(seed,): (i64,)| -> Result<()> {
-                create::manual_seed(seed as u64);
-                Ok(())
             },
         ),
     ]

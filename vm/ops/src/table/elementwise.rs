@@ -165,7 +165,36 @@ pub(crate) fn rows() -> Vec<Op> {
             TM,
             |(x, lo, hi): (Tensor, Option<Scalar>, Option<Scalar>)| ew::clamp(&x, lo, hi),
         ));
+        rows.push(op(
+            decl(format!(
+                "{name}_(Tensor(a!) input, Scalar? min=None, Scalar? max=None)"
+            )),
+            M,
+            |(x, lo, hi): (Tensor, Option<Scalar>, Option<Scalar>)| {
+                in_place(&x, ew::clamp(&x, lo, hi))
+            },
+        ));
     }
+    rows.push(op(
+        "clamp_min(Tensor input, Scalar min)",
+        TM,
+        |(x, lo): (Tensor, Scalar)| ew::clamp(&x, Some(lo), None),
+    ));
+    rows.push(op(
+        "clamp_max(Tensor input, Scalar max)",
+        TM,
+        |(x, hi): (Tensor, Scalar)| ew::clamp(&x, None, Some(hi)),
+    ));
+    rows.push(op(
+        "clamp_min_(Tensor(a!) input, Scalar min)",
+        M,
+        |(x, lo): (Tensor, Scalar)| in_place(&x, ew::clamp(&x, Some(lo), None)),
+    ));
+    rows.push(op(
+        "clamp_max_(Tensor(a!) input, Scalar max)",
+        M,
+        |(x, hi): (Tensor, Scalar)| in_place(&x, ew::clamp(&x, None, Some(hi))),
+    ));
     rows
 }
 

@@ -12,6 +12,7 @@ mod index;
 mod linalg;
 mod loss;
 mod nn;
+mod random;
 mod reduce;
 mod shape;
 
@@ -29,6 +30,7 @@ pub(crate) fn all() -> Vec<Op> {
         index::rows(),
         convert::rows(),
         create::rows(),
+        random::rows(),
         elementwise::rows(),
         nn::rows(),
         loss::rows(),

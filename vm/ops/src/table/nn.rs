@@ -6,6 +6,7 @@ use fxvm_tensor::ops::create;
 use fxvm_tensor::ops::nn;
 use fxvm_tensor::ops::pool::{self, Window};
 use fxvm_tensor::ops::resample::{self, InterpMode, PadMode, Target};
+use fxvm_tensor::random::Generator;
 use fxvm_tensor::{Result, Tensor, TensorError};
 
 use super::maybe_in_place;
@@ -272,7 +273,11 @@ pub(crate) fn rows() -> Vec<Op> {
                 if !training {
                     return Ok(Value::Input(0));
                 }
-                maybe_in_place(&x, create::dropout(&x, p), inplace)
+                maybe_in_place(
+                    &x,
+                    create::dropout(&x, p, &Generator::default_cpu()),
+                    inplace,
+                )
             },
         ),
     ]

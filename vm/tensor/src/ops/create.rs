@@ -1,27 +1,11 @@
-//! Creation ops: ranges, identity, and random tensors from one seeded generator.
-
-use std::sync::Mutex;
-
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, StandardNormal};
+//! Creation ops: ranges, identity, and random tensors drawn from a generator.
 
 use crate::dtype::{DType, Scalar};
 use crate::error::{Result, TensorError};
+use crate::ops::elementwise::{Arg, Binary, binary};
+use crate::random::{Generator, fill};
 use crate::storage::{Element, with_dtype};
 use crate::tensor::Tensor;
-
-/// The default generator; `torch.manual_seed` reseeds it.
-static RNG: Mutex<Option<SmallRng>> = Mutex::new(None);
-
-fn with_rng<R>(f: impl FnOnce(&mut SmallRng) -> R) -> R {
-    let mut guard = RNG.lock().unwrap_or_else(|e| e.into_inner());
-    f(guard.get_or_insert_with(|| SmallRng::seed_from_u64(0x5eed)))
-}
-
-pub fn manual_seed(seed: u64) {
-    *RNG.lock().unwrap_or_else(|e| e.into_inner()) = Some(SmallRng::seed_from_u64(seed));
-}
 
 pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Result<Tensor> {
     if dtype == Some(DType::Bool) {
@@ -95,56 +79,48 @@ pub fn eye(n: usize, m: usize, dtype: DType) -> Tensor {
     })
 }
 
-/// Uniform on [0, 1).
-pub fn rand(shape: &[usize], dtype: DType) -> Tensor {
-    let n = shape.iter().product();
-    let data: Vec<f64> = with_rng(|r| (0..n).map(|_| r.random::<f64>()).collect());
-    Tensor::from_vec(data, shape).to_dtype(dtype)
+/// Uniform on [0, 1), from `g`.
+pub fn rand(shape: &[usize], dtype: DType, g: &Generator) -> Result<Tensor> {
+    let t = Tensor::zeros(shape, dtype);
+    fill::uniform_(&t, 0.0, 1.0, g)?;
+    Ok(t)
 }
 
-/// Standard normal.
-pub fn randn(shape: &[usize], dtype: DType) -> Tensor {
-    let n = shape.iter().product();
-    let data: Vec<f64> = with_rng(|r| (0..n).map(|_| StandardNormal.sample(r)).collect());
-    Tensor::from_vec(data, shape).to_dtype(dtype)
+/// Standard normal, from `g`.
+pub fn randn(shape: &[usize], dtype: DType, g: &Generator) -> Result<Tensor> {
+    let t = Tensor::zeros(shape, dtype);
+    fill::normal_(&t, 0.0, 1.0, g)?;
+    Ok(t)
 }
 
-/// Integers uniform on [low, high).
-pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Tensor> {
-    if high <= low {
-        return Err(TensorError::runtime(
-            "randint",
-            format!("random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"),
-        ));
-    }
-    let n = shape.iter().product();
-    let data: Vec<i64> = with_rng(|r| (0..n).map(|_| r.random_range(low..high)).collect());
-    Ok(Tensor::from_vec(data, shape).to_dtype(dtype))
+/// Integers uniform on [low, high), from `g`.
+pub fn randint(
+    low: i64,
+    high: i64,
+    shape: &[usize],
+    dtype: DType,
+    g: &Generator,
+) -> Result<Tensor> {
+    let t = Tensor::zeros(shape, dtype);
+    fill::random_(&t, low, Some(high), g)?;
+    Ok(t)
 }
 
-pub fn randperm(n: usize, dtype: DType) -> Tensor {
-    let mut v: Vec<i64> = (0..n as i64).collect();
-    with_rng(|r| {
-        for i in (1..n).rev() {
-            v.swap(i, r.random_range(0..=i));
-        }
-    });
-    Tensor::from_vec(v, &[n]).to_dtype(dtype)
-}
-
-/// Zeroes each element with probability `p` and scales the rest by `1/(1-p)`.
-pub fn dropout(t: &Tensor, p: f64) -> Result<Tensor> {
+/// Zeroes each element with probability `p` and scales the rest by
+/// `1/(1-p)`: PyTorch's mask, `bernoulli_(1 - p)` divided by `1 - p`.
+pub fn dropout(t: &Tensor, p: f64, g: &Generator) -> Result<Tensor> {
     if !(0.0..=1.0).contains(&p) {
         return Err(TensorError::value(
             "dropout",
             format!("dropout probability has to be between 0 and 1, but got {p}"),
         ));
     }
-    let keep: Vec<bool> = with_rng(|r| (0..t.numel()).map(|_| r.random::<f64>() >= p).collect());
-    let scale = if p < 1.0 { 1.0 / (1.0 - p) } else { 0.0 };
-    let dtype = t.dtype();
-    Ok(with_dtype!(dtype, T => {
-        let data: Vec<T> = t.to_vec::<T>().into_iter().zip(keep).map(|(x, k)| if k { T::from_f64(x.to_f64() * scale) } else { T::default() }).collect();
-        Tensor::from_vec(data, t.shape())
-    }))
+    let noise = Tensor::zeros(t.shape(), t.dtype());
+    fill::bernoulli_(&noise, 1.0 - p, g)?;
+    let noise = binary(
+        Binary::Div,
+        &Arg::Tensor(noise),
+        &Arg::Scalar(Scalar::Float(1.0 - p)),
+    )?;
+    binary(Binary::Mul, &Arg::Tensor(t.clone()), &Arg::Tensor(noise))
 }

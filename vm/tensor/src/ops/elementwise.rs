@@ -85,6 +85,7 @@ unary_ops! {
     Cosh, "cosh", Float, |x| x.cosh(), None;
     Tanh, "tanh", Float, |x| x.tanh(), None;
     Erf, "erf", Float, |x| x.erf(), None;
+    Erfinv, "erfinv", Float, |x| x.erfinv(), None;
     Sigmoid, "sigmoid", Float, |x| sigmoid(x), None;
     Silu, "silu", Float, |x| x * sigmoid(x), None;
     Gelu, "gelu", Float, |x| x * F::from(0.5).unwrap() * (F::one() + (x * F::from(std::f64::consts::FRAC_1_SQRT_2).unwrap()).erf()), None;
@@ -115,15 +116,52 @@ fn gelu_tanh<F: Float>(x: F) -> F {
     F::from(0.5).unwrap() * x * (F::one() + (k * (x + c * x * x * x)).tanh())
 }
 
-/// What `num_traits::Float` lacks: `erf` and round-half-to-even.
+/// What `num_traits::Float` lacks: `erf`, its inverse and round-half-to-even.
 pub trait FloatExt: Sized {
     fn erf(self) -> Self;
+    fn erfinv(self) -> Self;
     fn round_half_even(self) -> Self;
+}
+
+/// The inverse error function: the classic rational first guess (central
+/// range |y| <= 0.7, then a tail form in sqrt(-ln((1-|y|)/2))), refined by two
+/// Newton steps on `erf`, as PyTorch computes it.
+fn erfinv_f64(y: f64) -> f64 {
+    const A: [f64; 4] = [0.886226899, -1.645349621, 0.914624893, -0.140543331];
+    const B: [f64; 4] = [-2.118377725, 1.442710462, -0.329097515, 0.012229801];
+    const C: [f64; 4] = [-1.970840454, -1.624906493, 3.429567803, 1.641345311];
+    const D: [f64; 2] = [3.543889200, 1.637067800];
+    let y_abs = y.abs();
+    if y_abs > 1.0 {
+        return f64::NAN;
+    }
+    if y_abs == 1.0 {
+        return f64::INFINITY.copysign(y);
+    }
+    let mut x = if y_abs <= 0.7 {
+        let z = y * y;
+        let num = ((A[3] * z + A[2]) * z + A[1]) * z + A[0];
+        let den = (((B[3] * z + B[2]) * z + B[1]) * z + B[0]) * z + 1.0;
+        y * num / den
+    } else {
+        let z = (-((1.0 - y_abs) / 2.0).ln()).sqrt();
+        let num = ((C[3] * z + C[2]) * z + C[1]) * z + C[0];
+        let den = (D[1] * z + D[0]) * z + 1.0;
+        num.copysign(y) / den
+    };
+    let slope = 2.0 / std::f64::consts::PI.sqrt();
+    for _ in 0..2 {
+        x -= (libm::erf(x) - y) / (slope * (-x * x).exp());
+    }
+    x
 }
 
 impl FloatExt for f32 {
     fn erf(self) -> f32 {
         libm::erff(self)
+    }
+    fn erfinv(self) -> f32 {
+        erfinv_f64(self as f64) as f32
     }
     fn round_half_even(self) -> f32 {
         self.round_ties_even()
@@ -133,6 +171,9 @@ impl FloatExt for f32 {
 impl FloatExt for f64 {
     fn erf(self) -> f64 {
         libm::erf(self)
+    }
+    fn erfinv(self) -> f64 {
+        erfinv_f64(self)
     }
     fn round_half_even(self) -> f64 {
         self.round_ties_even()

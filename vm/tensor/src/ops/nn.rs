@@ -678,7 +678,11 @@ pub fn scaled_dot_product_attention(
     }
     let mut weights = reduce::softmax(&scores, -1, None, reduce::SoftmaxKind::Softmax)?;
     if a.dropout_p > 0.0 {
-        weights = create::dropout(&weights, a.dropout_p)?;
+        weights = create::dropout(
+            &weights,
+            a.dropout_p,
+            &crate::random::Generator::default_cpu(),
+        )?;
     }
     linalg::matmul(&weights, &v)
 }

@@ -1,0 +1,246 @@
+//! Random: sampled tensors and in-place random fills, each drawing from the
+//! generator passed as `generator=` or the default one, as PyTorch does.
+
+use fxvm_tensor::ops::create;
+use fxvm_tensor::ops::elementwise::{Arg, Binary};
+use fxvm_tensor::random::{Generator, fill};
+use fxvm_tensor::{DType, Result, Tensor, TensorError};
+
+use super::bin;
+use super::create::new_shape;
+use crate::op::{M, Op, T, TM, op};
+use crate::value::{Device, Or, Value};
+
+type Sampled = (Vec<i64>, Generator, Option<DType>, Device, bool);
+type Like = (Tensor, Option<DType>, Device, bool);
+
+/// An in-place fill's end: `x` itself.
+fn filled(done: Result<()>) -> Result<Value> {
+    done.map(|()| Value::Input(0))
+}
+
+/// A new tensor shaped like `x` (dtype overridable), filled by `f`.
+fn like(x: &Tensor, dtype: Option<DType>, f: impl FnOnce(&Tensor) -> Result<()>) -> Result<Tensor> {
+    let t = Tensor::zeros(x.shape(), dtype.unwrap_or(x.dtype()));
+    f(&t)?;
+    Ok(t)
+}
+
+/// `(high)` or `(low, high)`, as PyTorch's two overloads read them.
+fn bounds(low: i64, high: Option<i64>) -> (i64, i64) {
+    match high {
+        Some(high) => (low, high),
+        None => (0, low),
+    }
+}
+
+fn invalid(op: &'static str) -> TensorError {
+    TensorError::Argument {
+        op,
+        message: format!("{op}() received an invalid combination of arguments"),
+    }
+}
+
+pub(crate) fn rows() -> Vec<Op> {
+    vec![
+        op(
+            "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(size, g, dtype, _, _): Sampled| {
+                let dtype = dtype.unwrap_or(DType::F32);
+                create::rand(&new_shape("rand", &size, dtype)?, dtype, &g)
+            },
+        ),
+        op(
+            "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(size, g, dtype, _, _): Sampled| {
+                let dtype = dtype.unwrap_or(DType::F32);
+                create::randn(&new_shape("randn", &size, dtype)?, dtype, &g)
+            },
+        ),
+        op(
+            "randint(int low, int|int[] high, int[]? size=None, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(low, high, size, g, dtype, _, _): (
+                i64,
+                Or<i64, Vec<i64>>,
+                Option<Vec<i64>>,
+                Generator,
+                Option<DType>,
+                Device,
+                bool,
+            )| {
+                let (low, high, size) = match (high, size) {
+                    (Or::A(high), Some(size)) => (low, high, size),
+                    (Or::B(size), None) => (0, low, size),
+                    _ => return Err(invalid("randint")),
+                };
+                let dtype = dtype.unwrap_or(DType::I64);
+                create::randint(low, high, &new_shape("randint", &size, dtype)?, dtype, &g)
+            },
+        ),
+        op(
+            "randperm(int n, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(n, g, dtype, _, _): (i64, Generator, Option<DType>, Device, bool)| {
+                let n = usize::try_from(n).map_err(|_| {
+                    TensorError::runtime("randperm", format!("n must be non-negative, got{n}"))
+                })?;
+                Ok(fill::randperm(n, dtype.unwrap_or(DType::I64), &g))
+            },
+        ),
+        op(
+            "rand_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(x, dtype, _, _): Like| {
+                like(&x, dtype, |t| {
+                    fill::uniform_(t, 0.0, 1.0, &Generator::default_cpu())
+                })
+            },
+        ),
+        op(
+            "randn_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(x, dtype, _, _): Like| {
+                like(&x, dtype, |t| {
+                    fill::normal_(t, 0.0, 1.0, &Generator::default_cpu())
+                })
+            },
+        ),
+        op(
+            "randint_like(Tensor input, int low, int? high=None, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(x, low, high, dtype, _, _): (
+                Tensor,
+                i64,
+                Option<i64>,
+                Option<DType>,
+                Device,
+                bool,
+            )| {
+                let (low, high) = bounds(low, high);
+                like(&x, dtype, |t| {
+                    fill::random_(t, low, Some(high), &Generator::default_cpu())
+                })
+            },
+        ),
+        op(
+            "normal(Tensor|float mean, Tensor|float std=1.0, int[]? size=None, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(mean, std, size, g, dtype, _, _): (
+                Or<Tensor, f64>,
+                Or<Tensor, f64>,
+                Option<Vec<i64>>,
+                Generator,
+                Option<DType>,
+                Device,
+                bool,
+            )| {
+                match (mean, std, size) {
+                    (Or::B(mean), Or::B(std), Some(size)) => {
+                        let dtype = dtype.unwrap_or(DType::F32);
+                        let t = Tensor::zeros(&new_shape("normal", &size, dtype)?, dtype);
+                        fill::normal_(&t, mean, std, &g)?;
+                        Ok(t)
+                    }
+                    // A tensor mean: normal(0, std) draws shifted by it.
+                    (Or::A(mean), Or::B(std), None) => {
+                        let t = Tensor::zeros(mean.shape(), mean.dtype());
+                        fill::normal_(&t, 0.0, std, &g)?;
+                        bin(Binary::Add, t, mean)
+                    }
+                    // A tensor std: standard draws scaled by it, then shifted.
+                    (mean, Or::A(std), None) => {
+                        let shape = match &mean {
+                            Or::A(m) => {
+                                fxvm_tensor::layout::broadcast_shapes(m.shape(), std.shape())
+                                    .ok_or_else(|| invalid("normal"))?
+                            }
+                            Or::B(_) => std.shape().to_vec(),
+                        };
+                        let t = Tensor::zeros(&shape, std.dtype());
+                        fill::normal_(&t, 0.0, 1.0, &g)?;
+                        let mean: Arg = match mean {
+                            Or::A(m) => m.into(),
+                            Or::B(m) => m.into(),
+                        };
+                        bin(Binary::Add, bin(Binary::Mul, t, std)?, mean)
+                    }
+                    _ => Err(invalid("normal")),
+                }
+            },
+        ),
+        op(
+            "bernoulli(Tensor input, float? p=None, *, Generator? generator=None)",
+            TM,
+            |(x, p, g): (Tensor, Option<f64>, Generator)| match p {
+                Some(p) => like(&x, None, |t| fill::bernoulli_(t, p, &g)),
+                None => fill::bernoulli(&x, &g),
+            },
+        ),
+        op(
+            "uniform_(Tensor(a!) input, float from=0, float to=1, *, Generator? generator=None)",
+            M,
+            |(x, from, to, g): (Tensor, f64, f64, Generator)| {
+                filled(fill::uniform_(&x, from, to, &g))
+            },
+        ),
+        op(
+            "normal_(Tensor(a!) input, float mean=0, float std=1, *, Generator? generator=None)",
+            M,
+            |(x, mean, std, g): (Tensor, f64, f64, Generator)| {
+                filled(fill::normal_(&x, mean, std, &g))
+            },
+        ),
+        op(
+            "random_(Tensor(a!) input, int? from=None, int? to=None, *, Generator? generator=None)",
+            M,
+            |(x, from, to, g): (Tensor, Option<i64>, Option<i64>, Generator)| {
+                let range = match (from, to) {
+                    (None, None) => (0, None),
+                    (Some(to), None) => (0, Some(to)),
+                    (from, to) => (from.unwrap_or(0), to),
+                };
+                filled(fill::random_(&x, range.0, range.1, &g))
+            },
+        ),
+        op(
+            "bernoulli_(Tensor(a!) input, Tensor|float p=0.5, *, Generator? generator=None)",
+            M,
+            |(x, p, g): (Tensor, Or<Tensor, f64>, Generator)| match p {
+                Or::B(p) => filled(fill::bernoulli_(&x, p, &g)),
+                Or::A(p) => {
+                    let drawn =
+                        fill::bernoulli(&p.broadcast_to(x.shape())?.to_dtype(DType::F32), &g)?;
+                    x.copy_from(&drawn)?;
+                    Ok(Value::Input(0))
+                }
+            },
+        ),
+        op(
+            "exponential_(Tensor(a!) input, float lambd=1, *, Generator? generator=None)",
+            M,
+            |(x, lambd, g): (Tensor, f64, Generator)| filled(fill::exponential_(&x, lambd, &g)),
+        ),
+        op(
+            "cauchy_(Tensor(a!) input, float median=0, float sigma=1, *, Generator? generator=None)",
+            M,
+            |(x, median, sigma, g): (Tensor, f64, f64, Generator)| {
+                filled(fill::cauchy_(&x, median, sigma, &g))
+            },
+        ),
+        op(
+            "log_normal_(Tensor(a!) input, float mean=1, float std=2, *, Generator? generator=None)",
+            M,
+            |(x, mean, std, g): (Tensor, f64, f64, Generator)| {
+                filled(fill::log_normal_(&x, mean, std, &g))
+            },
+        ),
+        op(
+            "geometric_(Tensor(a!) input, float p, *, Generator? generator=None)",
+            M,
+            |(x, p, g): (Tensor, f64, Generator)| filled(fill::geometric_(&x, p, &g)),
+        ),
+    ]
+}
