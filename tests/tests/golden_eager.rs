@@ -162,3 +162,8 @@ fn optimizers_and_schedules_behave_as_torch_optim() {
 fn seeded_random_streams_and_inits_match_pytorchs_generator() {
     check("random_streams");
 }
+
+#[test]
+fn activation_layers_match_pytorch() {
+    check_in("nn", "activations");
+}

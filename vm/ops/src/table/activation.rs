@@ -1,7 +1,7 @@
 //! Activations as `torch.nn.functional` spells them (`inplace`, `approximate`,
 //! `dim` defaults), and the small compositions PyTorch writes in Python.
 
-use fxvm_tensor::ops::elementwise::{self as ew, Binary, Unary};
+use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
 use fxvm_tensor::ops::reduce::{self, SoftmaxKind};
 use fxvm_tensor::ops::shape;
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
@@ -193,7 +193,143 @@ pub(crate) fn rows() -> Vec<Op> {
             &[Functional(1)],
             |(x, inplace): (Tensor, bool)| {
                 float_kernel(&x, "hardswish_cpu")?;
-                maybe_in_place(&x, bin(Binary::Mul, &x, hard_sigmoid(&x)?), inplace)
+                // x * clamp(x + 3, 0, 6) / 6, multiplied before the division as PyTorch rounds it.
+                let gate = clamp(&bin(Binary::Add, &x, 3.0)?, 0.0, 6.0)?;
+                maybe_in_place(
+                    &x,
+                    bin(Binary::Div, bin(Binary::Mul, &x, gate)?, 6.0),
+                    inplace,
+                )
+            },
+        ),
+        op(
+            "celu(Tensor input, float alpha=1.0, bool inplace=False)",
+            &[Functional(1)],
+            |(x, alpha, inplace): (Tensor, f64, bool)| {
+                float_kernel(&x, "elu_cpu")?;
+                if alpha == 0.0 {
+                    return Err(TensorError::runtime("celu", "ZeroDivisionError"));
+                }
+                let scaled = bin(Binary::Mul, &x, 1.0 / alpha)?;
+                let negative = bin(Binary::Mul, ew::unary(Unary::Expm1, &scaled)?, alpha)?;
+                maybe_in_place(&x, where_positive(&x, negative), inplace)
+            },
+        ),
+        op(
+            "selu(Tensor input, bool inplace=False)",
+            &[Functional(1)],
+            |(x, inplace): (Tensor, bool)| {
+                float_kernel(&x, "elu_cpu")?;
+                // PyTorch's constants (Klambauer et al.), to double precision.
+                const ALPHA: f64 = 1.673_263_242_354_377_3;
+                const SCALE: f64 = 1.050_700_987_355_480_5;
+                let negative = bin(Binary::Mul, ew::unary(Unary::Expm1, &x)?, ALPHA * SCALE)?;
+                let positive = bin(Binary::Mul, &x, SCALE)?;
+                let result = ew::where_(
+                    &bin(Binary::Gt, &x, 0.0)?,
+                    &positive.into(),
+                    &negative.into(),
+                );
+                maybe_in_place(&x, result, inplace)
+            },
+        ),
+        op(
+            "hardshrink(Tensor input, Scalar lambd=0.5)",
+            &[Torch, Place::Method, FunctionalIsTorch],
+            |(x, lambd): (Tensor, Scalar)| {
+                float_kernel(&x, "hardshrink_cpu")?;
+                let kept = bin(Binary::Gt, ew::unary(Unary::Abs, &x)?, lambd.to_f64())?;
+                ew::where_(&kept, &Arg::Tensor(x), &Arg::Scalar(Scalar::Int(0)))
+            },
+        ),
+        op(
+            "softshrink(Tensor input, Scalar lambd=0.5)",
+            &[FunctionalNative],
+            |(x, lambd): (Tensor, Scalar)| {
+                float_kernel(&x, "softshrink_cpu")?;
+                let l = lambd.to_f64();
+                if l < 0.0 {
+                    let max = if x.dtype() == DType::F32 {
+                        "3.40282e+38"
+                    } else {
+                        "1.79769e+308"
+                    };
+                    return Err(TensorError::runtime(
+                        "softshrink",
+                        format!(
+                            "lambda must be in range [0, {max}] for input dtype {}, but found {l}",
+                            fxvm_tensor::error::legacy_name(x.dtype())
+                        ),
+                    ));
+                }
+                let above = bin(Binary::Gt, &x, l)?;
+                let below = bin(Binary::Lt, &x, -l)?;
+                let shrunk_down = bin(Binary::Sub, &x, l)?;
+                let shrunk_up = bin(Binary::Add, &x, l)?;
+                let inner = ew::where_(&below, &shrunk_up.into(), &Arg::Scalar(Scalar::Int(0)))?;
+                ew::where_(&above, &shrunk_down.into(), &inner.into())
+            },
+        ),
+        op(
+            "softsign(Tensor input)",
+            &[Functional(1)],
+            |(x,): (Tensor,)| {
+                let denom = bin(Binary::Add, ew::unary(Unary::Abs, &x)?, 1.0)?;
+                bin(Binary::Div, &x, denom)
+            },
+        ),
+        op(
+            "tanhshrink(Tensor input)",
+            &[Functional(1)],
+            |(x,): (Tensor,)| bin(Binary::Sub, &x, ew::unary(Unary::Tanh, &x)?),
+        ),
+        op(
+            "threshold(Tensor input, float threshold, float value, bool inplace=False)",
+            &[Functional(1)],
+            |(x, threshold, value, inplace): (Tensor, f64, f64, bool)| {
+                let kept = bin(Binary::Gt, &x, threshold)?;
+                let value = Tensor::scalar(Scalar::Float(value), x.dtype());
+                maybe_in_place(
+                    &x,
+                    ew::where_(&kept, &Arg::Tensor(x.clone()), &value.into()),
+                    inplace,
+                )
+            },
+        ),
+        op(
+            "softmin(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None)",
+            &[Functional(1)],
+            |(x, dim, _stacklevel, dtype): (Tensor, Option<i64>, i64, Option<DType>)| {
+                let dim = softmax_dim(&x, dim);
+                let negated = ew::unary(Unary::Neg, &x.to_dtype(dtype.unwrap_or(x.dtype())))?;
+                reduce::softmax(&negated, dim, None, SoftmaxKind::Softmax)
+            },
+        ),
+        op(
+            "prelu(Tensor input, Tensor weight)",
+            &[Torch, Place::Method, FunctionalIsTorch],
+            |(x, weight): (Tensor, Tensor)| {
+                float_kernel(&x, "prelu_cpu")?;
+                let channels = if x.ndim() >= 2 { x.shape()[1] } else { 1 };
+                let w = weight.numel();
+                if w != 1 && w != channels {
+                    return Err(TensorError::runtime(
+                        "prelu",
+                        format!(
+                            "Mismatch of parameter numbers and input channel size. Found parameter numbers = {w} and channel size = {channels}."
+                        ),
+                    ));
+                }
+                // One slope per channel (dim 1), broadcast over the rest.
+                let mut shape = vec![1; x.ndim().max(1)];
+                if x.ndim() >= 2 {
+                    shape[1] = w;
+                }
+                let slope = shape::reshape(
+                    &weight,
+                    &shape.iter().map(|&d| d as i64).collect::<Vec<_>>(),
+                )?;
+                where_positive(&x, bin(Binary::Mul, &x, slope)?)
             },
         ),
         op(

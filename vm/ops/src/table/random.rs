@@ -2,13 +2,13 @@
 //! generator passed as `generator=` or the default one, as PyTorch does.
 
 use fxvm_tensor::ops::create;
-use fxvm_tensor::ops::elementwise::{Arg, Binary};
+use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
 use fxvm_tensor::random::{Generator, fill};
 use fxvm_tensor::{DType, Result, Tensor, TensorError};
 
-use super::bin;
 use super::create::new_shape;
-use crate::op::{M, Op, T, TM, op};
+use super::{bin, maybe_in_place};
+use crate::op::{M, Op, Place, T, TM, op};
 use crate::value::{Device, Or, Value};
 
 type Sampled = (Vec<i64>, Generator, Option<DType>, Device, bool);
@@ -241,6 +241,24 @@ pub(crate) fn rows() -> Vec<Op> {
             "geometric_(Tensor(a!) input, float p, *, Generator? generator=None)",
             M,
             |(x, p, g): (Tensor, f64, Generator)| filled(fill::geometric_(&x, p, &g)),
+        ),
+        op(
+            "rrelu(Tensor input, float lower=0.125, float upper=0.3333333333333333, bool training=False, bool inplace=False)",
+            &[Place::Functional(1)],
+            |(x, lower, upper, training, inplace): (Tensor, f64, f64, bool, bool)| {
+                let result = if training {
+                    fill::rrelu(&x, lower, upper, &Generator::default_cpu())
+                } else {
+                    let slope = (lower + upper) / 2.0;
+                    let negative = bin(Binary::Mul, &x, slope)?;
+                    ew::where_(
+                        &bin(Binary::Gt, &x, 0.0)?,
+                        &Arg::Tensor(x.clone()),
+                        &negative.into(),
+                    )
+                };
+                maybe_in_place(&x, result, inplace)
+            },
         ),
     ]
 }

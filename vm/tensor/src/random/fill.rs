@@ -272,6 +272,33 @@ pub fn geometric_(t: &Tensor, p: f64, g: &Generator) -> Result<()> {
     Ok(())
 }
 
+/// `rrelu` in training: each non-positive element scaled by its own slope
+/// drawn uniformly from [lower, upper] (a double draw, applied in the
+/// tensor's precision); positive elements pass unchanged and draw nothing.
+pub fn rrelu(x: &Tensor, lower: f64, upper: f64, g: &Generator) -> Result<Tensor> {
+    floating("rrelu_with_noise_cpu", x)?;
+    let mut s = g.lock();
+    let mut slope = || unit_f64(&mut s).mul_add(upper - lower, lower);
+    Ok(match x.dtype() {
+        DType::F32 => {
+            let v: Vec<f32> = x
+                .to_vec::<f32>()
+                .into_iter()
+                .map(|v| if v <= 0.0 { v * slope() as f32 } else { v })
+                .collect();
+            Tensor::from_vec(v, x.shape())
+        }
+        _ => {
+            let v: Vec<f64> = x
+                .to_vec::<f64>()
+                .into_iter()
+                .map(|v| if v <= 0.0 { v * slope() } else { v })
+                .collect();
+            Tensor::from_vec(v, x.shape())
+        }
+    })
+}
+
 /// `torch.randperm(n)`: a forward Fisher–Yates shuffle of `0..n`, drawing
 /// 32-bit words while `n` is small enough for them to stay unbiased.
 pub fn randperm(n: usize, dtype: DType, g: &Generator) -> Tensor {

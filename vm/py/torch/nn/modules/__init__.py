@@ -7,7 +7,8 @@ from torch.nn.modules.linear import Identity, Linear, Bilinear, NonDynamicallyQu
 from torch.nn.modules.conv import Conv1d, Conv2d
 from torch.nn.modules.activation import (
     ReLU, ReLU6, LeakyReLU, GELU, SiLU, Mish, Sigmoid, Tanh, ELU, Hardtanh, Softplus,
-    Softmax, LogSoftmax, MultiheadAttention,
+    Softmax, LogSoftmax, MultiheadAttention, CELU, SELU, GLU, Hardsigmoid, Hardswish, LogSigmoid,
+    Hardshrink, Softshrink, Softsign, Tanhshrink, Threshold, Softmin, Softmax2d, PReLU, RReLU,
 )
 from torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from torch.nn.modules.normalization import LayerNorm, GroupNorm
