@@ -167,3 +167,8 @@ fn seeded_random_streams_and_inits_match_pytorchs_generator() {
 fn activation_layers_match_pytorch() {
     check_in("nn", "activations");
 }
+
+#[test]
+fn padding_and_dropout_layers_match_pytorch() {
+    check_in("nn", "padding_dropout");
+}

@@ -2,7 +2,7 @@
 //! embedding, padding, resampling, attention, dropout.
 
 use fxvm_tensor::ops::conv::{self, Padding};
-use fxvm_tensor::ops::create;
+use fxvm_tensor::ops::create::{self, DropoutKind};
 use fxvm_tensor::ops::nn;
 use fxvm_tensor::ops::pool::{self, Window};
 use fxvm_tensor::ops::resample::{self, InterpMode, PadMode, Target};
@@ -97,6 +97,70 @@ fn avg_pool(
         ceil_mode,
     };
     pool::avg_pool(x, &w, spatial, count_include_pad, divisor)
+}
+
+const PLAIN: DropoutKind = DropoutKind {
+    feature: false,
+    alpha: false,
+};
+const FEATURE: DropoutKind = DropoutKind {
+    feature: true,
+    alpha: false,
+};
+
+/// A dropout functional. `channel_wise = Some((name, n))` is `dropout{n}d`:
+/// inputs of `n + 1` (unbatched) or `n + 2` dims, one draw per channel.
+fn dropout_row(
+    decl: &'static str,
+    places: &'static [Place],
+    kind: DropoutKind,
+    channel_wise: Option<(&'static str, usize)>,
+) -> Op {
+    op(
+        decl,
+        places,
+        move |(x, p, training, inplace): (Tensor, f64, bool, bool)| {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(TensorError::value(
+                    "dropout",
+                    format!("dropout probability has to be between 0 and 1, but got {p}"),
+                ));
+            }
+            let mut input = x.clone();
+            let mut unbatched = false;
+            if let Some((name, n)) = channel_wise {
+                let d = x.ndim();
+                // Only dropout1d refuses other ranks; dropout2d/3d warn in
+                // PyTorch and go on (dropout2d reads 3-D input as (N, C, L)).
+                let accepted = n != 1 || d == 2 || d == 3;
+                if !accepted {
+                    return Err(TensorError::runtime(
+                        name,
+                        format!(
+                            "{name}: Expected {}D or {}D input, but received a {d}D input. Note that {name} exists to provide channel-wise dropout on inputs with {n} spatial dimension{}, a channel dimension, and an optional batch dimension (i.e. {}D or {}D inputs).",
+                            n + 1,
+                            n + 2,
+                            if n == 1 { "" } else { "s" },
+                            n + 1,
+                            n + 2
+                        ),
+                    ));
+                }
+                if (n == 1 && d == 2) || (n == 3 && d != 5) {
+                    unbatched = true;
+                    input = fxvm_tensor::ops::shape::unsqueeze(&x, 0)?;
+                }
+            }
+            if !training {
+                return Ok(Value::Input(0));
+            }
+            let mut result = create::dropout(&input, p, kind, &Generator::default_cpu())?;
+            if unbatched {
+                result = fxvm_tensor::ops::shape::squeeze(&result, Some(&[0]))?;
+            }
+            maybe_in_place(&x, Ok(result), inplace)
+        },
+    )
 }
 
 pub(crate) fn rows() -> Vec<Op> {
@@ -260,25 +324,47 @@ pub(crate) fn rows() -> Vec<Op> {
                 nn::scaled_dot_product_attention(&q, &k, &v, &args)
             },
         ),
-        op(
+        dropout_row(
             "dropout(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
             &[Torch, Functional(1)],
-            |(x, p, training, inplace): (Tensor, f64, bool, bool)| {
-                if !(0.0..=1.0).contains(&p) {
-                    return Err(TensorError::value(
-                        "dropout",
-                        format!("dropout probability has to be between 0 and 1, but got {p}"),
-                    ));
-                }
-                if !training {
-                    return Ok(Value::Input(0));
-                }
-                maybe_in_place(
-                    &x,
-                    create::dropout(&x, p, &Generator::default_cpu()),
-                    inplace,
-                )
+            PLAIN,
+            None,
+        ),
+        dropout_row(
+            "alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False)",
+            &[Torch, Functional(1)],
+            DropoutKind {
+                feature: false,
+                alpha: true,
             },
+            None,
+        ),
+        dropout_row(
+            "feature_alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False)",
+            &[Torch, Functional(1)],
+            DropoutKind {
+                feature: true,
+                alpha: true,
+            },
+            None,
+        ),
+        dropout_row(
+            "dropout1d(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
+            &[Functional(1)],
+            FEATURE,
+            Some(("dropout1d", 1)),
+        ),
+        dropout_row(
+            "dropout2d(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
+            &[Functional(1)],
+            FEATURE,
+            Some(("dropout2d", 2)),
+        ),
+        dropout_row(
+            "dropout3d(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
+            &[Functional(1)],
+            FEATURE,
+            Some(("dropout3d", 3)),
         ),
     ]
 }

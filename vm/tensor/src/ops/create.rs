@@ -106,21 +106,65 @@ pub fn randint(
     Ok(t)
 }
 
-/// Zeroes each element with probability `p` and scales the rest by
-/// `1/(1-p)`: PyTorch's mask, `bernoulli_(1 - p)` divided by `1 - p`.
-pub fn dropout(t: &Tensor, p: f64, g: &Generator) -> Result<Tensor> {
+/// Which dropout: per element or per channel (`feature`, the `dropoutNd`
+/// family), plain or self-normalising (`alpha`, for SELU networks).
+#[derive(Clone, Copy, Debug)]
+pub struct DropoutKind {
+    pub feature: bool,
+    pub alpha: bool,
+}
+
+/// Dropout in training, as PyTorch computes it: a `bernoulli_(1 - p)` mask
+/// (one draw per element, or per (sample, channel) for feature dropout),
+/// scaled by `1/(1-p)`; alpha dropout instead maps kept and dropped values
+/// so that mean and variance are preserved.
+pub fn dropout(t: &Tensor, p: f64, kind: DropoutKind, g: &Generator) -> Result<Tensor> {
     if !(0.0..=1.0).contains(&p) {
         return Err(TensorError::value(
             "dropout",
             format!("dropout probability has to be between 0 and 1, but got {p}"),
         ));
     }
-    let noise = Tensor::zeros(t.shape(), t.dtype());
+    if p == 0.0 || t.numel() == 0 {
+        return Ok(t.clone());
+    }
+    if p == 1.0 {
+        return binary(
+            Binary::Mul,
+            &Arg::Tensor(t.clone()),
+            &Arg::Tensor(Tensor::zeros(&[], t.dtype())),
+        );
+    }
+    let noise_shape: Vec<usize> = if kind.feature {
+        t.shape()
+            .iter()
+            .enumerate()
+            .map(|(d, &n)| if d < 2 { n } else { 1 })
+            .collect()
+    } else {
+        t.shape().to_vec()
+    };
+    let noise = Tensor::zeros(&noise_shape, t.dtype());
     fill::bernoulli_(&noise, 1.0 - p, g)?;
-    let noise = binary(
-        Binary::Div,
-        &Arg::Tensor(noise),
-        &Arg::Scalar(Scalar::Float(1.0 - p)),
+    let (mul, add) = (Binary::Mul, Binary::Add);
+    if !kind.alpha {
+        let noise = binary(
+            Binary::Div,
+            &Arg::Tensor(noise),
+            &Arg::Scalar(Scalar::Float(1.0 - p)),
+        )?;
+        return binary(mul, &Arg::Tensor(t.clone()), &Arg::Tensor(noise));
+    }
+    const ALPHA: f64 = 1.7580993408473766;
+    let a = 1.0 / ((ALPHA * ALPHA * p + 1.0) * (1.0 - p)).sqrt();
+    let f = |x: f64| Arg::Scalar(Scalar::Float(x));
+    let shift = binary(add, &Arg::Tensor(noise.clone()), &f(-1.0))?;
+    let shift = binary(
+        add,
+        &Arg::Tensor(binary(mul, &Arg::Tensor(shift), &f(ALPHA * a))?),
+        &f(ALPHA * a * p),
     )?;
-    binary(Binary::Mul, &Arg::Tensor(t.clone()), &Arg::Tensor(noise))
+    let scale = binary(mul, &Arg::Tensor(noise), &f(a))?;
+    let scaled = binary(mul, &Arg::Tensor(t.clone()), &Arg::Tensor(scale))?;
+    binary(add, &Arg::Tensor(scaled), &Arg::Tensor(shift))
 }

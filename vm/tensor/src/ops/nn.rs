@@ -681,6 +681,10 @@ pub fn scaled_dot_product_attention(
         weights = create::dropout(
             &weights,
             a.dropout_p,
+            create::DropoutKind {
+                feature: false,
+                alpha: false,
+            },
             &crate::random::Generator::default_cpu(),
         )?;
     }
