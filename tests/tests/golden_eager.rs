@@ -172,3 +172,8 @@ fn activation_layers_match_pytorch() {
 fn padding_and_dropout_layers_match_pytorch() {
     check_in("nn", "padding_dropout");
 }
+
+#[test]
+fn instance_and_3d_batch_norm_match_pytorch() {
+    check_in("nn", "normalization");
+}

@@ -243,6 +243,31 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
+            "instance_norm(Tensor input, Tensor? running_mean=None, Tensor? running_var=None, Tensor? weight=None, Tensor? bias=None, bool use_input_stats=True, float momentum=0.1, float eps=1e-05)",
+            &[Functional(1)],
+            |(x, rm, rv, w, b, use_input_stats, momentum, eps): (
+                Tensor,
+                Option<Tensor>,
+                Option<Tensor>,
+                Option<Tensor>,
+                Option<Tensor>,
+                bool,
+                f64,
+                f64,
+            )| {
+                let args = nn::BatchNorm {
+                    running_mean: rm.as_ref(),
+                    running_var: rv.as_ref(),
+                    weight: w.as_ref(),
+                    bias: b.as_ref(),
+                    training: use_input_stats,
+                    momentum,
+                    eps,
+                };
+                nn::instance_norm(&x, &args)
+            },
+        ),
+        op(
             "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05)",
             &[Torch, Functional(2)],
             |(x, groups, w, b, eps): (Tensor, i64, Option<Tensor>, Option<Tensor>, f64)| {

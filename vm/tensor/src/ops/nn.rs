@@ -690,3 +690,98 @@ pub fn scaled_dot_product_attention(
     }
     linalg::matmul(&weights, &v)
 }
+
+/// `F.instance_norm`: each (sample, channel) normalised on its own, computed
+/// as PyTorch does — batch norm of the input seen as one sample of N·C
+/// channels, with the running statistics averaged back over the samples.
+pub fn instance_norm(x: &Tensor, a: &BatchNorm) -> Result<Tensor> {
+    if x.ndim() < 2 {
+        return Err(TensorError::runtime(
+            "instance_norm",
+            format!(
+                "instance_norm(): Expected at least 2 dimensions for input tensor but received {}",
+                x.ndim()
+            ),
+        ));
+    }
+    let (n, c) = (x.shape()[0], x.shape()[1]);
+    // One copy of a per-channel vector for each sample: [N·C].
+    let repeat = |t: Option<&Tensor>| -> Result<Option<Tensor>> {
+        t.map(|t| {
+            let tiled = t.broadcast_to(&[n, t.numel()])?.copy();
+            shape::reshape(&tiled, &[-1])
+        })
+        .transpose()
+    };
+    let (rm, rv) = (repeat(a.running_mean)?, repeat(a.running_var)?);
+    let (w, b) = (repeat(a.weight)?, repeat(a.bias)?);
+    let mut folded: Vec<i64> = vec![1, (n * c) as i64];
+    folded.extend(x.shape()[2..].iter().map(|&d| d as i64));
+    let out = batch_norm(
+        &shape::reshape(x, &folded)?,
+        &BatchNorm {
+            running_mean: rm.as_ref(),
+            running_var: rv.as_ref(),
+            weight: w.as_ref(),
+            bias: b.as_ref(),
+            training: a.training,
+            momentum: a.momentum,
+            eps: a.eps,
+        },
+    )?;
+    if a.training {
+        for (stats, tiled) in [(a.running_mean, &rm), (a.running_var, &rv)] {
+            if let (Some(stats), Some(tiled)) = (stats, tiled) {
+                let per_sample = shape::reshape(tiled, &[n as i64, c as i64])?;
+                stats.copy_from(&reduce::mean(&per_sample, Some(&[0]), false, None)?)?;
+            }
+        }
+    }
+    let sizes: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+    shape::reshape(&out, &sizes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn training<'a>(
+        running_mean: Option<&'a Tensor>,
+        running_var: Option<&'a Tensor>,
+    ) -> BatchNorm<'a> {
+        BatchNorm {
+            running_mean,
+            running_var,
+            weight: None,
+            bias: None,
+            training: true,
+            momentum: 0.5,
+            eps: 0.0,
+        }
+    }
+
+    #[test]
+    fn instance_norm_normalises_each_sample_channel_alone() {
+        // Two samples, one channel: [1, 2, 3] and [10, 20, 30].
+        let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 10.0, 20.0, 30.0], &[2, 1, 3]);
+        let (rm, rv) = (
+            Tensor::zeros(&[1], DType::F64),
+            Tensor::full(&[1], Scalar::Float(1.0), DType::F64),
+        );
+        let y = instance_norm(&x, &training(Some(&rm), Some(&rv)))
+            .unwrap()
+            .to_vec::<f64>();
+        let s = (1.5f64).sqrt();
+        for (got, want) in y.iter().zip([-s, 0.0, s, -s, 0.0, s]) {
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        }
+        // Running mean: half of the average of the two sample means (2, 20).
+        assert!((rm.to_vec::<f64>()[0] - 5.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn instance_norm_needs_a_channel_dim() {
+        let x = Tensor::zeros(&[3], DType::F32);
+        assert!(instance_norm(&x, &training(None, None)).is_err());
+    }
+}

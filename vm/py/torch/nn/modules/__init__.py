@@ -10,7 +10,8 @@ from torch.nn.modules.activation import (
     Softmax, LogSoftmax, MultiheadAttention, CELU, SELU, GLU, Hardsigmoid, Hardswish, LogSigmoid,
     Hardshrink, Softshrink, Softsign, Tanhshrink, Threshold, Softmin, Softmax2d, PReLU, RReLU,
 )
-from torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
+from torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from torch.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from torch.nn.modules.normalization import LayerNorm, GroupNorm
 from torch.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
 from torch.nn.modules.sparse import Embedding
