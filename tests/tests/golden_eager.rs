@@ -177,3 +177,10 @@ fn padding_and_dropout_layers_match_pytorch() {
 fn instance_and_3d_batch_norm_match_pytorch() {
     check_in("nn", "normalization");
 }
+
+/// The API coverage report: a change in which PyTorch names fxvm provides
+/// shows here as a diff (bless with `fixtures/regen.sh`).
+#[test]
+fn api_coverage_report_is_current() {
+    check_in("api", "coverage");
+}
