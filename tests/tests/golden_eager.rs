@@ -184,3 +184,8 @@ fn instance_and_3d_batch_norm_match_pytorch() {
 fn api_coverage_report_is_current() {
     check_in("api", "coverage");
 }
+
+#[test]
+fn shuffle_and_distance_layers_match_pytorch() {
+    check_in("nn", "shuffle_distance");
+}

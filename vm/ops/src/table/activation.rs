@@ -408,6 +408,18 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
+            "pairwise_distance(Tensor x1, Tensor x2, float p=2.0, float eps=1e-06, bool keepdim=False)",
+            &[Torch, FunctionalIsTorch],
+            |(x1, x2, p, eps, keepdim): (Tensor, Tensor, f64, f64, bool)| {
+                // ||x1 - x2 + eps||_p over the last dim of the broadcast pair.
+                let diff = bin(Binary::Add, bin(Binary::Sub, &x1, &x2)?, eps)?;
+                if diff.ndim() == 0 {
+                    return reduce::norm(&diff, p, None, keepdim);
+                }
+                reduce::norm(&diff, p, Some(&[-1]), keepdim)
+            },
+        ),
+        op(
             "cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08)",
             &[Torch, FunctionalIsTorch],
             |(x1, x2, dim, eps): (Tensor, Tensor, i64, f64)| {

@@ -12,7 +12,28 @@ fn sizes_of(t: &Tensor) -> Vec<i64> {
 }
 
 pub(crate) fn rows() -> Vec<Op> {
+    use Place::{FunctionalIsTorch, Torch};
     vec![
+        op(
+            "pixel_shuffle(Tensor input, int upscale_factor)",
+            &[Torch, FunctionalIsTorch],
+            |(x, r): (Tensor, i64)| shape::pixel_shuffle(&x, r),
+        ),
+        op(
+            "pixel_unshuffle(Tensor input, int downscale_factor)",
+            &[Torch, FunctionalIsTorch],
+            |(x, r): (Tensor, i64)| shape::pixel_unshuffle(&x, r),
+        ),
+        op(
+            "channel_shuffle(Tensor input, int groups)",
+            &[Torch, FunctionalIsTorch],
+            |(x, g): (Tensor, i64)| shape::channel_shuffle(&x, g),
+        ),
+        op(
+            "native_channel_shuffle(Tensor input, int groups)",
+            &[Torch, FunctionalIsTorch],
+            |(x, g): (Tensor, i64)| shape::channel_shuffle(&x, g),
+        ),
         op(
             "view(Tensor input, int[] size)",
             M,

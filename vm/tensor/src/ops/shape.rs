@@ -521,3 +521,135 @@ pub fn repeat(t: &Tensor, repeats: &[i64]) -> Result<Tensor> {
         .broadcast_to(&target)?;
     Ok(with_dtype!(t.dtype(), T => Tensor::from_vec(viewed.to_vec::<T>(), &out_shape)))
 }
+
+/// `pixel_shuffle`: `(*, C·r², H, W)` to `(*, C, H·r, W·r)`, each group of r²
+/// channels spread over an r×r block of pixels.
+pub fn pixel_shuffle(t: &Tensor, r: i64) -> Result<Tensor> {
+    shuffle_pixels(t, r, true)
+}
+
+/// `pixel_unshuffle`: the inverse of [`pixel_shuffle`].
+pub fn pixel_unshuffle(t: &Tensor, r: i64) -> Result<Tensor> {
+    shuffle_pixels(t, r, false)
+}
+
+fn shuffle_pixels(t: &Tensor, r: i64, up: bool) -> Result<Tensor> {
+    let op = if up {
+        "pixel_shuffle"
+    } else {
+        "pixel_unshuffle"
+    };
+    let what = if up {
+        "upscale_factor"
+    } else {
+        "downscale_factor"
+    };
+    let fail = |m: String| Err(TensorError::runtime(op, m));
+    if t.ndim() < 3 {
+        return fail(format!(
+            "{op} expects input to have at least 3 dimensions, but got input with {} dimension(s)",
+            t.ndim()
+        ));
+    }
+    if r <= 0 {
+        return fail(format!("{op} expects a positive {what}, but got {r}"));
+    }
+    let n = t.ndim();
+    let batch: Vec<i64> = t.shape()[..n - 3].iter().map(|&d| d as i64).collect();
+    let [c, h, w] = [t.shape()[n - 3], t.shape()[n - 2], t.shape()[n - 1]].map(|d| d as i64);
+    let b = batch.len() as i64;
+    // Batch dims stay in front; the rest is a 5-d (or 6-d) regrouping.
+    let with = |tail: &[i64]| -> Vec<i64> { batch.iter().chain(tail).copied().collect() };
+    let lead: Vec<i64> = (0..b).collect();
+    let order =
+        |tail: [i64; 5]| -> Vec<i64> { lead.iter().copied().chain(tail.map(|d| d + b)).collect() };
+    if up {
+        if c % (r * r) != 0 {
+            return fail(format!(
+                "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)={c} is not divisible by {}",
+                r * r
+            ));
+        }
+        let oc = c / (r * r);
+        let split = reshape(t, &with(&[oc, r, r, h, w]))?;
+        let moved = permute(&split, &order([0, 3, 1, 4, 2]))?;
+        reshape(&moved.contiguous(), &with(&[oc, h * r, w * r]))
+    } else {
+        if h % r != 0 || w % r != 0 {
+            let (dim, size) = if h % r != 0 {
+                ("height", h)
+            } else {
+                ("width", w)
+            };
+            return fail(format!(
+                "pixel_unshuffle expects {dim} to be divisible by downscale_factor, but input.size({})={size} is not divisible by {r}",
+                if h % r != 0 { -2 } else { -1 }
+            ));
+        }
+        let split = reshape(t, &with(&[c, h / r, r, w / r, r]))?;
+        let moved = permute(&split, &order([0, 2, 4, 1, 3]))?;
+        reshape(&moved.contiguous(), &with(&[c * r * r, h / r, w / r]))
+    }
+}
+
+/// `channel_shuffle`: `(N, g·k, *)` with the channels regrouped k-major, as
+/// ShuffleNet mixes its grouped convolutions.
+pub fn channel_shuffle(t: &Tensor, groups: i64) -> Result<Tensor> {
+    let fail = |m: String| Err(TensorError::runtime("channel_shuffle", m));
+    if t.ndim() < 3 {
+        return fail(format!(
+            "channel_shuffle expects input to have at least 3 dimensions, but got input with {} dimension(s)",
+            t.ndim()
+        ));
+    }
+    if groups <= 0 {
+        return fail(format!(
+            "Number of groups to divide channels in must be positive. Value of groups:{groups}"
+        ));
+    }
+    let c = t.shape()[1] as i64;
+    if c % groups != 0 {
+        return fail(format!(
+            "Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
+        ));
+    }
+    let mut split: Vec<i64> = vec![t.shape()[0] as i64, groups, c / groups];
+    split.extend(t.shape()[2..].iter().map(|&d| d as i64));
+    let grouped = reshape(t, &split)?;
+    let swapped = transpose(&grouped, 1, 2)?.contiguous();
+    let sizes: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
+    reshape(&swapped, &sizes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arange(shape: &[usize]) -> Tensor {
+        let n = shape.iter().product::<usize>();
+        Tensor::from_vec((0..n as i64).collect::<Vec<_>>(), shape)
+    }
+
+    #[test]
+    fn pixel_shuffle_spreads_channels_over_blocks_and_unshuffle_undoes_it() {
+        // Four channels of one pixel become one 2x2 block.
+        let x = arange(&[1, 4, 1, 1]);
+        let y = pixel_shuffle(&x, 2).unwrap();
+        assert_eq!(y.shape(), [1, 1, 2, 2]);
+        assert_eq!(y.to_vec::<i64>(), [0, 1, 2, 3]);
+        let z = arange(&[2, 8, 3, 2]);
+        let round_trip = pixel_unshuffle(&pixel_shuffle(&z, 2).unwrap(), 2).unwrap();
+        assert_eq!(round_trip.to_vec::<i64>(), z.to_vec::<i64>());
+        assert!(pixel_shuffle(&arange(&[1, 3, 2, 2]), 2).is_err());
+        assert!(pixel_unshuffle(&arange(&[1, 1, 3, 2]), 2).is_err());
+        assert!(pixel_shuffle(&arange(&[4, 4]), 2).is_err());
+    }
+
+    #[test]
+    fn channel_shuffle_interleaves_groups() {
+        let x = arange(&[1, 6, 1]);
+        let y = channel_shuffle(&x, 2).unwrap();
+        assert_eq!(y.to_vec::<i64>(), [0, 3, 1, 4, 2, 5]);
+        assert!(channel_shuffle(&x, 4).is_err());
+    }
+}

@@ -23,3 +23,6 @@ from torch.nn.modules.padding import (
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
     ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d,
 )
+from torch.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
+from torch.nn.modules.channelshuffle import ChannelShuffle
+from torch.nn.modules.distance import PairwiseDistance, CosineSimilarity
