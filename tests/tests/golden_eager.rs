@@ -189,3 +189,8 @@ fn api_coverage_report_is_current() {
 fn shuffle_and_distance_layers_match_pytorch() {
     check_in("nn", "shuffle_distance");
 }
+
+#[test]
+fn bce_smooth_l1_huber_and_kl_losses_match_pytorch() {
+    check_in("nn", "losses");
+}

@@ -224,5 +224,53 @@ pub(crate) fn rows() -> Vec<Op> {
                 r.apply(loss)
             },
         ),
+        op(
+            "huber_loss(Tensor input, Tensor target, str reduction='mean', float delta=1.0, Tensor? weight=None)",
+            &[Functional(2)],
+            |(x, t, reduction, delta, w): (Tensor, Tensor, String, f64, Option<Tensor>)| {
+                let r = Reduction::from_args(None, None, &reduction)?;
+                let diff = ew::unary(Unary::Abs, &bin(Binary::Sub, x, t)?)?;
+                let small = bin(Binary::Lt, &diff, delta)?;
+                let quadratic = bin(Binary::Mul, bin(Binary::Mul, 0.5, &diff)?, &diff)?;
+                let linear = bin(Binary::Mul, bin(Binary::Sub, &diff, 0.5 * delta)?, delta)?;
+                let loss = ew::where_(&small, &quadratic.into(), &linear.into())?;
+                r.apply(weighted(loss, w)?)
+            },
+        ),
+        op(
+            "kl_div(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', bool log_target=False)",
+            &[Functional(2)],
+            |(x, t, size_average, reduce, reduction, log_target): (
+                Tensor,
+                Tensor,
+                Option<bool>,
+                Option<bool>,
+                String,
+                bool,
+            )| {
+                // Pointwise target * (log target - input), with 0 where the
+                // target is 0 (xlogy), or from log-space targets.
+                let loss = if log_target {
+                    bin(
+                        Binary::Mul,
+                        ew::unary(Unary::Exp, &t)?,
+                        bin(Binary::Sub, &t, &x)?,
+                    )?
+                } else {
+                    let t_log_t = bin(Binary::Mul, &t, ew::unary(Unary::Log, &t)?)?;
+                    let xlogy =
+                        ew::where_(&bin(Binary::Eq, &t, 0.0)?, &0.0.into(), &t_log_t.into())?;
+                    bin(Binary::Sub, xlogy, bin(Binary::Mul, &t, &x)?)?
+                };
+                if size_average.is_none() && reduce.is_none() && reduction == "batchmean" {
+                    let total = Reduction::Sum.apply(loss)?;
+                    return match x.shape().first() {
+                        Some(&n) => bin(Binary::Div, total, n as f64),
+                        None => Ok(total),
+                    };
+                }
+                Reduction::from_args(size_average, reduce, &reduction)?.apply(loss)
+            },
+        ),
     ]
 }

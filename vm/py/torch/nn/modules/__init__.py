@@ -17,7 +17,9 @@ from torch.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, A
 from torch.nn.modules.sparse import Embedding
 from torch.nn.modules.flatten import Flatten, Unflatten
 from torch.nn.modules.pooling import MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d
-from torch.nn.modules.loss import CrossEntropyLoss, NLLLoss, MSELoss, L1Loss
+from torch.nn.modules.loss import (
+    CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, SmoothL1Loss, HuberLoss, KLDivLoss,
+)
 from torch.nn.modules.padding import (
     CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
