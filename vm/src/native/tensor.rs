@@ -558,6 +558,81 @@ impl PyTensor {
     }
 
     #[pygetset]
+    fn is_cpu(&self) -> bool {
+        true
+    }
+
+    /// fxvm tensors are dense, real and on the CPU: every other kind or
+    /// device flag PyTorch has is false.
+    #[pygetset]
+    fn is_xpu(&self) -> bool {
+        false
+    }
+
+    #[pygetset]
+    fn is_mps(&self) -> bool {
+        false
+    }
+
+    #[pygetset]
+    fn is_meta(&self) -> bool {
+        false
+    }
+
+    #[pygetset]
+    fn is_sparse(&self) -> bool {
+        false
+    }
+
+    #[pygetset]
+    fn is_mkldnn(&self) -> bool {
+        false
+    }
+
+    #[pymethod]
+    fn is_complex(&self) -> bool {
+        false
+    }
+
+    #[pymethod]
+    fn is_conj(&self) -> bool {
+        false
+    }
+
+    #[pymethod]
+    fn is_neg(&self) -> bool {
+        false
+    }
+
+    #[pymethod]
+    fn is_inference(&self) -> bool {
+        false
+    }
+
+    #[pymethod]
+    fn is_signed(&self) -> bool {
+        self.tensor().dtype() != DType::Bool
+    }
+
+    #[pymethod]
+    fn is_same_size(&self, other: PyRef<PyTensor>) -> bool {
+        self.tensor().shape() == other.tensor().shape()
+    }
+
+    /// The truth of a one-element tensor, as `bool(t)` reads it.
+    #[pymethod]
+    fn is_nonzero(&self, vm: &VirtualMachine) -> PyResult<bool> {
+        let t = self.tensor();
+        match t.numel() {
+            1 => Ok(t.item().py(vm)?.to_f64() != 0.0),
+            0 => Err(vm.new_runtime_error("Boolean value of Tensor with no values is ambiguous")),
+            _ => Err(vm.new_runtime_error(
+                "Boolean value of Tensor with more than one value is ambiguous",
+            )),
+        }
+    }
+
+    #[pygetset]
     fn device(&self, vm: &VirtualMachine) -> PyResult {
         super::classes::attr("torch", "device", vm)?.call(("cpu",), vm)
     }
