@@ -117,6 +117,32 @@ mod tests {
     }
 
     #[test]
+    fn randint_reads_both_overloads_and_names_a_bad_mix_once() {
+        let randint = registry().function("randint").unwrap();
+        let seeded = || fxvm_tensor::random::Generator::new(0);
+        let draw = |args: Vec<Value>| {
+            let drawn = randint
+                .call(args, vec![("generator", Value::Generator(seeded()))])
+                .unwrap();
+            as_tensor(drawn).to_vec::<i64>()
+        };
+        // torch.manual_seed(0); torch.randint(10, (5,)) in PyTorch.
+        let expected = [4, 9, 3, 0, 3];
+        assert_eq!(draw(vec![Value::Int(10), Value::Ints(vec![5])]), expected);
+        assert_eq!(
+            draw(vec![Value::Int(0), Value::Int(10), Value::Ints(vec![5])]),
+            expected
+        );
+        let err = randint
+            .call(vec![Value::Int(0), Value::Int(10)], vec![])
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "randint(): received an invalid combination of arguments"
+        );
+    }
+
+    #[test]
     fn calls_fill_defaults_and_check_types() {
         let sum = registry().function("sum").unwrap();
         let x = tensor(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);

@@ -33,13 +33,9 @@ fn clamp(x: &Tensor, lo: f64, hi: f64) -> Result<Tensor> {
     ew::clamp(x, Some(Scalar::Float(lo)), Some(Scalar::Float(hi)))
 }
 
-/// `clamp(x + 3, 0, 6) / 6`, in PyTorch's order of rounding.
-fn hard_sigmoid(x: &Tensor) -> Result<Tensor> {
-    bin(
-        Binary::Div,
-        clamp(&bin(Binary::Add, x, 3.0)?, 0.0, 6.0)?,
-        6.0,
-    )
+/// `clamp(x + 3, 0, 6)`: the gate hardsigmoid and hardswish share.
+fn hard_gate(x: &Tensor) -> Result<Tensor> {
+    clamp(&bin(Binary::Add, x, 3.0)?, 0.0, 6.0)
 }
 
 /// `x` where positive, else `negative(x)`.
@@ -185,7 +181,7 @@ pub(crate) fn rows() -> Vec<Op> {
             &[Functional(1)],
             |(x, inplace): (Tensor, bool)| {
                 float_kernel(&x, "hardsigmoid_cpu")?;
-                maybe_in_place(&x, hard_sigmoid(&x), inplace)
+                maybe_in_place(&x, bin(Binary::Div, hard_gate(&x)?, 6.0), inplace)
             },
         ),
         op(
@@ -193,8 +189,8 @@ pub(crate) fn rows() -> Vec<Op> {
             &[Functional(1)],
             |(x, inplace): (Tensor, bool)| {
                 float_kernel(&x, "hardswish_cpu")?;
-                // x * clamp(x + 3, 0, 6) / 6, multiplied before the division as PyTorch rounds it.
-                let gate = clamp(&bin(Binary::Add, &x, 3.0)?, 0.0, 6.0)?;
+                // x * gate / 6, multiplied before the division as PyTorch rounds it.
+                let gate = hard_gate(&x)?;
                 maybe_in_place(
                     &x,
                     bin(Binary::Div, bin(Binary::Mul, &x, gate)?, 6.0),

@@ -22,7 +22,8 @@ pub(super) fn new_shape(op: &'static str, size: &[i64], dtype: DType) -> Result<
 }
 
 type Sized = (Vec<i64>, Option<DType>, Device, bool);
-type Like = (Tensor, Option<DType>, Device, bool);
+/// `*_like(input, *, dtype, device, requires_grad)`.
+pub(super) type Like = (Tensor, Option<DType>, Device, bool);
 type New = (Tensor, Vec<i64>, Option<DType>, Device, bool);
 
 pub(crate) fn rows() -> Vec<Op> {

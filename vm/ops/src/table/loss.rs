@@ -11,6 +11,26 @@ use crate::op::{Op, Place, op};
 
 use Place::Functional;
 
+/// `|x - t|`.
+fn abs_diff(x: Tensor, t: Tensor) -> Result<Tensor> {
+    ew::unary(Unary::Abs, &bin(Binary::Sub, x, t)?)
+}
+
+/// The smooth-L1/Huber shape over `z = |x - t|`: `quadratic(0.5·z·z)` where
+/// `z < bound`, else `linear(z)`, each rounded in PyTorch's order.
+fn quadratic_below(
+    z: Tensor,
+    bound: f64,
+    quadratic: impl FnOnce(Tensor) -> Result<Tensor>,
+    linear: impl FnOnce(&Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    let small = bin(Binary::Lt, &z, bound)?;
+    let half_square = bin(Binary::Mul, bin(Binary::Mul, 0.5, &z)?, &z)?;
+    let below = quadratic(half_square)?;
+    let above = linear(&z)?;
+    ew::where_(&small, &below.into(), &above.into())
+}
+
 /// Multiplies by an optional per-element weight.
 fn weighted(loss: Tensor, weight: Option<Tensor>) -> Result<Tensor> {
     match weight {
@@ -208,18 +228,17 @@ pub(crate) fn rows() -> Vec<Op> {
                 f64,
             )| {
                 let r = Reduction::from_args(size_average, reduce, &reduction)?;
-                let diff = ew::unary(Unary::Abs, &bin(Binary::Sub, x, t)?)?;
+                let diff = abs_diff(x, t)?;
                 let loss = if beta == 0.0 {
                     diff
                 } else {
-                    let small = bin(Binary::Lt, &diff, beta)?;
-                    let quadratic = bin(
-                        Binary::Div,
-                        bin(Binary::Mul, bin(Binary::Mul, 0.5, &diff)?, &diff)?,
+                    // 0.5·z²/beta below beta, z - 0.5·beta above.
+                    quadratic_below(
+                        diff,
                         beta,
-                    )?;
-                    let linear = bin(Binary::Sub, &diff, 0.5 * beta)?;
-                    ew::where_(&small, &quadratic.into(), &linear.into())?
+                        |half_square| bin(Binary::Div, half_square, beta),
+                        |z| bin(Binary::Sub, z, 0.5 * beta),
+                    )?
                 };
                 r.apply(loss)
             },
@@ -229,11 +248,10 @@ pub(crate) fn rows() -> Vec<Op> {
             &[Functional(2)],
             |(x, t, reduction, delta, w): (Tensor, Tensor, String, f64, Option<Tensor>)| {
                 let r = Reduction::from_args(None, None, &reduction)?;
-                let diff = ew::unary(Unary::Abs, &bin(Binary::Sub, x, t)?)?;
-                let small = bin(Binary::Lt, &diff, delta)?;
-                let quadratic = bin(Binary::Mul, bin(Binary::Mul, 0.5, &diff)?, &diff)?;
-                let linear = bin(Binary::Mul, bin(Binary::Sub, &diff, 0.5 * delta)?, delta)?;
-                let loss = ew::where_(&small, &quadratic.into(), &linear.into())?;
+                // 0.5·z² below delta, delta·(z - 0.5·delta) above.
+                let loss = quadratic_below(abs_diff(x, t)?, delta, Ok, |z| {
+                    bin(Binary::Mul, bin(Binary::Sub, z, 0.5 * delta)?, delta)
+                })?;
                 r.apply(weighted(loss, w)?)
             },
         ),

@@ -6,6 +6,7 @@ use fxvm_tensor::ops::create::{self, DropoutKind};
 use fxvm_tensor::ops::nn;
 use fxvm_tensor::ops::pool::{self, Window};
 use fxvm_tensor::ops::resample::{self, InterpMode, PadMode, Target};
+use fxvm_tensor::ops::shape;
 use fxvm_tensor::random::Generator;
 use fxvm_tensor::{Result, Tensor, TensorError};
 
@@ -108,57 +109,43 @@ const FEATURE: DropoutKind = DropoutKind {
     alpha: false,
 };
 
-/// A dropout functional. `channel_wise = Some((name, n))` is `dropout{n}d`:
-/// inputs of `n + 1` (unbatched) or `n + 2` dims, one draw per channel.
+/// A dropout functional. `spatial = Some(n)` is `dropout{n}d`, one draw per
+/// channel; unbatched input (`n + 1` dims) gets a batch dim for the draw.
+/// Only dropout1d refuses other ranks: PyTorch's dropout2d/3d warn and go on
+/// (dropout2d reading 3-D input as (N, C, L)).
 fn dropout_row(
     decl: &'static str,
     places: &'static [Place],
     kind: DropoutKind,
-    channel_wise: Option<(&'static str, usize)>,
+    spatial: Option<usize>,
 ) -> Op {
     op(
         decl,
         places,
         move |(x, p, training, inplace): (Tensor, f64, bool, bool)| {
-            if !(0.0..=1.0).contains(&p) {
-                return Err(TensorError::value(
-                    "dropout",
-                    format!("dropout probability has to be between 0 and 1, but got {p}"),
+            create::check_dropout_probability(p)?;
+            let d = x.ndim();
+            if spatial == Some(1) && d != 2 && d != 3 {
+                return Err(TensorError::runtime(
+                    "dropout1d",
+                    format!(
+                        "dropout1d: Expected 2D or 3D input, but received a {d}D input. Note that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs)."
+                    ),
                 ));
-            }
-            let mut input = x.clone();
-            let mut unbatched = false;
-            if let Some((name, n)) = channel_wise {
-                let d = x.ndim();
-                // Only dropout1d refuses other ranks; dropout2d/3d warn in
-                // PyTorch and go on (dropout2d reads 3-D input as (N, C, L)).
-                let accepted = n != 1 || d == 2 || d == 3;
-                if !accepted {
-                    return Err(TensorError::runtime(
-                        name,
-                        format!(
-                            "{name}: Expected {}D or {}D input, but received a {d}D input. Note that {name} exists to provide channel-wise dropout on inputs with {n} spatial dimension{}, a channel dimension, and an optional batch dimension (i.e. {}D or {}D inputs).",
-                            n + 1,
-                            n + 2,
-                            if n == 1 { "" } else { "s" },
-                            n + 1,
-                            n + 2
-                        ),
-                    ));
-                }
-                if (n == 1 && d == 2) || (n == 3 && d != 5) {
-                    unbatched = true;
-                    input = fxvm_tensor::ops::shape::unsqueeze(&x, 0)?;
-                }
             }
             if !training {
                 return Ok(Value::Input(0));
             }
-            let mut result = create::dropout(&input, p, kind, &Generator::default_cpu())?;
-            if unbatched {
-                result = fxvm_tensor::ops::shape::squeeze(&result, Some(&[0]))?;
-            }
-            maybe_in_place(&x, Ok(result), inplace)
+            let unbatched =
+                matches!(spatial, Some(1) if d == 2) || matches!(spatial, Some(3) if d != 5);
+            let g = Generator::default_cpu();
+            let result = if unbatched {
+                let drawn = create::dropout(&shape::unsqueeze(&x, 0)?, p, kind, &g)?;
+                shape::squeeze(&drawn, Some(&[0]))
+            } else {
+                create::dropout(&x, p, kind, &g)
+            };
+            maybe_in_place(&x, result, inplace)
         },
     )
 }
@@ -377,19 +364,19 @@ pub(crate) fn rows() -> Vec<Op> {
             "dropout1d(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
             &[Functional(1)],
             FEATURE,
-            Some(("dropout1d", 1)),
+            Some(1),
         ),
         dropout_row(
             "dropout2d(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
             &[Functional(1)],
             FEATURE,
-            Some(("dropout2d", 2)),
+            Some(2),
         ),
         dropout_row(
             "dropout3d(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
             &[Functional(1)],
             FEATURE,
-            Some(("dropout3d", 3)),
+            Some(3),
         ),
     ]
 }

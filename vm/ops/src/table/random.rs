@@ -1,29 +1,32 @@
 //! Random: sampled tensors and in-place random fills, each drawing from the
 //! generator passed as `generator=` or the default one, as PyTorch does.
 
-use fxvm_tensor::ops::create;
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
 use fxvm_tensor::random::{Generator, fill};
 use fxvm_tensor::{DType, Result, Tensor, TensorError};
 
-use super::create::new_shape;
+use super::create::{Like, new_shape};
 use super::{bin, maybe_in_place};
 use crate::op::{M, Op, Place, T, TM, op};
 use crate::value::{Device, Or, Value};
 
 type Sampled = (Vec<i64>, Generator, Option<DType>, Device, bool);
-type Like = (Tensor, Option<DType>, Device, bool);
 
 /// An in-place fill's end: `x` itself.
 fn filled(done: Result<()>) -> Result<Value> {
     done.map(|()| Value::Input(0))
 }
 
-/// A new tensor shaped like `x` (dtype overridable), filled by `f`.
-fn like(x: &Tensor, dtype: Option<DType>, f: impl FnOnce(&Tensor) -> Result<()>) -> Result<Tensor> {
-    let t = Tensor::zeros(x.shape(), dtype.unwrap_or(x.dtype()));
+/// A new tensor of `shape` and `dtype`, filled by `f`.
+fn fresh(shape: &[usize], dtype: DType, f: impl FnOnce(&Tensor) -> Result<()>) -> Result<Tensor> {
+    let t = Tensor::zeros(shape, dtype);
     f(&t)?;
     Ok(t)
+}
+
+/// A new tensor shaped like `x` (dtype overridable), filled by `f`.
+fn like(x: &Tensor, dtype: Option<DType>, f: impl FnOnce(&Tensor) -> Result<()>) -> Result<Tensor> {
+    fresh(x.shape(), dtype.unwrap_or(x.dtype()), f)
 }
 
 /// `(high)` or `(low, high)`, as PyTorch's two overloads read them.
@@ -37,7 +40,7 @@ fn bounds(low: i64, high: Option<i64>) -> (i64, i64) {
 fn invalid(op: &'static str) -> TensorError {
     TensorError::Argument {
         op,
-        message: format!("{op}() received an invalid combination of arguments"),
+        message: "received an invalid combination of arguments".into(),
     }
 }
 
@@ -48,7 +51,9 @@ pub(crate) fn rows() -> Vec<Op> {
             T,
             |(size, g, dtype, _, _): Sampled| {
                 let dtype = dtype.unwrap_or(DType::F32);
-                create::rand(&new_shape("rand", &size, dtype)?, dtype, &g)
+                fresh(&new_shape("rand", &size, dtype)?, dtype, |t| {
+                    fill::uniform_(t, 0.0, 1.0, &g)
+                })
             },
         ),
         op(
@@ -56,7 +61,9 @@ pub(crate) fn rows() -> Vec<Op> {
             T,
             |(size, g, dtype, _, _): Sampled| {
                 let dtype = dtype.unwrap_or(DType::F32);
-                create::randn(&new_shape("randn", &size, dtype)?, dtype, &g)
+                fresh(&new_shape("randn", &size, dtype)?, dtype, |t| {
+                    fill::normal_(t, 0.0, 1.0, &g)
+                })
             },
         ),
         op(
@@ -77,7 +84,9 @@ pub(crate) fn rows() -> Vec<Op> {
                     _ => return Err(invalid("randint")),
                 };
                 let dtype = dtype.unwrap_or(DType::I64);
-                create::randint(low, high, &new_shape("randint", &size, dtype)?, dtype, &g)
+                fresh(&new_shape("randint", &size, dtype)?, dtype, |t| {
+                    fill::random_(t, low, Some(high), &g)
+                })
             },
         ),
         op(
@@ -140,14 +149,13 @@ pub(crate) fn rows() -> Vec<Op> {
                 match (mean, std, size) {
                     (Or::B(mean), Or::B(std), Some(size)) => {
                         let dtype = dtype.unwrap_or(DType::F32);
-                        let t = Tensor::zeros(&new_shape("normal", &size, dtype)?, dtype);
-                        fill::normal_(&t, mean, std, &g)?;
-                        Ok(t)
+                        fresh(&new_shape("normal", &size, dtype)?, dtype, |t| {
+                            fill::normal_(t, mean, std, &g)
+                        })
                     }
                     // A tensor mean: normal(0, std) draws shifted by it.
                     (Or::A(mean), Or::B(std), None) => {
-                        let t = Tensor::zeros(mean.shape(), mean.dtype());
-                        fill::normal_(&t, 0.0, std, &g)?;
+                        let t = like(&mean, None, |t| fill::normal_(t, 0.0, std, &g))?;
                         bin(Binary::Add, t, mean)
                     }
                     // A tensor std: standard draws scaled by it, then shifted.
@@ -159,8 +167,7 @@ pub(crate) fn rows() -> Vec<Op> {
                             }
                             Or::B(_) => std.shape().to_vec(),
                         };
-                        let t = Tensor::zeros(&shape, std.dtype());
-                        fill::normal_(&t, 0.0, 1.0, &g)?;
+                        let t = fresh(&shape, std.dtype(), |t| fill::normal_(t, 0.0, 1.0, &g))?;
                         let mean: Arg = match mean {
                             Or::A(m) => m.into(),
                             Or::B(m) => m.into(),

@@ -79,31 +79,17 @@ pub fn eye(n: usize, m: usize, dtype: DType) -> Tensor {
     })
 }
 
-/// Uniform on [0, 1), from `g`.
-pub fn rand(shape: &[usize], dtype: DType, g: &Generator) -> Result<Tensor> {
-    let t = Tensor::zeros(shape, dtype);
-    fill::uniform_(&t, 0.0, 1.0, g)?;
-    Ok(t)
-}
-
-/// Standard normal, from `g`.
-pub fn randn(shape: &[usize], dtype: DType, g: &Generator) -> Result<Tensor> {
-    let t = Tensor::zeros(shape, dtype);
-    fill::normal_(&t, 0.0, 1.0, g)?;
-    Ok(t)
-}
-
-/// Integers uniform on [low, high), from `g`.
-pub fn randint(
-    low: i64,
-    high: i64,
-    shape: &[usize],
-    dtype: DType,
-    g: &Generator,
-) -> Result<Tensor> {
-    let t = Tensor::zeros(shape, dtype);
-    fill::random_(&t, low, Some(high), g)?;
-    Ok(t)
+/// PyTorch's ValueError for a dropout probability outside [0, 1], raised
+/// whether or not the layer is training.
+pub fn check_dropout_probability(p: f64) -> Result<()> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(())
+    } else {
+        Err(TensorError::value(
+            "dropout",
+            format!("dropout probability has to be between 0 and 1, but got {p}"),
+        ))
+    }
 }
 
 /// Which dropout: per element or per channel (`feature`, the `dropoutNd`
@@ -119,12 +105,7 @@ pub struct DropoutKind {
 /// scaled by `1/(1-p)`; alpha dropout instead maps kept and dropped values
 /// so that mean and variance are preserved.
 pub fn dropout(t: &Tensor, p: f64, kind: DropoutKind, g: &Generator) -> Result<Tensor> {
-    if !(0.0..=1.0).contains(&p) {
-        return Err(TensorError::value(
-            "dropout",
-            format!("dropout probability has to be between 0 and 1, but got {p}"),
-        ));
-    }
+    check_dropout_probability(p)?;
     if p == 0.0 || t.numel() == 0 {
         return Ok(t.clone());
     }

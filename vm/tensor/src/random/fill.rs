@@ -97,36 +97,20 @@ pub fn normal_(t: &Tensor, mean: f64, std: f64, g: &Generator) -> Result<()> {
     }
     let n = t.numel();
     if n >= 16 && t.is_contiguous() {
-        match t.dtype() {
-            DType::F32 => {
-                let v = block_normal(n, g, unit_f32, mean as f32, std as f32);
-                t.copy_from(&Tensor::from_vec(v, t.shape()))?;
-            }
-            _ => {
-                let v = block_normal(n, g, unit_f64, mean, std);
-                t.copy_from(&Tensor::from_vec(v, t.shape()))?;
-            }
-        }
-        return Ok(());
+        let drawn = match t.dtype() {
+            DType::F32 => Tensor::from_vec(
+                block_normal(n, g, unit_f32, mean as f32, std as f32),
+                t.shape(),
+            ),
+            _ => Tensor::from_vec(block_normal(n, g, unit_f64, mean, std), t.shape()),
+        };
+        return t.copy_from(&drawn);
     }
     fill_with(t, g, |s| normal_f64(s).mul_add(std, mean));
     Ok(())
 }
 
-/// The float operations the block normal needs, in one precision.
-trait Real: Element + num_traits::Float {
-    const TAU: Self;
-}
-
-impl Real for f32 {
-    const TAU: f32 = std::f32::consts::TAU;
-}
-
-impl Real for f64 {
-    const TAU: f64 = std::f64::consts::TAU;
-}
-
-fn block_normal<F: Real>(
+fn block_normal<F: Element + num_traits::Float + num_traits::FloatConst>(
     n: usize,
     g: &Generator,
     unit: fn(&mut State) -> F,
@@ -140,7 +124,7 @@ fn block_normal<F: Real>(
             let u1 = F::one() - b[j];
             let u2 = b[j + 8];
             let radius = (F::from_f64(-2.0) * u1.ln()).sqrt();
-            let theta = F::TAU * u2;
+            let theta = F::TAU() * u2;
             b[j] = (radius * theta.cos()).mul_add(std, mean);
             b[j + 8] = (radius * theta.sin()).mul_add(std, mean);
         }

@@ -12,10 +12,16 @@ _sextuple = _ntuple(6, "_sextuple")
 
 
 class _PadNd(Module):
-    """A fixed padding in one of F.pad's modes; ``mode`` is set per family."""
+    """A fixed padding in one of F.pad's modes. Each family sets ``mode``;
+    each class of it sets ``_expand``, which spreads one int over its dims."""
 
     __constants__ = ["padding"]
     mode = None
+    _expand = None
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = self._expand(padding)
 
     def forward(self, input):
         return F.pad(input, self.padding, self.mode)
@@ -32,13 +38,11 @@ class _CircularPadNd(_PadNd):
 
     def forward(self, input):
         self._check_input_dim(input)
-        return F.pad(input, self.padding, "circular")
+        return super().forward(input)
 
 
 class CircularPad1d(_CircularPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _pair(padding)
+    _expand = staticmethod(_pair)
 
     def _check_input_dim(self, input):
         if input.dim() != 2 and input.dim() != 3:
@@ -46,9 +50,7 @@ class CircularPad1d(_CircularPadNd):
 
 
 class CircularPad2d(_CircularPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _quadruple(padding)
+    _expand = staticmethod(_quadruple)
 
     def _check_input_dim(self, input):
         if input.dim() != 3 and input.dim() != 4:
@@ -56,9 +58,7 @@ class CircularPad2d(_CircularPadNd):
 
 
 class CircularPad3d(_CircularPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _sextuple(padding)
+    _expand = staticmethod(_sextuple)
 
     def _check_input_dim(self, input):
         if input.dim() != 4 and input.dim() != 5:
@@ -67,9 +67,11 @@ class CircularPad3d(_CircularPadNd):
 
 class _ConstantPadNd(Module):
     __constants__ = ["padding", "value"]
+    _expand = None
 
-    def __init__(self, value):
+    def __init__(self, padding, value):
         super().__init__()
+        self.padding = self._expand(padding)
         self.value = value
 
     def forward(self, input):
@@ -80,21 +82,15 @@ class _ConstantPadNd(Module):
 
 
 class ConstantPad1d(_ConstantPadNd):
-    def __init__(self, padding, value):
-        super().__init__(value)
-        self.padding = _pair(padding)
+    _expand = staticmethod(_pair)
 
 
 class ConstantPad2d(_ConstantPadNd):
-    def __init__(self, padding, value):
-        super().__init__(value)
-        self.padding = _quadruple(padding)
+    _expand = staticmethod(_quadruple)
 
 
 class ConstantPad3d(_ConstantPadNd):
-    def __init__(self, padding, value):
-        super().__init__(value)
-        self.padding = _sextuple(padding)
+    _expand = staticmethod(_sextuple)
 
 
 class _ReflectionPadNd(_PadNd):
@@ -102,21 +98,15 @@ class _ReflectionPadNd(_PadNd):
 
 
 class ReflectionPad1d(_ReflectionPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _pair(padding)
+    _expand = staticmethod(_pair)
 
 
 class ReflectionPad2d(_ReflectionPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _quadruple(padding)
+    _expand = staticmethod(_quadruple)
 
 
 class ReflectionPad3d(_ReflectionPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _sextuple(padding)
+    _expand = staticmethod(_sextuple)
 
 
 class _ReplicationPadNd(_PadNd):
@@ -124,21 +114,15 @@ class _ReplicationPadNd(_PadNd):
 
 
 class ReplicationPad1d(_ReplicationPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _pair(padding)
+    _expand = staticmethod(_pair)
 
 
 class ReplicationPad2d(_ReplicationPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _quadruple(padding)
+    _expand = staticmethod(_quadruple)
 
 
 class ReplicationPad3d(_ReplicationPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _sextuple(padding)
+    _expand = staticmethod(_sextuple)
 
 
 class ZeroPad1d(ConstantPad1d):
