@@ -194,3 +194,8 @@ fn shuffle_and_distance_layers_match_pytorch() {
 fn bce_smooth_l1_huber_and_kl_losses_match_pytorch() {
     check_in("nn", "losses");
 }
+
+#[test]
+fn sort_topk_and_multinomial_pick_pytorchs_indices() {
+    check("ordering");
+}

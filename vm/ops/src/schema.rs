@@ -218,7 +218,14 @@ fn parse_default(text: &str, ty: &Ty) -> Option<Value> {
     match ty {
         Ty::Int => int().map(Value::Int),
         Ty::IntList => match text {
-            "[]" => Some(Value::Ints(vec![])),
+            _ if text.starts_with('[') => text
+                .strip_prefix('[')
+                .and_then(|t| t.strip_suffix(']'))?
+                .split(',')
+                .filter(|i| !i.is_empty())
+                .map(|i| i.parse().ok())
+                .collect::<Option<Vec<i64>>>()
+                .map(Value::Ints),
             _ => int().map(|i| Value::Ints(vec![i])),
         },
         Ty::Float => float().map(Value::Float),

@@ -1,6 +1,6 @@
 """Named result tuples of ops that return several tensors, printed as PyTorch does."""
 
-__all__ = ["max", "min"]
+__all__ = ["kthvalue", "max", "median", "min", "nanmedian", "sort", "topk"]
 
 
 def _structseq(name, fields):
@@ -25,5 +25,6 @@ def _structseq(name, fields):
     return cls
 
 
-max = _structseq("max", ("values", "indices"))
-min = _structseq("min", ("values", "indices"))
+for _name in __all__:
+    globals()[_name] = _structseq(_name, ("values", "indices"))
+del _name

@@ -15,6 +15,7 @@ mod nn;
 mod random;
 mod reduce;
 mod shape;
+mod sort;
 
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
 use fxvm_tensor::{Result, Tensor};
@@ -27,6 +28,7 @@ pub(crate) fn all() -> Vec<Op> {
         reduce::rows(),
         linalg::rows(),
         shape::rows(),
+        sort::rows(),
         index::rows(),
         convert::rows(),
         create::rows(),

@@ -2,6 +2,7 @@
 //! generator passed as `generator=` or the default one, as PyTorch does.
 
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
+use fxvm_tensor::random::multinomial::multinomial;
 use fxvm_tensor::random::{Generator, fill};
 use fxvm_tensor::{DType, Result, Tensor, TensorError};
 
@@ -184,6 +185,13 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, p, g): (Tensor, Option<f64>, Generator)| match p {
                 Some(p) => like(&x, None, |t| fill::bernoulli_(t, p, &g)),
                 None => fill::bernoulli(&x, &g),
+            },
+        ),
+        op(
+            "multinomial(Tensor input, int num_samples, bool replacement=False, *, Generator? generator=None)",
+            TM,
+            |(x, n, replacement, g): (Tensor, i64, bool, Generator)| {
+                multinomial(&x, n, replacement, &g)
             },
         ),
         op(

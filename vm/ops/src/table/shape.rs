@@ -1,5 +1,6 @@
 //! Views, joins and copies.
 
+use fxvm_tensor::ops::rearrange;
 use fxvm_tensor::ops::shape::{self, Split};
 use fxvm_tensor::{Result, Tensor, TensorError};
 
@@ -162,6 +163,34 @@ pub(crate) fn rows() -> Vec<Op> {
             "repeat(Tensor input, int[] repeats)",
             M,
             |(x, r): (Tensor, Vec<i64>)| shape::repeat(&x, &r),
+        ),
+        op(
+            "flip(Tensor input, int[] dims)",
+            TM,
+            |(x, dims): (Tensor, Vec<i64>)| rearrange::flip(&x, &dims),
+        ),
+        op("fliplr(Tensor input)", TM, |(x,): (Tensor,)| {
+            rearrange::flip_dim(&x, 1)
+        }),
+        op("flipud(Tensor input)", TM, |(x,): (Tensor,)| {
+            rearrange::flip_dim(&x, 0)
+        }),
+        op(
+            "roll(Tensor input, int[] shifts, int[] dims=[])",
+            TM,
+            |(x, shifts, dims): (Tensor, Vec<i64>, Vec<i64>)| rearrange::roll(&x, &shifts, &dims),
+        ),
+        op(
+            "rot90(Tensor input, int k=1, int[] dims=[0,1])",
+            TM,
+            |(x, k, dims): (Tensor, i64, Vec<i64>)| rearrange::rot90(&x, k, &dims),
+        ),
+        op(
+            "meshgrid(Tensor[] *tensors, *, str? indexing=None)",
+            &[Place::TorchFunctional(1)],
+            |(tensors, indexing): (Vec<Tensor>, Option<String>)| {
+                rearrange::meshgrid(&tensors, indexing.as_deref().unwrap_or("ij"))
+            },
         ),
         op(
             "contiguous(Tensor input)",

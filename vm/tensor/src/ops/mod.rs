@@ -10,6 +10,8 @@ pub mod index;
 pub mod linalg;
 pub mod nn;
 pub mod pool;
+pub mod rearrange;
 pub mod reduce;
 pub mod resample;
 pub mod shape;
+pub mod sort;

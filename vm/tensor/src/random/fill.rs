@@ -11,7 +11,7 @@ use crate::storage::{Element, with_dtype};
 use crate::tensor::Tensor;
 
 /// A uniform double in [0, 1) from 53 random bits.
-fn unit_f64(s: &mut State) -> f64 {
+pub(crate) fn unit_f64(s: &mut State) -> f64 {
     (s.random64() & ((1 << 53) - 1)) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 

@@ -1,7 +1,9 @@
 //! Random numbers as PyTorch's CPU generator produces them: the engine and
-//! its state ([`generator`]), and the in-place fills built on it ([`fill`]).
+//! its state ([`generator`]), the in-place fills built on it ([`fill`]), and
+//! sampling from given weights ([`multinomial`]).
 
 pub mod fill;
 pub mod generator;
+pub mod multinomial;
 
 pub use generator::Generator;

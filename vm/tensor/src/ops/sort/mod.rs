@@ -1,0 +1,325 @@
+//! Ordering along a dim: `sort`, `argsort`, `topk`, `kthvalue`, `median`.
+//!
+//! Each 1-d slice is ordered as (value, index) pairs by the algorithm
+//! PyTorch's CPU kernel uses for that op, so ties come back with PyTorch's
+//! indices: GCC's introsort for `sort`, its `partial_sort`/`nth_element`
+//! for `topk`, *Numerical Recipes* quickselect for `kthvalue`; `median`
+//! breaks ties by index.
+
+mod introsort;
+mod select;
+
+use rayon::prelude::*;
+
+use crate::dtype::DType;
+use crate::error::{Result, TensorError};
+use crate::storage::{Element, with_dtype};
+use crate::tensor::Tensor;
+
+type Pair<T> = (T, i64);
+
+fn is_nan<T: Element>(x: T) -> bool {
+    x.partial_cmp(&x).is_none()
+}
+
+/// Ascending order with NaN last.
+fn ascending<T: Element>(a: &Pair<T>, b: &Pair<T>) -> bool {
+    (!is_nan(a.0) && is_nan(b.0)) || a.0 < b.0
+}
+
+/// Descending order with NaN first.
+fn descending<T: Element>(a: &Pair<T>, b: &Pair<T>) -> bool {
+    (is_nan(a.0) && !is_nan(b.0)) || a.0 > b.0
+}
+
+/// Orders every 1-d slice of `t` along `dim`: `order` receives the slice's
+/// (value, index) pairs and leaves its result in the first `out_len`.
+/// Returns values and int64 indices shaped as `t` with `dim` of `out_len`.
+fn along<T: Element>(
+    t: &Tensor,
+    dim: usize,
+    out_len: usize,
+    order: impl Fn(&mut Vec<Pair<T>>) + Sync,
+) -> (Tensor, Tensor) {
+    let last = t.ndim().saturating_sub(1);
+    let moved = if t.ndim() == 0 {
+        t.clone()
+    } else {
+        t.with_layout(t.layout().transpose(dim, last))
+    };
+    let len = moved.shape().get(last).copied().unwrap_or(1);
+    let rows = moved.numel().checked_div(len).unwrap_or(0);
+    let mut out_shape = moved.shape().to_vec();
+    if let Some(d) = out_shape.last_mut() {
+        *d = out_len;
+    }
+    let mut values = vec![T::default(); rows * out_len];
+    let mut indices = vec![0i64; rows * out_len];
+    moved.with_slice(|data: &[T]| {
+        let row = |(r, (vs, is)): (usize, (&mut [T], &mut [i64]))| {
+            let mut pairs: Vec<Pair<T>> = data[r * len..(r + 1) * len]
+                .iter()
+                .copied()
+                .zip(0..)
+                .collect();
+            order(&mut pairs);
+            for ((v, i), &(x, j)) in vs.iter_mut().zip(is.iter_mut()).zip(&pairs) {
+                *v = x;
+                *i = j;
+            }
+        };
+        if out_len == 0 {
+        } else if data.len() >= 1 << 14 && rows > 1 {
+            values
+                .par_chunks_mut(out_len)
+                .zip(indices.par_chunks_mut(out_len))
+                .enumerate()
+                .for_each(row);
+        } else {
+            values
+                .chunks_mut(out_len)
+                .zip(indices.chunks_mut(out_len))
+                .enumerate()
+                .for_each(row);
+        }
+    });
+    let back = |x: Tensor| {
+        if x.ndim() == 0 {
+            x
+        } else {
+            x.with_layout(x.layout().transpose(dim, last)).contiguous()
+        }
+    };
+    (
+        back(Tensor::from_vec(values, &out_shape)),
+        back(Tensor::from_vec(indices, &out_shape)),
+    )
+}
+
+/// `sort(dim, descending, stable)`: values and their indices along `dim`.
+pub fn sort(t: &Tensor, dim: i64, descending: bool, stable: bool) -> Result<(Tensor, Tensor)> {
+    let d = t.dim(dim)?;
+    let len = t.shape().get(d).copied().unwrap_or(1);
+    Ok(with_dtype!(t.dtype(), T => along::<T>(t, d, len, |v| {
+        let less = if descending { self::descending::<T> } else { ascending::<T> };
+        if stable {
+            v.sort_by(|a, b| if less(a, b) { std::cmp::Ordering::Less } else if less(b, a) { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Equal });
+        } else {
+            introsort::sort(v, &less);
+        }
+    })))
+}
+
+/// `topk(k, dim, largest, sorted)`: as PyTorch, a partial sort when `k` is
+/// small next to the slice, else a selection followed (if `sorted`) by a
+/// sort of the `k - 1` elements before the k-th.
+pub fn topk(t: &Tensor, k: i64, dim: i64, largest: bool, sorted: bool) -> Result<(Tensor, Tensor)> {
+    let d = t.dim(dim)?;
+    let len = t.shape().get(d).copied().unwrap_or(1);
+    let k = usize::try_from(k)
+        .ok()
+        .filter(|&k| k <= len)
+        .ok_or_else(|| TensorError::runtime("topk", "selected index k out of range"))?;
+    if t.dtype() == DType::Bool {
+        return Err(TensorError::not_implemented(
+            "topk does not support bool dtypes on CPU",
+        ));
+    }
+    Ok(with_dtype!(t.dtype(), T => along::<T>(t, d, k, |v| {
+        let less = if largest { descending::<T> } else { ascending::<T> };
+        if k == 0 {
+        } else if k * 64 <= v.len() {
+            introsort::partial_sort(v, k, &less);
+        } else {
+            introsort::nth_element(v, k - 1, &less);
+            if sorted {
+                introsort::sort(&mut v[..k - 1], &less);
+            }
+        }
+    })))
+}
+
+/// Removes (or keeps as size 1) `dim` of a one-element-long result.
+fn squeeze_dim(t: Tensor, dim: usize, keepdim: bool) -> Tensor {
+    if keepdim || t.ndim() == 0 {
+        return t;
+    }
+    let mut shape = t.shape().to_vec();
+    shape.remove(dim);
+    t.with_layout(crate::layout::Layout::contiguous(&shape))
+}
+
+/// The `k`-th smallest (1-based) of each slice along `dim`, and its index.
+pub fn kthvalue(t: &Tensor, k: i64, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    let d = t.dim(dim)?;
+    let len = t.shape().get(d).copied().unwrap_or(1);
+    let k = usize::try_from(k)
+        .ok()
+        .filter(|&k| (1..=len).contains(&k))
+        .ok_or_else(|| {
+            TensorError::runtime(
+                "kthvalue",
+                format!("kthvalue(): selected number k out of range for dimension {d}"),
+            )
+        })?;
+    let (v, i) = with_dtype!(t.dtype(), T => along::<T>(t, d, 1, |v| {
+        select::select(v, k - 1, descending::<T>);
+        v.swap(0, k - 1);
+    }));
+    Ok((squeeze_dim(v, d, keepdim), squeeze_dim(i, d, keepdim)))
+}
+
+/// Which median: `median` propagates NaN, `nanmedian` skips it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Median {
+    Median,
+    NanMedian,
+}
+
+impl Median {
+    fn name(self) -> &'static str {
+        match self {
+            Median::Median => "median",
+            Median::NanMedian => "nanmedian",
+        }
+    }
+
+    /// Where the lower median of `v` sits once NaNs (sorted last) are
+    /// counted or skipped; `None` when the answer is the first NaN.
+    fn position<T: Element>(self, v: &[Pair<T>]) -> Option<usize> {
+        let nans = v.iter().filter(|p| is_nan(p.0)).count();
+        match self {
+            Median::Median if nans > 0 => None,
+            Median::NanMedian if nans == v.len() => None,
+            _ => Some((v.len() - nans - 1) / 2),
+        }
+    }
+}
+
+/// `median(dim)`/`nanmedian(dim)`: the lower median of each slice and its index.
+pub fn median_dim(t: &Tensor, dim: i64, keepdim: bool, which: Median) -> Result<(Tensor, Tensor)> {
+    let d = t.dim(dim)?;
+    let len = t.shape().get(d).copied().unwrap_or(1);
+    if len == 0 {
+        return Err(TensorError::index_error(format!(
+            "{}(): Expected reduction dim {dim} to have non-zero size.",
+            which.name()
+        )));
+    }
+    let (v, i) = with_dtype!(t.dtype(), T => along::<T>(t, d, 1, |v| {
+        let at = match which.position(v) {
+            Some(k) => {
+                // Ties broken by index: a total order, so the answer does
+                // not depend on the selection algorithm.
+                introsort::nth_element(v, k, &|a: &Pair<T>, b: &Pair<T>| {
+                    ascending(a, b) || (!ascending(b, a) && a.1 < b.1)
+                });
+                k
+            }
+            None => v.iter().position(|p| is_nan(p.0)).unwrap_or(0),
+        };
+        v.swap(0, at);
+    }));
+    Ok((squeeze_dim(v, d, keepdim), squeeze_dim(i, d, keepdim)))
+}
+
+/// `median()`/`nanmedian()` over every element: the lower median as a 0-dim tensor.
+pub fn median(t: &Tensor, which: Median) -> Result<Tensor> {
+    if t.numel() == 0 {
+        return Ok(Tensor::full(
+            &[],
+            crate::dtype::Scalar::Float(f64::NAN),
+            t.dtype(),
+        ));
+    }
+    let flat = t
+        .contiguous()
+        .with_layout(crate::layout::Layout::contiguous(&[t.numel()]));
+    let (v, _) = median_dim(&flat, 0, false, which)?;
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn floats(t: &Tensor) -> Vec<f32> {
+        t.to_vec()
+    }
+
+    fn ints(t: &Tensor) -> Vec<i64> {
+        t.to_vec()
+    }
+
+    #[test]
+    fn sort_puts_nan_last_ascending_and_first_descending() {
+        let x = Tensor::from_vec(vec![3f32, 1., 3., 2., 1., 3., f32::NAN, 2.], &[8]);
+        let (v, i) = sort(&x, 0, false, false).unwrap();
+        assert_eq!(ints(&i), [1, 4, 3, 7, 0, 2, 5, 6]);
+        assert!(floats(&v)[7].is_nan());
+        let (_, i) = sort(&x, -1, true, false).unwrap();
+        assert_eq!(ints(&i), [6, 0, 2, 5, 3, 7, 1, 4]);
+    }
+
+    #[test]
+    fn sort_works_along_any_dim() {
+        let x = Tensor::from_vec(vec![3i64, 1, 2, 4, 0, 5], &[2, 3]);
+        let (v, i) = sort(&x, 0, false, true).unwrap();
+        assert_eq!(v.to_vec::<i64>(), [3, 0, 2, 4, 1, 5]);
+        assert_eq!(ints(&i), [0, 1, 0, 1, 0, 1]);
+    }
+
+    #[test]
+    fn topk_picks_pytorchs_indices_for_ties() {
+        let x = Tensor::from_vec(vec![3f32, 1., 3., 2., 1., 3., f32::NAN, 2.], &[8]);
+        let (_, i) = topk(&x, 4, 0, true, true).unwrap();
+        assert_eq!(ints(&i), [6, 0, 5, 2]);
+        let (v, i) = topk(&x, 4, 0, false, true).unwrap();
+        assert_eq!(floats(&v), [1., 1., 2., 2.]);
+        assert_eq!(ints(&i), [1, 4, 3, 7]);
+        assert!(topk(&x, 9, 0, true, true).is_err());
+    }
+
+    #[test]
+    fn kthvalue_and_median_report_pytorchs_index_among_ties() {
+        // PyTorch 2.15: [kthvalue(y, k).indices for k in 1..=n], median(y, 0).indices.
+        let cases: [(&[f32], &[i64], i64); 3] = [
+            (&[2., 0., 2., 0., 1.], &[1, 3, 4, 0, 2], 4),
+            (
+                &[0., 1., 1., 1., 0., 2., 2., 0.],
+                &[4, 7, 0, 3, 1, 2, 6, 5],
+                1,
+            ),
+            (
+                &[
+                    0., 1., 2., 0., 0., 2., 0., 2., 2., 2., 2., 2., 2., 1., 2., 0., 0.,
+                ],
+                &[16, 6, 15, 0, 4, 3, 1, 13, 14, 10, 2, 5, 12, 9, 11, 7, 8],
+                2,
+            ),
+        ];
+        for (y, kth, med) in cases {
+            let y = Tensor::from_vec(y.to_vec(), &[y.len()]);
+            for (k, &want) in (1..).zip(kth) {
+                assert_eq!(ints(&kthvalue(&y, k, 0, false).unwrap().1), [want], "k={k}");
+            }
+            assert_eq!(
+                ints(&median_dim(&y, 0, false, Median::Median).unwrap().1),
+                [med]
+            );
+        }
+    }
+
+    #[test]
+    fn kthvalue_and_median_select_the_lower_middle() {
+        let x = Tensor::from_vec(vec![3f32, 1., 3., 2.], &[4]);
+        let (v, i) = kthvalue(&x, 3, 0, false).unwrap();
+        assert_eq!((floats(&v), ints(&i)), (vec![3.], vec![2]));
+        let (v, i) = median_dim(&x, 0, true, Median::Median).unwrap();
+        assert_eq!(v.shape(), [1]);
+        assert_eq!((floats(&v), ints(&i)), (vec![2.], vec![3]));
+        let y = Tensor::from_vec(vec![1f32, f32::NAN, 3.], &[3]);
+        assert!(floats(&median(&y, Median::Median).unwrap())[0].is_nan());
+        assert_eq!(floats(&median(&y, Median::NanMedian).unwrap()), [1.]);
+    }
+}
