@@ -199,3 +199,8 @@ fn bce_smooth_l1_huber_and_kl_losses_match_pytorch() {
 fn sort_topk_and_multinomial_pick_pytorchs_indices() {
     check("ordering");
 }
+
+#[test]
+fn advanced_indexing_with_several_tensors_matches_pytorch() {
+    check("indexing");
+}

@@ -1,89 +1,10 @@
-//! Indexing by tensors: `index_select`, `gather`, `scatter`, `masked_fill`,
-//! and the advanced-index reads and writes behind `t[idx]`.
+//! Indexing by tensors: `index_select`, `gather`, `scatter`, `masked_fill`.
 
 use crate::dtype::{DType, Scalar};
 use crate::error::{Result, TensorError};
 use crate::layout::Layout;
 use crate::storage::{Element, with_dtype};
 use crate::tensor::Tensor;
-
-/// `i` as a position in `0..size`, counting negative indices from the end.
-fn wrap_index(i: i64, size: usize) -> Option<usize> {
-    let j = if i < 0 { i + size as i64 } else { i };
-    (0..size as i64).contains(&j).then_some(j as usize)
-}
-
-/// Checks and wraps each index of `index` (int64) against `size`.
-fn resolve(index: &Tensor, dim: usize, size: usize) -> Result<Vec<usize>> {
-    index
-        .to_vec::<i64>()
-        .into_iter()
-        .map(|i| {
-            wrap_index(i, size).ok_or(TensorError::IndexOutOfRange {
-                index: i,
-                dim,
-                size,
-            })
-        })
-        .collect()
-}
-
-/// `base` with dim `dim` replaced by `index`'s dims: `base[..., index, ...]`.
-pub fn take_along(base: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {
-    let picks = resolve(index, dim, base.shape()[dim])?;
-    let moved = base.with_layout(base.layout().transpose(0, dim));
-    let rows: Vec<Tensor> = picks
-        .iter()
-        .map(|&i| moved.with_layout(moved.layout().select(0, i)))
-        .collect();
-    let inner: Vec<usize> = moved.shape()[1..].to_vec();
-    let row_len: usize = inner.iter().product();
-    let mut shape = vec![picks.len()];
-    shape.extend(&inner);
-    let gathered = with_dtype!(base.dtype(), T => {
-        let mut data: Vec<T> = Vec::with_capacity(crate::alloc::ensure_numel::<T>(&[rows.len(), row_len]));
-        for r in &rows {
-            data.extend(r.to_vec::<T>());
-        }
-        Tensor::from_vec(data, &shape)
-    });
-    // Undo the transpose: the picked dim sits where `dim` was.
-    let gathered = if dim == 0 || gathered.ndim() <= 1 {
-        gathered
-    } else {
-        gathered
-            .with_layout(gathered.layout().transpose(0, dim))
-            .contiguous()
-    };
-    // Expand the picked dim into the index's shape.
-    let mut final_shape: Vec<usize> = base.shape()[..dim].to_vec();
-    final_shape.extend(index.shape());
-    final_shape.extend(&base.shape()[dim + 1..]);
-    Ok(gathered
-        .contiguous()
-        .with_layout(Layout::contiguous(&final_shape)))
-}
-
-/// Writes `src` (broadcast) into `base[..., index, ...]`.
-pub fn put_along(base: &Tensor, dim: usize, index: &Tensor, src: &Tensor) -> Result<()> {
-    let picks = resolve(index, dim, base.shape()[dim])?;
-    let mut shape: Vec<usize> = base.shape()[..dim].to_vec();
-    shape.push(picks.len());
-    shape.extend(&base.shape()[dim + 1..]);
-    let src = src.broadcast_to(&shape).or_else(|_| {
-        let mut full: Vec<usize> = base.shape()[..dim].to_vec();
-        full.extend(index.shape());
-        full.extend(&base.shape()[dim + 1..]);
-        src.broadcast_to(&full)
-            .map(|s| s.contiguous().with_layout(Layout::contiguous(&shape)))
-    })?;
-    for (k, &i) in picks.iter().enumerate() {
-        let dst = base.with_layout(base.layout().select(dim, i));
-        let part = src.with_layout(src.layout().select(dim, k));
-        dst.copy_from(&part)?;
-    }
-    Ok(())
-}
 
 pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     if index.ndim() > 1 {
@@ -119,7 +40,7 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
             TensorError::index_error("index out of range in self")
         });
     }
-    take_along(t, d, &flat)
+    super::subscript::take_along(t, d, &flat)
 }
 
 fn check_index_shape(op: &'static str, t: &Tensor, d: usize, index: &Tensor) -> Result<()> {

@@ -15,3 +15,4 @@ pub mod reduce;
 pub mod resample;
 pub mod shape;
 pub mod sort;
+pub mod subscript;
