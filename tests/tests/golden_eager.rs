@@ -204,3 +204,8 @@ fn sort_topk_and_multinomial_pick_pytorchs_indices() {
 fn advanced_indexing_with_several_tensors_matches_pytorch() {
     check("indexing");
 }
+
+#[test]
+fn conv3d_and_transposed_convolutions_match_pytorch() {
+    check_in("nn", "convolution");
+}

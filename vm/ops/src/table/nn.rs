@@ -49,6 +49,37 @@ fn conv_row(decl: &'static str, spatial: usize) -> Op {
     )
 }
 
+type ConvTransposeArgs = (
+    Tensor,
+    Tensor,
+    Option<Tensor>,
+    Vec<i64>,
+    Vec<i64>,
+    Vec<i64>,
+    i64,
+    Vec<i64>,
+);
+
+fn conv_transpose_row(decl: &'static str, spatial: usize) -> Op {
+    op(
+        decl,
+        &[Torch, FunctionalIsTorch],
+        move |(x, w, bias, stride, padding, output_padding, groups, dilation): ConvTransposeArgs| {
+            conv::conv_transpose(
+                &x,
+                &w,
+                bias.as_ref(),
+                &stride,
+                &padding,
+                &output_padding,
+                groups,
+                &dilation,
+                spatial,
+            )
+        },
+    )
+}
+
 fn max_pool_row(decl: &'static str, spatial: usize) -> Op {
     op(
         decl,
@@ -159,6 +190,22 @@ pub(crate) fn rows() -> Vec<Op> {
         conv_row(
             "conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, str|int[] padding=0, int[] dilation=1, int groups=1)",
             2,
+        ),
+        conv_row(
+            "conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, str|int[] padding=0, int[] dilation=1, int groups=1)",
+            3,
+        ),
+        conv_transpose_row(
+            "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] output_padding=0, int groups=1, int[] dilation=1)",
+            1,
+        ),
+        conv_transpose_row(
+            "conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] output_padding=0, int groups=1, int[] dilation=1)",
+            2,
+        ),
+        conv_transpose_row(
+            "conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] output_padding=0, int groups=1, int[] dilation=1)",
+            3,
         ),
         max_pool_row(
             "max_pool1d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",

@@ -4,7 +4,7 @@ so that ``type(m).__module__`` reads the same."""
 from torch.nn.modules.module import Module
 from torch.nn.modules.container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
 from torch.nn.modules.linear import Identity, Linear, Bilinear, NonDynamicallyQuantizableLinear
-from torch.nn.modules.conv import Conv1d, Conv2d
+from torch.nn.modules.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from torch.nn.modules.activation import (
     ReLU, ReLU6, LeakyReLU, GELU, SiLU, Mish, Sigmoid, Tanh, ELU, Hardtanh, Softplus,
     Softmax, LogSoftmax, MultiheadAttention, CELU, SELU, GLU, Hardsigmoid, Hardswish, LogSigmoid,

@@ -5,9 +5,9 @@ from torch.nn import functional as F
 from torch.nn import init
 from torch.nn.parameter import Parameter
 from torch.nn.modules.module import Module
-from torch.nn.modules.utils import _single, _pair, _reverse_repeat_tuple
+from torch.nn.modules.utils import _single, _pair, _triple, _reverse_repeat_tuple
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 class _ConvNd(Module):
@@ -50,7 +50,10 @@ class _ConvNd(Module):
                     self._reversed_padding_repeated_twice[2 * i + 1] = total_padding - left_pad
         else:
             self._reversed_padding_repeated_twice = _reverse_repeat_tuple(self.padding, 2)
-        self.weight = Parameter(torch.empty((out_channels, in_channels // groups, *kernel_size), dtype=dtype))
+        if transposed:
+            self.weight = Parameter(torch.empty((in_channels, out_channels // groups, *kernel_size), dtype=dtype))
+        else:
+            self.weight = Parameter(torch.empty((out_channels, in_channels // groups, *kernel_size), dtype=dtype))
         if bias:
             self.bias = Parameter(torch.empty(out_channels, dtype=dtype))
         else:
@@ -82,35 +85,92 @@ class _ConvNd(Module):
         return s.format(**self.__dict__)
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """Conv1d/2d/3d: `_ntuple` spreads each int over the spatial dims and
+    `_functional` is the matching F.conv*d."""
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
-        kernel_size_ = _single(kernel_size)
-        stride_ = _single(stride)
-        padding_ = padding if isinstance(padding, str) else _single(padding)
-        dilation_ = _single(dilation)
-        super().__init__(in_channels, out_channels, kernel_size_, stride_, padding_, dilation_, False, _single(0), groups, bias, padding_mode, device, dtype)
+        n = self._ntuple
+        padding_ = padding if isinstance(padding, str) else n(padding)
+        super().__init__(in_channels, out_channels, n(kernel_size), n(stride), padding_, n(dilation), False, n(0), groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):
+        conv = type(self)._functional
         if self.padding_mode != "zeros":
-            return F.conv1d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias, self.stride, _single(0), self.dilation, self.groups)
-        return F.conv1d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+            return conv(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias, self.stride, self._ntuple(0), self.dilation, self.groups)
+        return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input):
         return self._conv_forward(input, self.weight, self.bias)
 
 
-class Conv2d(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
-        kernel_size_ = _pair(kernel_size)
-        stride_ = _pair(stride)
-        padding_ = padding if isinstance(padding, str) else _pair(padding)
-        dilation_ = _pair(dilation)
-        super().__init__(in_channels, out_channels, kernel_size_, stride_, padding_, dilation_, False, _pair(0), groups, bias, padding_mode, device, dtype)
+class Conv1d(_Conv):
+    _ntuple = staticmethod(_single)
+    _functional = staticmethod(F.conv1d)
 
-    def _conv_forward(self, input, weight, bias):
+
+class Conv2d(_Conv):
+    _ntuple = staticmethod(_pair)
+    _functional = staticmethod(F.conv2d)
+
+
+class Conv3d(_Conv):
+    _ntuple = staticmethod(_triple)
+    _functional = staticmethod(F.conv3d)
+
+
+class _ConvTransposeNd(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed, output_padding, groups, bias, padding_mode, device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, transposed, output_padding, groups, bias, padding_mode, device, dtype)
+
+    def _output_padding(self, input, output_size, stride, padding, kernel_size, num_spatial_dims, dilation=None):
+        """The output_padding that makes the output `output_size` (spatial
+        sizes, or the full size), checked against the sizes reachable."""
+        if output_size is None:
+            return _single(self.output_padding)
+        leading = 2 if input.dim() == num_spatial_dims + 2 else 1
+        if len(output_size) == leading + num_spatial_dims:
+            output_size = output_size[leading:]
+        if len(output_size) != num_spatial_dims:
+            raise ValueError(f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, output_size must have {num_spatial_dims} or {leading + num_spatial_dims} elements (got {len(output_size)})")
+        smallest = [
+            (input.size(d + leading) - 1) * stride[d] - 2 * padding[d] + (1 if dilation is None else dilation[d]) * (kernel_size[d] - 1) + 1
+            for d in range(num_spatial_dims)
+        ]
+        largest = [low + s - 1 for low, s in zip(smallest, stride)]
+        for size, low, high in zip(output_size, smallest, largest):
+            if size < low or size > high:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {smallest} to {largest} (for an input of {input.size()[2:]})")
+        return [size - low for size, low in zip(output_size, smallest)]
+
+
+class _ConvTranspose(_ConvTransposeNd):
+    """ConvTranspose1d/2d/3d, as `_Conv` for the forward direction."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        n = self._ntuple
+        super().__init__(in_channels, out_channels, n(kernel_size), n(stride), n(padding), n(dilation), True, n(output_padding), groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input, output_size=None):
         if self.padding_mode != "zeros":
-            return F.conv2d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias, self.stride, _pair(0), self.dilation, self.groups)
-        return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+            raise ValueError(f"Only `zeros` padding mode is supported for {type(self).__name__}")
+        spatial = len(self.kernel_size)
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, spatial, self.dilation)
+        return type(self)._functional(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups, self.dilation)
 
-    def forward(self, input):
-        return self._conv_forward(input, self.weight, self.bias)
+
+class ConvTranspose1d(_ConvTranspose):
+    _ntuple = staticmethod(_single)
+    _functional = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTranspose):
+    _ntuple = staticmethod(_pair)
+    _functional = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTranspose):
+    _ntuple = staticmethod(_triple)
+    _functional = staticmethod(F.conv_transpose3d)
