@@ -209,3 +209,8 @@ fn advanced_indexing_with_several_tensors_matches_pytorch() {
 fn conv3d_and_transposed_convolutions_match_pytorch() {
     check_in("nn", "convolution");
 }
+
+#[test]
+fn recurrent_layers_cells_and_packed_sequences_match_pytorch() {
+    check_in("nn", "recurrent");
+}

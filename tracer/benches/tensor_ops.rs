@@ -6,7 +6,8 @@
 //! rounds so machine noise hits both alike. It prints each case's best time
 //! and the ratio fxvm/PyTorch (for matmul, of GFLOP/s PyTorch/fxvm inverted:
 //! higher is better there). Targets: matmul ≥ 0.7× PyTorch's GFLOP/s; conv2d,
-//! add and softmax at most 1.5× PyTorch's time; the per-op overhead cases
+//! conv_transpose2d, a 2-layer LSTM, topk, sort, add and softmax at most
+//! 1.5× PyTorch's time; the per-op overhead cases
 //! (`op_*`: 4-element add and relu, a 3-layer MLP on a [2, 16] input) at
 //! most 1.0× PyTorch's time, net of each interpreter's timing loop
 //! (`op_loop`, an empty call; RustPython runs it ~8× slower than CPython, a

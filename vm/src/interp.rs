@@ -30,6 +30,9 @@ pub fn build_from(builder: InterpreterBuilder) -> Interpreter {
         .enter(|vm| vm.import("_fxvm_import", 0).map(drop))
         .expect("the frozen _fxvm_import module installs its finder");
     interp
+        .enter(|vm| vm.import("_fxvm_stdlib", 0).map(drop))
+        .expect("the frozen _fxvm_stdlib module loads");
+    interp
 }
 
 /// The interpreter of [`build`], before it is built, so that other crates can

@@ -297,6 +297,7 @@ tuples! {
     8: A B C D E F G H;
     9: A B C D E F G H I;
     10: A B C D E F G H I J;
+    11: A B C D E F G H I J K;
 }
 
 /// A kernel's result as a value.

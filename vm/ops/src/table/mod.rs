@@ -14,6 +14,7 @@ mod loss;
 mod nn;
 mod random;
 mod reduce;
+mod rnn;
 mod shape;
 mod sort;
 
@@ -36,6 +37,7 @@ pub(crate) fn all() -> Vec<Op> {
         elementwise::rows(),
         nn::rows(),
         loss::rows(),
+        rnn::rows(),
         activation::rows(),
     ]
     .into_iter()

@@ -95,7 +95,7 @@ unary_ops! {
 }
 
 #[inline(always)]
-fn sigmoid<F: Float>(x: F) -> F {
+pub(crate) fn sigmoid<F: Float>(x: F) -> F {
     F::one() / (F::one() + (-x).exp())
 }
 

@@ -1,5 +1,6 @@
-//! A vectorisable `exp` for f32 slices, the inner loop of softmax. Cephes'
-//! polynomial (about 1 ulp); inputs outside its range are redone with `f32::exp`.
+//! Vectorisable `exp`, `sigmoid` and `tanh` for f32 slices, the inner loops
+//! of softmax and the recurrent cells. Cephes' polynomials (a few ulp);
+//! inputs outside their range (and NaN) are redone with the scalar functions.
 
 const LOG2E: f32 = std::f32::consts::LOG2_E;
 const LN2_HI: f32 = 0.693_359_4;
@@ -52,9 +53,110 @@ pub fn exp_shifted(src: &[f32], shift: f32, dst: &mut [f32]) {
     }
 }
 
+#[inline(always)]
+fn sigmoid_fast(x: f32) -> f32 {
+    1.0 / (1.0 + exp_in_range(-x))
+}
+
+#[inline(always)]
+#[allow(clippy::excessive_precision)] // the polynomial's coefficients as fitted
+fn tanh_fast(x: f32) -> f32 {
+    let a = x.abs();
+    let z = x * x;
+    let small = ((((-5.704_988_727_45e-3 * z + 2.063_908_879_54e-2) * z - 5.373_971_555_31e-2)
+        * z
+        + 1.333_144_220_36e-1)
+        * z
+        - 3.333_328_194_22e-1)
+        * z
+        * x
+        + x;
+    // exp clamps at 88: past it the quotient is 1 to float precision.
+    let big = (1.0 - 2.0 / (exp_in_range(2.0 * a) + 1.0)).copysign(x);
+    if a > 0.625 { big } else { small }
+}
+
+/// `v[i] = sigmoid(v[i])`, as `1 / (1 + exp(-x))`.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+fma",
+    "x86_64+avx2+fma",
+    "aarch64+neon"
+))]
+pub fn sigmoid_in_place(v: &mut [f32]) {
+    // Below -88 the result is subnormal, past the fast exp's range.
+    let inside = |x: &f32| (-MAX..=-MIN).contains(x);
+    if v.iter().fold(true, |all, x| all & inside(x)) {
+        v.iter_mut().for_each(|x| *x = sigmoid_fast(*x));
+    } else {
+        v.iter_mut().for_each(|x| {
+            *x = if inside(x) {
+                sigmoid_fast(*x)
+            } else {
+                // exp(-x) overflows f32 before the result underflows.
+                (1.0 / (1.0 + (-f64::from(*x)).exp())) as f32
+            }
+        });
+    }
+}
+
+/// `v[i] = tanh(v[i])`: Cephes' odd polynomial below 0.625 in magnitude,
+/// `1 - 2 / (exp(2|x|) + 1)` with the sign of `x` above.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+fma",
+    "x86_64+avx2+fma",
+    "aarch64+neon"
+))]
+pub fn tanh_in_place(v: &mut [f32]) {
+    if v.iter().fold(false, |nan, x| nan | x.is_nan()) {
+        v.iter_mut().for_each(|x| *x = x.tanh());
+    } else {
+        v.iter_mut().for_each(|x| *x = tanh_fast(*x));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ulps(got: f32, want: f64) -> i64 {
+        let want = want as f32;
+        (got.to_bits() as i64 - want.to_bits() as i64).abs()
+    }
+
+    #[test]
+    fn sigmoid_and_tanh_are_within_a_few_ulp() {
+        let xs: Vec<f32> = (-40000..=40000)
+            .map(|i| i as f32 * 0.0025)
+            .chain([
+                1e-30,
+                -1e-8,
+                3e-4,
+                -100.0,
+                -90.0,
+                90.0,
+                1e10,
+                f32::NEG_INFINITY,
+                f32::INFINITY,
+            ])
+            .collect();
+        let mut s = xs.clone();
+        sigmoid_in_place(&mut s);
+        let mut t = xs.clone();
+        tanh_in_place(&mut t);
+        for ((&x, &s), &t) in xs.iter().zip(&s).zip(&t) {
+            let x64 = x as f64;
+            assert!(
+                ulps(s, 1.0 / (1.0 + (-x64).exp())) <= 3,
+                "sigmoid({x}) = {s}"
+            );
+            assert!(ulps(t, x64.tanh()) <= 3, "tanh({x}) = {t}");
+        }
+        let mut nan = vec![f32::NAN, 0.5];
+        tanh_in_place(&mut nan);
+        assert!(nan[0].is_nan() && ulps(nan[1], 0.5f64.tanh()) <= 3);
+        sigmoid_in_place(&mut nan);
+        assert!(nan[0].is_nan());
+    }
 
     #[test]
     fn matches_std_exp_within_two_ulp() {

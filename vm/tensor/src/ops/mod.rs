@@ -13,6 +13,7 @@ pub mod pool;
 pub mod rearrange;
 pub mod reduce;
 pub mod resample;
+pub mod rnn;
 pub mod shape;
 pub mod sort;
 pub mod subscript;

@@ -1,1 +1,3 @@
 """``torch.nn.utils``."""
+
+from torch.nn.utils import rnn

@@ -55,6 +55,26 @@ pub fn partial_sort<E: Copy>(v: &mut [E], middle: usize, less: &impl Fn(&E, &E) 
     sort_heap(&mut v[..middle], less);
 }
 
+/// [`partial_sort`] of `front` followed by `rest`, where only `front`'s
+/// length is kept: the elements of `rest` are read once, in order, and
+/// never needed again, so they are not stored.
+pub fn partial_sort_from<E: Copy>(
+    front: &mut [E],
+    rest: impl Iterator<Item = E>,
+    less: &impl Fn(&E, &E) -> bool,
+) {
+    if front.is_empty() {
+        return;
+    }
+    make_heap(front, less);
+    for x in rest {
+        if less(&x, &front[0]) {
+            adjust_heap(front, 0, x, less);
+        }
+    }
+    sort_heap(front, less);
+}
+
 fn introsort_loop<E: Copy>(mut v: &mut [E], mut depth: usize, less: &impl Fn(&E, &E) -> bool) {
     while v.len() > THRESHOLD {
         if depth == 0 {
@@ -273,6 +293,10 @@ mod tests {
                 partial_sort(&mut v, k + 1, &by_key);
                 let front: Vec<i32> = v[..=k].iter().map(|e| e.0).collect();
                 assert_eq!(front, sorted[..=k]);
+                let all = keyed(&keys);
+                let mut lazy = all[..=k].to_vec();
+                partial_sort_from(&mut lazy, all[k + 1..].iter().copied(), &by_key);
+                assert_eq!(lazy, v[..=k]);
             }
         }
     }

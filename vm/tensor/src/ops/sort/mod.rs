@@ -32,14 +32,19 @@ fn descending<T: Element>(a: &Pair<T>, b: &Pair<T>) -> bool {
     (is_nan(a.0) && !is_nan(b.0)) || a.0 > b.0
 }
 
-/// Orders every 1-d slice of `t` along `dim`: `order` receives the slice's
-/// (value, index) pairs and leaves its result in the first `out_len`.
+/// A slice's elements paired with their positions.
+fn pairs<T: Element>(row: &[T]) -> Vec<Pair<T>> {
+    row.iter().copied().zip(0..).collect()
+}
+
+/// Orders every 1-d slice of `t` along `dim`: `order` maps a slice to its
+/// ordered (value, index) pairs, of which the first `out_len` are kept.
 /// Returns values and int64 indices shaped as `t` with `dim` of `out_len`.
 fn along<T: Element>(
     t: &Tensor,
     dim: usize,
     out_len: usize,
-    order: impl Fn(&mut Vec<Pair<T>>) + Sync,
+    order: impl Fn(&[T]) -> Vec<Pair<T>> + Sync,
 ) -> (Tensor, Tensor) {
     let last = t.ndim().saturating_sub(1);
     let moved = if t.ndim() == 0 {
@@ -57,13 +62,8 @@ fn along<T: Element>(
     let mut indices = vec![0i64; rows * out_len];
     moved.with_slice(|data: &[T]| {
         let row = |(r, (vs, is)): (usize, (&mut [T], &mut [i64]))| {
-            let mut pairs: Vec<Pair<T>> = data[r * len..(r + 1) * len]
-                .iter()
-                .copied()
-                .zip(0..)
-                .collect();
-            order(&mut pairs);
-            for ((v, i), &(x, j)) in vs.iter_mut().zip(is.iter_mut()).zip(&pairs) {
+            let ordered = order(&data[r * len..(r + 1) * len]);
+            for ((v, i), &(x, j)) in vs.iter_mut().zip(is.iter_mut()).zip(&ordered) {
                 *v = x;
                 *i = j;
             }
@@ -100,13 +100,15 @@ fn along<T: Element>(
 pub fn sort(t: &Tensor, dim: i64, descending: bool, stable: bool) -> Result<(Tensor, Tensor)> {
     let d = t.dim(dim)?;
     let len = t.shape().get(d).copied().unwrap_or(1);
-    Ok(with_dtype!(t.dtype(), T => along::<T>(t, d, len, |v| {
+    Ok(with_dtype!(t.dtype(), T => along::<T>(t, d, len, |row| {
+        let mut v = pairs(row);
         let less = if descending { self::descending::<T> } else { ascending::<T> };
         if stable {
             v.sort_by(|a, b| if less(a, b) { std::cmp::Ordering::Less } else if less(b, a) { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Equal });
         } else {
-            introsort::sort(v, &less);
+            introsort::sort(&mut v, &less);
         }
+        v
     })))
 }
 
@@ -125,16 +127,23 @@ pub fn topk(t: &Tensor, k: i64, dim: i64, largest: bool, sorted: bool) -> Result
             "topk does not support bool dtypes on CPU",
         ));
     }
-    Ok(with_dtype!(t.dtype(), T => along::<T>(t, d, k, |v| {
+    Ok(with_dtype!(t.dtype(), T => along::<T>(t, d, k, |row| {
         let less = if largest { descending::<T> } else { ascending::<T> };
         if k == 0 {
-        } else if k * 64 <= v.len() {
-            introsort::partial_sort(v, k, &less);
+            Vec::new()
+        } else if k * 64 <= row.len() {
+            // A partial sort reads each element past the first k once, so
+            // they need not be gathered into pairs first.
+            let mut top = pairs(&row[..k]);
+            introsort::partial_sort_from(&mut top, row[k..].iter().copied().zip(k as i64..), &less);
+            top
         } else {
-            introsort::nth_element(v, k - 1, &less);
+            let mut v = pairs(row);
+            introsort::nth_element(&mut v, k - 1, &less);
             if sorted {
                 introsort::sort(&mut v[..k - 1], &less);
             }
+            v
         }
     })))
 }
@@ -162,9 +171,11 @@ pub fn kthvalue(t: &Tensor, k: i64, dim: i64, keepdim: bool) -> Result<(Tensor, 
                 format!("kthvalue(): selected number k out of range for dimension {d}"),
             )
         })?;
-    let (v, i) = with_dtype!(t.dtype(), T => along::<T>(t, d, 1, |v| {
-        select::select(v, k - 1, descending::<T>);
+    let (v, i) = with_dtype!(t.dtype(), T => along::<T>(t, d, 1, |row| {
+        let mut v = pairs(row);
+        select::select(&mut v, k - 1, descending::<T>);
         v.swap(0, k - 1);
+        v
     }));
     Ok((squeeze_dim(v, d, keepdim), squeeze_dim(i, d, keepdim)))
 }
@@ -206,12 +217,13 @@ pub fn median_dim(t: &Tensor, dim: i64, keepdim: bool, which: Median) -> Result<
             which.name()
         )));
     }
-    let (v, i) = with_dtype!(t.dtype(), T => along::<T>(t, d, 1, |v| {
-        let at = match which.position(v) {
+    let (v, i) = with_dtype!(t.dtype(), T => along::<T>(t, d, 1, |row| {
+        let mut v = pairs(row);
+        let at = match which.position(&v) {
             Some(k) => {
                 // Ties broken by index: a total order, so the answer does
                 // not depend on the selection algorithm.
-                introsort::nth_element(v, k, &|a: &Pair<T>, b: &Pair<T>| {
+                introsort::nth_element(&mut v, k, &|a: &Pair<T>, b: &Pair<T>| {
                     ascending(a, b) || (!ascending(b, a) && a.1 < b.1)
                 });
                 k
@@ -219,6 +231,7 @@ pub fn median_dim(t: &Tensor, dim: i64, keepdim: bool, which: Median) -> Result<
             None => v.iter().position(|p| is_nan(p.0)).unwrap_or(0),
         };
         v.swap(0, at);
+        v
     }));
     Ok((squeeze_dim(v, d, keepdim), squeeze_dim(i, d, keepdim)))
 }
