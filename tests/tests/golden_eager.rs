@@ -214,3 +214,8 @@ fn conv3d_and_transposed_convolutions_match_pytorch() {
 fn recurrent_layers_cells_and_packed_sequences_match_pytorch() {
     check_in("nn", "recurrent");
 }
+
+#[test]
+fn transformer_layers_and_stacks_match_pytorch() {
+    check_in("nn", "transformer");
+}

@@ -79,6 +79,14 @@ impl Layout {
         self.is_dense_in_order(&order)
     }
 
+    /// The dims from largest stride to smallest (ties keep their order):
+    /// the order in which memory holds the elements.
+    pub fn memory_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.ndim()).collect();
+        order.sort_by_key(|&d| std::cmp::Reverse(self.strides[d]));
+        order
+    }
+
     /// Whether the elements lie densely with `order` (outermost dim first)
     /// as the memory order: `[0, 2, 3, 1]` is channels-last for 4-d.
     /// Sizes of 1 may have any stride, as in PyTorch.

@@ -72,6 +72,24 @@ impl Tensor {
         Tensor::from_storage(Storage::zeros(dtype, shape.iter().product()), shape)
     }
 
+    /// Zeros shaped like `self`, laid out in `self`'s memory order when it
+    /// is dense (a transposed tensor gives a transposed result), else
+    /// contiguous — PyTorch's `empty_like` (preserve_format). Fills visit
+    /// memory order, so random `*_like` tensors land as PyTorch's do.
+    pub fn zeros_like(&self, dtype: DType) -> Tensor {
+        let order = self.layout.memory_order();
+        if !self.layout.is_dense_in_order(&order) {
+            return Tensor::zeros(self.shape(), dtype);
+        }
+        let dense: Vec<usize> = order.iter().map(|&d| self.shape()[d]).collect();
+        let mut back = vec![0; order.len()];
+        for (i, &d) in order.iter().enumerate() {
+            back[d] = i;
+        }
+        let z = Tensor::zeros(&dense, dtype);
+        z.with_layout(z.layout().permute(&back))
+    }
+
     pub fn dtype(&self) -> DType {
         self.dtype
     }

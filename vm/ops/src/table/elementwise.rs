@@ -152,6 +152,24 @@ pub(crate) fn rows() -> Vec<Op> {
             move |(x, y): (Tensor, Arg)| ew::binary(b, &Arg::Tensor(x), &y),
         ));
     }
+    // `not x` elementwise: zero (or False) becomes True, anything else False.
+    let logical_not = |x: &Tensor| {
+        ew::binary(
+            Binary::Eq,
+            &Arg::Tensor(x.clone()),
+            &Arg::Scalar(Scalar::Int(0)),
+        )
+    };
+    rows.push(op(
+        "logical_not(Tensor input)",
+        TM,
+        move |(x,): (Tensor,)| logical_not(&x),
+    ));
+    rows.push(op(
+        "logical_not_(Tensor(a!) input)",
+        M,
+        move |(x,): (Tensor,)| in_place(&x, logical_not(&x)),
+    ));
     rows.push(op(
         "where(Tensor condition, Tensor|Scalar input, Tensor|Scalar other)",
         T,

@@ -27,7 +27,9 @@ fn fresh(shape: &[usize], dtype: DType, f: impl FnOnce(&Tensor) -> Result<()>) -
 
 /// A new tensor shaped like `x` (dtype overridable), filled by `f`.
 fn like(x: &Tensor, dtype: Option<DType>, f: impl FnOnce(&Tensor) -> Result<()>) -> Result<Tensor> {
-    fresh(x.shape(), dtype.unwrap_or(x.dtype()), f)
+    let t = x.zeros_like(dtype.unwrap_or(x.dtype()));
+    f(&t)?;
+    Ok(t)
 }
 
 /// `(high)` or `(low, high)`, as PyTorch's two overloads read them.

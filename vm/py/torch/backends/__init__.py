@@ -1,5 +1,5 @@
 """``torch.backends`` as a CPU-only PyTorch reports it."""
 
-from torch.backends import cuda, cudnn, mps
+from torch.backends import cuda, cudnn, mha, mps
 
-__all__ = ["cuda", "cudnn", "mps"]
+__all__ = ["cuda", "cudnn", "mha", "mps"]

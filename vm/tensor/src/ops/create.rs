@@ -125,7 +125,11 @@ pub fn dropout(t: &Tensor, p: f64, kind: DropoutKind, g: &Generator) -> Result<T
     } else {
         t.shape().to_vec()
     };
-    let noise = Tensor::zeros(&noise_shape, t.dtype());
+    let noise = if kind.feature {
+        Tensor::zeros(&noise_shape, t.dtype())
+    } else {
+        t.zeros_like(t.dtype())
+    };
     fill::bernoulli_(&noise, 1.0 - p, g)?;
     let (mul, add) = (Binary::Mul, Binary::Add);
     if !kind.alpha {

@@ -5,7 +5,6 @@
 
 use crate::dtype::DType;
 use crate::error::{Result, TensorError};
-use crate::layout::Layout;
 use crate::random::generator::{Generator, State};
 use crate::storage::{Element, with_dtype};
 use crate::tensor::Tensor;
@@ -37,20 +36,13 @@ pub(crate) fn normal_f64(s: &mut State) -> f64 {
 /// Fills `t` with `draw()` per element, in the order PyTorch's CPU kernels
 /// visit elements: memory order for a dense tensor, whatever its strides.
 fn fill_with<T: Element>(t: &Tensor, g: &Generator, mut draw: impl FnMut(&mut State) -> T) {
-    let order = memory_order(t.layout());
+    let order = t.layout().memory_order();
     let view = t.with_layout(t.layout().permute(&order));
     let mut s = g.lock();
     let values: Vec<T> = (0..t.numel()).map(|_| draw(&mut s)).collect();
     drop(s);
     view.copy_from(&Tensor::from_vec(values, view.shape()))
         .expect("a fill has the shape of its destination");
-}
-
-/// The dims of `layout` from largest stride to smallest (ties keep order).
-fn memory_order(layout: &Layout) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..layout.ndim()).collect();
-    order.sort_by_key(|&d| std::cmp::Reverse(layout.strides[d]));
-    order
 }
 
 fn floating(op: &'static str, t: &Tensor) -> Result<()> {

@@ -63,7 +63,7 @@ fn race(probs: &Tensor, n: usize, g: &Generator) -> Result<Tensor> {
     if sums.to_dtype(DType::F64).to_vec::<f64>().contains(&0.0) {
         return fail("invalid multinomial distribution (sum of probabilities <= 0)");
     }
-    let q = Tensor::zeros(probs.shape(), probs.dtype());
+    let q = probs.zeros_like(probs.dtype());
     exponential_(&q, 1.0, g)?;
     let ratio = ew::binary(Binary::Div, &Arg::Tensor(probs.clone()), &Arg::Tensor(q))?;
     if n == 1 {

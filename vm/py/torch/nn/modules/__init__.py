@@ -28,4 +28,5 @@ from torch.nn.modules.padding import (
 from torch.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
 from torch.nn.modules.channelshuffle import ChannelShuffle
 from torch.nn.modules.distance import PairwiseDistance, CosineSimilarity
+from torch.nn.modules.transformer import Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer, TransformerDecoderLayer
 from torch.nn.modules.rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
