@@ -219,3 +219,8 @@ fn recurrent_layers_cells_and_packed_sequences_match_pytorch() {
 fn transformer_layers_and_stacks_match_pytorch() {
     check_in("nn", "transformer");
 }
+
+#[test]
+fn pooling_in_three_dims_adaptive_max_lp_and_unpooling_match_pytorch() {
+    check_in("nn", "pooling");
+}

@@ -283,11 +283,12 @@ pub(crate) fn rows() -> Vec<Op> {
             "threshold(Tensor input, float threshold, float value, bool inplace=False)",
             &[Functional(1)],
             |(x, threshold, value, inplace): (Tensor, f64, f64, bool)| {
-                let kept = bin(Binary::Gt, &x, threshold)?;
+                // `x <= threshold` picks the value, so NaN passes through.
+                let replaced = bin(Binary::Le, &x, threshold)?;
                 let value = Tensor::scalar(Scalar::Float(value), x.dtype());
                 maybe_in_place(
                     &x,
-                    ew::where_(&kept, &Arg::Tensor(x.clone()), &value.into()),
+                    ew::where_(&replaced, &value.into(), &Arg::Tensor(x.clone())),
                     inplace,
                 )
             },

@@ -10,11 +10,12 @@ use fxvm_tensor::ops::shape;
 use fxvm_tensor::random::Generator;
 use fxvm_tensor::{Result, Tensor, TensorError};
 
-use super::maybe_in_place;
+use super::{bin, maybe_in_place};
 use crate::op::{NN, Op, Place, op};
 use crate::value::{Or, Value};
+use fxvm_tensor::ops::elementwise::{self as ew, Binary, Unary};
 
-use Place::{Functional, FunctionalIsTorch, FunctionalNative, Torch};
+use Place::{Functional, FunctionalIsTorch, Torch};
 
 type ConvArgs = (
     Tensor,
@@ -131,6 +132,151 @@ fn avg_pool(
     pool::avg_pool(x, &w, spatial, count_include_pad, divisor)
 }
 
+/// `avg_pool2d`/`avg_pool3d`, builtins of `torch._C._nn` only.
+fn avg_pool_row(decl: &'static str, spatial: usize) -> Op {
+    op(
+        decl,
+        NN,
+        move |(x, k, s, p, ceil, count, divisor): (
+            Tensor,
+            Vec<i64>,
+            Option<Vec<i64>>,
+            Vec<i64>,
+            bool,
+            bool,
+            Option<i64>,
+        )| { avg_pool(&x, (k, s, p, ceil), spatial, count, divisor) },
+    )
+}
+
+/// `adaptive_max_pool{n}d`: the values, or with `return_indices` the pair.
+fn adaptive_max_pool_row(decl: &'static str, places: &'static [Place], spatial: usize) -> Op {
+    op(
+        decl,
+        places,
+        move |(x, size, return_indices): (Tensor, Vec<Option<i64>>, bool)| -> Result<Value> {
+            let (values, indices) = pool::adaptive_max_pool(&x, &size, spatial)?;
+            Ok(if return_indices {
+                Value::Tuple(vec![Value::Tensor(values), Value::Tensor(indices)])
+            } else {
+                Value::Tensor(values)
+            })
+        },
+    )
+}
+
+/// `max_unpool{n}d`: the output size is the pooling's input size, given
+/// (spatial dims, or with the leading ones) or inferred from the window.
+fn max_unpool_row(decl: &'static str, spatial: usize) -> Op {
+    op(
+        decl,
+        &[Functional(3)],
+        move |(x, indices, kernel, stride, padding, output_size): (
+            Tensor,
+            Tensor,
+            Vec<i64>,
+            Option<Vec<i64>>,
+            Vec<i64>,
+            Option<Vec<i64>>,
+        )| {
+            let name = ["max_unpool1d", "max_unpool2d", "max_unpool3d"][spatial - 1];
+            let kernel = conv::per_dim(name, "kernel_size", &kernel, spatial)?;
+            let stride = match stride {
+                Some(s) if !s.is_empty() => conv::per_dim(name, "stride", &s, spatial)?,
+                _ => kernel.clone(),
+            };
+            let padding = conv::per_dim(name, "padding", &padding, spatial)?;
+            let input = &x.shape()[x.ndim().saturating_sub(spatial)..];
+            let default: Vec<i64> = (0..spatial)
+                .map(|d| {
+                    (input[d] as i64 - 1) * stride[d] as i64 + kernel[d] as i64
+                        - 2 * padding[d] as i64
+                })
+                .collect();
+            let size = match output_size {
+                None => default,
+                Some(size) => {
+                    let size = if size.len() == spatial + 2 {
+                        size[size.len() - spatial..].to_vec()
+                    } else {
+                        size
+                    };
+                    if size.len() != spatial {
+                        return Err(TensorError::value(
+                            name,
+                            format!(
+                                "output_size should be a sequence containing {spatial} or {} elements, but it has a length of '{}'",
+                                spatial + 2,
+                                size.len()
+                            ),
+                        ));
+                    }
+                    for d in 0..spatial {
+                        let (low, high) =
+                            (default[d] - stride[d] as i64, default[d] + stride[d] as i64);
+                        if size[d] <= low || size[d] >= high {
+                            return Err(TensorError::value(
+                                name,
+                                format!(
+                                    "invalid output_size \"{}\" (dim {d} must be between {low} and {high})",
+                                    tuple(&size)
+                                ),
+                            ));
+                        }
+                    }
+                    size
+                }
+            };
+            let size: Vec<usize> = size.iter().map(|&s| s.max(0) as usize).collect();
+            pool::max_unpool(&x, &indices, &size, spatial)
+        },
+    )
+}
+
+/// `lp_pool{n}d`: the `p`-norm of each window, as PyTorch composes it
+/// from an average pool of `x^p` (negative averages clamp to zero).
+fn lp_pool_row(decl: &'static str, spatial: usize) -> Op {
+    op(
+        decl,
+        &[Functional(3)],
+        move |(x, p, kernel, stride, ceil): (Tensor, f64, Vec<i64>, Option<Vec<i64>>, bool)| {
+            let name = ["lp_pool1d", "lp_pool2d", "lp_pool3d"][spatial - 1];
+            let taps: usize = conv::per_dim(name, "kernel_size", &kernel, spatial)?
+                .iter()
+                .product();
+            let out = avg_pool(
+                &bin(Binary::Pow, &x, p)?,
+                (kernel, stride, vec![0], ceil),
+                spatial,
+                true,
+                None,
+            )?;
+            let magnitude = ew::unary(Unary::Relu, &ew::unary(Unary::Abs, &out)?)?;
+            let signed = bin(Binary::Mul, ew::unary(Unary::Sign, &out)?, magnitude)?;
+            let scaled = bin(
+                Binary::Mul,
+                signed,
+                ew::Arg::Scalar(fxvm_tensor::Scalar::Int(taps as i64)),
+            )?;
+            bin(Binary::Pow, scaled, 1.0 / p)
+        },
+    )
+}
+
+/// A Python tuple's text, as PyTorch's messages print sizes.
+fn tuple(v: &[i64]) -> String {
+    match v {
+        [one] => format!("({one},)"),
+        _ => format!(
+            "({})",
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 const PLAIN: DropoutKind = DropoutKind {
     feature: false,
     alpha: false,
@@ -220,18 +366,74 @@ pub(crate) fn rows() -> Vec<Op> {
             &[Torch, FunctionalIsTorch],
             |(x, k, s, p, ceil, count): AvgPoolArgs| avg_pool(&x, (k, s, p, ceil), 1, count, None),
         ),
+        max_pool_row(
+            "max_pool3d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
+            3,
+        ),
+        avg_pool_row(
+            "avg_pool3d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None)",
+            3,
+        ),
+        adaptive_max_pool_row(
+            "adaptive_max_pool1d(Tensor input, int?[] output_size, bool return_indices=False)",
+            &[Functional(2)],
+            1,
+        ),
+        // The builtin `torch.adaptive_max_pool1d` always returns both.
         op(
+            "adaptive_max_pool1d(Tensor input, int[] output_size)",
+            &[Torch],
+            |(x, size): (Tensor, Vec<i64>)| {
+                let size: Vec<Option<i64>> = size.into_iter().map(Some).collect();
+                let (values, indices) = pool::adaptive_max_pool(&x, &size, 1)?;
+                Ok(Value::Tuple(vec![
+                    Value::Tensor(values),
+                    Value::Tensor(indices),
+                ]))
+            },
+        ),
+        adaptive_max_pool_row(
+            "adaptive_max_pool2d(Tensor input, int?[] output_size, bool return_indices=False)",
+            &[Functional(2)],
+            2,
+        ),
+        adaptive_max_pool_row(
+            "adaptive_max_pool3d(Tensor input, int?[] output_size, bool return_indices=False)",
+            &[Functional(2)],
+            3,
+        ),
+        op(
+            "adaptive_avg_pool3d(Tensor input, int?[] output_size)",
+            &[Functional(2)],
+            |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 3),
+        ),
+        lp_pool_row(
+            "lp_pool1d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False)",
+            1,
+        ),
+        lp_pool_row(
+            "lp_pool2d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False)",
+            2,
+        ),
+        lp_pool_row(
+            "lp_pool3d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False)",
+            3,
+        ),
+        max_unpool_row(
+            "max_unpool1d(Tensor input, Tensor indices, int[] kernel_size, int[]? stride=None, int[] padding=0, int[]? output_size=None)",
+            1,
+        ),
+        max_unpool_row(
+            "max_unpool2d(Tensor input, Tensor indices, int[] kernel_size, int[]? stride=None, int[] padding=0, int[]? output_size=None)",
+            2,
+        ),
+        max_unpool_row(
+            "max_unpool3d(Tensor input, Tensor indices, int[] kernel_size, int[]? stride=None, int[] padding=0, int[]? output_size=None)",
+            3,
+        ),
+        avg_pool_row(
             "avg_pool2d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None)",
-            &[Torch, FunctionalNative],
-            |(x, k, s, p, ceil, count, divisor): (
-                Tensor,
-                Vec<i64>,
-                Option<Vec<i64>>,
-                Vec<i64>,
-                bool,
-                bool,
-                Option<i64>,
-            )| { avg_pool(&x, (k, s, p, ceil), 2, count, divisor) },
+            2,
         ),
         op(
             "adaptive_avg_pool1d(Tensor input, int?[] output_size)",

@@ -59,7 +59,8 @@ macro_rules! unary_ops {
 unary_ops! {
     Neg, "neg", Same, |x| -x, Some(x.wrapping_neg());
     Abs, "abs", Same, |x| x.abs(), Some(x.wrapping_abs());
-    Relu, "relu", Same, |x| if x > F::zero() { x } else { F::zero() }, Some(x.max(0));
+    // `x < 0` is false for NaN and -0.0, which pass through as in PyTorch.
+    Relu, "relu", Same, |x| if x < F::zero() { F::zero() } else { x }, Some(x.max(0));
     Sign, "sign", Same, |x| if x > F::zero() { F::one() } else if x < F::zero() { -F::one() } else { F::zero() }, Some(x.signum());
     Floor, "floor", Same, |x| x.floor(), Some(x);
     Ceil, "ceil", Same, |x| x.ceil(), Some(x);

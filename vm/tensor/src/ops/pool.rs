@@ -1,5 +1,7 @@
-//! Pooling over the last one or two dims: `max_pool`, `avg_pool` and
-//! `adaptive_avg_pool`. Each input plane is pooled independently (in parallel).
+//! Pooling over the last one to three dims: `max_pool`, `avg_pool`,
+//! `adaptive_avg_pool`, `adaptive_max_pool` and `max_unpool`. Each input
+//! plane is pooled independently (in parallel); lower ranks run as 3-d with
+//! unit leading dims.
 
 use rayon::prelude::*;
 
@@ -30,6 +32,15 @@ struct Axis {
     dilation: usize,
 }
 
+const UNIT: Axis = Axis {
+    input: 1,
+    output: 1,
+    kernel: 1,
+    stride: 1,
+    pad: 0,
+    dilation: 1,
+};
+
 impl Axis {
     /// Input positions of output `i`'s window, those in the padding left out.
     fn taps(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
@@ -38,32 +49,68 @@ impl Axis {
             (p >= 0 && (p as usize) < self.input).then_some(p as usize)
         })
     }
+
+    /// The size of window `i` counting padding but not what a ceil-mode
+    /// window hangs past the padded input.
+    fn with_pad(&self, i: usize) -> usize {
+        let start = i * self.stride;
+        (start + self.kernel).min(self.input + 2 * self.pad) - start
+    }
 }
 
-/// Planes of an input whose last `spatial` dims are pooled: `(planes, h, w)`
-/// with a unit height for 1-d pooling, after checking the rank.
-fn planes(op: &'static str, t: &Tensor, spatial: usize) -> Result<(usize, [usize; 2])> {
+/// The op's name for a rank: `name(base, 2)` is `max_pool2d`.
+fn name(base: &str, spatial: usize) -> &'static str {
+    const NAMES: [[&str; 3]; 4] = [
+        ["max_pool1d", "max_pool2d", "max_pool3d"],
+        ["avg_pool1d", "avg_pool2d", "avg_pool3d"],
+        [
+            "adaptive_avg_pool1d",
+            "adaptive_avg_pool2d",
+            "adaptive_avg_pool3d",
+        ],
+        [
+            "adaptive_max_pool1d",
+            "adaptive_max_pool2d",
+            "adaptive_max_pool3d",
+        ],
+    ];
+    let row = [
+        "max_pool",
+        "avg_pool",
+        "adaptive_avg_pool",
+        "adaptive_max_pool",
+    ]
+    .iter()
+    .position(|b| *b == base)
+    .expect("a pooling op");
+    NAMES[row][spatial - 1]
+}
+
+/// Planes of an input whose last `spatial` dims are pooled, and those dims
+/// lifted to three, after checking the rank.
+fn planes(op: &'static str, t: &Tensor, spatial: usize) -> Result<(usize, [usize; 3])> {
     if t.ndim() != spatial + 1 && t.ndim() != spatial + 2 {
         return Err(TensorError::runtime(
             op,
-            format!(
-                "{op}: Expected {}D or {}D input tensor, but got {:?}",
-                spatial + 1,
-                spatial + 2,
-                t.shape()
-            ),
+            if spatial == 3 {
+                "non-empty 4D or 5D (batch mode) tensor expected for input".to_owned()
+            } else {
+                format!(
+                    "{op}: Expected {}D or {}D input tensor, but got {:?}",
+                    spatial + 1,
+                    spatial + 2,
+                    t.shape()
+                )
+            },
         ));
     }
     let r = t.ndim();
-    let hw = if spatial == 1 {
-        [1, t.shape()[r - 1]]
-    } else {
-        [t.shape()[r - 2], t.shape()[r - 1]]
-    };
-    Ok((t.shape()[..r - spatial].iter().product(), hw))
+    let mut dims = [1; 3];
+    dims[3 - spatial..].copy_from_slice(&t.shape()[r - spatial..]);
+    Ok((t.shape()[..r - spatial].iter().product(), dims))
 }
 
-fn axes(op: &'static str, t: &Tensor, w: &Window, spatial: usize) -> Result<[Axis; 2]> {
+fn axes(op: &'static str, t: &Tensor, w: &Window, spatial: usize) -> Result<[Axis; 3]> {
     let kernel = per_dim(op, "kernel_size", w.kernel, spatial)?;
     let stride = if w.stride.is_empty() {
         kernel.clone()
@@ -78,12 +125,8 @@ fn axes(op: &'static str, t: &Tensor, w: &Window, spatial: usize) -> Result<[Axi
             format!("{op}: kernel_size, stride and dilation must be greater than zero"),
         ));
     }
-    let (_, hw) = planes(op, t, spatial)?;
-    let input = if spatial == 1 {
-        vec![hw[1]]
-    } else {
-        hw.to_vec()
-    };
+    let (_, dims) = planes(op, t, spatial)?;
+    let input = &dims[3 - spatial..];
     let mut out = Vec::new();
     for d in 0..spatial {
         if pad[d] * 2 > kernel[d] {
@@ -118,6 +161,16 @@ fn axes(op: &'static str, t: &Tensor, w: &Window, spatial: usize) -> Result<[Axi
         });
     }
     if out.iter().any(|a| a.output == 0) {
+        if op == "avg_pool3d" {
+            let [t_, h, w_] = dims;
+            return Err(TensorError::runtime(
+                op,
+                format!(
+                    "input image (T: {t_} H: {h} W: {w_}) smaller than kernel size (kT: {} kH: {} kW: {})",
+                    kernel[0], kernel[1], kernel[2]
+                ),
+            ));
+        }
         let sizes = |f: fn(&Axis) -> usize| {
             out.iter()
                 .map(f)
@@ -139,29 +192,15 @@ fn axes(op: &'static str, t: &Tensor, w: &Window, spatial: usize) -> Result<[Axi
             ),
         ));
     }
-    let unit = Axis {
-        input: 1,
-        output: 1,
-        kernel: 1,
-        stride: 1,
-        pad: 0,
-        dilation: 1,
-    };
-    Ok(if spatial == 1 {
-        [unit, out[0]]
-    } else {
-        [out[0], out[1]]
-    })
+    let mut lifted = [UNIT; 3];
+    lifted[3 - spatial..].copy_from_slice(&out);
+    Ok(lifted)
 }
 
-/// The input's shape with the last `spatial` dims replaced by the axes' outputs.
-fn out_shape(t: &Tensor, spatial: usize, axes: &[Axis; 2]) -> Vec<usize> {
+/// The input's shape with the last `spatial` dims replaced by `sizes`.
+fn shape_with(t: &Tensor, spatial: usize, sizes: &[usize]) -> Vec<usize> {
     let mut shape = t.shape()[..t.ndim() - spatial].to_vec();
-    shape.extend(if spatial == 1 {
-        vec![axes[1].output]
-    } else {
-        vec![axes[0].output, axes[1].output]
-    });
+    shape.extend(&sizes[3 - spatial..]);
     shape
 }
 
@@ -190,46 +229,57 @@ fn check_float(op: &'static str, t: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// `max_pool1d`/`max_pool2d`; the indices (flat within each plane) come too.
-pub fn max_pool(t: &Tensor, w: &Window, spatial: usize) -> Result<(Tensor, Tensor)> {
-    let op = if spatial == 1 {
-        "max_pool1d"
-    } else {
-        "max_pool2d"
-    };
-    check_float(op, t)?;
-    let ax = axes(op, t, w, spatial)?;
-    let (n, [h, width]) = planes(op, t, spatial)?;
-    let plane_out = ax[0].output * ax[1].output;
-    let best: Vec<(f64, i64)> =
-        per_plane(t, n, h * width, plane_out, |src, dst: &mut [(f64, i64)]| {
-            for oy in 0..ax[0].output {
-                for ox in 0..ax[1].output {
-                    let mut m = (f64::NEG_INFINITY, -1i64);
-                    for iy in ax[0].taps(oy) {
-                        for ix in ax[1].taps(ox) {
-                            let v = src[iy * width + ix];
-                            // NaN wins, as in PyTorch.
-                            if v > m.0 || v.is_nan() || m.1 < 0 {
-                                m = (v, (iy * width + ix) as i64);
-                                if v.is_nan() {
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                    dst[oy * ax[1].output + ox] = m;
-                }
-            }
-        });
-    let shape = out_shape(t, spatial, &ax);
-    let values = Tensor::from_vec(best.iter().map(|p| p.0).collect::<Vec<f64>>(), &shape)
-        .to_dtype(t.dtype());
-    let indices = Tensor::from_vec(best.iter().map(|p| p.1).collect::<Vec<i64>>(), &shape);
-    Ok((values, indices))
+/// Every output position of a 3-d grid, `(flat output index, [z, y, x])`.
+fn grid(out: [usize; 3]) -> impl Iterator<Item = (usize, [usize; 3])> {
+    let [d, h, w] = out;
+    (0..d * h * w).map(move |i| (i, [i / (h * w), (i / w) % h, i % w]))
 }
 
-/// `avg_pool1d`/`avg_pool2d`.
+/// The larger of `m` and the candidate `(v, index)`; NaN wins, as in PyTorch.
+fn better(m: (f64, i64), v: f64, index: usize) -> (f64, i64) {
+    if m.0.is_nan() {
+        m
+    } else if v > m.0 || v.is_nan() || m.1 < 0 {
+        (v, index as i64)
+    } else {
+        m
+    }
+}
+
+/// Splits `(value, index)` pairs into a values tensor of `dtype` and int64 indices.
+fn split(best: Vec<(f64, i64)>, shape: &[usize], dtype: DType) -> (Tensor, Tensor) {
+    let values =
+        Tensor::from_vec(best.iter().map(|p| p.0).collect::<Vec<f64>>(), shape).to_dtype(dtype);
+    let indices = Tensor::from_vec(best.iter().map(|p| p.1).collect::<Vec<i64>>(), shape);
+    (values, indices)
+}
+
+/// `max_pool1d/2d/3d`; the indices (flat within each plane) come too.
+pub fn max_pool(t: &Tensor, w: &Window, spatial: usize) -> Result<(Tensor, Tensor)> {
+    let op = name("max_pool", spatial);
+    check_float(op, t)?;
+    let ax = axes(op, t, w, spatial)?;
+    let (n, [_, h, width]) = planes(op, t, spatial)?;
+    let outs = ax.map(|a| a.output);
+    let plane_in = ax.iter().map(|a| a.input).product();
+    let best: Vec<(f64, i64)> = per_plane(t, n, plane_in, outs.iter().product(), |src, dst| {
+        for (i, [oz, oy, ox]) in grid(outs) {
+            let mut m = (f64::NEG_INFINITY, -1i64);
+            for iz in ax[0].taps(oz) {
+                for iy in ax[1].taps(oy) {
+                    for ix in ax[2].taps(ox) {
+                        let at = (iz * h + iy) * width + ix;
+                        m = better(m, src[at], at);
+                    }
+                }
+            }
+            dst[i] = m;
+        }
+    });
+    Ok(split(best, &shape_with(t, spatial, &outs), t.dtype()))
+}
+
+/// `avg_pool1d/2d/3d`.
 pub fn avg_pool(
     t: &Tensor,
     w: &Window,
@@ -237,11 +287,7 @@ pub fn avg_pool(
     count_include_pad: bool,
     divisor_override: Option<i64>,
 ) -> Result<Tensor> {
-    let op = if spatial == 1 {
-        "avg_pool1d"
-    } else {
-        "avg_pool2d"
-    };
+    let op = name("avg_pool", spatial);
     check_float(op, t)?;
     if !t.dtype().is_float() {
         return Err(TensorError::not_implemented_for(op, t.dtype()));
@@ -250,96 +296,199 @@ pub fn avg_pool(
         return Err(TensorError::runtime(op, "divisor must be not zero"));
     }
     let ax = axes(op, t, w, spatial)?;
-    let (n, [h, width]) = planes(op, t, spatial)?;
-    let plane_out = ax[0].output * ax[1].output;
-    let out: Vec<f64> = per_plane(t, n, h * width, plane_out, |src, dst: &mut [f64]| {
-        for oy in 0..ax[0].output {
-            for ox in 0..ax[1].output {
-                let mut sum = 0.0;
-                let mut count = 0usize;
-                for iy in ax[0].taps(oy) {
-                    for ix in ax[1].taps(ox) {
-                        sum += src[iy * width + ix];
-                        count += 1;
+    let (n, [_, h, width]) = planes(op, t, spatial)?;
+    let outs = ax.map(|a| a.output);
+    let plane_in = ax.iter().map(|a| a.input).product();
+    let out: Vec<f64> = per_plane(
+        t,
+        n,
+        plane_in,
+        outs.iter().product(),
+        |src, dst: &mut [f64]| {
+            for (i, o) in grid(outs) {
+                let (mut sum, mut count) = (0.0, 0usize);
+                for iz in ax[0].taps(o[0]) {
+                    for iy in ax[1].taps(o[1]) {
+                        for ix in ax[2].taps(o[2]) {
+                            sum += src[(iz * h + iy) * width + ix];
+                            count += 1;
+                        }
                     }
                 }
                 let divisor = match divisor_override {
                     Some(d) => d as f64,
-                    None if count_include_pad => [0, 1]
-                        .iter()
-                        .map(|&d| window_with_pad(&ax[d], if d == 0 { oy } else { ox }))
-                        .product::<usize>() as f64,
+                    None if count_include_pad => {
+                        (0..3).map(|d| ax[d].with_pad(o[d])).product::<usize>() as f64
+                    }
                     None => count as f64,
                 };
-                dst[oy * ax[1].output + ox] = sum / divisor;
+                dst[i] = sum / divisor;
             }
-        }
-    });
-    Ok(Tensor::from_vec(out, &out_shape(t, spatial, &ax)).to_dtype(t.dtype()))
+        },
+    );
+    Ok(Tensor::from_vec(out, &shape_with(t, spatial, &outs)).to_dtype(t.dtype()))
 }
 
-/// The size of window `i` counting padding but not what a ceil-mode window
-/// hangs past the padded input.
-fn window_with_pad(a: &Axis, i: usize) -> usize {
-    let start = i * a.stride;
-    let end = (start + a.kernel).min(a.input + 2 * a.pad);
-    end - start
-}
-
-/// `adaptive_avg_pool1d`/`adaptive_avg_pool2d`; `None` output sizes keep the input's.
-pub fn adaptive_avg_pool(t: &Tensor, output: &[Option<i64>], spatial: usize) -> Result<Tensor> {
-    let op = if spatial == 1 {
-        "adaptive_avg_pool1d"
-    } else {
-        "adaptive_avg_pool2d"
-    };
-    if !t.dtype().is_float() {
-        return Err(TensorError::not_implemented_for(
-            "adaptive_avg_pool2d",
-            t.dtype(),
-        ));
-    }
-    let (n, [h, width]) = planes(op, t, spatial)?;
-    let input = if spatial == 1 {
-        vec![width]
-    } else {
-        vec![h, width]
-    };
+/// The sizes an adaptive pool produces: one per pooled dim (a single value
+/// broadcasts; `None` keeps the input's), lifted to three dims.
+fn adaptive_sizes(
+    op: &'static str,
+    input: [usize; 3],
+    output: &[Option<i64>],
+    spatial: usize,
+) -> Result<[usize; 3]> {
     if output.len() != spatial && output.len() != 1 {
         return Err(TensorError::runtime(
             op,
             format!("{op}: output_size must be {spatial}"),
         ));
     }
-    let mut sizes = Vec::new();
+    let mut sizes = [1; 3];
     for d in 0..spatial {
         let o = output[if output.len() == 1 { 0 } else { d }];
-        sizes.push(match o {
-            None => input[d],
-            Some(o) => usize::try_from(o).map_err(|_| TensorError::runtime(op, format!("{op}: elements of output_size must be greater than or equal to 0 but received {o}")))?,
-        });
+        sizes[3 - spatial + d] = match o {
+            None => input[3 - spatial + d],
+            Some(o) => usize::try_from(o).map_err(|_| {
+                TensorError::runtime(
+                    op,
+                    format!("{op}: elements of output_size must be greater than or equal to 0 but received {o}"),
+                )
+            })?,
+        };
     }
-    let (oh, ow, ih) = if spatial == 1 {
-        (1, sizes[0], 1)
-    } else {
-        (sizes[0], sizes[1], h)
-    };
-    // Window `i` of `o` over `n` inputs spans [floor(i·n/o), ceil((i+1)·n/o)).
-    let bounds = |i: usize, o: usize, n: usize| (i * n / o, ((i + 1) * n).div_ceil(o));
-    let out: Vec<f64> = per_plane(t, n, h * width, oh * ow, |src, dst: &mut [f64]| {
-        for oy in 0..oh {
-            let (y0, y1) = bounds(oy, oh, ih);
-            for ox in 0..ow {
-                let (x0, x1) = bounds(ox, ow, width);
+    Ok(sizes)
+}
+
+/// Window `i` of `o` over `n` inputs spans `[floor(i·n/o), ceil((i+1)·n/o))`.
+fn adaptive_bounds(i: usize, o: usize, n: usize) -> std::ops::Range<usize> {
+    i * n / o..((i + 1) * n).div_ceil(o)
+}
+
+/// `adaptive_avg_pool1d/2d/3d`.
+pub fn adaptive_avg_pool(t: &Tensor, output: &[Option<i64>], spatial: usize) -> Result<Tensor> {
+    let op = name("adaptive_avg_pool", spatial);
+    if !t.dtype().is_float() {
+        return Err(TensorError::not_implemented_for(
+            name("adaptive_avg_pool", spatial.max(2)),
+            t.dtype(),
+        ));
+    }
+    let (n, input) = planes(op, t, spatial)?;
+    let outs = adaptive_sizes(op, input, output, spatial)?;
+    let [_, h, width] = input;
+    let out: Vec<f64> = per_plane(
+        t,
+        n,
+        input.iter().product(),
+        outs.iter().product(),
+        |src, dst: &mut [f64]| {
+            for (i, [oz, oy, ox]) in grid(outs) {
+                let (zs, ys, xs) = (
+                    adaptive_bounds(oz, outs[0], input[0]),
+                    adaptive_bounds(oy, outs[1], h),
+                    adaptive_bounds(ox, outs[2], width),
+                );
                 let mut sum = 0.0;
-                for y in y0..y1 {
-                    sum += src[y * width + x0..y * width + x1].iter().sum::<f64>();
+                for z in zs.clone() {
+                    for y in ys.clone() {
+                        let row = (z * h + y) * width;
+                        sum += src[row + xs.start..row + xs.end].iter().sum::<f64>();
+                    }
                 }
-                dst[oy * ow + ox] = sum / ((y1 - y0) * (x1 - x0)) as f64;
+                dst[i] = sum / (zs.len() * ys.len() * xs.len()) as f64;
             }
+        },
+    );
+    Ok(Tensor::from_vec(out, &shape_with(t, spatial, &outs)).to_dtype(t.dtype()))
+}
+
+/// `adaptive_max_pool1d/2d/3d`: values and indices (flat within each plane).
+pub fn adaptive_max_pool(
+    t: &Tensor,
+    output: &[Option<i64>],
+    spatial: usize,
+) -> Result<(Tensor, Tensor)> {
+    let op = name("adaptive_max_pool", spatial);
+    check_float(op, t)?;
+    let (n, input) = planes(op, t, spatial)?;
+    let outs = adaptive_sizes(op, input, output, spatial)?;
+    let [_, h, width] = input;
+    let best: Vec<(f64, i64)> = per_plane(
+        t,
+        n,
+        input.iter().product(),
+        outs.iter().product(),
+        |src, dst| {
+            for (i, [oz, oy, ox]) in grid(outs) {
+                let mut m = (f64::NEG_INFINITY, -1i64);
+                for z in adaptive_bounds(oz, outs[0], input[0]) {
+                    for y in adaptive_bounds(oy, outs[1], h) {
+                        for x in adaptive_bounds(ox, outs[2], width) {
+                            let at = (z * h + y) * width + x;
+                            m = better(m, src[at], at);
+                        }
+                    }
+                }
+                dst[i] = m;
+            }
+        },
+    );
+    Ok(split(best, &shape_with(t, spatial, &outs), t.dtype()))
+}
+
+/// `max_unpool1d/2d/3d`: each value written at its index (flat within its
+/// plane) in a zero tensor whose last `spatial` dims are `output`.
+pub fn max_unpool(
+    t: &Tensor,
+    indices: &Tensor,
+    output: &[usize],
+    spatial: usize,
+) -> Result<Tensor> {
+    let op = ["max_unpool1d", "max_unpool2d", "max_unpool3d"][spatial - 1];
+    if indices.shape() != t.shape() {
+        return Err(TensorError::runtime(
+            op,
+            format!(
+                "Expected shape of indices to be same as that of the input tensor ({:?}) but got indices tensor with shape: {:?}",
+                t.shape(),
+                indices.shape()
+            ),
+        ));
+    }
+    if indices.dtype() != DType::I64 {
+        return Err(TensorError::runtime(
+            op,
+            "elements in indices should be type int64",
+        ));
+    }
+    let (n, input) = planes(op, t, spatial)?;
+    let plane_in: usize = input.iter().product();
+    let plane_out: usize = output.iter().product();
+    let index: Vec<i64> = indices.contiguous().to_vec();
+    if let Some(&bad) = index.iter().find(|&&i| i < 0 || i as usize >= plane_out) {
+        // A 1-d unpool runs as 2-d with a unit width in PyTorch's message.
+        let sizes = if spatial == 1 {
+            format!("{}x1", output[0])
+        } else {
+            output
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join("x")
+        };
+        return Err(TensorError::runtime(
+            op,
+            format!("Found an invalid max index: {bad} (output volumes are of size {sizes})"),
+        ));
+    }
+    let mut out = vec![0.0f64; crate::alloc::ensure_numel::<f64>(&[n, plane_out])];
+    let values: Vec<f64> = t.to_vec();
+    for p in 0..n {
+        for k in 0..plane_in {
+            out[p * plane_out + index[p * plane_in + k] as usize] = values[p * plane_in + k];
         }
-    });
+    }
     let mut shape = t.shape()[..t.ndim() - spatial].to_vec();
-    shape.extend(&sizes);
+    shape.extend(output);
     Ok(Tensor::from_vec(out, &shape).to_dtype(t.dtype()))
 }
