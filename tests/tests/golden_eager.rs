@@ -224,3 +224,8 @@ fn transformer_layers_and_stacks_match_pytorch() {
 fn pooling_in_three_dims_adaptive_max_lp_and_unpooling_match_pytorch() {
     check_in("nn", "pooling");
 }
+
+#[test]
+fn fold_unfold_rms_and_local_response_norms_and_upsampling_match_pytorch() {
+    check_in("nn", "fold_norm_upsample");
+}

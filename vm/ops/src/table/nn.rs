@@ -3,10 +3,10 @@
 
 use fxvm_tensor::ops::conv::{self, Padding};
 use fxvm_tensor::ops::create::{self, DropoutKind};
-use fxvm_tensor::ops::nn;
 use fxvm_tensor::ops::pool::{self, Window};
 use fxvm_tensor::ops::resample::{self, InterpMode, PadMode, Target};
 use fxvm_tensor::ops::shape;
+use fxvm_tensor::ops::{nn, norm};
 use fxvm_tensor::random::Generator;
 use fxvm_tensor::{Result, Tensor, TensorError};
 
@@ -419,6 +419,20 @@ pub(crate) fn rows() -> Vec<Op> {
             "lp_pool3d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False)",
             3,
         ),
+        op(
+            "unfold(Tensor input, int[] kernel_size, int[] dilation=1, int[] padding=0, int[] stride=1)",
+            &[Functional(2)],
+            |(x, k, d, p, s): (Tensor, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)| {
+                conv::fold::unfold(&x, &k, &d, &p, &s)
+            },
+        ),
+        op(
+            "fold(Tensor input, int[] output_size, int[] kernel_size, int[] dilation=1, int[] padding=0, int[] stride=1)",
+            &[Functional(3)],
+            |(x, o, k, d, p, s): (Tensor, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)| {
+                conv::fold::fold(&x, &o, &k, &d, &p, &s)
+            },
+        ),
         max_unpool_row(
             "max_unpool1d(Tensor input, Tensor indices, int[] kernel_size, int[]? stride=None, int[] padding=0, int[]? output_size=None)",
             1,
@@ -475,7 +489,28 @@ pub(crate) fn rows() -> Vec<Op> {
             &[Torch, Functional(2)],
             |(x, shape, w, b, eps): (Tensor, Vec<i64>, Option<Tensor>, Option<Tensor>, f64)| {
                 let shape: Vec<usize> = shape.into_iter().map(|d| d.max(0) as usize).collect();
-                nn::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps)
+                norm::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps)
+            },
+        ),
+        op(
+            "rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None)",
+            &[Torch, Functional(2)],
+            |(x, shape, w, eps): (Tensor, Vec<i64>, Option<Tensor>, Option<f64>)| {
+                let shape: Vec<usize> = shape.into_iter().map(|d| d.max(0) as usize).collect();
+                // None: the machine epsilon of the input's dtype (torch.finfo(dtype).eps).
+                let eps = eps.unwrap_or(if x.dtype() == fxvm_tensor::DType::F32 {
+                    f64::from(f32::EPSILON)
+                } else {
+                    f64::EPSILON
+                });
+                norm::rms_norm(&x, &shape, w.as_ref(), eps)
+            },
+        ),
+        op(
+            "local_response_norm(Tensor input, int size, float alpha=0.0001, float beta=0.75, float k=1.0)",
+            &[Functional(2)],
+            |(x, size, alpha, beta, k): (Tensor, i64, f64, f64, f64)| {
+                norm::local_response_norm(&x, size, alpha, beta, k)
             },
         ),
         op(

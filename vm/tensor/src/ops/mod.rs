@@ -9,6 +9,7 @@ mod fastmath;
 pub mod index;
 pub mod linalg;
 pub mod nn;
+pub mod norm;
 pub mod pool;
 pub mod rearrange;
 pub mod reduce;

@@ -12,7 +12,7 @@ use crate::tensor::Tensor;
 use super::elementwise::{Arg, Binary, binary};
 use super::{create, linalg, reduce, shape};
 
-fn float_only(op: &'static str, t: &Tensor) -> Result<()> {
+pub(super) fn float_only(op: &'static str, t: &Tensor) -> Result<()> {
     if !t.dtype().is_float() {
         return Err(TensorError::not_implemented_for(op, t.dtype()));
     }
@@ -20,7 +20,7 @@ fn float_only(op: &'static str, t: &Tensor) -> Result<()> {
 }
 
 /// Mean and biased variance of a slice.
-fn moments(x: &[f64]) -> (f64, f64) {
+pub(super) fn moments(x: &[f64]) -> (f64, f64) {
     let n = x.len().max(1) as f64;
     let mean = x.iter().sum::<f64>() / n;
     let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
@@ -28,7 +28,7 @@ fn moments(x: &[f64]) -> (f64, f64) {
 }
 
 /// An optional per-feature parameter as f64s, checked to have `len` elements.
-fn param(
+pub(super) fn param(
     t: Option<&Tensor>,
     len: usize,
     check: impl Fn(&Tensor) -> Result<()>,
@@ -43,56 +43,7 @@ fn param(
     }
 }
 
-/// `F.layer_norm` over the trailing `normalized_shape` dims.
-pub fn layer_norm(
-    x: &Tensor,
-    normalized_shape: &[usize],
-    weight: Option<&Tensor>,
-    bias: Option<&Tensor>,
-    eps: f64,
-) -> Result<Tensor> {
-    float_only("layer_norm", x)?;
-    let k = normalized_shape.len();
-    if k == 0 || x.ndim() < k || x.shape()[x.ndim() - k..] != *normalized_shape {
-        return Err(TensorError::runtime(
-            "layer_norm",
-            format!(
-                "Given normalized_shape={normalized_shape:?}, expected input with shape [*, {}], but got input of size{:?}",
-                list(normalized_shape),
-                x.shape()
-            ),
-        ));
-    }
-    let row: usize = normalized_shape.iter().product();
-    let check = |what: &str, t: &Tensor| {
-        if t.shape() != normalized_shape {
-            return Err(TensorError::runtime(
-                "layer_norm",
-                format!(
-                    "Expected {what} to be of same shape as normalized_shape, but got {what} of shape {:?} and normalized_shape = {normalized_shape:?}",
-                    t.shape()
-                ),
-            ));
-        }
-        Ok(())
-    };
-    let w = param(weight, row, |t| check("weight", t))?;
-    let b = param(bias, row, |t| check("bias", t))?;
-    let mut data: Vec<f64> = x.to_vec();
-    if row > 0 {
-        data.par_chunks_mut(row).for_each(|r| {
-            let (mean, var) = moments(r);
-            let inv = 1.0 / (var + eps).sqrt();
-            for (i, v) in r.iter_mut().enumerate() {
-                *v = (*v - mean) * inv * w.as_ref().map_or(1.0, |w| w[i])
-                    + b.as_ref().map_or(0.0, |b| b[i]);
-            }
-        });
-    }
-    Ok(Tensor::from_vec(data, x.shape()).to_dtype(x.dtype()))
-}
-
-fn list(s: &[usize]) -> String {
+pub(super) fn list(s: &[usize]) -> String {
     s.iter()
         .map(|d| d.to_string())
         .collect::<Vec<_>>()

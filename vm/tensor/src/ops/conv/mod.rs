@@ -3,6 +3,7 @@
 //! convolution (output_padding too) as gemm + col2im. Lower ranks run as
 //! 3-d with unit leading dims.
 
+pub mod fold;
 mod unfold;
 
 use rayon::prelude::*;
