@@ -229,3 +229,8 @@ fn pooling_in_three_dims_adaptive_max_lp_and_unpooling_match_pytorch() {
 fn fold_unfold_rms_and_local_response_norms_and_upsampling_match_pytorch() {
     check_in("nn", "fold_norm_upsample");
 }
+
+#[test]
+fn margin_ranking_embedding_triplet_and_likelihood_losses_match_pytorch() {
+    check_in("nn", "losses_margin");
+}

@@ -74,6 +74,21 @@ fn softmax_row(decl: &'static str, kind: SoftmaxKind) -> Op {
     )
 }
 
+/// `||x1 - x2 + eps||_p` over the last dim of the broadcast pair.
+pub(super) fn pairwise_distance(
+    x1: &Tensor,
+    x2: &Tensor,
+    p: f64,
+    eps: f64,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let diff = bin(Binary::Add, bin(Binary::Sub, x1, x2)?, eps)?;
+    if diff.ndim() == 0 {
+        return reduce::norm(&diff, p, None, keepdim);
+    }
+    reduce::norm(&diff, p, Some(&[-1]), keepdim)
+}
+
 pub(crate) fn rows() -> Vec<Op> {
     vec![
         inplace_unary("relu(Tensor input, bool inplace=False)", Unary::Relu),
@@ -408,12 +423,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "pairwise_distance(Tensor x1, Tensor x2, float p=2.0, float eps=1e-06, bool keepdim=False)",
             &[Torch, FunctionalIsTorch],
             |(x1, x2, p, eps, keepdim): (Tensor, Tensor, f64, f64, bool)| {
-                // ||x1 - x2 + eps||_p over the last dim of the broadcast pair.
-                let diff = bin(Binary::Add, bin(Binary::Sub, &x1, &x2)?, eps)?;
-                if diff.ndim() == 0 {
-                    return reduce::norm(&diff, p, None, keepdim);
-                }
-                reduce::norm(&diff, p, Some(&[-1]), keepdim)
+                pairwise_distance(&x1, &x2, p, eps, keepdim)
             },
         ),
         op(

@@ -11,6 +11,7 @@ mod elementwise;
 mod index;
 mod linalg;
 mod loss;
+mod margin;
 mod nn;
 mod random;
 mod reduce;
@@ -37,6 +38,7 @@ pub(crate) fn all() -> Vec<Op> {
         elementwise::rows(),
         nn::rows(),
         loss::rows(),
+        margin::rows(),
         rnn::rows(),
         activation::rows(),
     ]

@@ -23,7 +23,9 @@ from torch.nn.modules.pooling import (
     AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d,
 )
 from torch.nn.modules.loss import (
-    CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, SmoothL1Loss, HuberLoss, KLDivLoss,
+    CrossEntropyLoss, NLLLoss, NLLLoss2d, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, SmoothL1Loss, HuberLoss, KLDivLoss,
+    MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, CosineEmbeddingLoss, PoissonNLLLoss, GaussianNLLLoss,
+    TripletMarginLoss, TripletMarginWithDistanceLoss, MultiLabelSoftMarginLoss,
 )
 from torch.nn.modules.padding import (
     CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
