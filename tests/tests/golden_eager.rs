@@ -234,3 +234,8 @@ fn fold_unfold_rms_and_local_response_norms_and_upsampling_match_pytorch() {
 fn margin_ranking_embedding_triplet_and_likelihood_losses_match_pytorch() {
     check_in("nn", "losses_margin");
 }
+
+#[test]
+fn embedding_bags_sync_batch_norm_and_multi_class_margins_match_pytorch() {
+    check_in("nn", "bags_and_margins");
+}

@@ -2,6 +2,7 @@
 //! elementwise ops in PyTorch's order of operations.
 
 use fxvm_tensor::ops::elementwise::{self as ew, Binary, Unary};
+use fxvm_tensor::ops::margin as margins;
 use fxvm_tensor::ops::nn::Reduction;
 use fxvm_tensor::ops::{reduce, shape};
 use fxvm_tensor::{Result, Scalar, Tensor, TensorError};
@@ -245,6 +246,42 @@ pub(crate) fn rows() -> Vec<Op> {
                 }
                 let loss = bin(Binary::Sub, bin(Binary::Add, d_pos, margin)?, d_neg)?;
                 r.apply(clamp_min0(&loss)?)
+            },
+        ),
+        op(
+            "multi_margin_loss(Tensor input, Tensor target, int p=1, float margin=1.0, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            &[Functional(2)],
+            |(x, t, p, margin, w, sa, re, name): (
+                Tensor,
+                Tensor,
+                i64,
+                f64,
+                Option<Tensor>,
+                Option<bool>,
+                Option<bool>,
+                String,
+            )| {
+                if p != 1 && p != 2 {
+                    return Err(TensorError::value(
+                        "multi_margin_loss",
+                        "only p == 1 and p == 2 supported",
+                    ));
+                }
+                if w.as_ref().is_some_and(|w| w.ndim() != 1) {
+                    return Err(TensorError::value(
+                        "multi_margin_loss",
+                        "weight must be one-dimensional",
+                    ));
+                }
+                let r = reduction(sa, re, &name)?;
+                r.apply(margins::multi_margin(&x, &t, p, margin, w.as_ref())?)
+            },
+        ),
+        op(
+            "multilabel_margin_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            &[Functional(2)],
+            |(x, t, sa, re, name): (Tensor, Tensor, Option<bool>, Option<bool>, String)| {
+                reduction(sa, re, &name)?.apply(margins::multilabel_margin(&x, &t)?)
             },
         ),
         op(

@@ -1,6 +1,7 @@
 //! `torch.nn.functional` layers: convolution, pooling, normalisation,
 //! embedding, padding, resampling, attention, dropout.
 
+use fxvm_tensor::ops::bag::{self, BagMode};
 use fxvm_tensor::ops::conv::{self, Padding};
 use fxvm_tensor::ops::create::{self, DropoutKind};
 use fxvm_tensor::ops::pool::{self, Window};
@@ -543,6 +544,57 @@ pub(crate) fn rows() -> Vec<Op> {
             &[Torch, Functional(2)],
             |(x, groups, w, b, eps): (Tensor, i64, Option<Tensor>, Option<Tensor>, f64)| {
                 nn::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps)
+            },
+        ),
+        op(
+            "embedding_bag(Tensor input, Tensor weight, Tensor? offsets=None, float? max_norm=None, float norm_type=2, bool scale_grad_by_freq=False, str mode='mean', bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int? padding_idx=None)",
+            &[Functional(2)],
+            |(x, w, offsets, _, _, _, mode, _, psw, last, padding_idx): (
+                Tensor,
+                Tensor,
+                Option<Tensor>,
+                Option<f64>,
+                f64,
+                bool,
+                String,
+                bool,
+                Option<Tensor>,
+                bool,
+                Option<i64>,
+            )| {
+                let value = |m: String| TensorError::value("embedding_bag", m);
+                match (x.ndim(), &offsets) {
+                    (2, Some(_)) => return Err(value("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length sequences. However, found offsets of type <class 'torch.Tensor'>".into())),
+                    (1, None) => return Err(value("offsets has to be a 1D Tensor but got None".into())),
+                    (1, Some(o)) if o.ndim() != 1 => return Err(value("offsets has to be a 1D Tensor".into())),
+                    (1 | 2, _) => {}
+                    (d, _) => return Err(value(format!("input has to be 1D or 2D Tensor, but got Tensor of dimension {d}"))),
+                }
+                let mode = BagMode::parse(&mode)?;
+                if let Some(w) = &psw {
+                    if w.shape() != x.shape() {
+                        return Err(value(format!(
+                            "embedding_bag: If per_sample_weights ({:?}) is not None, then it must have the same shape as the input ({:?})",
+                            w.shape(),
+                            x.shape()
+                        )));
+                    }
+                    if mode != BagMode::Sum {
+                        let name = if mode == BagMode::Mean { "mean" } else { "max" };
+                        return Err(TensorError::not_implemented(format!(
+                            "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' (got mode='{name}'). Please open a feature request on GitHub."
+                        )));
+                    }
+                }
+                bag::embedding_bag(
+                    &x,
+                    &w,
+                    offsets.as_ref(),
+                    mode,
+                    psw.as_ref(),
+                    last,
+                    padding_idx,
+                )
             },
         ),
         op(

@@ -1,6 +1,7 @@
 //! Tensor operations, grouped by kind. Each op is declared once, as a row of
 //! its group's table, and every binding is generated from those rows.
 
+pub mod bag;
 pub mod conv;
 pub mod create;
 pub mod einsum;
@@ -8,6 +9,7 @@ pub mod elementwise;
 mod fastmath;
 pub mod index;
 pub mod linalg;
+pub mod margin;
 pub mod nn;
 pub mod norm;
 pub mod pool;

@@ -2,7 +2,7 @@
 so that ``type(m).__module__`` reads the same."""
 
 from torch.nn.modules.module import Module
-from torch.nn.modules.container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
+from torch.nn.modules.container import Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
 from torch.nn.modules.linear import Identity, Linear, Bilinear, NonDynamicallyQuantizableLinear
 from torch.nn.modules.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from torch.nn.modules.activation import (
@@ -10,12 +10,12 @@ from torch.nn.modules.activation import (
     Softmax, LogSoftmax, MultiheadAttention, CELU, SELU, GLU, Hardsigmoid, Hardswish, LogSigmoid,
     Hardshrink, Softshrink, Softsign, Tanhshrink, Threshold, Softmin, Softmax2d, PReLU, RReLU,
 )
-from torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
 from torch.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from torch.nn.modules.normalization import LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm, CrossMapLRN2d
 from torch.nn.modules.upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 from torch.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
-from torch.nn.modules.sparse import Embedding
+from torch.nn.modules.sparse import Embedding, EmbeddingBag
 from torch.nn.modules.flatten import Flatten, Unflatten
 from torch.nn.modules.fold import Fold, Unfold
 from torch.nn.modules.pooling import (
@@ -25,7 +25,7 @@ from torch.nn.modules.pooling import (
 from torch.nn.modules.loss import (
     CrossEntropyLoss, NLLLoss, NLLLoss2d, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, SmoothL1Loss, HuberLoss, KLDivLoss,
     MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, CosineEmbeddingLoss, PoissonNLLLoss, GaussianNLLLoss,
-    TripletMarginLoss, TripletMarginWithDistanceLoss, MultiLabelSoftMarginLoss,
+    TripletMarginLoss, TripletMarginWithDistanceLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, MultiLabelMarginLoss,
 )
 from torch.nn.modules.padding import (
     CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,

@@ -6,7 +6,19 @@ import torch
 from torch.nn.parameter import Parameter
 from torch.nn.modules.module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+
+
+class Container(Module):
+    """The deprecated keyword-argument container: each keyword a child."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        import warnings
+
+        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented in nn.Module. Subclass that instead.")
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):
