@@ -239,3 +239,8 @@ fn margin_ranking_embedding_triplet_and_likelihood_losses_match_pytorch() {
 fn embedding_bags_sync_batch_norm_and_multi_class_margins_match_pytorch() {
     check_in("nn", "bags_and_margins");
 }
+
+#[test]
+fn linalg_qr_and_orthogonal_init_match_pytorch() {
+    check("qr_orthogonal");
+}

@@ -27,6 +27,9 @@ pub enum Place {
     /// `torch.nn.functional.<alias>` is this op's `torch._C._nn` builtin
     /// under another name (`F.logsigmoid` is `torch._C._nn.log_sigmoid`).
     FunctionalNativeAs(&'static str),
+    /// `torch.linalg.X`, the builtin `torch._C._linalg.linalg_X` (graphs
+    /// print that name).
+    Linalg,
     /// `torch.nn.functional.X` is written in Python in
     /// `torch/nn/functional.py`: the first `n` parameters reach
     /// `__torch_function__` positionally, the others by keyword with their
@@ -42,6 +45,7 @@ impl Place {
             Place::TorchFunctional(_) => Some("torch.functional"),
             Place::Method => None,
             Place::FunctionalNative | Place::FunctionalNativeAs(_) => Some("torch._C._nn"),
+            Place::Linalg => Some("torch._C._linalg"),
             Place::Functional(_) => Some("torch.nn.functional"),
         }
     }

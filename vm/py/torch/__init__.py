@@ -15,7 +15,7 @@ double = float64
 int = int32
 long = int64
 
-_functions, _functional = _C._bind_ops()
+_functions, _functional, _linalg = _C._bind_ops()
 globals().update(_functions)
 
 from torch.random import manual_seed, seed, initial_seed
@@ -84,22 +84,24 @@ def load(f, *args, **kwargs):
 from torch import nn
 
 
-def _install_c_nn():
-    """``torch._C._nn``: where generated code finds the functionals that
-    PyTorch implements in C++ (``torch._C._nn.linear``)."""
+def _install_c_module(name, functions):
+    """``torch._C._nn``/``torch._C._linalg``: where generated code finds the
+    builtins PyTorch implements in C++ (``torch._C._nn.linear``), each by its
+    own name (`F.logsigmoid` is `torch._C._nn.log_sigmoid`)."""
     import sys
     import types
 
-    module = types.ModuleType("torch._C._nn")
-    for fn in vars(nn.functional).values():
-        if getattr(fn, "__module__", None) == "torch._C._nn":
-            # By its own name: `F.logsigmoid` is `torch._C._nn.log_sigmoid`.
+    module = types.ModuleType(f"torch._C.{name}")
+    for fn in functions:
+        if getattr(fn, "__module__", None) == module.__name__:
             setattr(module, fn.__name__, fn)
-    _C._nn = module
-    sys.modules["torch._C._nn"] = module
+    setattr(_C, name, module)
+    sys.modules[module.__name__] = module
 
 
-_install_c_nn()
+_install_c_module("_nn", vars(nn.functional).values())
+_install_c_module("_linalg", _linalg.values())
+from torch import linalg
 
 
 @overrides.overridable

@@ -1,6 +1,6 @@
 """Named result tuples of ops that return several tensors, printed as PyTorch does."""
 
-__all__ = ["kthvalue", "max", "median", "min", "nanmedian", "sort", "topk"]
+__all__ = ["kthvalue", "linalg_qr", "max", "median", "min", "nanmedian", "sort", "topk"]
 
 
 def _structseq(name, fields):
@@ -25,6 +25,7 @@ def _structseq(name, fields):
     return cls
 
 
+_FIELDS = {"linalg_qr": ("Q", "R")}
 for _name in __all__:
-    globals()[_name] = _structseq(_name, ("values", "indices"))
+    globals()[_name] = _structseq(_name, _FIELDS.get(_name, ("values", "indices")))
 del _name

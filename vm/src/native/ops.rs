@@ -192,10 +192,11 @@ fn native_function<Kind>(
 }
 
 /// Builds every binding: installs `Tensor` methods and returns the
-/// `torch` and `torch.nn.functional` functions by name.
-pub(crate) fn bind(vm: &VirtualMachine) -> PyResult<(PyObjectRef, PyObjectRef)> {
+/// `torch`, `torch.nn.functional` and `torch.linalg` functions by name.
+pub(crate) fn bind(vm: &VirtualMachine) -> PyResult<(PyObjectRef, PyObjectRef, PyObjectRef)> {
     let torch = PyDict::default().into_ref(&vm.ctx);
     let functional = PyDict::default().into_ref(&vm.ctx);
+    let linalg = PyDict::default().into_ref(&vm.ctx);
     let class: &'static Py<PyType> = PyTensor::class(&vm.ctx);
     // Bindings live as long as the process, like the registry they call.
     let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
@@ -235,9 +236,12 @@ pub(crate) fn bind(vm: &VirtualMachine) -> PyResult<(PyObjectRef, PyObjectRef)> 
                     torch_fn = Some(f);
                 }
                 Place::FunctionalNativeAs(alias) => functional.set_item(alias, f, vm)?,
+                Place::Linalg => {
+                    linalg.set_item(name.strip_prefix("linalg_").unwrap_or(name), f, vm)?
+                }
                 _ => functional.set_item(name, f, vm)?,
             }
         }
     }
-    Ok((torch.into(), functional.into()))
+    Ok((torch.into(), functional.into(), linalg.into()))
 }

@@ -250,9 +250,9 @@ mod _c {
     }
 
     /// Installs the generated `Tensor` methods and returns the generated
-    /// `(torch functions, torch.nn.functional functions)` as two dicts.
+    /// `(torch, torch.nn.functional, torch.linalg)` functions as three dicts.
     #[pyfunction]
-    fn _bind_ops(vm: &VirtualMachine) -> PyResult<(PyObjectRef, PyObjectRef)> {
+    fn _bind_ops(vm: &VirtualMachine) -> PyResult<(PyObjectRef, PyObjectRef, PyObjectRef)> {
         crate::native::ops::bind(vm)
     }
 }

@@ -3,9 +3,11 @@
 use fxvm_tensor::Scalar;
 use fxvm_tensor::Tensor;
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
+use fxvm_tensor::ops::qr::{self, QrMode};
 use fxvm_tensor::ops::{einsum, linalg};
 
 use crate::op::{NN, Op, Place, TM, op};
+use crate::value::Value;
 
 pub(crate) fn rows() -> Vec<Op> {
     vec![
@@ -43,6 +45,17 @@ pub(crate) fn rows() -> Vec<Op> {
             "linear(Tensor input, Tensor weight, Tensor? bias=None)",
             NN,
             |(x, w, b): (Tensor, Tensor, Option<Tensor>)| linalg::linear(&x, &w, b.as_ref()),
+        ),
+        op(
+            "linalg_qr(Tensor A, str mode='reduced')",
+            &[Place::Linalg],
+            |(a, mode): (Tensor, String)| {
+                let (q, r) = qr::qr(&a, QrMode::parse(&mode)?)?;
+                Ok(Value::ReturnType(
+                    "linalg_qr",
+                    vec![Value::Tensor(q), Value::Tensor(r)],
+                ))
+            },
         ),
         op(
             "einsum(str equation, Tensor[] *operands)",

@@ -187,6 +187,29 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
         return tensor.normal_(0, std, generator=generator)
 
 
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix: the Q of a normal matrix's QR, its
+    columns' signs fixed by R's diagonal (so the draw alone decides it)."""
+    if tensor.ndimension() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+    if rows < cols:
+        flattened = flattened.t()
+    q, r = torch.linalg.qr(flattened)
+    diagonal = torch.arange(r.size(0))
+    q = q * r[diagonal, diagonal].sign()
+    if rows < cols:
+        q = q.t()
+    with torch.no_grad():
+        tensor.view(rows, cols).copy_(q)
+        tensor.mul_(gain)
+    return tensor
+
+
 def sparse_(tensor, sparsity, std=0.01, generator=None):
     """Normal values with a fraction ``sparsity`` of each column zeroed."""
     if tensor.ndimension() != 2:
@@ -226,3 +249,4 @@ xavier_uniform = _make_deprecate(xavier_uniform_)
 xavier_normal = _make_deprecate(xavier_normal_)
 kaiming_uniform = _make_deprecate(kaiming_uniform_)
 kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)

@@ -13,6 +13,7 @@ pub mod margin;
 pub mod nn;
 pub mod norm;
 pub mod pool;
+pub mod qr;
 pub mod rearrange;
 pub mod reduce;
 pub mod resample;
