@@ -244,3 +244,8 @@ fn embedding_bags_sync_batch_norm_and_multi_class_margins_match_pytorch() {
 fn linalg_qr_and_orthogonal_init_match_pytorch() {
     check("qr_orthogonal");
 }
+
+#[test]
+fn in_place_functional_activations_match_pytorch() {
+    check_in("nn", "inplace_activations");
+}

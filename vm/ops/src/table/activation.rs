@@ -6,7 +6,7 @@ use fxvm_tensor::ops::reduce::{self, SoftmaxKind};
 use fxvm_tensor::ops::shape;
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
-use super::{bin, maybe_in_place};
+use super::{bin, in_place, maybe_in_place};
 use crate::op::{NN, Op, Place, op};
 
 use Place::{Functional, FunctionalIsTorch, FunctionalNative, FunctionalNativeAs, Torch};
@@ -89,6 +89,64 @@ pub(super) fn pairwise_distance(
     reduce::norm(&diff, p, Some(&[-1]), keepdim)
 }
 
+/// `clamp(x, lo, hi)`, refusing bool input and crossed bounds as PyTorch does.
+fn hardtanh(x: &Tensor, lo: f64, hi: f64) -> Result<Tensor> {
+    if lo > hi {
+        return Err(TensorError::value(
+            "hardtanh",
+            "min_val cannot be greater than max_val",
+        ));
+    }
+    if x.dtype() == DType::Bool {
+        return Err(TensorError::not_implemented(
+            "Bool inputs not supported for hardtanh",
+        ));
+    }
+    clamp(x, lo, hi)
+}
+
+fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
+    float_kernel(x, "leaky_relu_cpu")?;
+    where_positive(x, bin(Binary::Mul, x, slope)?)
+}
+
+fn elu(x: &Tensor, alpha: f64) -> Result<Tensor> {
+    float_kernel(x, "elu_cpu")?;
+    let negative = bin(Binary::Mul, ew::unary(Unary::Expm1, x)?, alpha)?;
+    where_positive(x, negative)
+}
+
+fn celu(x: &Tensor, alpha: f64) -> Result<Tensor> {
+    float_kernel(x, "elu_cpu")?;
+    if alpha == 0.0 {
+        return Err(TensorError::runtime("celu", "ZeroDivisionError"));
+    }
+    let scaled = bin(Binary::Mul, x, 1.0 / alpha)?;
+    let negative = bin(Binary::Mul, ew::unary(Unary::Expm1, &scaled)?, alpha)?;
+    where_positive(x, negative)
+}
+
+fn selu(x: &Tensor) -> Result<Tensor> {
+    float_kernel(x, "elu_cpu")?;
+    // PyTorch's constants (Klambauer et al.), to double precision.
+    const ALPHA: f64 = 1.673_263_242_354_377_3;
+    const SCALE: f64 = 1.050_700_987_355_480_5;
+    let negative = bin(Binary::Mul, ew::unary(Unary::Expm1, x)?, ALPHA * SCALE)?;
+    let positive = bin(Binary::Mul, x, SCALE)?;
+    ew::where_(
+        &bin(Binary::Gt, x, 0.0)?,
+        &positive.into(),
+        &negative.into(),
+    )
+}
+
+/// `value` where `x <= threshold`, so NaN passes through.
+fn threshold(x: &Tensor, threshold: f64, value: f64) -> Result<Tensor> {
+    let replaced = bin(Binary::Le, x, threshold)?;
+    let value = Tensor::scalar(Scalar::Float(value), x.dtype());
+    ew::where_(&replaced, &value.into(), &Arg::Tensor(x.clone()))
+}
+
 pub(crate) fn rows() -> Vec<Op> {
     vec![
         inplace_unary("relu(Tensor input, bool inplace=False)", Unary::Relu),
@@ -144,19 +202,13 @@ pub(crate) fn rows() -> Vec<Op> {
             "hardtanh(Tensor input, float min_val=-1.0, float max_val=1.0, bool inplace=False)",
             &[Functional(1)],
             |(x, lo, hi, inplace): (Tensor, f64, f64, bool)| {
-                if lo > hi {
-                    return Err(TensorError::value(
-                        "hardtanh",
-                        "min_val cannot be greater than max_val",
-                    ));
-                }
-                if x.dtype() == DType::Bool {
-                    return Err(TensorError::not_implemented(
-                        "Bool inputs not supported for hardtanh",
-                    ));
-                }
-                maybe_in_place(&x, clamp(&x, lo, hi), inplace)
+                maybe_in_place(&x, hardtanh(&x, lo, hi), inplace)
             },
+        ),
+        op(
+            "hardtanh_(Tensor(a!) input, float min_val=-1.0, float max_val=1.0)",
+            NN,
+            |(x, lo, hi): (Tensor, f64, f64)| in_place(&x, hardtanh(&x, lo, hi)),
         ),
         op(
             "relu6(Tensor input, bool inplace=False)",
@@ -174,22 +226,23 @@ pub(crate) fn rows() -> Vec<Op> {
             "leaky_relu(Tensor input, float negative_slope=0.01, bool inplace=False)",
             &[Functional(1)],
             |(x, slope, inplace): (Tensor, f64, bool)| {
-                float_kernel(&x, "leaky_relu_cpu")?;
-                maybe_in_place(
-                    &x,
-                    where_positive(&x, bin(Binary::Mul, &x, slope)?),
-                    inplace,
-                )
+                maybe_in_place(&x, leaky_relu(&x, slope), inplace)
             },
+        ),
+        op(
+            "leaky_relu_(Tensor(a!) input, float negative_slope=0.01)",
+            NN,
+            |(x, slope): (Tensor, f64)| in_place(&x, leaky_relu(&x, slope)),
         ),
         op(
             "elu(Tensor input, float alpha=1.0, bool inplace=False)",
             &[Functional(1)],
-            |(x, alpha, inplace): (Tensor, f64, bool)| {
-                float_kernel(&x, "elu_cpu")?;
-                let negative = bin(Binary::Mul, ew::unary(Unary::Expm1, &x)?, alpha)?;
-                maybe_in_place(&x, where_positive(&x, negative), inplace)
-            },
+            |(x, alpha, inplace): (Tensor, f64, bool)| maybe_in_place(&x, elu(&x, alpha), inplace),
+        ),
+        op(
+            "elu_(Tensor(a!) input, float alpha=1.0)",
+            NN,
+            |(x, alpha): (Tensor, f64)| in_place(&x, elu(&x, alpha)),
         ),
         op(
             "hardsigmoid(Tensor input, bool inplace=False)",
@@ -216,33 +269,22 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "celu(Tensor input, float alpha=1.0, bool inplace=False)",
             &[Functional(1)],
-            |(x, alpha, inplace): (Tensor, f64, bool)| {
-                float_kernel(&x, "elu_cpu")?;
-                if alpha == 0.0 {
-                    return Err(TensorError::runtime("celu", "ZeroDivisionError"));
-                }
-                let scaled = bin(Binary::Mul, &x, 1.0 / alpha)?;
-                let negative = bin(Binary::Mul, ew::unary(Unary::Expm1, &scaled)?, alpha)?;
-                maybe_in_place(&x, where_positive(&x, negative), inplace)
-            },
+            |(x, alpha, inplace): (Tensor, f64, bool)| maybe_in_place(&x, celu(&x, alpha), inplace),
+        ),
+        op(
+            "celu_(Tensor(a!) input, float alpha=1.0)",
+            &[Torch, FunctionalIsTorch],
+            |(x, alpha): (Tensor, f64)| in_place(&x, celu(&x, alpha)),
         ),
         op(
             "selu(Tensor input, bool inplace=False)",
             &[Functional(1)],
-            |(x, inplace): (Tensor, bool)| {
-                float_kernel(&x, "elu_cpu")?;
-                // PyTorch's constants (Klambauer et al.), to double precision.
-                const ALPHA: f64 = 1.673_263_242_354_377_3;
-                const SCALE: f64 = 1.050_700_987_355_480_5;
-                let negative = bin(Binary::Mul, ew::unary(Unary::Expm1, &x)?, ALPHA * SCALE)?;
-                let positive = bin(Binary::Mul, &x, SCALE)?;
-                let result = ew::where_(
-                    &bin(Binary::Gt, &x, 0.0)?,
-                    &positive.into(),
-                    &negative.into(),
-                );
-                maybe_in_place(&x, result, inplace)
-            },
+            |(x, inplace): (Tensor, bool)| maybe_in_place(&x, selu(&x), inplace),
+        ),
+        op(
+            "selu_(Tensor(a!) input)",
+            &[Torch, FunctionalIsTorch],
+            |(x,): (Tensor,)| in_place(&x, selu(&x)),
         ),
         op(
             "hardshrink(Tensor input, Scalar lambd=0.5)",
@@ -297,16 +339,14 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "threshold(Tensor input, float threshold, float value, bool inplace=False)",
             &[Functional(1)],
-            |(x, threshold, value, inplace): (Tensor, f64, f64, bool)| {
-                // `x <= threshold` picks the value, so NaN passes through.
-                let replaced = bin(Binary::Le, &x, threshold)?;
-                let value = Tensor::scalar(Scalar::Float(value), x.dtype());
-                maybe_in_place(
-                    &x,
-                    ew::where_(&replaced, &value.into(), &Arg::Tensor(x.clone())),
-                    inplace,
-                )
+            |(x, t, v, inplace): (Tensor, f64, f64, bool)| {
+                maybe_in_place(&x, threshold(&x, t, v), inplace)
             },
+        ),
+        op(
+            "threshold_(Tensor(a!) input, float threshold, float value)",
+            &[Torch, FunctionalIsTorch],
+            |(x, t, v): (Tensor, f64, f64)| in_place(&x, threshold(&x, t, v)),
         ),
         op(
             "softmin(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None)",

@@ -6,7 +6,7 @@ use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
 use fxvm_tensor::{Scalar, Tensor};
 
 use super::in_place;
-use crate::op::{M, Op, T, TM, op};
+use crate::op::{M, Op, Place, T, TM, op};
 
 /// Leaks a generated declaration: the registry lives as long as the process.
 fn decl(text: String) -> &'static str {
@@ -136,9 +136,17 @@ pub(crate) fn rows() -> Vec<Op> {
             TM,
             move |(x,): (Tensor,)| ew::unary(u, &x),
         ));
+        // PyTorch's in-place forms: `torch.relu_` and `Tensor.relu_` for
+        // most, only the method for sign/erfinv, none for these activations.
+        let places: &'static [Place] = match u {
+            Unary::Silu | Unary::Mish | Unary::Softplus => continue,
+            Unary::Sign | Unary::Erfinv => M,
+            Unary::Relu => &[Place::Torch, Place::Method, Place::FunctionalIsTorch],
+            _ => TM,
+        };
         rows.push(op(
             decl(format!("{name}_(Tensor(a!) input)")),
-            M,
+            places,
             move |(x,): (Tensor,)| in_place(&x, ew::unary(u, &x)),
         ));
     }

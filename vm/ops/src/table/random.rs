@@ -40,6 +40,20 @@ fn bounds(low: i64, high: Option<i64>) -> (i64, i64) {
     }
 }
 
+/// Leaky ReLU with slopes drawn from `[lower, upper]` in training, their
+/// mean otherwise.
+fn rrelu(x: &Tensor, lower: f64, upper: f64, training: bool, g: &Generator) -> Result<Tensor> {
+    if training {
+        return fill::rrelu(x, lower, upper, g);
+    }
+    let negative = bin(Binary::Mul, x, (lower + upper) / 2.0)?;
+    ew::where_(
+        &bin(Binary::Gt, x, 0.0)?,
+        &Arg::Tensor(x.clone()),
+        &negative.into(),
+    )
+}
+
 fn invalid(op: &'static str) -> TensorError {
     TensorError::Argument {
         op,
@@ -263,18 +277,18 @@ pub(crate) fn rows() -> Vec<Op> {
             "rrelu(Tensor input, float lower=0.125, float upper=0.3333333333333333, bool training=False, bool inplace=False)",
             &[Place::Functional(1)],
             |(x, lower, upper, training, inplace): (Tensor, f64, f64, bool, bool)| {
-                let result = if training {
-                    fill::rrelu(&x, lower, upper, &Generator::default_cpu())
-                } else {
-                    let slope = (lower + upper) / 2.0;
-                    let negative = bin(Binary::Mul, &x, slope)?;
-                    ew::where_(
-                        &bin(Binary::Gt, &x, 0.0)?,
-                        &Arg::Tensor(x.clone()),
-                        &negative.into(),
-                    )
-                };
-                maybe_in_place(&x, result, inplace)
+                maybe_in_place(
+                    &x,
+                    rrelu(&x, lower, upper, training, &Generator::default_cpu()),
+                    inplace,
+                )
+            },
+        ),
+        op(
+            "rrelu_(Tensor(a!) input, float lower=0.125, float upper=0.3333333333333333, bool training=False, Generator? generator=None)",
+            &[Place::Torch, Place::FunctionalIsTorch],
+            |(x, lower, upper, training, g): (Tensor, f64, f64, bool, Generator)| {
+                super::in_place(&x, rrelu(&x, lower, upper, training, &g))
             },
         ),
     ]
