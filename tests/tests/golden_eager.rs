@@ -249,3 +249,8 @@ fn linalg_qr_and_orthogonal_init_match_pytorch() {
 fn in_place_functional_activations_match_pytorch() {
     check_in("nn", "inplace_activations");
 }
+
+#[test]
+fn diagonal_views_diag_and_trace_match_pytorch() {
+    check("diagonals");
+}

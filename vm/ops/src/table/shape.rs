@@ -165,6 +165,29 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, r): (Tensor, Vec<i64>)| shape::repeat(&x, &r),
         ),
         op(
+            "diagonal(Tensor input, int offset=0, int dim1=0, int dim2=1)",
+            TM,
+            |(x, offset, a, b): (Tensor, i64, i64, i64)| shape::diagonal(&x, offset, a, b),
+        ),
+        op(
+            "diag(Tensor input, int diagonal=0)",
+            TM,
+            |(x, d): (Tensor, i64)| rearrange::diag(&x, d),
+        ),
+        op("trace(Tensor input)", TM, |(x,): (Tensor,)| {
+            if x.ndim() != 2 {
+                return Err(TensorError::runtime(
+                    "trace",
+                    format!(
+                        "trace: expected a matrix, but got tensor with dim {}",
+                        x.ndim()
+                    ),
+                ));
+            }
+            let d = shape::diagonal(&x, 0, 0, 1)?;
+            fxvm_tensor::ops::reduce::sum(&d, None, false, None)
+        }),
+        op(
             "flip(Tensor input, int[] dims)",
             TM,
             |(x, dims): (Tensor, Vec<i64>)| rearrange::flip(&x, &dims),

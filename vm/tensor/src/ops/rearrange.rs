@@ -154,6 +154,25 @@ pub fn rot90(t: &Tensor, k: i64, dims: &[i64]) -> Result<Tensor> {
     }
 }
 
+/// `diag(diagonal)`: a 1-d tensor's values on a square matrix's diagonal,
+/// or a copy of a matrix's diagonal.
+pub fn diag(t: &Tensor, diagonal: i64) -> Result<Tensor> {
+    match t.ndim() {
+        1 => {
+            let n = t.shape()[0];
+            let size = n + diagonal.unsigned_abs() as usize;
+            let out = Tensor::zeros(&[size, size], t.dtype());
+            super::shape::diagonal(&out, diagonal, 0, 1)?.copy_from(t)?;
+            Ok(out)
+        }
+        2 => Ok(super::shape::diagonal(t, diagonal, 0, 1)?.copy()),
+        d => Err(TensorError::runtime(
+            "diag",
+            format!("diag(): Supports 1D or 2D tensors. Got {d}D"),
+        )),
+    }
+}
+
 /// `meshgrid(tensors, indexing)`: each 0-d or 1-d tensor expanded over the
 /// grid of all their lengths; `"xy"` swaps the first two grid dims.
 pub fn meshgrid(tensors: &[Tensor], indexing: &str) -> Result<Vec<Tensor>> {

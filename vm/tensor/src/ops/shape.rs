@@ -309,6 +309,40 @@ pub fn slice(
     ))
 }
 
+/// `diagonal(offset, dim1, dim2)`: a view of the diagonal of the `dim1`×`dim2`
+/// planes (above it for a positive offset) as the last dim.
+pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+    let (a, b) = (t.dim_strict(dim1)?, t.dim_strict(dim2)?);
+    if a == b {
+        return Err(TensorError::runtime(
+            "diagonal",
+            format!("diagonal dimensions cannot be identical {dim1}, {dim2}"),
+        ));
+    }
+    let l = t.layout();
+    let (sa, sb) = (l.shape[a] as i64, l.shape[b] as i64);
+    let len = if offset >= 0 {
+        sa.min(sb - offset)
+    } else {
+        (sa + offset).min(sb)
+    }
+    .max(0) as usize;
+    let start = match (len, offset >= 0) {
+        (0, _) => 0,
+        (_, true) => offset as usize * l.strides[b],
+        (_, false) => (-offset) as usize * l.strides[a],
+    };
+    let kept = (0..t.ndim()).filter(|&d| d != a && d != b);
+    let mut layout = Layout {
+        shape: kept.clone().map(|d| l.shape[d]).collect(),
+        strides: kept.map(|d| l.strides[d]).collect(),
+        offset: l.offset + start,
+    };
+    layout.shape.push(len);
+    layout.strides.push(l.strides[a] + l.strides[b]);
+    Ok(t.with_layout(layout))
+}
+
 /// `split(split_size)` or `split([sizes])` along `dim`.
 pub fn split(t: &Tensor, sizes: Split, dim: i64) -> Result<Vec<Tensor>> {
     if t.ndim() == 0 {
@@ -643,6 +677,17 @@ mod tests {
         assert!(pixel_shuffle(&arange(&[1, 3, 2, 2]), 2).is_err());
         assert!(pixel_unshuffle(&arange(&[1, 1, 3, 2]), 2).is_err());
         assert!(pixel_shuffle(&arange(&[4, 4]), 2).is_err());
+    }
+
+    #[test]
+    fn diagonal_views_the_offset_diagonal() {
+        let x = arange(&[3, 4]);
+        assert_eq!(diagonal(&x, 0, 0, 1).unwrap().to_vec::<i64>(), [0, 5, 10]);
+        assert_eq!(diagonal(&x, 1, 0, 1).unwrap().to_vec::<i64>(), [1, 6, 11]);
+        assert_eq!(diagonal(&x, -1, 0, 1).unwrap().to_vec::<i64>(), [4, 9]);
+        assert_eq!(diagonal(&x, 5, 0, 1).unwrap().numel(), 0);
+        assert_eq!(diagonal(&x, 2, 1, 0).unwrap().to_vec::<i64>(), [8]);
+        assert!(diagonal(&x, 0, 0, 0).is_err());
     }
 
     #[test]
