@@ -131,6 +131,9 @@ pub(crate) fn rows() -> Vec<Op> {
         .filter(|&&u| u != Unary::Gelu && u != Unary::GeluTanh)
     {
         let name = u.name();
+        if u == Unary::Round {
+            continue; // declared below with its `decimals`
+        }
         rows.push(op(
             decl(format!("{name}(Tensor input)")),
             TM,
@@ -160,6 +163,16 @@ pub(crate) fn rows() -> Vec<Op> {
             move |(x, y): (Tensor, Arg)| ew::binary(b, &Arg::Tensor(x), &y),
         ));
     }
+    rows.push(op(
+        "round(Tensor input, *, int decimals=0)",
+        TM,
+        |(x, d): (Tensor, i64)| ew::round_decimals(&x, d),
+    ));
+    rows.push(op(
+        "round_(Tensor(a!) input, *, int decimals=0)",
+        TM,
+        |(x, d): (Tensor, i64)| in_place(&x, ew::round_decimals(&x, d)),
+    ));
     // `not x` elementwise: zero (or False) becomes True, anything else False.
     let logical_not = |x: &Tensor| {
         ew::binary(

@@ -244,6 +244,31 @@ pub fn build_rows<U: Element>(
     out
 }
 
+/// `round(decimals=d)`: `x·10^d` rounded half to even, divided back (for
+/// negative `d`, `x / 10^-d` rounded, multiplied back), in the element type
+/// as PyTorch computes it.
+pub fn round_decimals(t: &Tensor, decimals: i64) -> Result<Tensor> {
+    if decimals == 0 {
+        return unary(Unary::Round, t);
+    }
+    if !t.dtype().is_float() {
+        return Err(TensorError::not_implemented_for("round_cpu", t.dtype()));
+    }
+    fn round<F: Float + FloatExt + Element>(t: &Tensor, decimals: i64) -> Tensor {
+        let scale =
+            F::from(10f64.powi(decimals.unsigned_abs().min(400) as i32)).unwrap_or(F::infinity());
+        if decimals < 0 {
+            map(t, |x: F| (x / scale).round_half_even() * scale)
+        } else {
+            map(t, |x: F| (x * scale).round_half_even() / scale)
+        }
+    }
+    Ok(match t.dtype() {
+        DType::F32 => round::<f32>(t, decimals),
+        _ => round::<f64>(t, decimals),
+    })
+}
+
 /// Applies `f` to every element of `t` (any layout) into a new dense tensor.
 pub fn map<T: Element, U: Element>(t: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
     let storage = t.read();
