@@ -39,10 +39,10 @@ for name, (n, c, h, o, k, s, p) in {
 # DCGAN's generator: a 4x4 stride-2 transposed convolution doubling 16x16 to 32x32.
 xt, wt = torch.randn(8, 256, 16, 16), torch.randn(256, 128, 4, 4)
 cases["conv_transpose_dcgan"] = lambda: F.conv_transpose2d(xt, wt, stride=2, padding=1)
-# word_language_model's 2-layer LSTM (35 steps, batch 20, 200 units), inference.
-lstm = torch.nn.LSTM(200, 200, 2).eval()
-seq = torch.randn(35, 20, 200)
-cases["lstm_wlm"] = lambda: lstm(seq)
+# A 2-layer LSTM, hidden 256, 64 steps, batch 8 (the target), inference.
+lstm = torch.nn.LSTM(256, 256, 2).eval()
+seq = torch.randn(64, 8, 256)
+cases["lstm_2x256"] = lambda: lstm(seq)
 x, y = torch.randn(1_000_000), torch.randn(1_000_000)
 cases["topk_1M_k10"] = lambda: torch.topk(x, 10)
 cases["topk_rows_k5"] = lambda: torch.topk(x.view(1000, 1000), 5)
