@@ -254,3 +254,8 @@ fn in_place_functional_activations_match_pytorch() {
 fn diagonal_views_diag_and_trace_match_pytorch() {
     check("diagonals");
 }
+
+#[test]
+fn nn_utils_package_and_parameter_vectors_match_pytorch() {
+    check_in("nn", "utils_vectors");
+}

@@ -37,3 +37,6 @@ from torch.nn.modules.channelshuffle import ChannelShuffle
 from torch.nn.modules.distance import PairwiseDistance, CosineSimilarity
 from torch.nn.modules.transformer import Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer, TransformerDecoderLayer
 from torch.nn.modules.rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
+
+# `from torch.nn.modules import *` gives the layers, not this package's submodules.
+__all__ = [name for name, value in globals().items() if isinstance(value, type) and not name.startswith("_")]
