@@ -259,3 +259,18 @@ fn diagonal_views_diag_and_trace_match_pytorch() {
 fn nn_utils_package_and_parameter_vectors_match_pytorch() {
     check_in("nn", "utils_vectors");
 }
+
+#[test]
+fn spatial_transformers_fractional_pooling_and_distances_match_pytorch() {
+    check_in("nn", "spatial_transformers");
+}
+
+#[test]
+fn ctc_adaptive_softmax_linear_cross_entropy_and_attention_match_pytorch() {
+    check_in("nn", "ctc_adaptive_softmax");
+}
+
+#[test]
+fn index_add_copy_fill_put_scatter_reduce_and_nonzero_match_pytorch() {
+    check("index_family");
+}

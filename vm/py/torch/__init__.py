@@ -81,7 +81,6 @@ def load(f, *args, **kwargs):
     from torch import serialization
 
     return serialization.load(f, *args, **kwargs)
-from torch import nn
 
 
 def _install_c_module(name, functions):
@@ -99,8 +98,10 @@ def _install_c_module(name, functions):
     sys.modules[module.__name__] = module
 
 
-_install_c_module("_nn", vars(nn.functional).values())
+_install_c_module("_nn", _functional.values())
 _install_c_module("_linalg", _linalg.values())
+
+from torch import nn
 from torch import linalg
 
 

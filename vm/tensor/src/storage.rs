@@ -123,6 +123,17 @@ pub trait Element: Copy + Default + PartialOrd + Send + Sync + std::fmt::Debug +
         }
     }
 
+    /// `self + other` in the element type (integers wrap, bools or), for
+    /// ops that add into a destination (`index_put_(accumulate=True)`).
+    fn accumulate(self, other: Self) -> Self {
+        match Self::DTYPE {
+            DType::Bool => Self::from_bool(self.to_bool() || other.to_bool()),
+            // A double sum rounds to the same float as a float sum would.
+            d if d.is_float() => Self::from_f64(self.to_f64() + other.to_f64()),
+            _ => Self::from_i64(self.to_i64().wrapping_add(other.to_i64())),
+        }
+    }
+
     /// Converts between element types with C-cast semantics, as `.to(dtype)` does.
     fn cast<U: Element>(self) -> U {
         match U::DTYPE {

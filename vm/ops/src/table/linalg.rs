@@ -4,7 +4,7 @@ use fxvm_tensor::Scalar;
 use fxvm_tensor::Tensor;
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
 use fxvm_tensor::ops::qr::{self, QrMode};
-use fxvm_tensor::ops::{einsum, linalg};
+use fxvm_tensor::ops::{einsum, linalg, products};
 
 use crate::op::{NN, Op, Place, TM, op};
 use crate::value::Value;
@@ -45,6 +45,36 @@ pub(crate) fn rows() -> Vec<Op> {
             "linear(Tensor input, Tensor weight, Tensor? bias=None)",
             NN,
             |(x, w, b): (Tensor, Tensor, Option<Tensor>)| linalg::linear(&x, &w, b.as_ref()),
+        ),
+        op(
+            "bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None)",
+            &[Place::Torch, Place::FunctionalIsTorch],
+            |(x1, x2, w, b): (Tensor, Tensor, Tensor, Option<Tensor>)| {
+                products::bilinear(&x1, &x2, &w, b.as_ref())
+            },
+        ),
+        op(
+            "_grouped_mm(Tensor input, Tensor mat2, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None)",
+            &[Place::Torch],
+            |(a, b, offs, bias, out_dtype): (
+                Tensor,
+                Tensor,
+                Option<Tensor>,
+                Option<Tensor>,
+                Option<fxvm_tensor::DType>,
+            )| {
+                if bias.is_some() {
+                    return Err(fxvm_tensor::TensorError::runtime(
+                        "_grouped_mm",
+                        "Bias not supported yet",
+                    ));
+                }
+                let y = products::grouped_mm(&a, &b, offs.as_ref())?;
+                Ok(match out_dtype {
+                    Some(d) => y.to_dtype(d),
+                    None => y,
+                })
+            },
         ),
         op(
             "linalg_qr(Tensor A, str mode='reduced')",

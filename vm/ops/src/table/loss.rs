@@ -3,11 +3,12 @@
 use fxvm_tensor::ops::elementwise as ew;
 use fxvm_tensor::ops::elementwise::{Binary, Unary};
 use fxvm_tensor::ops::nn::{self, Reduction};
-use fxvm_tensor::ops::reduce;
+use fxvm_tensor::ops::{ctc, reduce};
 use fxvm_tensor::{Result, Tensor, TensorError};
 
 use super::bin;
 use crate::op::{Op, Place, op};
+use crate::value::Or;
 
 use Place::Functional;
 
@@ -66,8 +67,53 @@ fn log_sigmoid(x: &Tensor) -> Result<Tensor> {
     ew::unary(Unary::Neg, &ew::unary(Unary::Softplus, &neg)?)
 }
 
+/// Sequence lengths given as a list or as an integer tensor.
+fn lengths(v: Or<Tensor, Vec<i64>>) -> Vec<i64> {
+    match v {
+        Or::A(t) => t.to_dtype(fxvm_tensor::DType::I64).contiguous().to_vec(),
+        Or::B(v) => v,
+    }
+}
+
+type CtcArgs<R> = (
+    Tensor,
+    Tensor,
+    Or<Tensor, Vec<i64>>,
+    Or<Tensor, Vec<i64>>,
+    i64,
+    R,
+    bool,
+);
+
 pub(crate) fn rows() -> Vec<Op> {
     vec![
+        op(
+            "ctc_loss(Tensor log_probs, Tensor targets, Tensor|int[] input_lengths, Tensor|int[] target_lengths, int blank=0, str reduction='mean', bool zero_infinity=False)",
+            &[Functional(4)],
+            |(lp, t, il, tl, blank, reduction, zero_inf): CtcArgs<String>| {
+                let r = Reduction::parse(&reduction)?;
+                ctc::ctc_loss(&lp, &t, &lengths(il), &lengths(tl), blank, r, zero_inf)
+            },
+        ),
+        // The builtin takes the reduction as PyTorch's enum: 0 none, 1 mean, 2 sum.
+        op(
+            "ctc_loss(Tensor log_probs, Tensor targets, Tensor|int[] input_lengths, Tensor|int[] target_lengths, int blank=0, int reduction=1, bool zero_infinity=False)",
+            &[Place::Torch],
+            |(lp, t, il, tl, blank, reduction, zero_inf): CtcArgs<i64>| {
+                let r = match reduction {
+                    0 => Reduction::None,
+                    1 => Reduction::Mean,
+                    2 => Reduction::Sum,
+                    _ => {
+                        return Err(TensorError::runtime(
+                            "ctc_loss",
+                            format!("{reduction} is not a valid value for reduction"),
+                        ));
+                    }
+                };
+                ctc::ctc_loss(&lp, &t, &lengths(il), &lengths(tl), blank, r, zero_inf)
+            },
+        ),
         op(
             "cross_entropy(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, int ignore_index=-100, bool? reduce=None, str reduction='mean', float label_smoothing=0.0)",
             &[Functional(2)],

@@ -16,6 +16,7 @@ mod nn;
 mod random;
 mod reduce;
 mod rnn;
+mod sampling;
 mod shape;
 mod sort;
 
@@ -40,6 +41,7 @@ pub(crate) fn all() -> Vec<Op> {
         loss::rows(),
         margin::rows(),
         rnn::rows(),
+        sampling::rows(),
         activation::rows(),
     ]
     .into_iter()

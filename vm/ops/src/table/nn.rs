@@ -82,10 +82,13 @@ fn conv_transpose_row(decl: &'static str, spatial: usize) -> Op {
     )
 }
 
-fn max_pool_row(decl: &'static str, spatial: usize) -> Op {
+/// `max_pool{n}d`; the `_with_indices` form (which `F.max_pool{n}d` becomes
+/// with `return_indices=True`) always returns both results.
+fn max_pool_row(decl: &'static str, places: &'static [Place], spatial: usize) -> Op {
+    let pair = decl.contains("_with_indices(");
     op(
         decl,
-        &[Torch, Functional(2)],
+        places,
         move |(x, kernel, stride, padding, dilation, ceil_mode, return_indices): (
             Tensor,
             Vec<i64>,
@@ -104,7 +107,7 @@ fn max_pool_row(decl: &'static str, spatial: usize) -> Op {
                 ceil_mode,
             };
             let (values, indices) = pool::max_pool(&x, &w, spatial)?;
-            Ok(if return_indices {
+            Ok(if return_indices || pair {
                 Value::Tuple(vec![Value::Tensor(values), Value::Tensor(indices)])
             } else {
                 Value::Tensor(values)
@@ -152,12 +155,13 @@ fn avg_pool_row(decl: &'static str, spatial: usize) -> Op {
 
 /// `adaptive_max_pool{n}d`: the values, or with `return_indices` the pair.
 fn adaptive_max_pool_row(decl: &'static str, places: &'static [Place], spatial: usize) -> Op {
+    let pair = decl.contains("_with_indices(");
     op(
         decl,
         places,
         move |(x, size, return_indices): (Tensor, Vec<Option<i64>>, bool)| -> Result<Value> {
             let (values, indices) = pool::adaptive_max_pool(&x, &size, spatial)?;
-            Ok(if return_indices {
+            Ok(if return_indices || pair {
                 Value::Tuple(vec![Value::Tensor(values), Value::Tensor(indices)])
             } else {
                 Value::Tensor(values)
@@ -354,12 +358,29 @@ pub(crate) fn rows() -> Vec<Op> {
             "conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] output_padding=0, int groups=1, int[] dilation=1)",
             3,
         ),
+        op(
+            "conv_tbc(Tensor input, Tensor weight, Tensor bias, int pad=0)",
+            &[Torch, FunctionalIsTorch],
+            |(x, w, b, pad): (Tensor, Tensor, Tensor, i64)| conv::conv_tbc(&x, &w, &b, pad),
+        ),
         max_pool_row(
             "max_pool1d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
+            &[Torch, Functional(2)],
+            1,
+        ),
+        max_pool_row(
+            "max_pool1d_with_indices(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
+            &[Functional(2)],
             1,
         ),
         max_pool_row(
             "max_pool2d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
+            &[Torch, Functional(2)],
+            2,
+        ),
+        max_pool_row(
+            "max_pool2d_with_indices(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
+            &[Functional(2)],
             2,
         ),
         op(
@@ -369,6 +390,12 @@ pub(crate) fn rows() -> Vec<Op> {
         ),
         max_pool_row(
             "max_pool3d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
+            &[Torch, Functional(2)],
+            3,
+        ),
+        max_pool_row(
+            "max_pool3d_with_indices(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
+            &[Functional(2)],
             3,
         ),
         avg_pool_row(
@@ -377,6 +404,11 @@ pub(crate) fn rows() -> Vec<Op> {
         ),
         adaptive_max_pool_row(
             "adaptive_max_pool1d(Tensor input, int?[] output_size, bool return_indices=False)",
+            &[Functional(2)],
+            1,
+        ),
+        adaptive_max_pool_row(
+            "adaptive_max_pool1d_with_indices(Tensor input, int?[] output_size, bool return_indices=False)",
             &[Functional(2)],
             1,
         ),
@@ -399,7 +431,17 @@ pub(crate) fn rows() -> Vec<Op> {
             2,
         ),
         adaptive_max_pool_row(
+            "adaptive_max_pool2d_with_indices(Tensor input, int?[] output_size, bool return_indices=False)",
+            &[Functional(2)],
+            2,
+        ),
+        adaptive_max_pool_row(
             "adaptive_max_pool3d(Tensor input, int?[] output_size, bool return_indices=False)",
+            &[Functional(2)],
+            3,
+        ),
+        adaptive_max_pool_row(
+            "adaptive_max_pool3d_with_indices(Tensor input, int?[] output_size, bool return_indices=False)",
             &[Functional(2)],
             3,
         ),

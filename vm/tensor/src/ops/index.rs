@@ -1,7 +1,8 @@
-//! Indexing by tensors: `index_select`, `gather`, `scatter`, `masked_fill`.
+//! Indexing by tensors: `index_select`, `gather`, `scatter(_reduce)`,
+//! `masked_fill`/`masked_scatter`, `take`/`put`, `nonzero`.
 
 use crate::dtype::{DType, Scalar};
-use crate::error::{Result, TensorError};
+use crate::error::{Result, TensorError, legacy_name};
 use crate::layout::Layout;
 use crate::storage::{Element, with_dtype};
 use crate::tensor::Tensor;
@@ -147,6 +148,250 @@ pub fn scatter(
         }
     });
     Ok(out)
+}
+
+/// How `scatter_reduce` combines the values landing on one element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScatterReduce {
+    Sum,
+    Prod,
+    Mean,
+    Amax,
+    Amin,
+}
+
+impl ScatterReduce {
+    pub fn parse(name: &str) -> Result<ScatterReduce> {
+        Ok(match name {
+            "sum" => ScatterReduce::Sum,
+            "prod" => ScatterReduce::Prod,
+            "mean" => ScatterReduce::Mean,
+            "amax" | "max" => ScatterReduce::Amax,
+            "amin" | "min" => ScatterReduce::Amin,
+            _ => {
+                return Err(TensorError::runtime(
+                    "scatter_reduce",
+                    format!(
+                        "reduce argument must be either sum, prod, mean, amax or amin, got {name}"
+                    ),
+                ));
+            }
+        })
+    }
+}
+
+/// `scatter_reduce(dim, index, src, reduce, include_self)`: every element
+/// addressed combines its own value (unless `include_self` is false) with
+/// all the values scattered to it; untouched elements keep theirs. Integer
+/// means divide with truncation, as PyTorch does.
+pub fn scatter_reduce(
+    t: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: ScatterReduce,
+    include_self: bool,
+) -> Result<Tensor> {
+    let d = t.dim(dim)?;
+    check_index_shape("scatter_reduce", t, d, index)?;
+    if src.dtype() != t.dtype() {
+        return Err(TensorError::runtime(
+            "scatter_reduce",
+            "scatter(): Expected self.dtype to be equal to src.dtype",
+        ));
+    }
+    let out = t.contiguous().copy();
+    let offsets = addressed("scatter_reduce", &out, d, index)?;
+    let window = src.with_layout(Layout {
+        shape: index.shape().to_vec(),
+        strides: src.strides().to_vec(),
+        offset: src.layout().offset,
+    });
+    // Each destination's running value (float or integer) and count.
+    let is_float = t.dtype().is_float();
+    let mut acc: std::collections::HashMap<usize, (f64, i64, usize)> =
+        std::collections::HashMap::new();
+    with_dtype!(t.dtype(), T => {
+        let values: Vec<T> = window.to_vec();
+        let mut storage = out.write();
+        let dst = T::slice_mut(&mut storage).expect("dtype matches");
+        for (&o, v) in offsets.iter().zip(values) {
+            let entry = acc.entry(o).or_insert_with(|| {
+                let own = dst[o];
+                match (include_self, reduce) {
+                    (true, _) => (own.to_f64(), own.to_i64(), 1),
+                    (false, ScatterReduce::Prod) => (1.0, 1, 0),
+                    (false, ScatterReduce::Amax) => (f64::NEG_INFINITY, i64::MIN, 0),
+                    (false, ScatterReduce::Amin) => (f64::INFINITY, i64::MAX, 0),
+                    (false, _) => (0.0, 0, 0),
+                }
+            });
+            let (x, i) = (v.to_f64(), v.to_i64());
+            // Rounded to the element type at each step, as PyTorch accumulates.
+            let round = |y: f64| T::from_f64(y).to_f64();
+            match reduce {
+                ScatterReduce::Sum | ScatterReduce::Mean => {
+                    entry.0 = round(entry.0 + x);
+                    entry.1 = entry.1.wrapping_add(i);
+                }
+                ScatterReduce::Prod => {
+                    entry.0 = round(entry.0 * x);
+                    entry.1 = entry.1.wrapping_mul(i);
+                }
+                // NaN propagates, as PyTorch's maximum does.
+                ScatterReduce::Amax => {
+                    entry.0 = if x.is_nan() || entry.0.is_nan() { f64::NAN } else { entry.0.max(x) };
+                    entry.1 = entry.1.max(i);
+                }
+                ScatterReduce::Amin => {
+                    entry.0 = if x.is_nan() || entry.0.is_nan() { f64::NAN } else { entry.0.min(x) };
+                    entry.1 = entry.1.min(i);
+                }
+            }
+            entry.2 += 1;
+        }
+        for (o, (x, i, n)) in acc {
+            dst[o] = match (reduce, is_float) {
+                (ScatterReduce::Mean, true) => T::from_f64(x / n.max(1) as f64),
+                (ScatterReduce::Mean, false) => T::from_i64(i / n.max(1) as i64),
+                (_, true) => T::from_f64(x),
+                (_, false) => T::from_i64(i),
+            };
+        }
+    });
+    Ok(out)
+}
+
+/// `nonzero(t)`: the coordinates of every non-zero element, `[n, ndim]`
+/// int64 in row-major order (a 0-d tensor has `ndim` 0 coordinates).
+pub fn nonzero(t: &Tensor) -> Tensor {
+    let flags: Vec<bool> = t.to_dtype(DType::Bool).to_vec();
+    let shape = t.shape();
+    let mut coords = Vec::new();
+    let mut count = 0;
+    for (n, _) in flags.iter().enumerate().filter(|&(_, &f)| f) {
+        let mut rest = n;
+        let start = coords.len();
+        coords.resize(start + shape.len(), 0i64);
+        for (k, &size) in shape.iter().enumerate().rev() {
+            coords[start + k] = (rest % size) as i64;
+            rest /= size;
+        }
+        count += 1;
+    }
+    Tensor::from_vec(coords, &[count, shape.len()])
+}
+
+/// `take(index)`: elements of `t` read as a flat row-major vector, in
+/// `index`'s shape; negative positions count from the end.
+pub fn take(t: &Tensor, index: &Tensor) -> Result<Tensor> {
+    let flat = t.contiguous();
+    let positions = flat_positions("take", t.numel(), index)?;
+    Ok(with_dtype!(t.dtype(), T => {
+        let src: Vec<T> = flat.to_vec();
+        Tensor::from_vec(positions.iter().map(|&p| src[p]).collect::<Vec<T>>(), index.shape())
+    }))
+}
+
+/// `put(index, source, accumulate)`: `take`'s inverse, out of place.
+pub fn put(t: &Tensor, index: &Tensor, source: &Tensor, accumulate: bool) -> Result<Tensor> {
+    if index.numel() != source.numel() {
+        return Err(TensorError::index_error(format!(
+            "put_(): Expected source and index to have the same number of elements, but got source.numel() = {}, index.numel() = {}",
+            source.numel(),
+            index.numel()
+        )));
+    }
+    if source.dtype() != t.dtype() {
+        return Err(TensorError::runtime(
+            "put",
+            format!(
+                "put_(): self and source expected to have the same dtype, but got self.dtype = {} and source.dtype = {}",
+                legacy_name(t.dtype()),
+                legacy_name(source.dtype())
+            ),
+        ));
+    }
+    let positions = flat_positions("put_", t.numel(), index)?;
+    let out = t.contiguous().copy();
+    with_dtype!(t.dtype(), T => {
+        let values: Vec<T> = source.contiguous().to_vec();
+        let mut storage = out.write();
+        let dst = T::slice_mut(&mut storage).expect("dtype matches");
+        for (&p, v) in positions.iter().zip(values) {
+            dst[p] = if accumulate { dst[p].accumulate(v) } else { v };
+        }
+    });
+    Ok(out)
+}
+
+fn flat_positions(op: &str, numel: usize, index: &Tensor) -> Result<Vec<usize>> {
+    if index.dtype() != DType::I64 {
+        return Err(TensorError::runtime(
+            "take",
+            format!(
+                "{op}(): Expected a long tensor for index, but got {}",
+                legacy_name(index.dtype())
+            ),
+        ));
+    }
+    let n = numel as i64;
+    index
+        .contiguous()
+        .to_vec::<i64>()
+        .into_iter()
+        .map(|i| {
+            if (-n..n).contains(&i) {
+                Ok(if i < 0 { i + n } else { i } as usize)
+            } else {
+                Err(TensorError::index_error(format!(
+                    "out of range: tried to access index {i} on a tensor of {numel} elements."
+                )))
+            }
+        })
+        .collect()
+}
+
+/// `masked_scatter(mask, source)`: where the (broadcast) mask holds, the
+/// next element of `source` in row-major order.
+pub fn masked_scatter(t: &Tensor, mask: &Tensor, source: &Tensor) -> Result<Tensor> {
+    if mask.dtype() != DType::Bool {
+        return Err(TensorError::runtime(
+            "masked_scatter",
+            format!(
+                "masked_scatter_ only supports boolean masks, but got mask with dtype {}",
+                mask.dtype().name()
+            ),
+        ));
+    }
+    if source.dtype() != t.dtype() {
+        return Err(TensorError::runtime(
+            "masked_scatter",
+            format!(
+                "masked_scatter_: expected self and source to have same dtypes but got {} and {}",
+                legacy_name(t.dtype()),
+                legacy_name(source.dtype())
+            ),
+        ));
+    }
+    let (base, flags) = broadcast_with_mask(t, mask)?;
+    if flags.iter().filter(|&&f| f).count() > source.numel() {
+        return Err(TensorError::runtime(
+            "masked_scatter",
+            "Number of elements of source < number of ones in mask",
+        ));
+    }
+    Ok(with_dtype!(t.dtype(), T => {
+        let values: Vec<T> = source.contiguous().to_vec();
+        let mut next = values.into_iter();
+        let data: Vec<T> = base
+            .to_vec::<T>()
+            .into_iter()
+            .zip(flags)
+            .map(|(x, f)| if f { next.next().unwrap_or(x) } else { x })
+            .collect();
+        Tensor::from_vec(data, base.shape())
+    }))
 }
 
 /// What `scatter` writes: another tensor's elements or one value.

@@ -291,9 +291,23 @@ pub fn get(t: &Tensor, items: &[Index]) -> Result<Tensor> {
 
 /// `t[items] = src`, `src` broadcast to the shape `t[items]` has.
 pub fn set(t: &Tensor, items: &[Index], src: &Tensor) -> Result<()> {
+    put(t, items, src, false)
+}
+
+/// `index_put_`: `t[items] = src`, or with `accumulate` `t[items] += src`
+/// where positions picked several times receive every contribution.
+pub fn put(t: &Tensor, items: &[Index], src: &Tensor, accumulate: bool) -> Result<()> {
     let Plan { view, advanced } = plan(t, items)?;
-    if advanced.is_empty() {
+    if advanced.is_empty() && !accumulate {
         return view.copy_from(src);
+    }
+    if advanced.is_empty() {
+        let sum = super::elementwise::binary(
+            super::elementwise::Binary::Add,
+            &view.clone().into(),
+            &src.clone().into(),
+        )?;
+        return view.copy_from(&sum);
     }
     let picks = Picks::new(&view, &advanced)?;
     let shape = picks.result_shape();
@@ -316,7 +330,7 @@ pub fn set(t: &Tensor, items: &[Index], src: &Tensor) -> Result<()> {
         let mut storage = view.write();
         let dst = T::slice_mut(&mut storage).expect("storage of the view's dtype");
         for (o, v) in picks.offsets().zip(values) {
-            dst[o] = v;
+            dst[o] = if accumulate { dst[o].accumulate(v) } else { v };
         }
     });
     Ok(())

@@ -21,12 +21,16 @@ from torch.nn.modules.fold import Fold, Unfold
 from torch.nn.modules.pooling import (
     MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
     AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d,
+    FractionalMaxPool2d, FractionalMaxPool3d,
 )
 from torch.nn.modules.loss import (
     CrossEntropyLoss, NLLLoss, NLLLoss2d, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, SmoothL1Loss, HuberLoss, KLDivLoss,
     MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, CosineEmbeddingLoss, PoissonNLLLoss, GaussianNLLLoss,
     TripletMarginLoss, TripletMarginWithDistanceLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, MultiLabelMarginLoss,
+    CTCLoss, LinearCrossEntropyLoss,
 )
+from torch.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions
+from torch.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from torch.nn.modules.padding import (
     CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,

@@ -1,5 +1,3 @@
-import math
-
 import torch
 from torch.nn import functional as F
 from torch.nn import init
@@ -216,76 +214,19 @@ class MultiheadAttention(Module):
             init.xavier_normal_(self.bias_v)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None, average_attn_weights=True, is_causal=False):
-        unbatched = query.dim() == 2
-        if self.batch_first and not unbatched:
+        batched = query.dim() == 3
+        if self.batch_first and batched:
             query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-        if unbatched:
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        tgt_len, bsz, embed_dim = query.shape
-        src_len = key.shape[0]
-        heads, head_dim = self.num_heads, self.head_dim
-        if self._qkv_same_embed_dim:
-            w_q, w_k, w_v = self.in_proj_weight.chunk(3)
-        else:
-            w_q, w_k, w_v = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        b_q = b_k = b_v = None
-        if self.in_proj_bias is not None:
-            b_q, b_k, b_v = self.in_proj_bias.chunk(3)
-        q = F.linear(query, w_q, b_q)
-        k = F.linear(key, w_k, b_k)
-        v = F.linear(value, w_v, b_v)
-        if self.bias_k is not None:
-            k = torch.cat([k, self.bias_k.repeat(1, bsz, 1)])
-            v = torch.cat([v, self.bias_v.repeat(1, bsz, 1)])
-            if attn_mask is not None:
-                attn_mask = F.pad(attn_mask, (0, 1))
-            if key_padding_mask is not None:
-                key_padding_mask = F.pad(key_padding_mask, (0, 1))
-        # Masks become one additive float mask of shape (bsz * heads, L, S).
-        if attn_mask is not None and attn_mask.dtype == torch.bool:
-            attn_mask = torch.zeros(attn_mask.shape, dtype=q.dtype).masked_fill(attn_mask, float("-inf"))
-        if is_causal and attn_mask is None:
-            future = torch.arange(tgt_len).unsqueeze(1) < torch.arange(k.shape[0]).unsqueeze(0)
-            attn_mask = torch.zeros(tgt_len, k.shape[0], dtype=q.dtype).masked_fill(future, float("-inf"))
-        q = q.reshape(tgt_len, bsz * heads, head_dim).transpose(0, 1)
-        k = k.reshape(k.shape[0], bsz * heads, head_dim).transpose(0, 1)
-        v = v.reshape(v.shape[0], bsz * heads, head_dim).transpose(0, 1)
-        if self.add_zero_attn:
-            k = torch.cat([k, torch.zeros((bsz * heads, 1, head_dim), dtype=k.dtype)], dim=1)
-            v = torch.cat([v, torch.zeros((bsz * heads, 1, head_dim), dtype=v.dtype)], dim=1)
-            if attn_mask is not None:
-                attn_mask = F.pad(attn_mask, (0, 1))
-            if key_padding_mask is not None:
-                key_padding_mask = F.pad(key_padding_mask, (0, 1))
-        src_len = k.shape[1]
-        if key_padding_mask is not None:
-            if key_padding_mask.dtype == torch.bool:
-                key_padding_mask = torch.zeros(key_padding_mask.shape, dtype=q.dtype).masked_fill(key_padding_mask, float("-inf"))
-            kpm = key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, heads, -1, -1).reshape(bsz * heads, 1, src_len)
-            attn_mask = kpm if attn_mask is None else attn_mask + kpm
-        dropout_p = self.dropout if self.training else 0.0
-        scores = torch.bmm(q * (1.0 / math.sqrt(head_dim)), k.transpose(-2, -1))
-        if attn_mask is not None:
-            scores = scores + attn_mask
-        weights = F.softmax(scores, dim=-1)
-        if dropout_p > 0.0:
-            weights = F.dropout(weights, p=dropout_p)
-        out = torch.bmm(weights, v)
-        out = out.transpose(0, 1).contiguous().view(tgt_len * bsz, embed_dim)
-        out = F.linear(out, self.out_proj.weight, self.out_proj.bias).view(tgt_len, bsz, embed_dim)
-        if self.batch_first and not unbatched:
+        separate = not self._qkv_same_embed_dim
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+            self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights, is_causal=is_causal,
+        )
+        if self.batch_first and batched:
             out = out.transpose(1, 0)
-        if unbatched:
-            out = out.squeeze(1)
-        if not need_weights:
-            return out, None
-        weights = weights.view(bsz, heads, tgt_len, src_len)
-        if average_attn_weights:
-            weights = weights.mean(dim=1)
-        if unbatched:
-            weights = weights.squeeze(0)
         return out, weights
 
 

@@ -1,4 +1,7 @@
+import math
+
 from torch.nn import functional as F
+from torch.nn.modules.linear import Linear
 from torch.nn.modules.distance import PairwiseDistance
 from torch.nn.modules.module import Module
 
@@ -6,7 +9,7 @@ __all__ = [
     "CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss",
     "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "CosineEmbeddingLoss", "PoissonNLLLoss",
     "GaussianNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
-    "MultiLabelMarginLoss",
+    "MultiLabelMarginLoss", "CTCLoss", "LinearCrossEntropyLoss",
 ]
 
 
@@ -251,3 +254,49 @@ class MultiLabelMarginLoss(_Loss):
 
     def forward(self, input, target):
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    __constants__ = ["blank", "reduction"]
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction, self.zero_infinity)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of a linear layer's logits (the layer is ``self.linear``,
+    its weight stored flat as ``[C·d1⋯dK, in_features]``)."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None, reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0, options=None):
+        if weight is not None and weight.shape != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        shape = (self.num_classes, *self.out_features)
+        bias = self.linear.bias
+        return F.linear_cross_entropy(
+            input, self.linear.weight.reshape((*shape, self.linear.in_features)), target,
+            linear_bias=bias.reshape(shape) if bias is not None else None, weight=self.weight, reduction=self.reduction,
+            ignore_index=self.ignore_index, label_smoothing=self.label_smoothing, options=self.options,
+        )
+
+    def extra_repr(self):
+        return (
+            f"in_features={self.linear.in_features}, num_classes={self.num_classes}, out_features={self.out_features},"
+            f" bias={self.linear.bias is not None}, reduction={self.reduction}, ignore_index={self.ignore_index},"
+            f" label_smoothing={self.label_smoothing}, options={self.options}"
+        )

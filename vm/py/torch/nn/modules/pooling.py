@@ -194,3 +194,39 @@ class LPPool2d(_LPPoolNd):
 
 class LPPool3d(_LPPoolNd):
     _functional = staticmethod(F.lp_pool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    """Max pooling over windows placed at random, non-integral strides, to an
+    output size or a fraction of the input's."""
+
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        name = type(self).__name__
+        spread = type(self)._ntuple
+        self.kernel_size = spread(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = spread(output_size) if output_size is not None else None
+        self.output_ratio = spread(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return type(self)._functional(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _ntuple = staticmethod(_pair)
+    _functional = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _ntuple = staticmethod(_triple)
+    _functional = staticmethod(F.fractional_max_pool3d)

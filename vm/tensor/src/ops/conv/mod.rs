@@ -4,7 +4,10 @@
 //! 3-d with unit leading dims.
 
 pub mod fold;
+mod tbc;
 mod unfold;
+
+pub use tbc::conv_tbc;
 
 use rayon::prelude::*;
 
