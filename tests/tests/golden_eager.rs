@@ -136,8 +136,13 @@ fn safetensors_files_load_and_save_as_the_safetensors_package() {
 }
 
 #[test]
+fn narrow_dtypes_load_from_pytorch_and_safetensors_files_and_round_trip() {
+    check_in("serialization", "narrow_dtypes");
+}
+
+#[test]
 fn safetensors_of_a_dtype_fxvm_lacks_say_which() {
-    let file = fixtures().join("checkpoints/half.safetensors");
+    let file = fixtures().join("checkpoints/float8.safetensors");
     let code = format!(
         "from safetensors.torch import load_file\nload_file({:?})",
         file.to_str().unwrap()
@@ -146,7 +151,7 @@ fn safetensors_of_a_dtype_fxvm_lacks_say_which() {
     assert_eq!(out.status, Some(1));
     assert!(
         out.stderr.trim_end().ends_with(
-            "safetensors.SafetensorError: Error while deserializing: fxvm cannot load tensors of type F16 yet"
+            "safetensors.SafetensorError: Error while deserializing: fxvm cannot load tensors of type F8_E4M3 yet"
         ),
         "{}",
         out.stderr
@@ -273,4 +278,9 @@ fn ctc_adaptive_softmax_linear_cross_entropy_and_attention_match_pytorch() {
 #[test]
 fn index_add_copy_fill_put_scatter_reduce_and_nonzero_match_pytorch() {
     check("index_family");
+}
+
+#[test]
+fn narrow_dtypes_promote_compute_and_round_as_pytorch() {
+    check("narrow_dtypes");
 }

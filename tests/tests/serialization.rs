@@ -32,19 +32,19 @@ fn rebuild_functions_called_directly_check_their_view() {
 }
 
 #[test]
-fn half_storages_say_what_is_unsupported() {
+fn complex_storages_say_what_is_unsupported() {
     let out = run_code(&format!(
         "import torch\ntorch.load({:?})",
         fxvm_tests::fixtures()
-            .join("checkpoints/half.pt")
+            .join("checkpoints/complex.pt")
             .to_str()
             .unwrap()
     ));
     assert_eq!(out.status, Some(1));
     assert!(
-        out.stderr
-            .trim_end()
-            .ends_with("NotImplementedError: fxvm cannot load tensors of type HalfStorage yet"),
+        out.stderr.trim_end().ends_with(
+            "NotImplementedError: fxvm cannot load tensors of type ComplexFloatStorage yet"
+        ),
         "{}",
         out.stderr
     );

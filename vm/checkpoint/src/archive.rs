@@ -72,28 +72,37 @@ impl From<zip::result::ZipError> for CheckpointError {
 
 pub type Result<T, E = CheckpointError> = std::result::Result<T, E>;
 
+/// PyTorch's storage class for each dtype, as its files name them.
+const STORAGE_CLASSES: [(DType, &str); 10] = [
+    (DType::F32, "FloatStorage"),
+    (DType::F64, "DoubleStorage"),
+    (DType::F16, "HalfStorage"),
+    (DType::BF16, "BFloat16Storage"),
+    (DType::I64, "LongStorage"),
+    (DType::I32, "IntStorage"),
+    (DType::I16, "ShortStorage"),
+    (DType::I8, "CharStorage"),
+    (DType::U8, "ByteStorage"),
+    (DType::Bool, "BoolStorage"),
+];
+
 /// The dtype of a PyTorch storage class (`FloatStorage` …), or the error
 /// for one fxvm does not support.
 pub fn storage_dtype(class_name: &str) -> Result<DType> {
-    Ok(match class_name {
-        "FloatStorage" => DType::F32,
-        "DoubleStorage" => DType::F64,
-        "LongStorage" => DType::I64,
-        "IntStorage" => DType::I32,
-        "BoolStorage" => DType::Bool,
-        other => return Err(CheckpointError::UnsupportedDType(other.to_string())),
-    })
+    STORAGE_CLASSES
+        .iter()
+        .find(|(_, name)| *name == class_name)
+        .map(|&(dtype, _)| dtype)
+        .ok_or_else(|| CheckpointError::UnsupportedDType(class_name.to_string()))
 }
 
 /// The storage class PyTorch names for a dtype in its files.
 pub fn storage_class(dtype: DType) -> &'static str {
-    match dtype {
-        DType::F32 => "FloatStorage",
-        DType::F64 => "DoubleStorage",
-        DType::I64 => "LongStorage",
-        DType::I32 => "IntStorage",
-        DType::Bool => "BoolStorage",
-    }
+    STORAGE_CLASSES
+        .iter()
+        .find(|&&(d, _)| d == dtype)
+        .map(|&(_, name)| name)
+        .expect("every dtype has a storage class")
 }
 
 /// Where one storage's bytes are.
@@ -418,11 +427,11 @@ mod tests {
 
     #[test]
     fn storage_classes_map_both_ways() {
-        for dtype in [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64] {
+        for dtype in DType::ALL {
             assert_eq!(storage_dtype(storage_class(dtype)).expect("known"), dtype);
         }
         assert!(matches!(
-            storage_dtype("HalfStorage"),
+            storage_dtype("ComplexFloatStorage"),
             Err(CheckpointError::UnsupportedDType(_))
         ));
     }

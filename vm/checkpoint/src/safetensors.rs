@@ -16,25 +16,34 @@ pub struct Loaded {
     pub metadata: Option<HashMap<String, String>>,
 }
 
+/// The format's dtype for each of fxvm's.
+const DTYPES: [(DType, Dtype); 10] = [
+    (DType::F32, Dtype::F32),
+    (DType::F64, Dtype::F64),
+    (DType::F16, Dtype::F16),
+    (DType::BF16, Dtype::BF16),
+    (DType::I64, Dtype::I64),
+    (DType::I32, Dtype::I32),
+    (DType::I16, Dtype::I16),
+    (DType::I8, Dtype::I8),
+    (DType::U8, Dtype::U8),
+    (DType::Bool, Dtype::BOOL),
+];
+
 fn dtype_of(d: Dtype) -> Result<DType, CheckpointError> {
-    Ok(match d {
-        Dtype::F32 => DType::F32,
-        Dtype::F64 => DType::F64,
-        Dtype::I64 => DType::I64,
-        Dtype::I32 => DType::I32,
-        Dtype::BOOL => DType::Bool,
-        other => return Err(CheckpointError::UnsupportedDType(format!("{other:?}"))),
-    })
+    DTYPES
+        .iter()
+        .find(|&&(_, f)| f == d)
+        .map(|&(dtype, _)| dtype)
+        .ok_or_else(|| CheckpointError::UnsupportedDType(format!("{d:?}")))
 }
 
 fn format_dtype(d: DType) -> Dtype {
-    match d {
-        DType::F32 => Dtype::F32,
-        DType::F64 => Dtype::F64,
-        DType::I64 => Dtype::I64,
-        DType::I32 => Dtype::I32,
-        DType::Bool => Dtype::BOOL,
-    }
+    DTYPES
+        .iter()
+        .find(|&&(dtype, _)| dtype == d)
+        .map(|&(_, f)| f)
+        .expect("every dtype has a safetensors dtype")
 }
 
 fn invalid(e: safetensors::SafeTensorError) -> CheckpointError {

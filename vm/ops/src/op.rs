@@ -85,6 +85,9 @@ pub type Kernel = Arc<dyn Fn(Vec<Value>) -> Result<Value> + Send + Sync>;
 pub struct Op {
     pub schema: Schema,
     pub places: &'static [Place],
+    /// Works on every dtype as stored (views, indexing, conversions,
+    /// creation); other ops compute narrow dtypes wide (see `narrow`).
+    dtype_generic: bool,
     kernel: Kernel,
 }
 
@@ -112,6 +115,7 @@ pub fn op<A: FromArgs + 'static, R: IntoValue + 'static>(
     Op {
         schema,
         places,
+        dtype_generic: false,
         kernel: Arc::new(move |values| kernel(A::from_args(values)).map(IntoValue::into_value)),
     }
 }
@@ -121,10 +125,19 @@ impl Op {
         self.schema.name
     }
 
+    /// Marks an op that works on every dtype as stored.
+    pub(crate) fn dtype_generic(mut self) -> Op {
+        self.dtype_generic = true;
+        self
+    }
+
     /// Runs the kernel on values bound to every parameter, in order, each
     /// of its declared type (bindings guarantee it).
     pub fn run(&self, values: Vec<Value>) -> Result<Value> {
-        (self.kernel)(values)
+        if self.dtype_generic {
+            return (self.kernel)(values);
+        }
+        crate::narrow::run(&self.schema, values, |wide| (self.kernel)(wide))
     }
 
     /// Calls the op from Rust: positional values, then keywords; omitted

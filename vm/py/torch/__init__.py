@@ -3,6 +3,7 @@
 from torch import _C
 from torch import version
 from torch._C import Tensor, Generator, default_generator, dtype, float32, float64, int32, int64, bool
+from torch._C import float16, bfloat16, uint8, int8, int16
 from torch._size import Size
 from torch._device import device
 from torch._memory_format import memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format
@@ -12,8 +13,10 @@ __version__ = version.__version__
 
 float = float32
 double = float64
+half = float16
 int = int32
 long = int64
+short = int16
 
 _functions, _functional, _linalg = _C._bind_ops()
 globals().update(_functions)
@@ -27,6 +30,11 @@ _TENSOR_TYPENAMES = {
     int32: "torch.IntTensor",
     int64: "torch.LongTensor",
     bool: "torch.BoolTensor",
+    float16: "torch.HalfTensor",
+    bfloat16: "torch.BFloat16Tensor",
+    uint8: "torch.ByteTensor",
+    int8: "torch.CharTensor",
+    int16: "torch.ShortTensor",
 }
 
 
@@ -66,7 +74,8 @@ def is_floating_point(input):
     return input.is_floating_point()
 
 from torch import overrides, return_types
-from torch.storage import FloatStorage, DoubleStorage, LongStorage, IntStorage, BoolStorage
+from torch.storage import FloatStorage, DoubleStorage, HalfStorage, BFloat16Storage, LongStorage, IntStorage, ShortStorage, CharStorage, ByteStorage, BoolStorage
+from torch._dtype_info import finfo, iinfo
 
 
 def save(obj, f, *args, **kwargs):

@@ -4,7 +4,10 @@ name a storage's dtype by them."""
 
 import torch
 
-__all__ = ["FloatStorage", "DoubleStorage", "LongStorage", "IntStorage", "BoolStorage"]
+__all__ = [
+    "FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage", "LongStorage", "IntStorage", "ShortStorage",
+    "CharStorage", "ByteStorage", "BoolStorage",
+]
 
 
 class _LegacyStorage:
@@ -22,6 +25,11 @@ def _storage_class(name, dtype):
 
 FloatStorage = _storage_class("FloatStorage", torch.float32)
 DoubleStorage = _storage_class("DoubleStorage", torch.float64)
+HalfStorage = _storage_class("HalfStorage", torch.float16)
+BFloat16Storage = _storage_class("BFloat16Storage", torch.bfloat16)
 LongStorage = _storage_class("LongStorage", torch.int64)
+ShortStorage = _storage_class("ShortStorage", torch.int16)
+CharStorage = _storage_class("CharStorage", torch.int8)
+ByteStorage = _storage_class("ByteStorage", torch.uint8)
 IntStorage = _storage_class("IntStorage", torch.int32)
 BoolStorage = _storage_class("BoolStorage", torch.bool)

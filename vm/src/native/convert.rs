@@ -4,6 +4,7 @@
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyFloat, PyInt, PyList, PyTuple};
 use rustpython_vm::{AsObject, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
 
+use crate::tensor::dtype::Category;
 use crate::tensor::{DType, ErrorKind, Scalar, Tensor, TensorError};
 
 use super::tensor::PyTensor;
@@ -74,7 +75,7 @@ impl PyDType {
 
     #[pygetset]
     fn is_signed(&self) -> bool {
-        self.dtype != DType::Bool
+        !matches!(self.dtype, DType::Bool | DType::U8)
     }
 
     #[pymethod]
@@ -210,10 +211,10 @@ fn flatten(
 /// `tolist()`: nested Python lists of Python numbers, built bottom-up (no
 /// recursion, so a tensor of any number of dimensions converts).
 pub(crate) fn to_list(t: &Tensor, vm: &VirtualMachine) -> PyObjectRef {
-    let scalars: Vec<Scalar> = match t.dtype() {
-        DType::Bool => t.to_vec::<bool>().into_iter().map(Scalar::Bool).collect(),
-        DType::I32 | DType::I64 => t.to_vec::<i64>().into_iter().map(Scalar::Int).collect(),
-        DType::F32 | DType::F64 => t.to_vec::<f64>().into_iter().map(Scalar::Float).collect(),
+    let scalars: Vec<Scalar> = match t.dtype().category() {
+        Category::Bool => t.to_vec::<bool>().into_iter().map(Scalar::Bool).collect(),
+        Category::Int => t.to_vec::<i64>().into_iter().map(Scalar::Int).collect(),
+        Category::Float => t.to_vec::<f64>().into_iter().map(Scalar::Float).collect(),
     };
     let mut level: Vec<PyObjectRef> = scalars.into_iter().map(|s| scalar_to_py(s, vm)).collect();
     // Group the innermost dimension into lists, then the next, and so on; the

@@ -149,6 +149,9 @@ impl AsNumber for PyTensor {
                         DType::Bool => crate::tensor::ops::elementwise::map(&t, |x: bool| !x),
                         DType::I64 => crate::tensor::ops::elementwise::map(&t, |x: i64| !x),
                         DType::I32 => crate::tensor::ops::elementwise::map(&t, |x: i32| !x),
+                        d if d.category() == crate::tensor::dtype::Category::Int => {
+                            crate::tensor::ops::elementwise::map(&t.to_dtype(DType::I64), |x: i64| !x).to_dtype(d)
+                        }
                         _ => return Err(vm.new_type_error("~ (operator.invert) is only implemented on integer and Boolean-type tensors")),
                     };
                     Ok(wrap(out, vm))
@@ -524,7 +527,7 @@ impl PyTensor {
             Some(d) => d.dtype,
             None => {
                 let name = dtype.str(vm)?;
-                [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64]
+                DType::ALL
                     .into_iter()
                     .find(|d| {
                         format!("torch.{}Tensor", crate::tensor::error::legacy_name(*d))
@@ -611,7 +614,7 @@ impl PyTensor {
 
     #[pymethod]
     fn is_signed(&self) -> bool {
-        self.tensor().dtype() != DType::Bool
+        !matches!(self.tensor().dtype(), DType::Bool | DType::U8)
     }
 
     #[pymethod]

@@ -64,6 +64,31 @@ mod _c {
         dtype(DType::I64, vm)
     }
 
+    #[pyattr(once)]
+    fn float16(vm: &VirtualMachine) -> PyRef<PyDType> {
+        dtype(DType::F16, vm)
+    }
+
+    #[pyattr(once)]
+    fn bfloat16(vm: &VirtualMachine) -> PyRef<PyDType> {
+        dtype(DType::BF16, vm)
+    }
+
+    #[pyattr(once)]
+    fn uint8(vm: &VirtualMachine) -> PyRef<PyDType> {
+        dtype(DType::U8, vm)
+    }
+
+    #[pyattr(once)]
+    fn int8(vm: &VirtualMachine) -> PyRef<PyDType> {
+        dtype(DType::I8, vm)
+    }
+
+    #[pyattr(once)]
+    fn int16(vm: &VirtualMachine) -> PyRef<PyDType> {
+        dtype(DType::I16, vm)
+    }
+
     #[pyattr(once, name = "bool")]
     fn bool_(vm: &VirtualMachine) -> PyRef<PyDType> {
         dtype(DType::Bool, vm)

@@ -30,7 +30,7 @@ macro_rules! raw {
         }
     )*};
 }
-raw!(i32, i64, f32, f64);
+raw!(u8, i8, i16, i32, i64, f32, f64, half::f16, half::bf16);
 
 impl Raw for bool {
     const SIZE: usize = 1;
@@ -137,7 +137,7 @@ mod tests {
 
     #[test]
     fn bytes_round_trip_every_dtype() {
-        for dtype in [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64] {
+        for dtype in DType::ALL {
             let t = Tensor::from_scalars(
                 &[Scalar::Int(1), Scalar::Int(0), Scalar::Int(1)],
                 &[3],

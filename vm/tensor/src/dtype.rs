@@ -2,25 +2,49 @@
 
 use std::fmt;
 
-/// A tensor element type. The order is PyTorch's promotion lattice within
-/// and across categories (bool < integer < floating), so promotion of two
-/// tensor dtypes is `max`.
+/// A tensor element type, ordered by category (bool < integer < floating)
+/// and width within it; [`DType::promote`] is PyTorch's lattice over them.
+/// The 16-bit floats and the 8/16-bit integers are storage types: kernels
+/// compute them in float32 and int32 (as PyTorch's opmath does).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
     Bool,
+    U8,
+    I8,
+    I16,
     I32,
     I64,
+    F16,
+    BF16,
     F32,
     F64,
 }
 
 impl DType {
+    pub const ALL: [DType; 10] = [
+        DType::Bool,
+        DType::U8,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+    ];
+
     /// The name after `torch.`: `float32`, `int64`, `bool`.
     pub fn name(self) -> &'static str {
         match self {
             DType::Bool => "bool",
+            DType::U8 => "uint8",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
             DType::I32 => "int32",
             DType::I64 => "int64",
+            DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
         }
@@ -30,20 +54,41 @@ impl DType {
     pub fn cpp_name(self) -> &'static str {
         match self {
             DType::Bool => "bool",
+            DType::U8 => "uint8_t",
+            DType::I8 => "int8_t",
+            DType::I16 => "int16_t",
             DType::I32 => "int",
             DType::I64 => "int64_t",
+            DType::F16 => "c10::Half",
+            DType::BF16 => "c10::BFloat16",
             DType::F32 => "float",
             DType::F64 => "double",
         }
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
+        self.category() == Category::Float
+    }
+
+    /// Stored narrower than kernels compute it (see [`DType::compute`]).
+    pub fn is_narrow(self) -> bool {
+        self.compute() != self
+    }
+
+    /// The dtype kernels compute a narrow dtype in: float32 for the 16-bit
+    /// floats, int32 for the 8/16-bit integers; itself otherwise.
+    pub fn compute(self) -> DType {
+        match self {
+            DType::F16 | DType::BF16 => DType::F32,
+            DType::U8 | DType::I8 | DType::I16 => DType::I32,
+            d => d,
+        }
     }
 
     pub fn itemsize(self) -> usize {
         match self {
-            DType::Bool => 1,
+            DType::Bool | DType::U8 | DType::I8 => 1,
+            DType::I16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
         }
@@ -52,14 +97,24 @@ impl DType {
     pub fn category(self) -> Category {
         match self {
             DType::Bool => Category::Bool,
-            DType::I32 | DType::I64 => Category::Int,
-            DType::F32 | DType::F64 => Category::Float,
+            DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => Category::Int,
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Category::Float,
         }
     }
 
-    /// The dtype of `a op b` for two dimensioned tensors.
+    /// The dtype of `a op b` for two dimensioned tensors: the higher
+    /// category wins; within one, the wider type — except that uint8 and
+    /// int8 meet at int16, and float16 and bfloat16 at float32.
     pub fn promote(a: DType, b: DType) -> DType {
-        a.max(b)
+        use DType::*;
+        if a.category() != b.category() {
+            return if a.category() > b.category() { a } else { b };
+        }
+        match (a, b) {
+            (U8, I8) | (I8, U8) => I16,
+            (F16, BF16) | (BF16, F16) => F32,
+            _ => a.max(b),
+        }
     }
 }
 
@@ -135,6 +190,13 @@ impl Scalar {
                     _ => true,
                 };
             }
+            DType::F16 | DType::BF16 => {
+                let x = self.to_f64();
+                return !x.is_finite() || self.narrow_float(dtype).is_finite();
+            }
+            DType::U8 => (0, u8::MAX as i64),
+            DType::I8 => (i8::MIN as i64, i8::MAX as i64),
+            DType::I16 => (i16::MIN as i64, i16::MAX as i64),
             DType::I32 => (i32::MIN as i64, i32::MAX as i64),
             DType::I64 => (i64::MIN, i64::MAX),
         };
@@ -144,6 +206,16 @@ impl Scalar {
             // `hi + 1` is exact in f64 for both ranges; truncation toward zero
             // keeps anything strictly inside (lo - 1, hi + 1).
             Scalar::Float(x) => x > lo as f64 - 1.0 && x < hi as f64 + 1.0,
+        }
+    }
+
+    /// The value rounded to a 16-bit float type (through float32, as
+    /// PyTorch converts), back as a double.
+    fn narrow_float(self, dtype: DType) -> f64 {
+        let x = self.to_f64() as f32;
+        match dtype {
+            DType::BF16 => half::bf16::from_f32(x).to_f64(),
+            _ => half::f16::from_f32(x).to_f64(),
         }
     }
 
@@ -173,8 +245,8 @@ pub fn result_type(operands: &[Operand]) -> DType {
     let mut scalar: Option<Category> = None;
     for op in operands {
         match *op {
-            Operand::Tensor(d) => dim = Some(dim.map_or(d, |x| x.max(d))),
-            Operand::ZeroDim(d) => zero = Some(zero.map_or(d, |x| x.max(d))),
+            Operand::Tensor(d) => dim = Some(dim.map_or(d, |x| DType::promote(x, d))),
+            Operand::ZeroDim(d) => zero = Some(zero.map_or(d, |x| DType::promote(x, d))),
             Operand::Scalar(c) => scalar = Some(scalar.map_or(c, |x| x.max(c))),
         }
     }
@@ -202,10 +274,31 @@ mod tests {
     use Operand::*;
 
     #[test]
-    fn tensor_tensor_promotion_is_the_lattice_max() {
+    fn tensor_tensor_promotion_follows_pytorchs_lattice() {
         assert_eq!(DType::promote(I64, F32), F32);
         assert_eq!(DType::promote(Bool, I32), I32);
         assert_eq!(DType::promote(F32, F64), F64);
+        assert_eq!(DType::promote(U8, I8), I16);
+        assert_eq!(DType::promote(U8, I32), I32);
+        assert_eq!(DType::promote(I8, I16), I16);
+        assert_eq!(DType::promote(F16, BF16), F32);
+        assert_eq!(DType::promote(I64, F16), F16);
+        assert_eq!(DType::promote(BF16, F64), F64);
+        assert_eq!(DType::promote(Bool, U8), U8);
+    }
+
+    #[test]
+    fn narrow_fill_values_are_range_checked() {
+        assert!(
+            super::Scalar::Int(255).fits(U8)
+                && !super::Scalar::Int(256).fits(U8)
+                && !super::Scalar::Int(-1).fits(U8)
+        );
+        assert!(super::Scalar::Int(-128).fits(I8) && !super::Scalar::Int(128).fits(I8));
+        assert!(super::Scalar::Float(65504.0).fits(F16) && !super::Scalar::Float(1e5).fits(F16));
+        assert!(
+            super::Scalar::Float(1e38).fits(BF16) && super::Scalar::Float(f64::INFINITY).fits(F16)
+        );
     }
 
     #[test]

@@ -285,6 +285,11 @@ impl std::error::Error for TensorError {}
 pub fn legacy_name(dtype: DType) -> &'static str {
     match dtype {
         DType::Bool => "Bool",
+        DType::U8 => "Byte",
+        DType::I8 => "Char",
+        DType::I16 => "Short",
+        DType::F16 => "Half",
+        DType::BF16 => "BFloat16",
         DType::I32 => "Int",
         DType::I64 => "Long",
         DType::F32 => "Float",

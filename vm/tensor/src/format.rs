@@ -1,7 +1,7 @@
 //! `repr(tensor)`, printed exactly as PyTorch prints it (its default print
 //! options: precision 4, threshold 1000, edgeitems 3, linewidth 80).
 
-use super::dtype::DType;
+use super::dtype::{Category, DType};
 use super::tensor::Tensor;
 
 const PRECISION: usize = 4;
@@ -128,10 +128,10 @@ fn plain(v: Value) -> String {
 }
 
 fn values(t: &Tensor) -> Vec<Value> {
-    match t.dtype() {
-        DType::Bool => t.to_vec::<bool>().into_iter().map(Value::Bool).collect(),
-        DType::I32 | DType::I64 => t.to_vec::<i64>().into_iter().map(Value::Int).collect(),
-        DType::F32 | DType::F64 => t.to_vec::<f64>().into_iter().map(Value::Float).collect(),
+    match t.dtype().category() {
+        Category::Bool => t.to_vec::<bool>().into_iter().map(Value::Bool).collect(),
+        Category::Int => t.to_vec::<i64>().into_iter().map(Value::Int).collect(),
+        Category::Float => t.to_vec::<f64>().into_iter().map(Value::Float).collect(),
     }
 }
 

@@ -1,13 +1,20 @@
 //! Typed element buffers, and the trait that lets kernels be generic over dtype.
 
-use super::dtype::{DType, Scalar};
+use half::{bf16, f16};
+
+use super::dtype::{Category, DType, Scalar};
 
 /// The elements behind one or more tensors (views share a storage).
 #[derive(Clone, Debug)]
 pub enum Storage {
     Bool(Vec<bool>),
+    U8(Vec<u8>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
     I32(Vec<i32>),
     I64(Vec<i64>),
+    F16(Vec<f16>),
+    BF16(Vec<bf16>),
     F32(Vec<f32>),
     F64(Vec<f64>),
 }
@@ -21,6 +28,21 @@ macro_rules! with_storage {
                 type $T = bool;
                 $body
             }
+            $crate::storage::Storage::U8($v) => {
+                #[allow(dead_code)]
+                type $T = u8;
+                $body
+            }
+            $crate::storage::Storage::I8($v) => {
+                #[allow(dead_code)]
+                type $T = i8;
+                $body
+            }
+            $crate::storage::Storage::I16($v) => {
+                #[allow(dead_code)]
+                type $T = i16;
+                $body
+            }
             $crate::storage::Storage::I32($v) => {
                 #[allow(dead_code)]
                 type $T = i32;
@@ -29,6 +51,16 @@ macro_rules! with_storage {
             $crate::storage::Storage::I64($v) => {
                 #[allow(dead_code)]
                 type $T = i64;
+                $body
+            }
+            $crate::storage::Storage::F16($v) => {
+                #[allow(dead_code)]
+                type $T = half::f16;
+                $body
+            }
+            $crate::storage::Storage::BF16($v) => {
+                #[allow(dead_code)]
+                type $T = half::bf16;
                 $body
             }
             $crate::storage::Storage::F32($v) => {
@@ -55,6 +87,21 @@ macro_rules! with_dtype {
                 type $T = bool;
                 $body
             }
+            $crate::dtype::DType::U8 => {
+                #[allow(dead_code)]
+                type $T = u8;
+                $body
+            }
+            $crate::dtype::DType::I8 => {
+                #[allow(dead_code)]
+                type $T = i8;
+                $body
+            }
+            $crate::dtype::DType::I16 => {
+                #[allow(dead_code)]
+                type $T = i16;
+                $body
+            }
             $crate::dtype::DType::I32 => {
                 #[allow(dead_code)]
                 type $T = i32;
@@ -63,6 +110,16 @@ macro_rules! with_dtype {
             $crate::dtype::DType::I64 => {
                 #[allow(dead_code)]
                 type $T = i64;
+                $body
+            }
+            $crate::dtype::DType::F16 => {
+                #[allow(dead_code)]
+                type $T = half::f16;
+                $body
+            }
+            $crate::dtype::DType::BF16 => {
+                #[allow(dead_code)]
+                type $T = half::bf16;
                 $body
             }
             $crate::dtype::DType::F32 => {
@@ -136,16 +193,16 @@ pub trait Element: Copy + Default + PartialOrd + Send + Sync + std::fmt::Debug +
 
     /// Converts between element types with C-cast semantics, as `.to(dtype)` does.
     fn cast<U: Element>(self) -> U {
-        match U::DTYPE {
-            DType::Bool => U::from_bool(self.to_bool()),
-            DType::I32 | DType::I64 if !Self::DTYPE.is_float() => U::from_i64(self.to_i64()),
+        match U::DTYPE.category() {
+            Category::Bool => U::from_bool(self.to_bool()),
+            Category::Int if !Self::DTYPE.is_float() => U::from_i64(self.to_i64()),
             _ => U::from_f64(self.to_f64()),
         }
     }
 }
 
 macro_rules! element {
-    ($T:ty, $variant:ident, $scalar:expr) => {
+    ($T:ty, $variant:ident, $scalar:expr, |$x:ident| $from_f64:expr) => {
         impl Element for $T {
             const DTYPE: DType = DType::$variant;
             #[inline(always)]
@@ -153,8 +210,8 @@ macro_rules! element {
                 self as f64
             }
             #[inline(always)]
-            fn from_f64(x: f64) -> Self {
-                x as $T
+            fn from_f64($x: f64) -> Self {
+                $from_f64
             }
             #[inline(always)]
             fn to_i64(self) -> i64 {
@@ -194,10 +251,71 @@ macro_rules! element {
     };
 }
 
-element!(i32, I32, |x: i32| Scalar::Int(x as i64));
-element!(i64, I64, Scalar::Int);
-element!(f32, F32, |x: f32| Scalar::Float(x as f64));
-element!(f64, F64, Scalar::Float);
+// Floats convert to the narrow integers through int64, so out-of-range
+// values wrap as PyTorch's C casts do rather than saturate.
+element!(u8, U8, |x: u8| Scalar::Int(x as i64), |x| x as i64 as u8);
+element!(i8, I8, |x: i8| Scalar::Int(x as i64), |x| x as i64 as i8);
+element!(i16, I16, |x: i16| Scalar::Int(x as i64), |x| x as i64
+    as i16);
+element!(i32, I32, |x: i32| Scalar::Int(x as i64), |x| x as i32);
+element!(i64, I64, Scalar::Int, |x| x as i64);
+element!(f32, F32, |x: f32| Scalar::Float(x as f64), |x| x as f32);
+element!(f64, F64, Scalar::Float, |x| x);
+
+/// The 16-bit floats: doubles narrow through float32 (PyTorch's
+/// conversions), integers through float32 too.
+macro_rules! half_element {
+    ($T:ty, $variant:ident) => {
+        impl Element for $T {
+            const DTYPE: DType = DType::$variant;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self.to_f64()
+            }
+            #[inline(always)]
+            fn from_f64(x: f64) -> Self {
+                <$T>::from_f32(x as f32)
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self.to_f32() as i64
+            }
+            #[inline(always)]
+            fn from_i64(x: i64) -> Self {
+                <$T>::from_f32(x as f32)
+            }
+            #[inline(always)]
+            fn to_bool(self) -> bool {
+                self.to_f32() != 0.0
+            }
+            #[inline(always)]
+            fn from_bool(b: bool) -> Self {
+                if b { <$T>::ONE } else { <$T>::ZERO }
+            }
+            fn to_scalar(self) -> Scalar {
+                Scalar::Float(self.to_f64())
+            }
+            fn slice(storage: &Storage) -> Option<&[Self]> {
+                match storage {
+                    Storage::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn slice_mut(storage: &mut Storage) -> Option<&mut [Self]> {
+                match storage {
+                    Storage::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn wrap(v: Vec<Self>) -> Storage {
+                Storage::$variant(v)
+            }
+        }
+    };
+}
+
+half_element!(f16, F16);
+half_element!(bf16, BF16);
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;

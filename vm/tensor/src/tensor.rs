@@ -203,6 +203,17 @@ impl Tensor {
         with_dtype!(dtype, T => Tensor::from_vec(self.to_vec::<T>(), self.shape()))
     }
 
+    /// A result computed in `narrow`'s compute dtype (see
+    /// [`DType::compute`]) stored back as `narrow`; results of other dtypes
+    /// (comparisons, indices) stay as they are.
+    pub fn narrowed_to(self, narrow: DType) -> Tensor {
+        if narrow.is_narrow() && self.dtype == narrow.compute() {
+            self.to_dtype(narrow)
+        } else {
+            self
+        }
+    }
+
     /// The single element of a one-element tensor.
     pub fn item(&self) -> Result<Scalar> {
         if self.numel() != 1 {
@@ -243,9 +254,11 @@ impl Tensor {
 
     /// Stores an out-of-place result into this tensor, as an in-place op
     /// (`add_`, `relu(inplace=True)`) does: the result must keep this
-    /// tensor's shape and be castable to its dtype without promotion.
+    /// tensor's shape and be castable to its dtype: PyTorch's `can_cast`
+    /// refuses only a move to a lower category (float into an integer
+    /// tensor, anything but bool into a bool one).
     pub fn assign(&self, result: &Tensor) -> Result<()> {
-        if DType::promote(result.dtype(), self.dtype) != self.dtype {
+        if result.dtype().category() > self.dtype.category() {
             return Err(TensorError::InplaceCast {
                 from: result.dtype(),
                 to: self.dtype,

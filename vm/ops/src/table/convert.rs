@@ -1,8 +1,10 @@
 //! Dtype conversions.
 
+use fxvm_tensor::dtype::result_type;
+use fxvm_tensor::ops::elementwise::Arg;
 use fxvm_tensor::{DType, Result, Tensor};
 
-use crate::op::{M, Op, op};
+use crate::op::{M, Op, T, op};
 use crate::value::{Device, Or, Value};
 
 fn cast(x: Tensor, dtype: DType) -> Result<Tensor> {
@@ -55,6 +57,37 @@ pub(crate) fn rows() -> Vec<Op> {
         op("bool(Tensor input)", M, |(x,): (Tensor,)| {
             cast(x, DType::Bool)
         }),
+        op("half(Tensor input)", M, |(x,): (Tensor,)| {
+            cast(x, DType::F16)
+        }),
+        op("bfloat16(Tensor input)", M, |(x,): (Tensor,)| {
+            cast(x, DType::BF16)
+        }),
+        op("byte(Tensor input)", M, |(x,): (Tensor,)| {
+            cast(x, DType::U8)
+        }),
+        op("char(Tensor input)", M, |(x,): (Tensor,)| {
+            cast(x, DType::I8)
+        }),
+        op("short(Tensor input)", M, |(x,): (Tensor,)| {
+            cast(x, DType::I16)
+        }),
+        op(
+            "promote_types(ScalarType type1, ScalarType type2)",
+            T,
+            |(a, b): (DType, DType)| Ok(Value::DType(DType::promote(a, b))),
+        ),
+        // PyTorch refuses only casts to a lower category.
+        op(
+            "can_cast(ScalarType from_, ScalarType to)",
+            T,
+            |(from, to): (DType, DType)| Ok(from.category() <= to.category()),
+        ),
+        op(
+            "result_type(Tensor|Scalar tensor1, Tensor|Scalar tensor2)",
+            T,
+            |(a, b): (Arg, Arg)| Ok(Value::DType(result_type(&[a.operand(), b.operand()]))),
+        ),
         op(
             "cpu(Tensor input)",
             M,

@@ -27,14 +27,20 @@ use crate::op::Op;
 use crate::value::Value;
 
 pub(crate) fn all() -> Vec<Op> {
-    [
-        reduce::rows(),
-        linalg::rows(),
+    // Views, indexing, conversions and creation take every dtype as stored.
+    let generic = [
         shape::rows(),
-        sort::rows(),
         index::rows(),
         convert::rows(),
         create::rows(),
+    ]
+    .into_iter()
+    .flatten()
+    .map(Op::dtype_generic);
+    [
+        reduce::rows(),
+        linalg::rows(),
+        sort::rows(),
         random::rows(),
         elementwise::rows(),
         nn::rows(),
@@ -46,6 +52,7 @@ pub(crate) fn all() -> Vec<Op> {
     ]
     .into_iter()
     .flatten()
+    .chain(generic)
     .collect()
 }
 

@@ -315,7 +315,11 @@ pub fn unary(op: Unary, t: &Tensor) -> Result<Tensor> {
         )),
         (_, DType::F32) => Ok(op.map_float::<f32>(t)),
         (_, DType::F64) => Ok(op.map_float::<f64>(t)),
+        (_, DType::F16 | DType::BF16) => Ok(unary(op, &t.to_dtype(DType::F32))?.narrowed_to(dtype)),
         (Kind::Float, _) => Ok(op.map_float::<f32>(&t.to_dtype(DType::F32))),
+        (Kind::Same, DType::U8 | DType::I8 | DType::I16) => {
+            Ok(unary(op, &t.to_dtype(DType::I32))?.narrowed_to(dtype))
+        }
         // PyTorch's bool rules, op by op.
         (Kind::Same, DType::Bool) => match op {
             Unary::Sign => Ok(t.copy()),
@@ -496,7 +500,7 @@ impl From<f64> for Arg {
 }
 
 impl Arg {
-    fn operand(&self) -> Operand {
+    pub fn operand(&self) -> Operand {
         match self {
             Arg::Tensor(t) if t.ndim() == 0 => Operand::ZeroDim(t.dtype()),
             Arg::Tensor(t) => Operand::Tensor(t.dtype()),
@@ -563,6 +567,8 @@ pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
             "Integers to negative integer powers are not allowed.",
         ));
     }
+    // Narrow dtypes compute wide and are stored back narrow.
+    let (narrow, compute) = (compute, compute.compute());
     let (ta, tb) = (a.to_tensor(compute), b.to_tensor(compute));
     // Checked before broadcasting: every divisor reaches a non-empty output,
     // and a broadcast scalar is not copied out to the output's size.
@@ -591,7 +597,9 @@ pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
         DType::I64 => zip_map(&ta, &tb, |x: i64, y: i64| op.int(x, y)),
         DType::I32 => zip_map(&ta, &tb, |x: i32, y: i32| op.int(x as i64, y as i64) as i32),
         DType::Bool => zip_map(&ta, &tb, |x: bool, y: bool| op.int(x as i64, y as i64) != 0),
-    })
+        narrow_dtype => unreachable!("{narrow_dtype} computes as {}", narrow_dtype.compute()),
+    }
+    .narrowed_to(narrow))
 }
 
 /// Applies `f` pairwise over two tensors of the same shape (any layouts).

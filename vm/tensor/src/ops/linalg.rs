@@ -60,17 +60,21 @@ fn batched(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (a, b) = (expand(a, m, k), expand(b, k, n));
     let mut out_shape = batch.clone();
     out_shape.extend([m, n]);
+    if dtype.is_narrow() {
+        let wide = dtype.compute();
+        let (a, b) = (a.to_dtype(wide), b.to_dtype(wide));
+        return Ok(match wide {
+            DType::F32 => gemm_batched::<f32>(&a, &b, &out_shape),
+            _ => naive_batched::<i32>(&a, &b, &out_shape),
+        }
+        .narrowed_to(dtype));
+    }
     Ok(match dtype {
         DType::F32 => gemm_batched::<f32>(&a, &b, &out_shape),
         DType::F64 => gemm_batched::<f64>(&a, &b, &out_shape),
         DType::I64 => naive_batched::<i64>(&a, &b, &out_shape),
         DType::I32 => naive_batched::<i32>(&a, &b, &out_shape),
-        DType::Bool => {
-            return Err(TensorError::not_implemented_for(
-                "addmm_impl_cpu_",
-                DType::Bool,
-            ));
-        }
+        _ => return Err(TensorError::not_implemented_for("addmm_impl_cpu_", dtype)),
     })
 }
 

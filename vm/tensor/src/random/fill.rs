@@ -45,6 +45,15 @@ fn fill_with<T: Element>(t: &Tensor, g: &Generator, mut draw: impl FnMut(&mut St
         .expect("a fill has the shape of its destination");
 }
 
+/// Runs a float fill on a 16-bit float tensor as PyTorch does: drawn as
+/// float32 (same stream), then rounded. The float32 buffer keeps `t`'s
+/// memory order, so elements are drawn in the same order.
+fn via_compute_dtype(t: &Tensor, fill: impl FnOnce(&Tensor) -> Result<()>) -> Result<()> {
+    let wide = t.zeros_like(t.dtype().compute());
+    fill(&wide)?;
+    t.copy_from(&wide)
+}
+
 fn floating(op: &'static str, t: &Tensor) -> Result<()> {
     if t.dtype().is_float() {
         Ok(())
@@ -56,6 +65,9 @@ fn floating(op: &'static str, t: &Tensor) -> Result<()> {
 /// `uniform_(from, to)`: `from + u * (to - from)`, fused, in the tensor's
 /// precision.
 pub fn uniform_(t: &Tensor, from: f64, to: f64, g: &Generator) -> Result<()> {
+    if matches!(t.dtype(), DType::F16 | DType::BF16) {
+        return via_compute_dtype(t, |wide| uniform_(wide, from, to, g));
+    }
     floating("check_uniform_bounds", t)?;
     if from > to {
         return Err(TensorError::runtime(
@@ -88,6 +100,17 @@ pub fn normal_(t: &Tensor, mean: f64, std: f64, g: &Generator) -> Result<()> {
         ));
     }
     let n = t.numel();
+    if n >= 16 && t.is_contiguous() && matches!(t.dtype(), DType::F16 | DType::BF16) {
+        // PyTorch's path for the 16-bit floats draws uniforms block by
+        // block, only for whole blocks, before redrawing the tail block.
+        let whole = n / 16 * 16;
+        let mut v = block_normal(whole, g, unit_f32, mean as f32, std as f32);
+        if whole < n {
+            v.truncate(n - 16);
+            v.extend(block_normal(16, g, unit_f32, mean as f32, std as f32));
+        }
+        return t.copy_from(&Tensor::from_vec(v, t.shape()));
+    }
     if n >= 16 && t.is_contiguous() {
         let drawn = match t.dtype() {
             DType::F32 => Tensor::from_vec(
@@ -161,6 +184,11 @@ pub fn random_(t: &Tensor, from: i64, to: Option<i64>, g: &Generator) -> Result<
 fn full_range(dtype: DType, s: &mut State) -> u64 {
     match dtype {
         DType::Bool => s.random() as u64 & 1,
+        DType::U8 => s.random() as u64 % (u8::MAX as u64 + 1),
+        DType::I8 => s.random() as u64 % (i8::MAX as u64 + 1),
+        DType::I16 => s.random() as u64 % (i16::MAX as u64 + 1),
+        DType::F16 => s.random() as u64 % ((1 << 11) + 1),
+        DType::BF16 => s.random() as u64 % ((1 << 8) + 1),
         DType::I32 => s.random() as u64 % (i32::MAX as u64 + 1),
         DType::I64 => s.random64() % (i64::MAX as u64 + 1),
         DType::F32 => s.random() as u64 % ((1 << f32::MANTISSA_DIGITS) + 1),
@@ -203,6 +231,9 @@ pub fn bernoulli(probs: &Tensor, g: &Generator) -> Result<Tensor> {
 
 /// `exponential_(lambd)`: `-ln(1 - u) / lambd` over double uniforms.
 pub fn exponential_(t: &Tensor, lambd: f64, g: &Generator) -> Result<()> {
+    if matches!(t.dtype(), DType::F16 | DType::BF16) {
+        return via_compute_dtype(t, |wide| exponential_(wide, lambd, g));
+    }
     floating("exponential_cpu", t)?;
     if lambd <= 0.0 {
         return Err(TensorError::runtime(
@@ -216,6 +247,9 @@ pub fn exponential_(t: &Tensor, lambd: f64, g: &Generator) -> Result<()> {
 
 /// `cauchy_(median, sigma)`: `median + sigma * tan(pi * (u - 1/2))`.
 pub fn cauchy_(t: &Tensor, median: f64, sigma: f64, g: &Generator) -> Result<()> {
+    if matches!(t.dtype(), DType::F16 | DType::BF16) {
+        return via_compute_dtype(t, |wide| cauchy_(wide, median, sigma, g));
+    }
     floating("cauchy_cpu", t)?;
     with_dtype!(t.dtype(), T => fill_with(t, g, |s| {
         T::from_f64(median + sigma * (std::f64::consts::PI * (unit_f64(s) - 0.5)).tan())
@@ -225,6 +259,9 @@ pub fn cauchy_(t: &Tensor, median: f64, sigma: f64, g: &Generator) -> Result<()>
 
 /// `log_normal_(mean, std)`: `exp` of a cached double normal.
 pub fn log_normal_(t: &Tensor, mean: f64, std: f64, g: &Generator) -> Result<()> {
+    if matches!(t.dtype(), DType::F16 | DType::BF16) {
+        return via_compute_dtype(t, |wide| log_normal_(wide, mean, std, g));
+    }
     floating("log_normal_cpu", t)?;
     if std <= 0.0 {
         return Err(TensorError::runtime(

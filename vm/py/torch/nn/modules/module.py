@@ -543,7 +543,10 @@ class Module:
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
     def half(self):
-        raise RuntimeError("fxvm does not support float16: Module.half() is unavailable")
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self):
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def type(self, dst_type):
         return self._apply(lambda t: t.to(dst_type))
