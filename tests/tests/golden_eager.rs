@@ -284,3 +284,8 @@ fn index_add_copy_fill_put_scatter_reduce_and_nonzero_match_pytorch() {
 fn narrow_dtypes_promote_compute_and_round_as_pytorch() {
     check("narrow_dtypes");
 }
+
+#[test]
+fn remaining_pointwise_functions_and_aliases_match_pytorch() {
+    check("pointwise_more");
+}

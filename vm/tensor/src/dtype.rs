@@ -85,6 +85,16 @@ impl DType {
         }
     }
 
+    /// The largest finite value of a floating dtype (`finfo(d).max`).
+    pub fn max_finite(self) -> f64 {
+        match self {
+            DType::F16 => 65504.0,
+            DType::BF16 => 3.389_531_389_251_535_5e38,
+            DType::F32 => f32::MAX as f64,
+            _ => f64::MAX,
+        }
+    }
+
     pub fn itemsize(self) -> usize {
         match self {
             DType::Bool | DType::U8 | DType::I8 => 1,

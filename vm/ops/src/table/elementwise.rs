@@ -40,6 +40,14 @@ const BINARY: &[(Binary, Other)] = {
         (Maximum, TensorOnly),
         (Minimum, TensorOnly),
         (Atan2, TensorOnly),
+        (Hypot, TensorOnly),
+        (LogAddExp, TensorOnly),
+        (LogAddExp2, TensorOnly),
+        (Xlogy, TensorOrScalar),
+        (Copysign, TensorOrScalar),
+        (Heaviside, TensorOnly),
+        (Gcd, TensorOnly),
+        (Lcm, TensorOnly),
         (Eq, TensorOrScalar),
         (Ne, TensorOrScalar),
         (Lt, TensorOrScalar),
@@ -66,6 +74,22 @@ const ALIASES: &[(&str, Binary)] = &[
     ("greater", Binary::Gt),
     ("less", Binary::Lt),
     ("not_equal", Binary::Ne),
+    ("greater_equal", Binary::Ge),
+    ("less_equal", Binary::Le),
+    ("arctan2", Binary::Atan2),
+];
+
+/// PyTorch's other names for unary ops (each with its in-place form).
+const UNARY_ALIASES: &[(&str, Unary)] = &[
+    ("absolute", Unary::Abs),
+    ("negative", Unary::Neg),
+    ("fix", Unary::Trunc),
+    ("arccos", Unary::Acos),
+    ("arcsin", Unary::Asin),
+    ("arctan", Unary::Atan),
+    ("arccosh", Unary::Acosh),
+    ("arcsinh", Unary::Asinh),
+    ("arctanh", Unary::Atanh),
 ];
 
 fn binary_rows(op_: Binary, other: Other) -> [Op; 2] {
@@ -161,6 +185,18 @@ pub(crate) fn rows() -> Vec<Op> {
             decl(format!("{alias}(Tensor input, Tensor|Scalar other)")),
             TM,
             move |(x, y): (Tensor, Arg)| ew::binary(b, &Arg::Tensor(x), &y),
+        ));
+    }
+    for &(alias, u) in UNARY_ALIASES {
+        rows.push(op(
+            decl(format!("{alias}(Tensor input)")),
+            TM,
+            move |(x,): (Tensor,)| ew::unary(u, &x),
+        ));
+        rows.push(op(
+            decl(format!("{alias}_(Tensor(a!) input)")),
+            TM,
+            move |(x,): (Tensor,)| in_place(&x, ew::unary(u, &x)),
         ));
     }
     rows.push(op(

@@ -13,6 +13,7 @@ mod linalg;
 mod loss;
 mod margin;
 mod nn;
+mod pointwise;
 mod random;
 mod reduce;
 mod rnn;
@@ -43,6 +44,7 @@ pub(crate) fn all() -> Vec<Op> {
         sort::rows(),
         random::rows(),
         elementwise::rows(),
+        pointwise::rows(),
         nn::rows(),
         loss::rows(),
         margin::rows(),

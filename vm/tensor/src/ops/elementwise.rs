@@ -82,6 +82,16 @@ unary_ops! {
     Asin, "asin", Float, |x| x.asin(), None;
     Acos, "acos", Float, |x| x.acos(), None;
     Atan, "atan", Float, |x| x.atan(), None;
+    Asinh, "asinh", Float, |x| x.asinh(), None;
+    Acosh, "acosh", Float, |x| x.acosh(), None;
+    Atanh, "atanh", Float, |x| x.atanh(), None;
+    Exp2, "exp2", Float, |x| x.exp2(), None;
+    Erfc, "erfc", Float, |x| x.erfc(), None;
+    Lgamma, "lgamma", Float, |x| x.lgamma(), None;
+    // sin(πx)/(πx), exactly 1 at 0.
+    Sinc, "sinc", Float, |x| if x == F::zero() { F::one() } else { let px = x * F::PI(); px.sin() / px }, None;
+    Deg2rad, "deg2rad", Float, |x| x * F::from(std::f64::consts::PI / 180.0).unwrap(), None;
+    Rad2deg, "rad2deg", Float, |x| x * F::from(180.0 / std::f64::consts::PI).unwrap(), None;
     Sinh, "sinh", Float, |x| x.sinh(), None;
     Cosh, "cosh", Float, |x| x.cosh(), None;
     Tanh, "tanh", Float, |x| x.tanh(), None;
@@ -117,10 +127,15 @@ fn gelu_tanh<F: Float>(x: F) -> F {
     F::from(0.5).unwrap() * x * (F::one() + (k * (x + c * x * x * x)).tanh())
 }
 
-/// What `num_traits::Float` lacks: `erf`, its inverse and round-half-to-even.
+/// What `num_traits::Float` lacks: `erf`, `erfc`, `erf`'s inverse, `lgamma`,
+/// π and round-half-to-even.
 pub trait FloatExt: Sized {
     fn erf(self) -> Self;
+    fn erfc(self) -> Self;
     fn erfinv(self) -> Self;
+    fn lgamma(self) -> Self;
+    #[allow(non_snake_case)]
+    fn PI() -> Self;
     fn round_half_even(self) -> Self;
 }
 
@@ -161,6 +176,15 @@ impl FloatExt for f32 {
     fn erf(self) -> f32 {
         libm::erff(self)
     }
+    fn erfc(self) -> f32 {
+        libm::erfcf(self)
+    }
+    fn lgamma(self) -> f32 {
+        libm::lgammaf(self)
+    }
+    fn PI() -> f32 {
+        std::f32::consts::PI
+    }
     fn erfinv(self) -> f32 {
         erfinv_f64(self as f64) as f32
     }
@@ -172,6 +196,15 @@ impl FloatExt for f32 {
 impl FloatExt for f64 {
     fn erf(self) -> f64 {
         libm::erf(self)
+    }
+    fn erfc(self) -> f64 {
+        libm::erfc(self)
+    }
+    fn lgamma(self) -> f64 {
+        libm::lgamma(self)
+    }
+    fn PI() -> f64 {
+        std::f64::consts::PI
     }
     fn erfinv(self) -> f64 {
         erfinv_f64(self)
@@ -412,6 +445,14 @@ binary_ops! {
     Maximum, "maximum", Promoted, |a, b| if a.is_nan() || a > b { a } else { b }, a.max(b);
     Minimum, "minimum", Promoted, |a, b| if a.is_nan() || a < b { a } else { b }, a.min(b);
     Atan2, "atan2", FloatPromoted, |a, b| a.atan2(b), 0;
+    Hypot, "hypot", FloatPromoted, |a, b| a.hypot(b), 0;
+    LogAddExp, "logaddexp", FloatPromoted, |a, b| log_add_exp(a, b, |d| (-d).exp().ln_1p()), 0;
+    LogAddExp2, "logaddexp2", FloatPromoted, |a, b| log_add_exp(a, b, |d| (-d).exp2().ln_1p() / F::from(std::f64::consts::LN_2).unwrap()), 0;
+    Xlogy, "xlogy", FloatPromoted, |a, b| if b.is_nan() { b } else if a == F::zero() { F::zero() } else { a * b.ln() }, 0;
+    Copysign, "copysign", FloatPromoted, |a, b| a.copysign(b), 0;
+    Heaviside, "heaviside", Promoted, |a, b| if a == F::zero() { b } else { b2f(a > F::zero()) }, if a == 0 { b } else { (a > 0) as i64 };
+    Gcd, "gcd", Bitwise, |a, b| { let _ = b; a }, gcd(a, b);
+    Lcm, "lcm", Bitwise, |a, b| { let _ = b; a }, { let g = gcd(a, b); if g == 0 { 0 } else { (a / g).wrapping_mul(b).abs() } };
     Eq, "eq", Compare, |a, b| b2f(a == b), (a == b) as i64;
     Ne, "ne", Compare, |a, b| b2f(a != b), (a != b) as i64;
     Lt, "lt", Compare, |a, b| b2f(a < b), (a < b) as i64;
@@ -426,6 +467,24 @@ binary_ops! {
     BitwiseXor, "bitwise_xor", Bitwise, |a, b| { let _ = b; a }, a ^ b;
     LeftShift, "bitwise_left_shift", Bitwise, |a, b| { let _ = b; a }, a.wrapping_shl(b as u32);
     RightShift, "bitwise_right_shift", Bitwise, |a, b| { let _ = b; a }, a.wrapping_shr(b as u32);
+}
+
+/// `log(base^a + base^b)` without overflow: the larger exponent plus
+/// `tail(|a - b|)`, the log of one plus the smaller term's ratio (both -inf,
+/// or both +inf, give that infinity).
+fn log_add_exp<F: Float>(a: F, b: F, tail: impl Fn(F) -> F) -> F {
+    if a == b && a.is_infinite() {
+        return a;
+    }
+    a.max(b) + tail((a - b).abs())
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a as i64
 }
 
 /// Python's (and PyTorch's) float floor division: exact for a finite
@@ -490,6 +549,12 @@ impl From<Tensor> for Arg {
 impl From<&Tensor> for Arg {
     fn from(t: &Tensor) -> Arg {
         Arg::Tensor(t.clone())
+    }
+}
+
+impl From<Scalar> for Arg {
+    fn from(s: Scalar) -> Arg {
+        Arg::Scalar(s)
     }
 }
 

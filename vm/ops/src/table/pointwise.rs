@@ -1,0 +1,276 @@
+//! Pointwise functions PyTorch defines over the elementwise kernels:
+//! classification (`isnan` …), replacement (`nan_to_num`), interpolation
+//! and fused multiply-adds (`lerp`, `addcmul`, `addcdiv`), and the
+//! remaining arithmetic forms (`frac`, `logit`, `float_power`, `ldexp`,
+//! `rsub`, `positive`).
+
+use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
+use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
+
+use super::{bin, in_place};
+use crate::op::{M, Op, T, TM, op};
+use crate::value::{Or, Value};
+
+fn float_only(kernel: &str, x: &Tensor) -> Result<()> {
+    if x.dtype().is_float() {
+        Ok(())
+    } else {
+        Err(TensorError::not_implemented_for(kernel, x.dtype()))
+    }
+}
+
+fn arg(v: Or<Tensor, Scalar>) -> Arg {
+    match v {
+        Or::A(t) => Arg::Tensor(t),
+        Or::B(s) => Arg::Scalar(s),
+    }
+}
+
+fn frac(x: &Tensor) -> Result<Tensor> {
+    float_only("frac_cpu", x)?;
+    bin(Binary::Sub, x, ew::unary(Unary::Trunc, x)?)
+}
+
+/// `value` everywhere (the non-float dtypes hold no NaN or infinity).
+fn everywhere(x: &Tensor, value: bool) -> Tensor {
+    Tensor::full(x.shape(), Scalar::Bool(value), DType::Bool)
+}
+
+fn is_equal_to(x: &Tensor, v: f64) -> Result<Tensor> {
+    if x.dtype() == DType::Bool {
+        return Ok(everywhere(x, false));
+    }
+    bin(Binary::Eq, x, v)
+}
+
+fn isfinite(x: &Tensor) -> Result<Tensor> {
+    if !x.dtype().is_float() {
+        return Ok(everywhere(x, true));
+    }
+    // x - x is 0 unless x is NaN or infinite.
+    bin(Binary::Eq, bin(Binary::Sub, x, x)?, 0.0)
+}
+
+fn isinf(x: &Tensor) -> Result<Tensor> {
+    if !x.dtype().is_float() {
+        return Ok(everywhere(x, false));
+    }
+    bin(Binary::Eq, ew::unary(Unary::Abs, x)?, f64::INFINITY)
+}
+
+fn signbit(x: &Tensor) -> Result<Tensor> {
+    match x.dtype() {
+        DType::Bool => Ok(everywhere(x, false)),
+        d if d.is_float() => {
+            let ones = Tensor::full(x.shape(), Scalar::Float(1.0), d);
+            bin(Binary::Lt, bin(Binary::Copysign, ones, x)?, 0.0)
+        }
+        _ => bin(Binary::Lt, x, 0.0),
+    }
+}
+
+/// NaN → `nan`, ±inf → `posinf`/`neginf` (the dtype's largest finite
+/// values by default), in the tensor's own dtype.
+fn nan_to_num(x: &Tensor, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> Tensor {
+    let d = x.dtype();
+    if !d.is_float() {
+        return x.copy();
+    }
+    let (hi, lo) = (
+        posinf.unwrap_or(d.max_finite()),
+        neginf.unwrap_or(-d.max_finite()),
+    );
+    let values: Vec<f64> = x
+        .to_vec::<f64>()
+        .into_iter()
+        .map(|v| match v {
+            v if v.is_nan() => nan,
+            v if v == f64::INFINITY => hi,
+            v if v == f64::NEG_INFINITY => lo,
+            v => v,
+        })
+        .collect();
+    Tensor::from_vec(values, x.shape()).to_dtype(d)
+}
+
+/// `start + w·(end - start)` for |w| < 0.5, else `end - (end - start)·(1 - w)`,
+/// PyTorch's two forms that keep both ends exact.
+fn lerp(start: &Tensor, end: &Tensor, weight: Arg) -> Result<Tensor> {
+    float_only("lerp_kernel_scalar", start)?;
+    let diff = bin(Binary::Sub, end, start)?;
+    let low = bin(
+        Binary::Add,
+        start,
+        ew::binary(Binary::Mul, &weight, &diff.clone().into())?,
+    )?;
+    let rest = ew::binary(Binary::Sub, &Arg::Scalar(Scalar::Int(1)), &weight)?;
+    let high = bin(Binary::Sub, end, bin(Binary::Mul, diff, rest)?)?;
+    let w = match &weight {
+        Arg::Tensor(t) => Arg::Tensor(ew::unary(Unary::Abs, t)?),
+        Arg::Scalar(s) => Arg::Scalar(Scalar::Float(s.to_f64().abs())),
+    };
+    let near_start = ew::binary(Binary::Lt, &w, &Arg::Scalar(Scalar::Float(0.5)))?;
+    ew::where_(&near_start, &low.into(), &high.into())
+}
+
+/// `input + value·t1·t2` (`divide`: `input + value·(t1/t2)`), in PyTorch's order.
+fn addc(x: &Tensor, t1: &Tensor, t2: &Tensor, value: Scalar, divide: bool) -> Result<Tensor> {
+    let term = if divide {
+        if !t1.dtype().is_float() && !t2.dtype().is_float() {
+            return Err(TensorError::runtime(
+                "addcdiv",
+                "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.",
+            ));
+        }
+        bin(Binary::Mul, value, bin(Binary::Div, t1, t2)?)?
+    } else {
+        bin(Binary::Mul, bin(Binary::Mul, value, t1)?, t2)?
+    };
+    bin(Binary::Add, x, term)
+}
+
+fn logit(x: &Tensor, eps: Option<f64>) -> Result<Tensor> {
+    let z = match eps {
+        Some(e) => ew::clamp(x, Some(Scalar::Float(e)), Some(Scalar::Float(1.0 - e)))?,
+        None => x.clone(),
+    };
+    let odds = bin(Binary::Div, &z, bin(Binary::Sub, 1.0, &z)?)?;
+    ew::unary(Unary::Log, &odds)
+}
+
+/// `float_power`: both sides in double precision.
+fn float_power(x: Arg, y: Arg) -> Result<Tensor> {
+    let wide = |a: Arg| match a {
+        Arg::Tensor(t) => Arg::Tensor(t.to_dtype(DType::F64)),
+        Arg::Scalar(s) => Arg::Scalar(Scalar::Float(s.to_f64())),
+    };
+    let out = ew::binary(Binary::Pow, &wide(x), &wide(y))?;
+    Ok(out.to_dtype(DType::F64))
+}
+
+fn rsub(x: &Tensor, other: Arg, alpha: Scalar) -> Result<Tensor> {
+    let scaled = bin(Binary::Mul, x, alpha)?;
+    ew::binary(Binary::Sub, &other, &scaled.into())
+}
+
+pub(crate) fn rows() -> Vec<Op> {
+    vec![
+        op("frac(Tensor input)", TM, |(x,): (Tensor,)| frac(&x)),
+        op("frac_(Tensor(a!) input)", TM, |(x,): (Tensor,)| {
+            in_place(&x, frac(&x))
+        }),
+        op("sgn(Tensor input)", TM, |(x,): (Tensor,)| {
+            ew::unary(Unary::Sign, &x)
+        }),
+        op("sgn_(Tensor(a!) input)", M, |(x,): (Tensor,)| {
+            in_place(&x, ew::unary(Unary::Sign, &x))
+        }),
+        op("isnan(Tensor input)", TM, |(x,): (Tensor,)| {
+            bin(Binary::Ne, &x, &x)
+        }),
+        op("isinf(Tensor input)", TM, |(x,): (Tensor,)| isinf(&x)),
+        op("isposinf(Tensor input)", TM, |(x,): (Tensor,)| {
+            is_equal_to(&x, f64::INFINITY)
+        }),
+        op("isneginf(Tensor input)", TM, |(x,): (Tensor,)| {
+            is_equal_to(&x, f64::NEG_INFINITY)
+        }),
+        op("isfinite(Tensor input)", TM, |(x,): (Tensor,)| isfinite(&x)),
+        op("isreal(Tensor input)", TM, |(x,): (Tensor,)| {
+            Ok(everywhere(&x, true))
+        }),
+        op("signbit(Tensor input)", TM, |(x,): (Tensor,)| signbit(&x)),
+        op(
+            "nan_to_num(Tensor input, float? nan=0.0, float? posinf=None, float? neginf=None)",
+            TM,
+            |(x, nan, hi, lo): (Tensor, Option<f64>, Option<f64>, Option<f64>)| {
+                Ok(nan_to_num(&x, nan.unwrap_or(0.0), hi, lo))
+            },
+        )
+        .dtype_generic(),
+        op(
+            "nan_to_num_(Tensor(a!) input, float? nan=0.0, float? posinf=None, float? neginf=None)",
+            TM,
+            |(x, nan, hi, lo): (Tensor, Option<f64>, Option<f64>, Option<f64>)| {
+                in_place(&x, Ok(nan_to_num(&x, nan.unwrap_or(0.0), hi, lo)))
+            },
+        )
+        .dtype_generic(),
+        op(
+            "lerp(Tensor input, Tensor end, Tensor|Scalar weight)",
+            TM,
+            |(x, end, w): (Tensor, Tensor, Or<Tensor, Scalar>)| lerp(&x, &end, arg(w)),
+        ),
+        op(
+            "lerp_(Tensor(a!) input, Tensor end, Tensor|Scalar weight)",
+            M,
+            |(x, end, w): (Tensor, Tensor, Or<Tensor, Scalar>)| {
+                in_place(&x, lerp(&x, &end, arg(w)))
+            },
+        ),
+        op(
+            "addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
+            TM,
+            |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| addc(&x, &a, &b, v, false),
+        ),
+        op(
+            "addcmul_(Tensor(a!) input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
+            M,
+            |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| {
+                in_place(&x, addc(&x, &a, &b, v, false))
+            },
+        ),
+        op(
+            "addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
+            TM,
+            |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| addc(&x, &a, &b, v, true),
+        ),
+        op(
+            "addcdiv_(Tensor(a!) input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
+            M,
+            |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| {
+                in_place(&x, addc(&x, &a, &b, v, true))
+            },
+        ),
+        op(
+            "logit(Tensor input, float? eps=None)",
+            TM,
+            |(x, eps): (Tensor, Option<f64>)| logit(&x, eps),
+        ),
+        op(
+            "logit_(Tensor(a!) input, float? eps=None)",
+            TM,
+            |(x, eps): (Tensor, Option<f64>)| in_place(&x, logit(&x, eps)),
+        ),
+        op(
+            "float_power(Tensor|Scalar input, Tensor|Scalar exponent)",
+            TM,
+            |(x, y): (Or<Tensor, Scalar>, Or<Tensor, Scalar>)| float_power(arg(x), arg(y)),
+        ),
+        op(
+            "ldexp(Tensor input, Tensor other)",
+            TM,
+            |(x, y): (Tensor, Tensor)| {
+                let scale = ew::binary(Binary::Pow, &Arg::Scalar(Scalar::Float(2.0)), &y.into())?;
+                bin(Binary::Mul, x, scale)
+            },
+        ),
+        op(
+            "rsub(Tensor input, Tensor|Scalar other, *, Scalar alpha=1)",
+            T,
+            |(x, y, alpha): (Tensor, Or<Tensor, Scalar>, Scalar)| rsub(&x, arg(y), alpha),
+        ),
+        op(
+            "positive(Tensor input)",
+            TM,
+            |(x,): (Tensor,)| -> Result<Value> {
+                if x.dtype() == DType::Bool {
+                    return Err(TensorError::not_implemented(
+                        "The `+` operator, on a bool tensor is not supported.",
+                    ));
+                }
+                Ok(Value::Input(0))
+            },
+        ),
+    ]
+}
