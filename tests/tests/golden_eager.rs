@@ -289,3 +289,8 @@ fn narrow_dtypes_promote_compute_and_round_as_pytorch() {
 fn remaining_pointwise_functions_and_aliases_match_pytorch() {
     check("pointwise_more");
 }
+
+#[test]
+fn scans_splits_stacks_and_combinatorics_match_pytorch() {
+    check("scans_and_joins");
+}

@@ -222,6 +222,10 @@ impl<A: FromValue, B: FromValue> FromValue for Or<A, B> {
             Ty::Union(alts) if !optional && alts.len() == 2 => {
                 A::accepts(&alts[0], false) && B::accepts(&alts[1], false)
             }
+            // `A|B|C` as `Or<A, Or<B, C>>`.
+            Ty::Union(alts) if !optional && alts.len() > 2 => {
+                A::accepts(&alts[0], false) && B::accepts(&Ty::Union(alts[1..].to_vec()), false)
+            }
             _ => false,
         }
     }

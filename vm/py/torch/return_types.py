@@ -1,6 +1,6 @@
 """Named result tuples of ops that return several tensors, printed as PyTorch does."""
 
-__all__ = ["kthvalue", "linalg_qr", "max", "median", "min", "nanmedian", "sort", "topk"]
+__all__ = ["aminmax", "cummax", "cummin", "kthvalue", "linalg_qr", "max", "median", "min", "nanmedian", "sort", "topk"]
 
 
 def _structseq(name, fields):
@@ -25,7 +25,7 @@ def _structseq(name, fields):
     return cls
 
 
-_FIELDS = {"linalg_qr": ("Q", "R")}
+_FIELDS = {"linalg_qr": ("Q", "R"), "aminmax": ("min", "max")}
 for _name in __all__:
     globals()[_name] = _structseq(_name, _FIELDS.get(_name, ("values", "indices")))
 del _name

@@ -9,6 +9,7 @@ mod convert;
 mod create;
 mod elementwise;
 mod index;
+mod joins;
 mod linalg;
 mod loss;
 mod margin;
@@ -18,6 +19,7 @@ mod random;
 mod reduce;
 mod rnn;
 mod sampling;
+mod scan;
 mod shape;
 mod sort;
 
@@ -31,6 +33,7 @@ pub(crate) fn all() -> Vec<Op> {
     // Views, indexing, conversions and creation take every dtype as stored.
     let generic = [
         shape::rows(),
+        joins::rows(),
         index::rows(),
         convert::rows(),
         create::rows(),
@@ -50,6 +53,7 @@ pub(crate) fn all() -> Vec<Op> {
         margin::rows(),
         rnn::rows(),
         sampling::rows(),
+        scan::rows(),
         activation::rows(),
     ]
     .into_iter()

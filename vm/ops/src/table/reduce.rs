@@ -35,7 +35,7 @@ fn extremum(
 
 /// `var`/`std`: `unbiased` may arrive positionally in the `dim` slot
 /// (`x.var(False)`); `correction` overrides both.
-fn variance(
+pub(super) fn variance(
     x: Tensor,
     dim: Option<Or<Vec<i64>, bool>>,
     unbiased: Option<bool>,

@@ -24,6 +24,7 @@ pub mod rearrange;
 pub mod reduce;
 pub mod resample;
 pub mod rnn;
+pub mod scan;
 pub mod shape;
 pub mod sort;
 pub mod subscript;

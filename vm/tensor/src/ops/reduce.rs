@@ -87,7 +87,7 @@ impl Plan {
 }
 
 /// The dtype `sum`/`prod` accumulate and return: integers and bools become int64.
-fn sum_dtype(t: &Tensor, dtype: Option<DType>) -> DType {
+pub(crate) fn sum_dtype(t: &Tensor, dtype: Option<DType>) -> DType {
     dtype.unwrap_or(if t.dtype().is_float() {
         t.dtype()
     } else {
@@ -345,7 +345,7 @@ pub fn arg_extremum_dim(
 }
 
 /// Applies `f` to each 1-d slice along `dim`, writing a slice of the same length.
-fn along_dim<T: Element>(
+pub(crate) fn along_dim<T: Element>(
     t: &Tensor,
     dim: usize,
     f: impl Fn(&[T], &mut [T]) + Sync + Send,

@@ -1,0 +1,549 @@
+//! Shape helpers PyTorch composes from views, copies and joins: moving
+//! dims, tiling and interleaved repeats, splits at sections or indices,
+//! the `*stack` family and `atleast_*d`, `take_along_dim`, `block_diag`,
+//! `cartesian_prod`, `combinations`, `diag_embed`, `kron`, and the index
+//! lists of triangles.
+
+use fxvm_tensor::ops::{create, index, rearrange, shape};
+use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
+
+use crate::op::{Op, T, TM, op};
+use crate::value::{Or, Value};
+
+fn fail(op: &'static str, message: String) -> TensorError {
+    TensorError::runtime(op, message)
+}
+
+fn ints(v: Or<i64, Vec<i64>>) -> Vec<i64> {
+    match v {
+        Or::A(i) => vec![i],
+        Or::B(v) => v,
+    }
+}
+
+fn wrap(d: i64, n: usize) -> Result<usize> {
+    fxvm_tensor::tensor::wrap_dim(d, n)
+}
+
+/// `movedim`: `source` dims go to `destination`; the others keep their order.
+fn movedim(x: &Tensor, source: Vec<i64>, destination: Vec<i64>) -> Result<Tensor> {
+    let n = x.ndim().max(1);
+    if source.len() != destination.len() {
+        return Err(fail(
+            "movedim",
+            format!(
+                "movedim: Invalid source or destination dims: source ({source:?} dims) should contain the same number of dims as destination ({destination:?} dims)"
+            ),
+        ));
+    }
+    let src: Vec<usize> = source.iter().map(|&d| wrap(d, n)).collect::<Result<_>>()?;
+    let dst: Vec<usize> = destination
+        .iter()
+        .map(|&d| wrap(d, n))
+        .collect::<Result<_>>()?;
+    for (name, dims, given) in [
+        ("source", &src, &source),
+        ("destination", &dst, &destination),
+    ] {
+        let mut sorted = dims.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() != dims.len() {
+            return Err(fail(
+                "movedim",
+                format!("movedim: repeated dim in `{name}` ({given:?})"),
+            ));
+        }
+    }
+    if x.ndim() == 0 {
+        return Ok(x.clone());
+    }
+    let mut order: Vec<Option<usize>> = vec![None; n];
+    for (&s, &d) in src.iter().zip(&dst) {
+        order[d] = Some(s);
+    }
+    let mut rest = (0..n).filter(|d| !src.contains(d));
+    let perm: Vec<i64> = order
+        .into_iter()
+        .map(|o| o.or_else(|| rest.next()).unwrap_or(0) as i64)
+        .collect();
+    shape::permute(x, &perm)
+}
+
+fn tile(x: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let mut reps = vec![1; x.ndim().saturating_sub(dims.len())];
+    reps.extend_from_slice(dims);
+    shape::repeat(x, &reps)
+}
+
+/// `repeat_interleave`: each slice along `dim` (of the flattened input
+/// when `dim` is None) `repeats[i]` times in a row.
+fn repeat_interleave(x: &Tensor, repeats: Or<Tensor, i64>, dim: Option<i64>) -> Result<Tensor> {
+    let (x, d) = match dim {
+        Some(d) => (x.clone(), x.dim(d)?),
+        None => (shape::reshape(x, &[-1])?, 0),
+    };
+    let len = x.shape().get(d).copied().unwrap_or(1);
+    let counts: Vec<i64> = match repeats {
+        Or::B(r) => vec![r; len],
+        Or::A(t) if t.numel() == 1 => vec![t.to_vec::<i64>()[0]; len],
+        Or::A(t) if t.ndim() <= 1 && t.numel() == len => t.to_dtype(DType::I64).to_vec(),
+        Or::A(_) => {
+            return Err(fail(
+                "repeat_interleave",
+                "repeats must have the same size as input along dim".into(),
+            ));
+        }
+    };
+    if counts.iter().any(|&c| c < 0) {
+        return Err(fail(
+            "repeat_interleave",
+            "repeats can not be negative".into(),
+        ));
+    }
+    let picks: Vec<i64> = counts
+        .iter()
+        .enumerate()
+        .flat_map(|(k, &c)| std::iter::repeat_n(k as i64, c as usize))
+        .collect();
+    let n = picks.len();
+    index::index_select(&x, d as i64, &Tensor::from_vec(picks, &[n]))
+}
+
+/// `tensor_split`: `n` near-equal sections (the first `len % n` one
+/// longer), or pieces cut at the given indices.
+fn tensor_split(x: &Tensor, at: Or<i64, Vec<i64>>, dim: i64) -> Result<Vec<Tensor>> {
+    let d = x.dim(dim)?;
+    let len = x.shape()[d] as i64;
+    let cuts: Vec<i64> = match at {
+        Or::A(n) if n <= 0 => {
+            return Err(fail(
+                "tensor_split",
+                format!("number of sections must be larger than 0, got {n}"),
+            ));
+        }
+        Or::A(n) => {
+            let (q, r) = (len / n, len % n);
+            (1..n).map(|k| k * q + k.min(r)).collect()
+        }
+        Or::B(v) => v,
+    };
+    let mut pieces = Vec::with_capacity(cuts.len() + 1);
+    let mut start = 0i64;
+    for end in cuts.into_iter().chain(std::iter::once(len)) {
+        let (s, e) = (start.clamp(0, len), end.clamp(0, len));
+        pieces.push(shape::narrow(x, d as i64, s, (e - s).max(0))?);
+        start = end;
+    }
+    Ok(pieces)
+}
+
+/// `hsplit`/`vsplit`/`dsplit`: `tensor_split` along a fixed dim, whose size
+/// a number of sections must divide.
+fn split_along(
+    name: &'static str,
+    x: &Tensor,
+    at: Or<i64, Vec<i64>>,
+    dim: usize,
+    min_ndim: usize,
+) -> Result<Vec<Tensor>> {
+    if x.ndim() < min_ndim {
+        return Err(fail(
+            name,
+            format!(
+                "torch.{name} requires a tensor with at least {min_ndim} dimension, but got a tensor with {} dimensions!",
+                x.ndim()
+            ),
+        ));
+    }
+    if let Or::A(n) = at
+        && n != 0
+        && x.shape()[dim] as i64 % n != 0
+    {
+        return Err(fail(
+            name,
+            format!(
+                "torch.{name} attempted to split along dimension {dim}, but the size of the dimension {} is not divisible by the split_size {n}!",
+                x.shape()[dim]
+            ),
+        ));
+    }
+    tensor_split(x, at, dim as i64)
+}
+
+/// `atleast_{1,2,3}d` of one tensor.
+fn at_least(x: &Tensor, rank: usize) -> Result<Tensor> {
+    let s: Vec<i64> = x.shape().iter().map(|&v| v as i64).collect();
+    let shape: Vec<i64> = match (rank, s.as_slice()) {
+        (_, s) if s.len() >= rank => return Ok(x.clone()),
+        (1, []) => vec![1],
+        (2, []) => vec![1, 1],
+        (2, [n]) => vec![1, *n],
+        (3, []) => vec![1, 1, 1],
+        (3, [n]) => vec![1, *n, 1],
+        (3, [m, n]) => vec![*m, *n, 1],
+        _ => s.clone(),
+    };
+    shape::reshape(x, &shape)
+}
+
+fn at_least_all(tensors: Vec<Tensor>, rank: usize) -> Result<Value> {
+    let out: Vec<Tensor> = tensors
+        .iter()
+        .map(|t| at_least(t, rank))
+        .collect::<Result<_>>()?;
+    Ok(match <[Tensor; 1]>::try_from(out) {
+        Ok([one]) => Value::Tensor(one),
+        Err(many) => Value::Tuple(many.into_iter().map(Value::Tensor).collect()),
+    })
+}
+
+fn stack_along(tensors: &[Tensor], rank: usize, dim: i64) -> Result<Tensor> {
+    let parts: Vec<Tensor> = tensors
+        .iter()
+        .map(|t| at_least(t, rank))
+        .collect::<Result<_>>()?;
+    shape::cat(&parts, dim)
+}
+
+fn hstack(tensors: &[Tensor]) -> Result<Tensor> {
+    let parts: Vec<Tensor> = tensors
+        .iter()
+        .map(|t| at_least(t, 1))
+        .collect::<Result<_>>()?;
+    let dim = if parts.iter().all(|t| t.ndim() == 1) {
+        0
+    } else {
+        1
+    };
+    shape::cat(&parts, dim)
+}
+
+fn column_stack(tensors: &[Tensor]) -> Result<Tensor> {
+    let parts: Vec<Tensor> = tensors
+        .iter()
+        .map(|t| match t.ndim() {
+            0 | 1 => shape::reshape(t, &[t.numel() as i64, 1]),
+            _ => Ok(t.clone()),
+        })
+        .collect::<Result<_>>()?;
+    shape::cat(&parts, 1)
+}
+
+/// `take_along_dim`: `gather` with `indices` broadcast against `input`
+/// outside `dim` (both flattened when `dim` is None).
+fn take_along_dim(x: &Tensor, indices: &Tensor, dim: Option<i64>) -> Result<Tensor> {
+    let Some(dim) = dim else {
+        let flat = shape::reshape(x, &[-1])?;
+        return index::gather(&flat, 0, &shape::reshape(indices, &[-1])?);
+    };
+    let d = x.dim(dim)?;
+    if x.ndim() != indices.ndim() {
+        return Err(fail(
+            "take_along_dim",
+            format!(
+                "torch.take_along_dim(): input and indices should have the same number of dimensions, but got {} dimensions for input, and {} dimensions for indices",
+                x.ndim(),
+                indices.ndim()
+            ),
+        ));
+    }
+    let mut xs = x.shape().to_vec();
+    let mut is = indices.shape().to_vec();
+    (xs[d], is[d]) = (1, 1);
+    let common = fxvm_tensor::layout::broadcast_shapes(&xs, &is)
+        .ok_or_else(|| TensorError::broadcast(x.shape(), indices.shape()))?;
+    let expand = |t: &Tensor, along: usize| -> Result<Tensor> {
+        let mut s = common.clone();
+        s[d] = along;
+        Ok(t.broadcast_to(&s)?.contiguous())
+    };
+    index::gather(
+        &expand(x, x.shape()[d])?,
+        dim,
+        &expand(indices, indices.shape()[d])?,
+    )
+}
+
+fn block_diag(tensors: &[Tensor]) -> Result<Tensor> {
+    let blocks: Vec<Tensor> = tensors
+        .iter()
+        .enumerate()
+        .map(|(k, t)| match t.ndim() {
+            0 => shape::reshape(t, &[1, 1]),
+            1 => shape::reshape(t, &[1, t.numel() as i64]),
+            2 => Ok(t.clone()),
+            n => Err(fail(
+                "block_diag",
+                format!("torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {k} has {n} dimensions"),
+            )),
+        })
+        .collect::<Result<_>>()?;
+    let dtype = blocks
+        .iter()
+        .map(|b| b.dtype())
+        .reduce(DType::promote)
+        .unwrap_or(DType::F32);
+    let rows: usize = blocks.iter().map(|b| b.shape()[0]).sum();
+    let cols: usize = blocks.iter().map(|b| b.shape()[1]).sum();
+    let out = Tensor::zeros(&[rows, cols], dtype);
+    let (mut r, mut c) = (0i64, 0i64);
+    for b in &blocks {
+        let (h, w) = (b.shape()[0] as i64, b.shape()[1] as i64);
+        shape::narrow(&shape::narrow(&out, 0, r, h)?, 1, c, w)?.copy_from(b)?;
+        (r, c) = (r + h, c + w);
+    }
+    Ok(out)
+}
+
+fn cartesian_prod(tensors: &[Tensor]) -> Result<Tensor> {
+    if let [one] = tensors {
+        return Ok(one.clone());
+    }
+    let grids = rearrange::meshgrid(tensors, "ij")?;
+    let flat: Vec<Tensor> = grids
+        .iter()
+        .map(|g| shape::reshape(g, &[-1]))
+        .collect::<Result<_>>()?;
+    shape::stack(&flat, 1)
+}
+
+/// `combinations(input, r, with_replacement)`: the r-element index
+/// combinations of a vector, in lexicographic order, as rows.
+fn combinations(x: &Tensor, r: i64, with_replacement: bool) -> Result<Tensor> {
+    if x.ndim() != 1 {
+        return Err(fail(
+            "combinations",
+            format!("Expect a 1D vector, but got shape {:?}", x.shape()),
+        ));
+    }
+    if r < 0 {
+        return Err(fail(
+            "combinations",
+            format!("Expect a non-negative number, but got {r}"),
+        ));
+    }
+    if r == 0 {
+        return Ok(Tensor::zeros(&[0], x.dtype()));
+    }
+    let (n, r) = (x.numel(), r as usize);
+    let mut rows: Vec<Vec<usize>> = Vec::new();
+    let mut pick: Vec<usize> = if with_replacement {
+        vec![0; r]
+    } else {
+        (0..r).collect()
+    };
+    if with_replacement || r <= n {
+        loop {
+            if n > 0 {
+                rows.push(pick.clone());
+            }
+            // The rightmost position that can still advance.
+            let Some(k) = (0..r).rev().find(|&k| {
+                if with_replacement {
+                    pick[k] + 1 < n
+                } else {
+                    pick[k] + (r - k) < n
+                }
+            }) else {
+                break;
+            };
+            pick[k] += 1;
+            for j in k + 1..r {
+                pick[j] = if with_replacement {
+                    pick[k]
+                } else {
+                    pick[j - 1] + 1
+                };
+            }
+        }
+    }
+    let count = rows.len();
+    let flat: Vec<i64> = rows.into_iter().flatten().map(|i| i as i64).collect();
+    let picked = index::index_select(x, 0, &Tensor::from_vec(flat, &[count * r]))?;
+    shape::reshape(&picked, &[count as i64, r as i64])
+}
+
+fn diag_embed(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+    let n = x.ndim() + 1;
+    let (d1, d2) = (wrap(dim1, n)?, wrap(dim2, n)?);
+    if d1 == d2 {
+        return Err(fail(
+            "diag_embed",
+            format!("diagonal dimensions cannot be identical {dim1}, {dim2}"),
+        ));
+    }
+    let last = x.shape().last().copied().unwrap_or(1);
+    let side = last + offset.unsigned_abs() as usize;
+    let mut lead: Vec<usize> = x.shape()[..x.ndim().saturating_sub(1)].to_vec();
+    let (lo, hi) = if d1 < d2 { (d1, d2) } else { (d2, d1) };
+    lead.insert(lo, side);
+    lead.insert(hi, side);
+    let out = Tensor::zeros(&lead, x.dtype());
+    shape::diagonal(&out, offset, d1 as i64, d2 as i64)?.copy_from(x)?;
+    Ok(out)
+}
+
+/// `kron`: each element of `a` scales a whole copy of `b`.
+fn kron(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let n = a.ndim().max(b.ndim());
+    let pad = |t: &Tensor| -> Vec<i64> {
+        std::iter::repeat_n(1, n - t.ndim())
+            .chain(t.shape().iter().map(|&s| s as i64))
+            .collect()
+    };
+    let (sa, sb) = (pad(a), pad(b));
+    let spread_a: Vec<i64> = sa.iter().flat_map(|&s| [s, 1]).collect();
+    let spread_b: Vec<i64> = sb.iter().flat_map(|&s| [1, s]).collect();
+    let product = super::bin(
+        fxvm_tensor::ops::elementwise::Binary::Mul,
+        shape::reshape(a, &spread_a)?,
+        shape::reshape(b, &spread_b)?,
+    )?;
+    let joined: Vec<i64> = sa.iter().zip(&sb).map(|(x, y)| x * y).collect();
+    shape::reshape(&product, &joined)
+}
+
+/// `tril_indices`/`triu_indices`: the `[2, N]` coordinates of a triangle of
+/// a `row × col` matrix, row by row.
+fn triangle_indices(row: i64, col: i64, offset: i64, lower: bool, dtype: DType) -> Result<Tensor> {
+    let name = if lower {
+        "tril_indices"
+    } else {
+        "triu_indices"
+    };
+    if row < 0 || col < 0 {
+        return Err(fail(name, format!("row must be non-negative, got{row}")));
+    }
+    let (mut rs, mut cs) = (Vec::new(), Vec::new());
+    for r in 0..row {
+        for c in 0..col {
+            let keep = if lower {
+                c - r <= offset
+            } else {
+                c - r >= offset
+            };
+            if keep {
+                rs.push(r);
+                cs.push(c);
+            }
+        }
+    }
+    let n = rs.len();
+    rs.extend(cs);
+    Ok(Tensor::from_vec(rs, &[2, n]).to_dtype(dtype))
+}
+
+fn tuple(pieces: Vec<Tensor>) -> Value {
+    Value::Tuple(pieces.into_iter().map(Value::Tensor).collect())
+}
+
+pub(crate) fn rows() -> Vec<Op> {
+    let mut rows = vec![];
+    for name in ["movedim", "moveaxis"] {
+        rows.push(op(
+            Box::leak(
+                format!("{name}(Tensor input, int|int[] source, int|int[] destination)")
+                    .into_boxed_str(),
+            ),
+            TM,
+            |(x, s, d): (Tensor, Or<i64, Vec<i64>>, Or<i64, Vec<i64>>)| {
+                movedim(&x, ints(s), ints(d))
+            },
+        ));
+    }
+    for name in ["swapaxes", "swapdims"] {
+        rows.push(op(
+            Box::leak(format!("{name}(Tensor input, int dim0, int dim1)").into_boxed_str()),
+            TM,
+            |(x, a, b): (Tensor, i64, i64)| shape::transpose(&x, a, b),
+        ));
+    }
+    rows.extend([
+        op("tile(Tensor input, int[] dims)", TM, |(x, dims): (Tensor, Vec<i64>)| tile(&x, &dims)),
+        op(
+            "repeat_interleave(Tensor input, Tensor|int? repeats=None, int? dim=None, *, int? output_size=None)",
+            TM,
+            |(x, repeats, dim, _size): (Tensor, Option<Or<Tensor, i64>>, Option<i64>, Option<i64>)| match repeats {
+                Some(r) => repeat_interleave(&x, r, dim),
+                // `torch.repeat_interleave(repeats)`: the indices it repeats.
+                None => {
+                    let n = x.numel() as i64;
+                    let positions = create::arange(Scalar::Int(0), Scalar::Int(n), Scalar::Int(1), Some(DType::I64))?;
+                    repeat_interleave(&positions, Or::A(x), Some(0))
+                }
+            },
+        ),
+        op(
+            "tensor_split(Tensor input, Tensor|int|int[] indices_or_sections, int dim=0)",
+            TM,
+            |(x, at, dim): (Tensor, Or<Tensor, Or<i64, Vec<i64>>>, i64)| {
+                let at = match at {
+                    Or::A(t) if t.ndim() == 0 => Or::A(t.to_vec::<i64>()[0]),
+                    Or::A(t) => Or::B(t.to_vec::<i64>()),
+                    Or::B(v) => v,
+                };
+                Ok(tuple(tensor_split(&x, at, dim)?))
+            },
+        ),
+        op(
+            "hsplit(Tensor input, int|int[] indices_or_sections)",
+            TM,
+            |(x, at): (Tensor, Or<i64, Vec<i64>>)| {
+                let dim = if x.ndim() == 1 { 0 } else { 1 };
+                Ok(tuple(split_along("hsplit", &x, at, dim, 1)?))
+            },
+        ),
+        op(
+            "vsplit(Tensor input, int|int[] indices_or_sections)",
+            TM,
+            |(x, at): (Tensor, Or<i64, Vec<i64>>)| Ok(tuple(split_along("vsplit", &x, at, 0, 2)?)),
+        ),
+        op(
+            "dsplit(Tensor input, int|int[] indices_or_sections)",
+            TM,
+            |(x, at): (Tensor, Or<i64, Vec<i64>>)| Ok(tuple(split_along("dsplit", &x, at, 2, 3)?)),
+        ),
+        op("atleast_1d(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| at_least_all(ts, 1)),
+        op("atleast_2d(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| at_least_all(ts, 2)),
+        op("atleast_3d(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| at_least_all(ts, 3)),
+        op("hstack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| hstack(&ts)),
+        op("vstack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| stack_along(&ts, 2, 0)),
+        op("row_stack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| stack_along(&ts, 2, 0)),
+        op("dstack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| stack_along(&ts, 3, 2)),
+        op("column_stack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| column_stack(&ts)),
+        op(
+            "take_along_dim(Tensor input, Tensor indices, int? dim=None)",
+            TM,
+            |(x, i, dim): (Tensor, Tensor, Option<i64>)| take_along_dim(&x, &i, dim),
+        ),
+        op("block_diag(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| block_diag(&ts)),
+        op("cartesian_prod(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| cartesian_prod(&ts)),
+        op(
+            "combinations(Tensor input, int r=2, bool with_replacement=False)",
+            T,
+            |(x, r, rep): (Tensor, i64, bool)| combinations(&x, r, rep),
+        ),
+        op(
+            "diag_embed(Tensor input, int offset=0, int dim1=-2, int dim2=-1)",
+            TM,
+            |(x, o, d1, d2): (Tensor, i64, i64, i64)| diag_embed(&x, o, d1, d2),
+        ),
+        op("kron(Tensor input, Tensor other)", TM, |(a, b): (Tensor, Tensor)| kron(&a, &b)),
+        op(
+            "tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=None, Device? device=None)",
+            T,
+            |(r, c, o, dtype, _): (i64, i64, i64, Option<DType>, crate::value::Device)| {
+                triangle_indices(r, c, o, true, dtype.unwrap_or(DType::I64))
+            },
+        ),
+        op(
+            "triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=None, Device? device=None)",
+            T,
+            |(r, c, o, dtype, _): (i64, i64, i64, Option<DType>, crate::value::Device)| {
+                triangle_indices(r, c, o, false, dtype.unwrap_or(DType::I64))
+            },
+        ),
+    ]);
+    rows
+}
