@@ -294,3 +294,8 @@ fn remaining_pointwise_functions_and_aliases_match_pytorch() {
 fn scans_splits_stacks_and_combinatorics_match_pytorch() {
     check("scans_and_joins");
 }
+
+#[test]
+fn unique_counting_searching_and_blas_products_match_pytorch() {
+    check("counting_and_products");
+}

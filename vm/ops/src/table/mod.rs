@@ -6,6 +6,7 @@
 
 mod activation;
 mod convert;
+mod counting;
 mod create;
 mod elementwise;
 mod index;
@@ -45,6 +46,7 @@ pub(crate) fn all() -> Vec<Op> {
         reduce::rows(),
         linalg::rows(),
         sort::rows(),
+        counting::rows(),
         random::rows(),
         elementwise::rows(),
         pointwise::rows(),

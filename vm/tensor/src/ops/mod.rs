@@ -25,6 +25,8 @@ pub mod reduce;
 pub mod resample;
 pub mod rnn;
 pub mod scan;
+pub mod search;
 pub mod shape;
 pub mod sort;
 pub mod subscript;
+pub mod unique;
