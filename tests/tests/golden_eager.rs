@@ -299,3 +299,8 @@ fn scans_splits_stacks_and_combinatorics_match_pytorch() {
 fn unique_counting_searching_and_blas_products_match_pytorch() {
     check("counting_and_products");
 }
+
+#[test]
+fn linalg_inverse_solve_decompositions_and_norms_match_pytorch() {
+    check("linalg_basics");
+}

@@ -19,6 +19,14 @@ long = int64
 short = int16
 
 _functions, _functional, _linalg = _C._bind_ops()
+
+
+class _LinAlgError(RuntimeError):
+    """``torch.linalg.LinAlgError``: singular or non-positive-definite input."""
+
+
+_LinAlgError.__module__ = "torch._C"
+_C._LinAlgError = _LinAlgError
 globals().update(_functions)
 
 from torch.random import manual_seed, seed, initial_seed

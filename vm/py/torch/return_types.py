@@ -1,6 +1,9 @@
 """Named result tuples of ops that return several tensors, printed as PyTorch does."""
 
-__all__ = ["aminmax", "cummax", "cummin", "kthvalue", "linalg_qr", "max", "median", "min", "nanmedian", "sort", "topk"]
+__all__ = [
+    "aminmax", "cummax", "cummin", "kthvalue", "linalg_eigh", "linalg_qr", "linalg_slogdet", "linalg_svd", "max", "median", "min",
+    "nanmedian", "slogdet", "sort", "svd", "topk",
+]
 
 
 def _structseq(name, fields):
@@ -25,7 +28,15 @@ def _structseq(name, fields):
     return cls
 
 
-_FIELDS = {"linalg_qr": ("Q", "R"), "aminmax": ("min", "max")}
+_FIELDS = {
+    "linalg_qr": ("Q", "R"),
+    "aminmax": ("min", "max"),
+    "linalg_eigh": ("eigenvalues", "eigenvectors"),
+    "linalg_slogdet": ("sign", "logabsdet"),
+    "slogdet": ("sign", "logabsdet"),
+    "linalg_svd": ("U", "S", "Vh"),
+    "svd": ("U", "S", "V"),
+}
 for _name in __all__:
     globals()[_name] = _structseq(_name, _FIELDS.get(_name, ("values", "indices")))
 del _name

@@ -18,7 +18,21 @@ pub(crate) fn to_py_err(e: TensorError, vm: &VirtualMachine) -> PyBaseExceptionR
         ErrorKind::Value => vm.new_value_error(msg),
         ErrorKind::NotImplemented => vm.new_not_implemented_error(msg),
         ErrorKind::Type => vm.new_type_error(msg),
+        ErrorKind::LinAlg => linalg_error(msg, vm),
     }
+}
+
+/// A `torch.linalg.LinAlgError` (the RuntimeError subclass PyTorch raises
+/// for singular input), or a plain RuntimeError before `torch` is set up.
+fn linalg_error(msg: String, vm: &VirtualMachine) -> PyBaseExceptionRef {
+    super::classes::attr("torch._C", "_LinAlgError", vm)
+        .and_then(|class| class.call((msg.clone(),), vm))
+        .ok()
+        .and_then(|e| {
+            e.downcast::<rustpython_vm::builtins::PyBaseException>()
+                .ok()
+        })
+        .unwrap_or_else(|| vm.new_runtime_error(msg))
 }
 
 /// Lifts a core result into a Python result.

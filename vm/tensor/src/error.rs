@@ -13,6 +13,9 @@ pub enum ErrorKind {
     Value,
     NotImplemented,
     Type,
+    /// `torch.linalg.LinAlgError` (a RuntimeError): singular or
+    /// non-positive-definite input.
+    LinAlg,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -117,6 +120,13 @@ impl TensorError {
         TensorError::NotImplementedFor {
             kernel: kernel.into(),
             dtype,
+        }
+    }
+
+    pub fn linalg(message: impl Into<String>) -> Self {
+        TensorError::Other {
+            kind: ErrorKind::LinAlg,
+            message: message.into(),
         }
     }
 

@@ -2,12 +2,13 @@
 
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
 use fxvm_tensor::ops::qr::{self, QrMode};
+use fxvm_tensor::ops::reduce::{self, Extremum};
 use fxvm_tensor::ops::shape;
-use fxvm_tensor::ops::{einsum, linalg, products};
+use fxvm_tensor::ops::{dense, einsum, linalg, products};
 use fxvm_tensor::{Result, Scalar, Tensor, TensorError};
 
 use crate::op::{NN, Op, Place, TM, op};
-use crate::value::Value;
+use crate::value::{Or, Value};
 
 /// `beta·input + alpha·product`; with `beta` 0 the input is ignored (its
 /// NaNs too), as PyTorch's BLAS-style ops do.
@@ -110,6 +111,177 @@ fn cross(a: &Tensor, b: &Tensor, dim: i64) -> Result<Tensor> {
 
 type BlasArgs = (Tensor, Tensor, Tensor, Scalar, Scalar);
 
+fn pair(name: &'static str, a: Tensor, b: Tensor) -> Value {
+    Value::ReturnType(name, vec![Value::Tensor(a), Value::Tensor(b)])
+}
+
+/// `linalg.vector_norm`: `ord` ∞ / -∞ / 0 / p over `dim` (all dims by default).
+fn vector_norm(x: &Tensor, ord: f64, dim: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+    if !x.dtype().is_float() {
+        return Err(TensorError::runtime(
+            "linalg.vector_norm",
+            format!(
+                "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
+                fxvm_tensor::error::legacy_name(x.dtype())
+            ),
+        ));
+    }
+    let dims = dim.filter(|d| !d.is_empty());
+    let abs = ew::unary(fxvm_tensor::ops::elementwise::Unary::Abs, x)?;
+    if ord.is_infinite() {
+        let which = if ord > 0.0 {
+            Extremum::Max
+        } else {
+            Extremum::Min
+        };
+        return reduce::extremum(&abs, Some(dims.unwrap_or(&[])), keepdim, which);
+    }
+    if ord == 0.0 {
+        let nonzero = ew::binary(Binary::Ne, &abs.into(), &Arg::Scalar(Scalar::Float(0.0)))?
+            .to_dtype(x.dtype());
+        return reduce::sum(&nonzero, dims, keepdim, None);
+    }
+    reduce::norm(x, ord, dims, keepdim)
+}
+
+/// `linalg.matrix_norm`: Frobenius, nuclear, and the induced 1/∞/2 norms
+/// (and their minimum forms) over the two `dim`s.
+fn matrix_norm(a: &Tensor, ord: &MatrixOrd, dim: (i64, i64), keepdim: bool) -> Result<Tensor> {
+    if a.ndim() < 2 {
+        return Err(TensorError::runtime(
+            "linalg.matrix_norm",
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.",
+        ));
+    }
+    let (r, c) = (a.dim(dim.0)? as i64, a.dim(dim.1)? as i64);
+    let abs = ew::unary(fxvm_tensor::ops::elementwise::Unary::Abs, a)?;
+    let keep = |t: Tensor| -> Result<Tensor> {
+        if !keepdim {
+            return Ok(t);
+        }
+        let (lo, hi) = if r < c { (r, c) } else { (c, r) };
+        shape::unsqueeze(&shape::unsqueeze(&t, lo)?, hi)
+    };
+    match *ord {
+        MatrixOrd::Fro => reduce::norm(a, 2.0, Some(&[r, c]), keepdim),
+        MatrixOrd::Nuc => {
+            spectral(a, (r, c), |s| reduce::sum(s, Some(&[-1]), false, None)).and_then(keep)
+        }
+        MatrixOrd::Num(p) if p.abs() == 2.0 => {
+            let which = if p > 0.0 {
+                Extremum::Max
+            } else {
+                Extremum::Min
+            };
+            spectral(a, (r, c), |s| {
+                reduce::extremum(s, Some(&[-1]), false, which)
+            })
+            .and_then(keep)
+        }
+        MatrixOrd::Num(p) if p.abs() == 1.0 || p.is_infinite() => {
+            // Column sums for 1, row sums for ∞; then the max (or min).
+            let (sum_dim, pick_dim) = if p.abs() == 1.0 { (r, c) } else { (c, r) };
+            let sums = reduce::sum(&abs, Some(&[sum_dim]), true, None)?;
+            let which = if p > 0.0 {
+                Extremum::Max
+            } else {
+                Extremum::Min
+            };
+            let out = reduce::extremum(&sums, Some(&[pick_dim]), true, which)?;
+            if keepdim {
+                Ok(out)
+            } else {
+                shape::squeeze(&out, Some(&[r, c]))
+            }
+        }
+        MatrixOrd::Num(p) => Err(TensorError::runtime(
+            "linalg.matrix_norm",
+            format!("linalg.matrix_norm: Order {p} not supported."),
+        )),
+    }
+}
+
+/// A reduction of the singular values over the matrices at dims `r`, `c`.
+fn spectral(
+    a: &Tensor,
+    (r, c): (i64, i64),
+    reduce_s: impl FnOnce(&Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    let moved = shape::permute(a, &moved_last(a.ndim(), r as usize, c as usize))?;
+    reduce_s(&dense::svdvals(&moved)?)
+}
+
+/// The permutation that moves dims `r`, `c` to the end.
+fn moved_last(n: usize, r: usize, c: usize) -> Vec<i64> {
+    (0..n)
+        .filter(|&d| d != r && d != c)
+        .chain([r, c])
+        .map(|d| d as i64)
+        .collect()
+}
+
+/// A matrix norm's `ord`: a name or a number.
+#[derive(Clone, Copy)]
+enum MatrixOrd {
+    Fro,
+    Nuc,
+    Num(f64),
+}
+
+impl MatrixOrd {
+    fn parse(ord: Or<Scalar, String>) -> Result<MatrixOrd> {
+        match ord {
+            Or::A(p) => Ok(MatrixOrd::Num(p.to_f64())),
+            Or::B(s) if s == "fro" => Ok(MatrixOrd::Fro),
+            Or::B(s) if s == "nuc" => Ok(MatrixOrd::Nuc),
+            Or::B(s) => Err(TensorError::runtime(
+                "linalg.matrix_norm",
+                format!("linalg.matrix_norm: Order {s} not supported."),
+            )),
+        }
+    }
+}
+
+fn dims2(dim: &[i64]) -> Result<(i64, i64)> {
+    match dim {
+        [a, b] => Ok((*a, *b)),
+        _ => Err(TensorError::runtime(
+            "linalg.matrix_norm",
+            format!("linalg.matrix_norm: dim must be a 2-tuple. Got {dim:?}"),
+        )),
+    }
+}
+
+/// `linalg.norm`: a vector norm of the flattened input, or the norm `ord`
+/// and `dim` select (one dim: vector, two: matrix).
+fn norm(
+    x: &Tensor,
+    ord: Option<Or<Scalar, String>>,
+    dim: Option<Vec<i64>>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    match (ord, dim) {
+        (None, None) => vector_norm(x, 2.0, None, keepdim),
+        (None, Some(d)) if d.len() == 2 => matrix_norm(x, &MatrixOrd::Fro, dims2(&d)?, keepdim),
+        (None, Some(d)) => vector_norm(x, 2.0, Some(&d), keepdim),
+        (Some(o), Some(d)) if d.len() == 2 => {
+            matrix_norm(x, &MatrixOrd::parse(o)?, dims2(&d)?, keepdim)
+        }
+        (Some(Or::A(p)), Some(d)) => vector_norm(x, p.to_f64(), Some(&d), keepdim),
+        (Some(o), None) if x.ndim() == 2 => {
+            matrix_norm(x, &MatrixOrd::parse(o)?, (-2, -1), keepdim)
+        }
+        (Some(Or::A(p)), None) if x.ndim() == 1 => vector_norm(x, p.to_f64(), None, keepdim),
+        _ => Err(TensorError::runtime(
+            "linalg.norm",
+            format!(
+                "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {}D.",
+                x.ndim()
+            ),
+        )),
+    }
+}
+
 pub(crate) fn rows() -> Vec<Op> {
     vec![
         op(
@@ -170,6 +342,146 @@ pub(crate) fn rows() -> Vec<Op> {
                         .map_or(-1, |d| d as i64),
                 };
                 cross(&a, &b, dim)
+            },
+        ),
+        op(
+            "linalg_inv(Tensor A)",
+            &[Place::Linalg],
+            |(a,): (Tensor,)| dense::inv(&a),
+        ),
+        op("inverse(Tensor input)", TM, |(a,): (Tensor,)| {
+            dense::inv(&a)
+        }),
+        op(
+            "linalg_det(Tensor A)",
+            &[Place::Linalg],
+            |(a,): (Tensor,)| dense::det(&a),
+        ),
+        op("det(Tensor input)", TM, |(a,): (Tensor,)| dense::det(&a)),
+        op("logdet(Tensor input)", TM, |(a,): (Tensor,)| {
+            let d = dense::det(&a)?;
+            ew::unary(fxvm_tensor::ops::elementwise::Unary::Log, &d)
+        }),
+        op(
+            "linalg_slogdet(Tensor A)",
+            &[Place::Linalg],
+            |(a,): (Tensor,)| {
+                let (s, l) = dense::slogdet(&a)?;
+                Ok(pair("linalg_slogdet", s, l))
+            },
+        ),
+        op("slogdet(Tensor input)", TM, |(a,): (Tensor,)| {
+            let (s, l) = dense::slogdet(&a)?;
+            Ok(pair("slogdet", s, l))
+        }),
+        op(
+            "linalg_solve(Tensor A, Tensor B, *, bool left=True)",
+            &[Place::Linalg],
+            |(a, b, left): (Tensor, Tensor, bool)| dense::solve(&a, &b, left),
+        ),
+        op(
+            "linalg_cholesky(Tensor A, *, bool upper=False)",
+            &[Place::Linalg],
+            |(a, upper): (Tensor, bool)| dense::cholesky(&a, upper),
+        ),
+        // Removed from PyTorch: only its refusal remains.
+        op(
+            "cholesky(Tensor input, bool upper=False)",
+            TM,
+            |(_a, _upper): (Tensor, bool)| -> Result<Tensor> {
+                Err(TensorError::runtime(
+                    "cholesky",
+                    "This function was deprecated since version 1.9 and is now removed. `torch.cholesky` is deprecated in favor of `torch.linalg.cholesky`.\nL = torch.cholesky(A) should be replaced with:\nL = torch.linalg.cholesky(A)\nU = torch.cholesky(A, upper=True) should be replaced with:\nU = torch.linalg.cholesky(A).mH",
+                ))
+            },
+        ),
+        op(
+            "linalg_eigh(Tensor A, str UPLO='L')",
+            &[Place::Linalg],
+            |(a, uplo): (Tensor, String)| {
+                let (w, v) = dense::eigh(&a, uplo == "U", true)?;
+                Ok(pair(
+                    "linalg_eigh",
+                    w,
+                    v.expect("eigenvectors were asked for"),
+                ))
+            },
+        ),
+        op(
+            "linalg_eigvalsh(Tensor A, str UPLO='L')",
+            &[Place::Linalg],
+            |(a, uplo): (Tensor, String)| Ok(dense::eigh(&a, uplo == "U", false)?.0),
+        ),
+        op(
+            "linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None)",
+            &[Place::Linalg],
+            |(a, full, _driver): (Tensor, bool, Option<String>)| {
+                let (u, s, vh) = dense::svd(&a, full)?;
+                Ok(Value::ReturnType(
+                    "linalg_svd",
+                    vec![Value::Tensor(u), Value::Tensor(s), Value::Tensor(vh)],
+                ))
+            },
+        ),
+        op(
+            "linalg_svdvals(Tensor A, *, str? driver=None)",
+            &[Place::Linalg],
+            |(a, _driver): (Tensor, Option<String>)| dense::svdvals(&a),
+        ),
+        // The legacy `torch.svd`: reduced by default, and `V` rather than `Vh`.
+        op(
+            "svd(Tensor input, bool some=True, bool compute_uv=True)",
+            TM,
+            |(a, some, _uv): (Tensor, bool, bool)| {
+                let (u, s, vh) = dense::svd(&a, !some)?;
+                let v = shape::transpose(&vh, -2, -1)?;
+                Ok(Value::ReturnType(
+                    "svd",
+                    vec![Value::Tensor(u), Value::Tensor(s), Value::Tensor(v)],
+                ))
+            },
+        ),
+        op(
+            "linalg_vector_norm(Tensor x, Scalar ord=2, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
+            &[Place::Linalg],
+            |(x, ord, dim, keepdim, dtype): (
+                Tensor,
+                Scalar,
+                Option<Vec<i64>>,
+                bool,
+                Option<fxvm_tensor::DType>,
+            )| {
+                let x = dtype.map_or(x.clone(), |d| x.to_dtype(d));
+                vector_norm(&x, ord.to_f64(), dim.as_deref(), keepdim)
+            },
+        ),
+        op(
+            "linalg_matrix_norm(Tensor A, Scalar|str ord='fro', int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
+            &[Place::Linalg],
+            |(a, ord, dim, keepdim, dtype): (
+                Tensor,
+                Or<Scalar, String>,
+                Option<Vec<i64>>,
+                bool,
+                Option<fxvm_tensor::DType>,
+            )| {
+                let a = dtype.map_or(a.clone(), |d| a.to_dtype(d));
+                let dim = dim.unwrap_or(vec![-2, -1]);
+                matrix_norm(&a, &MatrixOrd::parse(ord)?, dims2(&dim)?, keepdim)
+            },
+        ),
+        op(
+            "linalg_norm(Tensor A, Scalar|str? ord=None, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
+            &[Place::Linalg],
+            |(a, ord, dim, keepdim, dtype): (
+                Tensor,
+                Option<Or<Scalar, String>>,
+                Option<Vec<i64>>,
+                bool,
+                Option<fxvm_tensor::DType>,
+            )| {
+                let a = dtype.map_or(a.clone(), |d| a.to_dtype(d));
+                norm(&a, ord, dim, keepdim)
             },
         ),
         op(

@@ -5,6 +5,7 @@ pub mod bag;
 pub mod conv;
 pub mod create;
 pub mod ctc;
+pub mod dense;
 pub mod distance;
 pub mod einsum;
 pub mod elementwise;
