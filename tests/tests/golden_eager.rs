@@ -304,3 +304,8 @@ fn unique_counting_searching_and_blas_products_match_pytorch() {
 fn linalg_inverse_solve_decompositions_and_norms_match_pytorch() {
     check("linalg_basics");
 }
+
+#[test]
+fn rng_state_round_trips_in_pytorchs_layout() {
+    check("rng_state");
+}

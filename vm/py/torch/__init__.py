@@ -29,7 +29,7 @@ _LinAlgError.__module__ = "torch._C"
 _C._LinAlgError = _LinAlgError
 globals().update(_functions)
 
-from torch.random import manual_seed, seed, initial_seed
+from torch.random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 
 
 _TENSOR_TYPENAMES = {

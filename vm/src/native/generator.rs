@@ -56,6 +56,31 @@ impl PyGenerator {
         self.generator.initial_seed()
     }
 
+    /// The generator's state as PyTorch lays it out, a uint8 tensor.
+    #[pymethod]
+    fn get_state(&self, vm: &VirtualMachine) -> PyObjectRef {
+        let bytes = self.generator.get_state();
+        let n = bytes.len();
+        super::tensor::wrap(crate::tensor::Tensor::from_vec(bytes, &[n]), vm)
+    }
+
+    /// Restores a state from `get_state` (fxvm's or PyTorch's) and returns
+    /// the generator.
+    #[pymethod]
+    fn set_state(
+        zelf: PyRef<Self>,
+        state: PyRef<super::tensor::PyTensor>,
+        vm: &VirtualMachine,
+    ) -> PyResult<PyRef<Self>> {
+        let t = state.tensor();
+        if t.dtype() != crate::tensor::DType::U8 {
+            return Err(vm.new_type_error("RNG state must be a torch.ByteTensor"));
+        }
+        use super::convert::IntoPy;
+        zelf.generator.set_state(&t.to_vec::<u8>()).py(vm)?;
+        Ok(zelf)
+    }
+
     #[pygetset]
     fn device(&self, vm: &VirtualMachine) -> PyResult {
         super::classes::attr("torch", "device", vm)?.call(("cpu",), vm)

@@ -67,6 +67,110 @@ fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     linalg::matmul(a, b)
 }
 
+/// `matrix_power(A, n)`: repeated squaring; negative powers invert first.
+fn matrix_power(a: &Tensor, n: i64) -> Result<Tensor> {
+    let k = a.shape().last().copied().unwrap_or(0);
+    if a.ndim() < 2 || a.shape()[a.ndim() - 2] != k {
+        return Err(TensorError::runtime(
+            "linalg.matrix_power",
+            format!(
+                "linalg.matrix_power: A must be batches of square matrices, but they are {} by {} matrices",
+                a.shape()
+                    .get(a.ndim().wrapping_sub(2))
+                    .copied()
+                    .unwrap_or(0),
+                k
+            ),
+        ));
+    }
+    let base = if n < 0 { dense::inv(a)? } else { a.clone() };
+    let mut result: Option<Tensor> = None;
+    let (mut square, mut e) = (base, n.unsigned_abs());
+    if e == 0 {
+        let eye = fxvm_tensor::ops::create::eye(k, k, a.dtype());
+        return Ok(eye.broadcast_to(a.shape())?.contiguous());
+    }
+    while e > 0 {
+        if e & 1 == 1 {
+            result = Some(match result {
+                None => square.clone(),
+                Some(r) => linalg::matmul(&r, &square)?,
+            });
+        }
+        e >>= 1;
+        if e > 0 {
+            square = linalg::matmul(&square, &square)?;
+        }
+    }
+    Ok(result.expect("a positive power multiplies at least once"))
+}
+
+/// `pinv` via the SVD, dropping singular values at or below
+/// `max(atol, rtol·σ_max)` (rtol defaults to `max(m, n)·eps`).
+fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> {
+    let (u, s, vh) = dense::svd(a, false)?;
+    let eps = if a.dtype() == fxvm_tensor::DType::F64 {
+        f64::EPSILON
+    } else {
+        f32::EPSILON as f64
+    };
+    let (m, n) = (a.shape()[a.ndim() - 2], a.shape()[a.ndim() - 1]);
+    let rtol = rtol.unwrap_or(if atol.is_some_and(|t| t > 0.0) {
+        0.0
+    } else {
+        m.max(n) as f64 * eps
+    });
+    let smax = reduce::extremum(&s, Some(&[-1]), true, Extremum::Max)?;
+    let cutoff = ew::binary(
+        Binary::Maximum,
+        &ew::binary(Binary::Mul, &smax.into(), &Arg::Scalar(Scalar::Float(rtol)))?.into(),
+        &Arg::Tensor(Tensor::scalar(
+            Scalar::Float(atol.unwrap_or(0.0)),
+            s.dtype(),
+        )),
+    )?;
+    let keep = ew::binary(Binary::Gt, &s.clone().into(), &cutoff.into())?;
+    let inv_s = ew::where_(
+        &keep,
+        &ew::binary(Binary::Div, &Arg::Scalar(Scalar::Float(1.0)), &s.into())?.into(),
+        &Arg::Scalar(Scalar::Float(0.0)),
+    )?;
+    // V · diag(1/σ) · Uᵀ.
+    let v = shape::transpose(&vh, -2, -1)?;
+    let scaled = ew::binary(
+        Binary::Mul,
+        &v.into(),
+        &shape::unsqueeze(&inv_s, -2)?.into(),
+    )?;
+    linalg::matmul(&scaled, &shape::transpose(&u, -2, -1)?)
+}
+
+fn matrix_rank(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> {
+    let s = dense::svdvals(a)?;
+    let eps = if a.dtype() == fxvm_tensor::DType::F64 {
+        f64::EPSILON
+    } else {
+        f32::EPSILON as f64
+    };
+    let (m, n) = (a.shape()[a.ndim() - 2], a.shape()[a.ndim() - 1]);
+    let rtol = rtol.unwrap_or(if atol.is_some_and(|t| t > 0.0) {
+        0.0
+    } else {
+        m.max(n) as f64 * eps
+    });
+    let smax = reduce::extremum(&s, Some(&[-1]), true, Extremum::Max)?;
+    let cutoff = ew::binary(
+        Binary::Maximum,
+        &ew::binary(Binary::Mul, &smax.into(), &Arg::Scalar(Scalar::Float(rtol)))?.into(),
+        &Arg::Tensor(Tensor::scalar(
+            Scalar::Float(atol.unwrap_or(0.0)),
+            s.dtype(),
+        )),
+    )?;
+    let kept = ew::binary(Binary::Gt, &s.into(), &cutoff.into())?;
+    reduce::sum(&kept, Some(&[-1]), false, None)
+}
+
 /// `inner`: sums over the last dims, `a[..., k]·b[..., k]`, giving
 /// `a.shape[:-1] + b.shape[:-1]`.
 fn inner(a: &Tensor, b: &Tensor) -> Result<Tensor> {
@@ -482,6 +586,87 @@ pub(crate) fn rows() -> Vec<Op> {
             )| {
                 let a = dtype.map_or(a.clone(), |d| a.to_dtype(d));
                 norm(&a, ord, dim, keepdim)
+            },
+        ),
+        op(
+            "linalg_matmul(Tensor input, Tensor other)",
+            &[Place::Linalg],
+            |(a, b): (Tensor, Tensor)| linalg::matmul(&a, &b),
+        ),
+        op(
+            "linalg_diagonal(Tensor A, *, int offset=0, int dim1=-2, int dim2=-1)",
+            &[Place::Linalg],
+            |(a, o, d1, d2): (Tensor, i64, i64, i64)| shape::diagonal(&a, o, d1, d2),
+        ),
+        op(
+            "linalg_multi_dot(Tensor[] tensors)",
+            &[Place::Linalg],
+            |(ts,): (Vec<Tensor>,)| {
+                let mut it = ts.into_iter();
+                let first = it.next().ok_or_else(|| {
+                    TensorError::runtime(
+                        "linalg.multi_dot",
+                        "multi_dot(): expected at least 2 tensors but got 0",
+                    )
+                })?;
+                it.try_fold(first, |acc, t| linalg::matmul(&acc, &t))
+            },
+        ),
+        op(
+            "linalg_matrix_power(Tensor A, int n)",
+            &[Place::Linalg],
+            |(a, n): (Tensor, i64)| matrix_power(&a, n),
+        ),
+        op(
+            "matrix_power(Tensor input, int n)",
+            TM,
+            |(a, n): (Tensor, i64)| matrix_power(&a, n),
+        ),
+        op(
+            "linalg_vecdot(Tensor x, Tensor y, *, int dim=-1)",
+            &[Place::Linalg],
+            |(x, y, dim): (Tensor, Tensor, i64)| {
+                reduce::sum(
+                    &ew::binary(Binary::Mul, &x.into(), &y.into())?,
+                    Some(&[dim]),
+                    false,
+                    None,
+                )
+            },
+        ),
+        op(
+            "linalg_pinv(Tensor A, *, float? atol=None, float? rtol=None, bool hermitian=False)",
+            &[Place::Linalg],
+            |(a, atol, rtol, _h): (Tensor, Option<f64>, Option<f64>, bool)| pinv(&a, atol, rtol),
+        ),
+        op(
+            "pinverse(Tensor input, float rcond=1e-15)",
+            TM,
+            |(a, rcond): (Tensor, f64)| pinv(&a, None, Some(rcond)),
+        ),
+        op(
+            "linalg_matrix_rank(Tensor A, *, float? atol=None, float? rtol=None, bool hermitian=False)",
+            &[Place::Linalg],
+            |(a, atol, rtol, _h): (Tensor, Option<f64>, Option<f64>, bool)| {
+                matrix_rank(&a, atol, rtol)
+            },
+        ),
+        op(
+            "linalg_vander(Tensor x, *, int? N=None)",
+            &[Place::Linalg],
+            |(x, n): (Tensor, Option<i64>)| {
+                let n = n.unwrap_or(x.shape().last().copied().unwrap_or(0) as i64);
+                let powers = fxvm_tensor::ops::create::arange(
+                    Scalar::Int(0),
+                    Scalar::Int(n),
+                    Scalar::Int(1),
+                    Some(fxvm_tensor::DType::I64),
+                )?;
+                ew::binary(
+                    Binary::Pow,
+                    &shape::unsqueeze(&x, -1)?.into(),
+                    &powers.into(),
+                )
             },
         ),
         op(

@@ -158,7 +158,7 @@ impl Generator {
             return Err(TensorError::runtime(
                 "set_state",
                 format!(
-                    "Expected either a THGeneratorState of size 5048 or a THGeneratorStateNew of size {STATE_BYTES} but found the input RNG state size to be {}",
+                    "Expected a CPUGeneratorImplState of size {STATE_BYTES} but found the input RNG state size to be {}",
                     bytes.len()
                 ),
             ));
