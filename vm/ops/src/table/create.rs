@@ -190,6 +190,29 @@ pub(crate) fn rows() -> Vec<Op> {
             )| { create::linspace(start.to_f64(), end.to_f64(), steps, dtype) },
         ),
         op(
+            "logspace(Scalar start, Scalar end, int steps, float base=10.0, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            T,
+            |(start, end, steps, base, dtype, _, _): (
+                Scalar,
+                Scalar,
+                i64,
+                f64,
+                Option<DType>,
+                Device,
+                bool,
+            )| {
+                let exponents =
+                    create::linspace(start.to_f64(), end.to_f64(), steps, Some(DType::F64))?;
+                let values: Vec<f64> = exponents
+                    .to_vec::<f64>()
+                    .into_iter()
+                    .map(|e| base.powf(e))
+                    .collect();
+                let n = values.len();
+                Ok(Tensor::from_vec(values, &[n]).to_dtype(dtype.unwrap_or(DType::F32)))
+            },
+        ),
+        op(
             "eye(int n, int? m=None, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
             |(n, m, dtype, _, _): (i64, Option<i64>, Option<DType>, Device, bool)| {

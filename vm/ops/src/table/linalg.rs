@@ -589,6 +589,28 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
+            "tensordot(Tensor a, Tensor b, int|Data dims=2, Tensor? out=None)",
+            &[Place::TorchFunctional(2)],
+            |(a, b, dims, _out): (Tensor, Tensor, Or<i64, crate::value::Data>, Option<Tensor>)| {
+                let (da, db): (Vec<i64>, Vec<i64>) = match dims {
+                    Or::A(n) if n < 0 => {
+                        return Err(TensorError::runtime(
+                            "tensordot",
+                            format!("tensordot expects dims >= 0, but got dims={n}"),
+                        ));
+                    }
+                    // The last `n` dims of `a` against the first `n` of `b`.
+                    Or::A(n) => ((-n..0).collect(), (0..n).collect()),
+                    Or::B(data) => {
+                        let v: Vec<i64> = data.into_tensor(Some(fxvm_tensor::DType::I64))?.to_vec();
+                        let half = v.len() / 2;
+                        (v[..half].to_vec(), v[half..].to_vec())
+                    }
+                };
+                products::tensordot(&a, &b, &da, &db)
+            },
+        ),
+        op(
             "linalg_matmul(Tensor input, Tensor other)",
             &[Place::Linalg],
             |(a, b): (Tensor, Tensor)| linalg::matmul(&a, &b),

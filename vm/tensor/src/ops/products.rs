@@ -129,6 +129,45 @@ pub fn grouped_mm(a: &Tensor, b: &Tensor, offs: Option<&Tensor>) -> Result<Tenso
     }
 }
 
+/// `tensordot(a, b, dims_a, dims_b)`: contracts `a`'s `dims_a` with `b`'s
+/// `dims_b` (pairwise); the result has `a`'s free dims then `b`'s.
+pub fn tensordot(a: &Tensor, b: &Tensor, dims_a: &[i64], dims_b: &[i64]) -> Result<Tensor> {
+    const OP: &str = "tensordot";
+    if dims_a.len() != dims_b.len() {
+        return Err(fail(OP, "both dimension lists should have same length"));
+    }
+    let da: Vec<usize> = dims_a.iter().map(|&d| a.dim(d)).collect::<Result<_>>()?;
+    let db: Vec<usize> = dims_b.iter().map(|&d| b.dim(d)).collect::<Result<_>>()?;
+    for ((&x, &y), (gx, gy)) in da.iter().zip(&db).zip(dims_a.iter().zip(dims_b)) {
+        if a.shape()[x] != b.shape()[y] {
+            return Err(fail(
+                OP,
+                format!(
+                    "contracted dimensions need to match, but first has size {} in dim {gx} and second has size {} in dim {gy}",
+                    a.shape()[x],
+                    b.shape()[y]
+                ),
+            ));
+        }
+    }
+    let free_a: Vec<usize> = (0..a.ndim()).filter(|d| !da.contains(d)).collect();
+    let free_b: Vec<usize> = (0..b.ndim()).filter(|d| !db.contains(d)).collect();
+    let k: usize = da.iter().map(|&d| a.shape()[d]).product();
+    let rows: usize = free_a.iter().map(|&d| a.shape()[d]).product();
+    let cols: usize = free_b.iter().map(|&d| b.shape()[d]).product();
+    let as_i64 = |v: &[usize]| v.iter().map(|&x| x as i64).collect::<Vec<_>>();
+    let pa = super::shape::permute(a, &as_i64(&[free_a.clone(), da].concat()))?;
+    let pb = super::shape::permute(b, &as_i64(&[db, free_b.clone()].concat()))?;
+    let left = super::shape::reshape(&pa, &[rows as i64, k as i64])?;
+    let right = super::shape::reshape(&pb, &[k as i64, cols as i64])?;
+    let out: Vec<i64> = free_a
+        .iter()
+        .map(|&d| a.shape()[d] as i64)
+        .chain(free_b.iter().map(|&d| b.shape()[d] as i64))
+        .collect();
+    super::shape::reshape(&mm(&left, &right)?, &out)
+}
+
 /// `torch.bilinear(x1, x2, weight, bias)`: `y[..., o] = x1 · weight[o] · x2
 /// + bias[o]` over matching leading dims.
 pub fn bilinear(
