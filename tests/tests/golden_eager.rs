@@ -309,3 +309,8 @@ fn linalg_inverse_solve_decompositions_and_norms_match_pytorch() {
 fn rng_state_round_trips_in_pytorchs_layout() {
     check("rng_state");
 }
+
+#[test]
+fn weight_norm_hooks_and_parametrizations_match_pytorch() {
+    check_in("nn", "weight_norm");
+}
