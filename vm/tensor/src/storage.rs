@@ -201,6 +201,27 @@ pub trait Element: Copy + Default + PartialOrd + Send + Sync + std::fmt::Debug +
     }
 }
 
+/// The accessors every element type shares, for its storage variant.
+macro_rules! storage_access {
+    ($variant:ident) => {
+        fn slice(storage: &Storage) -> Option<&[Self]> {
+            match storage {
+                Storage::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+        fn slice_mut(storage: &mut Storage) -> Option<&mut [Self]> {
+            match storage {
+                Storage::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+        fn wrap(v: Vec<Self>) -> Storage {
+            Storage::$variant(v)
+        }
+    };
+}
+
 macro_rules! element {
     ($T:ty, $variant:ident, $scalar:expr, |$x:ident| $from_f64:expr) => {
         impl Element for $T {
@@ -232,21 +253,7 @@ macro_rules! element {
             fn to_scalar(self) -> Scalar {
                 $scalar(self)
             }
-            fn slice(storage: &Storage) -> Option<&[Self]> {
-                match storage {
-                    Storage::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn slice_mut(storage: &mut Storage) -> Option<&mut [Self]> {
-                match storage {
-                    Storage::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn wrap(v: Vec<Self>) -> Storage {
-                Storage::$variant(v)
-            }
+            storage_access!($variant);
         }
     };
 }
@@ -295,21 +302,7 @@ macro_rules! half_element {
             fn to_scalar(self) -> Scalar {
                 Scalar::Float(self.to_f64())
             }
-            fn slice(storage: &Storage) -> Option<&[Self]> {
-                match storage {
-                    Storage::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn slice_mut(storage: &mut Storage) -> Option<&mut [Self]> {
-                match storage {
-                    Storage::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn wrap(v: Vec<Self>) -> Storage {
-                Storage::$variant(v)
-            }
+            storage_access!($variant);
         }
     };
 }
@@ -346,19 +339,5 @@ impl Element for bool {
     fn to_scalar(self) -> Scalar {
         Scalar::Bool(self)
     }
-    fn slice(storage: &Storage) -> Option<&[Self]> {
-        match storage {
-            Storage::Bool(v) => Some(v),
-            _ => None,
-        }
-    }
-    fn slice_mut(storage: &mut Storage) -> Option<&mut [Self]> {
-        match storage {
-            Storage::Bool(v) => Some(v),
-            _ => None,
-        }
-    }
-    fn wrap(v: Vec<Self>) -> Storage {
-        Storage::Bool(v)
-    }
+    storage_access!(Bool);
 }

@@ -105,10 +105,10 @@ fn matrix_power(a: &Tensor, n: i64) -> Result<Tensor> {
     Ok(result.expect("a positive power multiplies at least once"))
 }
 
-/// `pinv` via the SVD, dropping singular values at or below
-/// `max(atol, rtol·σ_max)` (rtol defaults to `max(m, n)·eps`).
-fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> {
-    let (u, s, vh) = dense::svd(a, false)?;
+/// Which singular values `s` (of the matrices of `a`) count: those above
+/// `max(atol, rtol·σ_max)`, rtol defaulting to `max(m, n)·eps` unless a
+/// positive `atol` is given — PyTorch's rule for `pinv` and `matrix_rank`.
+fn significant(a: &Tensor, s: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> {
     let eps = if a.dtype() == fxvm_tensor::DType::F64 {
         f64::EPSILON
     } else {
@@ -120,22 +120,19 @@ fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> {
     } else {
         m.max(n) as f64 * eps
     });
-    let smax = reduce::extremum(&s, Some(&[-1]), true, Extremum::Max)?;
-    let cutoff = ew::binary(
-        Binary::Maximum,
-        &ew::binary(Binary::Mul, &smax.into(), &Arg::Scalar(Scalar::Float(rtol)))?.into(),
-        &Arg::Tensor(Tensor::scalar(
-            Scalar::Float(atol.unwrap_or(0.0)),
-            s.dtype(),
-        )),
-    )?;
-    let keep = ew::binary(Binary::Gt, &s.clone().into(), &cutoff.into())?;
-    let inv_s = ew::where_(
-        &keep,
-        &ew::binary(Binary::Div, &Arg::Scalar(Scalar::Float(1.0)), &s.into())?.into(),
-        &Arg::Scalar(Scalar::Float(0.0)),
-    )?;
-    // V · diag(1/σ) · Uᵀ.
+    let smax = reduce::extremum(s, Some(&[-1]), true, Extremum::Max)?;
+    let relative = ew::binary(Binary::Mul, &smax.into(), &Arg::Scalar(Scalar::Float(rtol)))?;
+    let absolute = Tensor::scalar(Scalar::Float(atol.unwrap_or(0.0)), s.dtype());
+    let cutoff = ew::binary(Binary::Maximum, &relative.into(), &absolute.into())?;
+    ew::binary(Binary::Gt, &s.into(), &cutoff.into())
+}
+
+/// `pinv` via the SVD: `V · diag(1/σ) · Uᵀ` over the significant σ.
+fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> {
+    let (u, s, vh) = dense::svd(a, false)?;
+    let keep = significant(a, &s, atol, rtol)?;
+    let reciprocal = ew::binary(Binary::Div, &Arg::Scalar(Scalar::Float(1.0)), &s.into())?;
+    let inv_s = ew::where_(&keep, &reciprocal.into(), &Arg::Scalar(Scalar::Float(0.0)))?;
     let v = shape::transpose(&vh, -2, -1)?;
     let scaled = ew::binary(
         Binary::Mul,
@@ -147,27 +144,7 @@ fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> {
 
 fn matrix_rank(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> {
     let s = dense::svdvals(a)?;
-    let eps = if a.dtype() == fxvm_tensor::DType::F64 {
-        f64::EPSILON
-    } else {
-        f32::EPSILON as f64
-    };
-    let (m, n) = (a.shape()[a.ndim() - 2], a.shape()[a.ndim() - 1]);
-    let rtol = rtol.unwrap_or(if atol.is_some_and(|t| t > 0.0) {
-        0.0
-    } else {
-        m.max(n) as f64 * eps
-    });
-    let smax = reduce::extremum(&s, Some(&[-1]), true, Extremum::Max)?;
-    let cutoff = ew::binary(
-        Binary::Maximum,
-        &ew::binary(Binary::Mul, &smax.into(), &Arg::Scalar(Scalar::Float(rtol)))?.into(),
-        &Arg::Tensor(Tensor::scalar(
-            Scalar::Float(atol.unwrap_or(0.0)),
-            s.dtype(),
-        )),
-    )?;
-    let kept = ew::binary(Binary::Gt, &s.into(), &cutoff.into())?;
+    let kept = significant(a, &s, atol, rtol)?;
     reduce::sum(&kept, Some(&[-1]), false, None)
 }
 
