@@ -311,6 +311,6 @@ fn rng_state_round_trips_in_pytorchs_layout() {
 }
 
 #[test]
-fn weight_norm_hooks_and_parametrizations_match_pytorch() {
+fn weight_norm_spectral_norm_and_parametrizations_match_pytorch() {
     check_in("nn", "weight_norm");
 }

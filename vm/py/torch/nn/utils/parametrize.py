@@ -28,6 +28,14 @@ class ParametrizationList(ModuleList):
         else:
             for i, t in enumerate(new):
                 self.register_parameter(f"original{i}", Parameter(t.data))
+        if not unsafe:
+            # PyTorch evaluates a checked parametrization once here (a
+            # spectral norm's power iteration takes one more step).
+            value = self()
+            if value.dtype != original.dtype:
+                raise ValueError(f"Registering a parametrization may not change the dtype of the tensor, unless `unsafe` flag is enabled.\nunparametrized dtype: {original.dtype}\nparametrized dtype: {value.dtype}")
+            if value.shape != original.shape:
+                raise ValueError(f"Registering a parametrization may not change the shape of the tensor, unless `unsafe` flag is enabled.\nunparametrized shape: {original.shape}\nparametrized shape: {value.shape}")
 
     def forward(self):
         if self.is_tensor:
