@@ -314,3 +314,8 @@ fn rng_state_round_trips_in_pytorchs_layout() {
 fn weight_norm_spectral_norm_and_parametrizations_match_pytorch() {
     check_in("nn", "weight_norm");
 }
+
+#[test]
+fn tensor_helpers_closeness_windows_and_splits_match_pytorch() {
+    check("tensor_helpers");
+}

@@ -128,22 +128,6 @@ def _assert(condition, message):
     assert condition, message
 
 
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """Whether every element of ``input`` is close to ``other``."""
-    return isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan).all().item()
-
-
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """``|input - other| <= atol + rtol * |other|``, elementwise (infinities equal to themselves)."""
-    other = other if isinstance(other, Tensor) else tensor(other, dtype=input.dtype)
-    if not input.is_floating_point():
-        return input == other
-    close = (input == other) | ((input - other).abs() <= atol + rtol * other.abs())
-    if equal_nan:
-        close = close | (isnan(input) & isnan(other))
-    return close
-
-
 # Submodules PyTorch makes reachable as attributes of `torch`; imported on
 # first use, since most scripts need only a few of them.
 _LAZY_SUBMODULES = {"accelerator", "backends", "cuda", "functional", "fx", "hub", "jit", "optim", "utils"}

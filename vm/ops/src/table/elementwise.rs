@@ -39,6 +39,8 @@ const BINARY: &[(Binary, Other)] = {
         (Pow, TensorOrScalar),
         (Maximum, TensorOnly),
         (Minimum, TensorOnly),
+        (Fmax, TensorOnly),
+        (Fmin, TensorOnly),
         (Atan2, TensorOnly),
         (Hypot, TensorOnly),
         (LogAddExp, TensorOnly),
@@ -231,6 +233,12 @@ pub(crate) fn rows() -> Vec<Op> {
         "where(Tensor condition, Tensor|Scalar input, Tensor|Scalar other)",
         T,
         |(c, a, b): (Tensor, Arg, Arg)| ew::where_(&c, &a, &b),
+    ));
+    // `x.where(condition, y)` is `torch.where(condition, x, y)`.
+    rows.push(op(
+        "where(Tensor input, Tensor condition, Tensor|Scalar other)",
+        M,
+        |(x, c, b): (Tensor, Tensor, Arg)| ew::where_(&c, &x.into(), &b),
     ));
     for name in ["clamp", "clip"] {
         rows.push(op(

@@ -434,6 +434,40 @@ fn triangle_indices(row: i64, col: i64, offset: i64, lower: bool, dtype: DType) 
     Ok(Tensor::from_vec(rs, &[2, n]).to_dtype(dtype))
 }
 
+/// `Tensor.unfold(dimension, size, step)`: every window of `size` along
+/// `dimension`, `step` apart, as a new last dim — a view.
+fn unfold(x: &Tensor, dim: i64, size: i64, step: i64) -> Result<Tensor> {
+    let d = if x.ndim() == 0 { 0 } else { x.dim(dim)? };
+    let len = x.shape().get(d).copied().unwrap_or(1) as i64;
+    if size > len || size < 0 {
+        return Err(fail(
+            "unfold",
+            format!("maximum size for tensor at dimension {d} is {len} but size is {size}"),
+        ));
+    }
+    if step <= 0 {
+        return Err(fail("unfold", format!("step is {step} but must be > 0")));
+    }
+    let layout = x.layout();
+    let mut shape = layout.shape.clone();
+    let mut strides = layout.strides.clone();
+    let along = strides.get(d).copied().unwrap_or(1);
+    if x.ndim() == 0 {
+        shape = vec![size as usize];
+        strides = vec![1];
+    } else {
+        shape[d] = ((len - size) / step + 1) as usize;
+        strides[d] = along * step as usize;
+        shape.push(size as usize);
+        strides.push(along);
+    }
+    Ok(x.with_layout(fxvm_tensor::layout::Layout {
+        shape,
+        strides,
+        offset: layout.offset,
+    }))
+}
+
 fn tuple(pieces: Vec<Tensor>) -> Value {
     Value::Tuple(pieces.into_iter().map(Value::Tensor).collect())
 }
@@ -460,6 +494,41 @@ pub(crate) fn rows() -> Vec<Op> {
         ));
     }
     rows.extend([
+        op(
+            "broadcast_to(Tensor input, int[] size)",
+            TM,
+            |(x, size): (Tensor, Vec<i64>)| shape::expand(&x, &size),
+        ),
+        op("ravel(Tensor input)", TM, |(x,): (Tensor,)| shape::reshape(&x, &[-1])),
+        op(
+            "diagflat(Tensor input, int offset=0)",
+            TM,
+            |(x, offset): (Tensor, i64)| rearrange::diag(&shape::reshape(&x, &[-1])?, offset),
+        ),
+        op(
+            "unfold(Tensor input, int dimension, int size, int step)",
+            crate::op::M,
+            |(x, d, size, step): (Tensor, i64, i64, i64)| unfold(&x, d, size, step),
+        ),
+        op(
+            "split_with_sizes(Tensor input, int[] split_sizes, int dim=0)",
+            TM,
+            |(x, sizes, dim): (Tensor, Vec<i64>, i64)| {
+                let total: i64 = sizes.iter().sum();
+                let d = x.dim(dim)?;
+                if total != x.shape()[d] as i64 {
+                    return Err(fail(
+                        "split_with_sizes",
+                        format!(
+                            "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {dim}), but got split_sizes={sizes:?}",
+                            x.shape()[d]
+                        ),
+                    ));
+                }
+                let split = shape::Split::Sizes(sizes.into_iter().map(|s| s.max(0) as usize).collect());
+                Ok(tuple(shape::split(&x, split, dim)?))
+            },
+        ),
         op("tile(Tensor input, int[] dims)", TM, |(x, dims): (Tensor, Vec<i64>)| tile(&x, &dims)),
         op(
             "repeat_interleave(Tensor input, Tensor|int? repeats=None, int? dim=None, *, int? output_size=None)",

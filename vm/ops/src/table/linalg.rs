@@ -689,6 +689,11 @@ pub(crate) fn rows() -> Vec<Op> {
             |(a, b): (Tensor, Tensor)| linalg::bmm(&a, &b),
         ),
         op(
+            "ger(Tensor input, Tensor vec2)",
+            TM,
+            |(a, b): (Tensor, Tensor)| linalg::outer(&a, &b),
+        ),
+        op(
             "outer(Tensor input, Tensor vec2)",
             TM,
             |(a, b): (Tensor, Tensor)| linalg::outer(&a, &b),

@@ -148,9 +148,58 @@ fn float_power(x: Arg, y: Arg) -> Result<Tensor> {
     Ok(out.to_dtype(DType::F64))
 }
 
+/// `|a - b| <= atol + rtol·|b|` elementwise, equal values (infinities
+/// included) always close, NaNs close to each other only with `equal_nan`.
+fn isclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64, equal_nan: bool) -> Result<Tensor> {
+    if a.dtype() != b.dtype() {
+        return Err(TensorError::runtime(
+            "isclose",
+            format!(
+                "{} did not match {}",
+                fxvm_tensor::error::legacy_name(a.dtype()),
+                fxvm_tensor::error::legacy_name(b.dtype())
+            ),
+        ));
+    }
+    let equal = bin(Binary::Eq, a, b)?;
+    if !a.dtype().is_float() {
+        return Ok(equal);
+    }
+    let diff = ew::unary(Unary::Abs, &bin(Binary::Sub, a, b)?)?;
+    let bound = bin(
+        Binary::Add,
+        bin(Binary::Mul, rtol, ew::unary(Unary::Abs, b)?)?,
+        atol,
+    )?;
+    let mut close = bin(Binary::LogicalOr, equal, bin(Binary::Le, diff, bound)?)?;
+    if equal_nan {
+        let both = bin(
+            Binary::LogicalAnd,
+            bin(Binary::Ne, a, a)?,
+            bin(Binary::Ne, b, b)?,
+        )?;
+        close = bin(Binary::LogicalOr, close, both)?;
+    }
+    Ok(close)
+}
+
 fn rsub(x: &Tensor, other: Arg, alpha: Scalar) -> Result<Tensor> {
     let scaled = bin(Binary::Mul, x, alpha)?;
     ew::binary(Binary::Sub, &other, &scaled.into())
+}
+
+/// `~x`: logical not for bools, two's complement for integers.
+fn bitwise_not(x: &Tensor) -> Result<Tensor> {
+    match x.dtype() {
+        DType::Bool => bin(Binary::Eq, x, 0.0),
+        d if d.is_float() => Err(TensorError::not_implemented_for("bitwise_not_cpu", d)),
+        d => Ok(bin(
+            Binary::Sub,
+            bin(Binary::Mul, x, -1.0)?.to_dtype(DType::I64),
+            1.0,
+        )?
+        .to_dtype(d)),
+    }
 }
 
 pub(crate) fn rows() -> Vec<Op> {
@@ -260,6 +309,34 @@ pub(crate) fn rows() -> Vec<Op> {
             T,
             |(x, y, alpha): (Tensor, Or<Tensor, Scalar>, Scalar)| rsub(&x, arg(y), alpha),
         ),
+        op(
+            "isclose(Tensor input, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False)",
+            TM,
+            |(a, b, rtol, atol, nan): (Tensor, Tensor, f64, f64, bool)| {
+                isclose(&a, &b, rtol, atol, nan)
+            },
+        ),
+        op(
+            "allclose(Tensor input, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False)",
+            TM,
+            |(a, b, rtol, atol, nan): (Tensor, Tensor, f64, f64, bool)| -> Result<bool> {
+                let close = isclose(&a, &b, rtol, atol, nan)?;
+                Ok(close.to_vec::<bool>().into_iter().all(|c| c))
+            },
+        ),
+        op(
+            "dist(Tensor input, Tensor other, Scalar p=2)",
+            TM,
+            |(a, b, p): (Tensor, Tensor, Scalar)| {
+                fxvm_tensor::ops::reduce::norm(&bin(Binary::Sub, &a, &b)?, p.to_f64(), None, false)
+            },
+        ),
+        op("bitwise_not(Tensor input)", TM, |(x,): (Tensor,)| {
+            bitwise_not(&x)
+        }),
+        op("bitwise_not_(Tensor(a!) input)", M, |(x,): (Tensor,)| {
+            in_place(&x, bitwise_not(&x))
+        }),
         op(
             "positive(Tensor input)",
             TM,

@@ -132,6 +132,13 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
+            "cumsum_(Tensor(a!) input, int dim, *, ScalarType? dtype=None)",
+            M,
+            |(x, dim, dtype): (Tensor, i64, Option<DType>)| {
+                in_place(&x, reduce::cumsum(&x, dim, dtype))
+            },
+        ),
+        op(
             "cummax(Tensor input, int dim)",
             TM,
             |(x, dim): (Tensor, i64)| {

@@ -225,6 +225,12 @@ pub(crate) fn rows() -> Vec<Op> {
             TM,
             |(x,): (Tensor,)| -> Result<Tensor> { Ok(x.copy()) },
         ),
+        // No autograd: detaching in place leaves the tensor as it is.
+        op(
+            "detach_(Tensor(a!) input)",
+            TM,
+            |(_x,): (Tensor,)| -> Result<crate::value::Value> { Ok(crate::value::Value::Input(0)) },
+        ),
         op(
             "detach(Tensor input)",
             TM,

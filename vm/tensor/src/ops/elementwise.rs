@@ -444,6 +444,9 @@ binary_ops! {
     Pow, "pow", Promoted, |a, b| a.powf(b), if b < 0 { 0 } else { a.wrapping_pow(b as u32) };
     Maximum, "maximum", Promoted, |a, b| if a.is_nan() || a > b { a } else { b }, a.max(b);
     Minimum, "minimum", Promoted, |a, b| if a.is_nan() || a < b { a } else { b }, a.min(b);
+    // fmax/fmin ignore a NaN when the other side has a number.
+    Fmax, "fmax", Promoted, |a, b| if b.is_nan() || a > b { a } else { b }, a.max(b);
+    Fmin, "fmin", Promoted, |a, b| if b.is_nan() || a < b { a } else { b }, a.min(b);
     Atan2, "atan2", FloatPromoted, |a, b| a.atan2(b), 0;
     Hypot, "hypot", FloatPromoted, |a, b| a.hypot(b), 0;
     LogAddExp, "logaddexp", FloatPromoted, |a, b| log_add_exp(a, b, |d| (-d).exp().ln_1p()), 0;
