@@ -287,6 +287,17 @@ class Module:
 
     __call__ = _wrapped_call_impl
 
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """``hook(state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` (the module first with ``with_module``)
+        runs before this module reads its entries, and may rewrite them."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = (lambda *args: hook(self, *args)) if with_module else hook
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook):
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[handle.id] = hook
@@ -420,6 +431,8 @@ class Module:
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs, assign=False):
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         persistent_buffers = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items()) if v is not None}
         for name, param in local_state.items():

@@ -28,6 +28,14 @@ class _WeightNorm(Module):
 
 def weight_norm(module, name="weight", dim=0):
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def load_legacy_keys(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+        # Checkpoints of the legacy hook name the tensors `<name>_g`/`<name>_v`.
+        for old, new in ((f"{name}_g", "original0"), (f"{name}_v", "original1")):
+            if prefix + old in state_dict:
+                state_dict[f"{prefix}parametrizations.{name}.{new}"] = state_dict.pop(prefix + old)
+
+    module._register_load_state_dict_pre_hook(load_legacy_keys)
     return module
 
 
