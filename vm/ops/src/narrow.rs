@@ -17,6 +17,17 @@ use crate::value::Value;
 /// only when alone, as in promotion). An explicit `dtype=` argument means
 /// the caller chose the result's dtype, so nothing is narrowed back.
 fn target(schema: &Schema, values: &[Value]) -> Option<DType> {
+    let tensors = || {
+        values.iter().flat_map(|v| match v {
+            Value::Tensor(t) => std::slice::from_ref(t),
+            Value::Tensors(ts) => ts.as_slice(),
+            _ => &[],
+        })
+    };
+    // Every op call passes here: the common case leaves without allocating.
+    if !tensors().any(|t| t.dtype().is_narrow()) {
+        return None;
+    }
     let explicit = schema
         .params
         .iter()
@@ -25,24 +36,12 @@ fn target(schema: &Schema, values: &[Value]) -> Option<DType> {
     if explicit {
         return None;
     }
-    let tensors: Vec<&Tensor> = values
-        .iter()
-        .flat_map(|v| match v {
-            Value::Tensor(t) => std::slice::from_ref(t).iter().collect::<Vec<_>>(),
-            Value::Tensors(ts) => ts.iter().collect(),
-            _ => vec![],
-        })
-        .collect();
-    if !tensors.iter().any(|t| t.dtype().is_narrow()) {
-        return None;
-    }
-    let dimensioned: Vec<DType> = tensors
-        .iter()
+    let dimensioned: Vec<DType> = tensors()
         .filter(|t| t.ndim() > 0)
         .map(|t| t.dtype())
         .collect();
     let deciding = if dimensioned.is_empty() {
-        tensors.iter().map(|t| t.dtype()).collect()
+        tensors().map(|t| t.dtype()).collect()
     } else {
         dimensioned
     };

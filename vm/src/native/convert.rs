@@ -89,7 +89,7 @@ impl PyDType {
 
     #[pygetset]
     fn is_signed(&self) -> bool {
-        !matches!(self.dtype, DType::Bool | DType::U8)
+        self.dtype.is_signed()
     }
 
     #[pymethod]

@@ -614,7 +614,7 @@ impl PyTensor {
 
     #[pymethod]
     fn is_signed(&self) -> bool {
-        !matches!(self.tensor().dtype(), DType::Bool | DType::U8)
+        self.tensor().dtype().is_signed()
     }
 
     #[pymethod]

@@ -70,6 +70,11 @@ impl DType {
         self.category() == Category::Float
     }
 
+    /// Whether the dtype holds negative values (`torch.dtype.is_signed`).
+    pub fn is_signed(self) -> bool {
+        !matches!(self, DType::Bool | DType::U8)
+    }
+
     /// Stored narrower than kernels compute it (see [`DType::compute`]).
     pub fn is_narrow(self) -> bool {
         self.compute() != self

@@ -172,10 +172,15 @@ impl Sets {
         for k in 0..self.count {
             let a = &a[k * self.rows1 * m..(k + 1) * self.rows1 * m];
             let b = &b[k * self.rows2 * m..(k + 1) * self.rows2 * m];
-            let norms2: Vec<F> = b.chunks_exact(m.max(1)).map(squared).collect();
+            // Squared norms only for the product form.
+            let norms2: Vec<F> = if use_mm {
+                b.chunks_exact(m.max(1)).map(squared).collect()
+            } else {
+                Vec::new()
+            };
             for i in 0..self.rows1 {
                 let x = &a[i * m..(i + 1) * m];
-                let norm1 = squared(x);
+                let norm1 = if use_mm { squared(x) } else { F::zero() };
                 for j in 0..self.rows2 {
                     let y = &b[j * m..(j + 1) * m];
                     out.push(if use_mm {

@@ -38,7 +38,13 @@ fn destinations(shape: &[usize], dim: usize, index: &[i64]) -> Vec<usize> {
     out
 }
 
-fn check_source(op: &str, t: &Tensor, dim: usize, index: &[i64], source: &Tensor) -> Result<()> {
+fn check_source(
+    op: &'static str,
+    t: &Tensor,
+    dim: usize,
+    index: &[i64],
+    source: &Tensor,
+) -> Result<()> {
     let (ts, ss) = (t.shape(), source.shape());
     let along = if source.ndim() == 0 {
         1
@@ -47,7 +53,7 @@ fn check_source(op: &str, t: &Tensor, dim: usize, index: &[i64], source: &Tensor
     };
     if index.len() != along {
         return Err(TensorError::runtime(
-            "index_add",
+            op,
             format!(
                 "{op}(): Number of indices ({}) should be equal to source.size(dim): ({along}), for dim: {dim}",
                 index.len()
@@ -61,7 +67,7 @@ fn check_source(op: &str, t: &Tensor, dim: usize, index: &[i64], source: &Tensor
             .all(|(d, &n)| d == dim || ss.get(d).copied().unwrap_or(1) == n);
     if !matches {
         return Err(TensorError::runtime(
-            "index_add",
+            op,
             format!(
                 "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = {ts:?} source.shape = {ss:?}"
             ),
@@ -71,7 +77,7 @@ fn check_source(op: &str, t: &Tensor, dim: usize, index: &[i64], source: &Tensor
 }
 
 fn write(
-    op: &str,
+    op: &'static str,
     t: &Tensor,
     dim: i64,
     index: &Tensor,
@@ -90,7 +96,7 @@ fn write(
     check_source(op, t, d, &idx, source)?;
     if source.dtype() != t.dtype() {
         return Err(TensorError::runtime(
-            "index_add",
+            op,
             format!(
                 "{op}(): self ({}) and source ({}) must have the same scalar type",
                 legacy_name(t.dtype()),
@@ -102,7 +108,7 @@ fn write(
     if let Some(&bad) = idx.iter().find(|&&i| !(0..size as i64).contains(&i)) {
         let message = format!("index {bad} is out of bounds for dimension {d} with size {size}");
         return Err(match how {
-            Write::Add => TensorError::runtime("index_add", message),
+            Write::Add => TensorError::runtime(op, message),
             Write::Copy => TensorError::index_error(format!("{op}(): {message}")),
         });
     }

@@ -74,23 +74,12 @@ pub fn cumextremum(t: &Tensor, dim: i64, max: bool) -> Result<(Tensor, Tensor)> 
         return Ok((t.copy(), Tensor::zeros(&[], DType::I64)));
     }
     let dim = t.dim(dim)?;
-    let better = move |x: f64, best: f64| {
+    let better = |x: f64, best: f64| {
         x.is_nan() || (!best.is_nan() && if max { x >= best } else { x <= best })
     };
-    let values = with_dtype!(t.dtype(), T => along_dim(t, dim, |i: &[T], o: &mut [T]| {
-        let mut best = i.first().map_or(0.0, |v| v.to_f64());
-        let mut held = i.first().copied().unwrap_or_default();
-        for (x, y) in i.iter().zip(o.iter_mut()) {
-            if better(x.to_f64(), best) {
-                best = x.to_f64();
-                held = *x;
-            }
-            *y = held;
-        }
-    }));
-    // The index of the held value, position by position.
-    let source = t.to_dtype(DType::F64);
-    let positions = along_dim(&source, dim, |i: &[f64], o: &mut [f64]| {
+    // The index where the held extreme was last reached; the values are
+    // the input gathered there.
+    let positions = along_dim(&t.to_dtype(DType::F64), dim, |i: &[f64], o: &mut [f64]| {
         let (mut best, mut at) = (i.first().copied().unwrap_or(0.0), 0usize);
         for (k, (&x, y)) in i.iter().zip(o.iter_mut()).enumerate() {
             if better(x, best) {
@@ -99,8 +88,10 @@ pub fn cumextremum(t: &Tensor, dim: i64, max: bool) -> Result<(Tensor, Tensor)> 
             }
             *y = at as f64;
         }
-    });
-    Ok((values, positions.to_dtype(DType::I64)))
+    })
+    .to_dtype(DType::I64);
+    let values = super::index::gather(t, dim as i64, &positions)?;
+    Ok((values, positions))
 }
 
 #[cfg(test)]
