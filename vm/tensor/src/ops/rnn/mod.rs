@@ -15,6 +15,10 @@ use crate::ops::shape;
 use crate::random::Generator;
 use crate::tensor::Tensor;
 
+mod recurrent;
+
+use recurrent::Packed;
+
 /// The recurrence a layer computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cell {
@@ -79,18 +83,19 @@ fn fail<T>(op: &'static str, message: impl Into<String>) -> Result<T> {
 /// One direction of one layer's weights, dense in the compute type.
 struct Weights<T> {
     w_ih: Vec<T>,
-    w_hh: Vec<T>,
+    /// `(gates * hidden, out)`, packed for the per-step product.
+    w_hh: Packed<T>,
     b_ih: Option<Vec<T>>,
     b_hh: Option<Vec<T>>,
     /// LSTM projection `(out, hidden)`.
-    w_hr: Option<Vec<T>>,
+    w_hr: Option<Packed<T>>,
     input: usize,
     hidden: usize,
     /// Size of the state carried between steps: `hidden`, or the projection's.
     out: usize,
 }
 
-impl<T: Real> Weights<T> {
+impl<T: Activate> Weights<T> {
     fn read(cell: Cell, params: &[Tensor], has_biases: bool) -> Result<Weights<T>> {
         let op = cell.name();
         let dense = |t: &Tensor| t.to_dtype(T::DTYPE).contiguous().to_vec::<T>();
@@ -110,10 +115,10 @@ impl<T: Real> Weights<T> {
         }
         Ok(Weights {
             w_ih: dense(w_ih),
-            w_hh: dense(w_hh),
+            w_hh: Packed::new(&dense(w_hh), cell.gates() * hidden, out),
             b_ih: biases.first().map(dense),
             b_hh: biases.get(1).map(dense),
-            w_hr: w_hr.map(dense),
+            w_hr: w_hr.map(|w| Packed::new(&dense(w), out, hidden)),
             input: w_ih.shape()[1],
             hidden,
             out,
@@ -122,7 +127,7 @@ impl<T: Real> Weights<T> {
 }
 
 /// Gate activations over whole slices: vectorised for f32.
-trait Activate: Real {
+trait Activate: recurrent::Lanes {
     fn sigmoid_all(v: &mut [Self]);
     fn tanh_all(v: &mut [Self]);
 }
@@ -204,7 +209,7 @@ fn layer<T: Activate>(
         Box::new(spans.iter())
     };
     for &(first, b) in order {
-        times_transposed(b, gh, out, &mut hh[..b * gh], &h[..b * out], &w.w_hh);
+        w.w_hh.product(&h[..b * out], b, &mut hh[..b * gh]);
         if let Some(bias) = &w.b_hh {
             for row in hh[..b * gh].chunks_mut(gh) {
                 row.iter_mut().zip(bias).for_each(|(v, &b)| *v = *v + b);
@@ -265,7 +270,7 @@ fn layer<T: Activate>(
             }
         }
         if let Some(w_hr) = &w.w_hr {
-            times_transposed(b, out, hid, &mut h[..b * out], &cell_out[..b * hid], w_hr);
+            w_hr.product(&cell_out[..b * hid], b, &mut h[..b * out]);
         }
         output[first * out..(first + b) * out].copy_from_slice(&h[..b * out]);
     }
@@ -388,10 +393,12 @@ pub fn run(
         );
     }
     let Steps { x, spans, batch } = steps(input, sequence, op)?;
-    match dtype {
+    // On a pool thread, the per-step splits are cheap joins rather than a
+    // blocking hand-over from outside the pool at every step.
+    rayon::scope(|_| match dtype {
         DType::F32 => run_typed::<f32>(stack, &x, hx, &spans, batch, sequence, g, dirs, per),
         _ => run_typed::<f64>(stack, &x, hx, &spans, batch, sequence, g, dirs, per),
-    }
+    })
 }
 
 #[allow(clippy::too_many_arguments)] // the checked pieces of `run`
