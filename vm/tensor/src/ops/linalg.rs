@@ -150,9 +150,6 @@ impl<T> Matrix<'_, T> {
     }
 }
 
-/// Products with fewer rows than this and more columns than rows run transposed.
-const TRANSPOSE_BELOW_ROWS: usize = 64;
-
 /// `dst = lhs @ rhs` for an m×k `lhs`, a k×n `rhs` and a dense row-major m×n `dst`.
 pub(crate) fn gemm_into<T: Real>(
     m: usize,
@@ -179,36 +176,16 @@ pub(crate) fn gemm_into<T: Real>(
     } else {
         Parallelism::None
     };
-    // The kernels block many rows of the left operand against a few columns
-    // of the right one, so a short, wide product (a small batch through a
-    // big layer) runs as its transpose `dstᵀ = rhsᵀ · lhsᵀ`: same memory,
-    // strides swapped.
-    let (m, n, dst_cs, dst_rs, lhs, rhs) = if m < n && m < TRANSPOSE_BELOW_ROWS {
-        let lhs_t = Matrix {
-            data: rhs.data,
-            row_stride: rhs.col_stride,
-            col_stride: rhs.row_stride,
-        };
-        let rhs_t = Matrix {
-            data: lhs.data,
-            row_stride: lhs.col_stride,
-            col_stride: lhs.row_stride,
-        };
-        (n, m, n, 1, lhs_t, rhs_t)
-    } else {
-        (m, n, 1, n, lhs, rhs)
-    };
     // SAFETY: the assert above keeps every element the strides reach inside
-    // the borrowed slices, and `dst` is an exclusive dense block whose
-    // strides (row-major, or its transpose) stay inside its m×n elements.
+    // the borrowed slices, and `dst` is an exclusive dense m×n block.
     unsafe {
         gemm::gemm(
             m,
             n,
             k,
             dst.as_mut_ptr(),
-            dst_cs as isize,
-            dst_rs as isize,
+            1,
+            n as isize,
             false,
             lhs.data.as_ptr(),
             lhs.col_stride as isize,
