@@ -101,15 +101,35 @@ pub fn sort(t: &Tensor, dim: i64, descending: bool, stable: bool) -> Result<(Ten
     let d = t.dim(dim)?;
     let len = t.shape().get(d).copied().unwrap_or(1);
     Ok(with_dtype!(t.dtype(), T => along::<T>(t, d, len, |row| {
-        let mut v = pairs(row);
-        let less = if descending { self::descending::<T> } else { ascending::<T> };
-        if stable {
-            v.sort_by(|a, b| if less(a, b) { std::cmp::Ordering::Less } else if less(b, a) { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Equal });
+        // Each order its own instance, so the comparisons inline.
+        if descending {
+            sorted_row(row, stable, self::descending::<T>)
         } else {
-            introsort::sort(&mut v, &less);
+            sorted_row(row, stable, ascending::<T>)
         }
-        v
     })))
+}
+
+fn sorted_row<T: Element>(
+    row: &[T],
+    stable: bool,
+    less: impl Fn(&Pair<T>, &Pair<T>) -> bool,
+) -> Vec<Pair<T>> {
+    let mut v = pairs(row);
+    if stable {
+        v.sort_by(|a, b| {
+            if less(a, b) {
+                std::cmp::Ordering::Less
+            } else if less(b, a) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
+    } else {
+        introsort::sort(&mut v, &less);
+    }
+    v
 }
 
 /// `topk(k, dim, largest, sorted)`: as PyTorch, a partial sort when `k` is
@@ -128,24 +148,37 @@ pub fn topk(t: &Tensor, k: i64, dim: i64, largest: bool, sorted: bool) -> Result
         ));
     }
     Ok(with_dtype!(t.dtype(), T => along::<T>(t, d, k, |row| {
-        let less = if largest { descending::<T> } else { ascending::<T> };
-        if k == 0 {
-            Vec::new()
-        } else if k * 64 <= row.len() {
-            // A partial sort reads each element past the first k once, so
-            // they need not be gathered into pairs first.
-            let mut top = pairs(&row[..k]);
-            introsort::partial_sort_from(&mut top, row[k..].iter().copied().zip(k as i64..), &less);
-            top
+        // Each order its own instance, so the comparisons inline.
+        if largest {
+            top_of_row(row, k, sorted, descending::<T>)
         } else {
-            let mut v = pairs(row);
-            introsort::nth_element(&mut v, k - 1, &less);
-            if sorted {
-                introsort::sort(&mut v[..k - 1], &less);
-            }
-            v
+            top_of_row(row, k, sorted, ascending::<T>)
         }
     })))
+}
+
+fn top_of_row<T: Element>(
+    row: &[T],
+    k: usize,
+    sorted: bool,
+    less: impl Fn(&Pair<T>, &Pair<T>) -> bool,
+) -> Vec<Pair<T>> {
+    if k == 0 {
+        Vec::new()
+    } else if k * 64 <= row.len() {
+        // A partial sort reads each element past the first k once, so
+        // they need not be gathered into pairs first.
+        let mut top = pairs(&row[..k]);
+        introsort::partial_sort_from(&mut top, row[k..].iter().copied().zip(k as i64..), &less);
+        top
+    } else {
+        let mut v = pairs(row);
+        introsort::nth_element(&mut v, k - 1, &less);
+        if sorted {
+            introsort::sort(&mut v[..k - 1], &less);
+        }
+        v
+    }
 }
 
 /// Removes (or keeps as size 1) `dim` of a one-element-long result.
