@@ -350,7 +350,7 @@ fn user_packages_come_from_site_packages_pythonpath_and_a_virtualenv() {
     assert_eq!(out.status, Some(0), "{}", out.stderr);
     assert_eq!(
         out.stdout,
-        "alpha beta gamma [1]\nImportError fastmath True\n"
+        "alpha beta gamma [1]\nCompiledExtensionError fastmath True\n"
     );
     // Without them, a clear ModuleNotFoundError.
     let out = run(&["run", "-c", "import alpha"]);
@@ -360,5 +360,42 @@ fn user_packages_come_from_site_packages_pythonpath_and_a_virtualenv() {
             .ends_with("ModuleNotFoundError: No module named 'alpha'"),
         "{}",
         out.stderr
+    );
+}
+
+#[test]
+fn a_library_importing_a_compiled_package_at_its_top_still_imports() {
+    // `fastcore` needs its compiled core; `uses_core` imports it at the top
+    // (as torchvision imports numpy and PIL) and subclasses one of its
+    // classes. The library imports; using the package raises the error.
+    let scratch = Scratch::new("deferred-compiled");
+    let site = scratch.path();
+    std::fs::create_dir_all(site.join("fastcore")).unwrap();
+    std::fs::write(
+        site.join("fastcore/__init__.py"),
+        "from fastcore._core import speed\n",
+    )
+    .unwrap();
+    std::fs::write(
+        site.join("fastcore/_core.cpython-311-x86_64-linux-gnu.so"),
+        b"",
+    )
+    .unwrap();
+    std::fs::write(
+        site.join("uses_core.py"),
+        "import fastcore\nfrom fastcore import Engine\n\nclass Fast(Engine):\n    pass\n\n\
+         def is_array(x):\n    return isinstance(x, fastcore.Array)\n\n\
+         def run():\n    return fastcore.speed(3)\n",
+    )
+    .unwrap();
+    let code = "import sys\nimport uses_core\nprint(uses_core.Fast.__name__, uses_core.is_array([1]), 'fastcore' in sys.modules)\n\
+                for call in (uses_core.run, uses_core.Fast, lambda: __import__('fastcore')):\n    \
+                try:\n        call()\n    except ImportError as e:\n        \
+                print(type(e).__name__, 'fastcore._core' in str(e), 'compiled extension' in str(e))";
+    let out = run(&["run", "--site-packages", site.to_str().unwrap(), "-c", code]);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "Fast False False\nUnavailableError True True\nUnavailableError True True\nCompiledExtensionError True True\n"
     );
 }

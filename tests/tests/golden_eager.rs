@@ -319,3 +319,8 @@ fn weight_norm_spectral_norm_and_parametrizations_match_pytorch() {
 fn tensor_helpers_closeness_windows_and_splits_match_pytorch() {
     check("tensor_helpers");
 }
+
+#[test]
+fn torch_library_operators_kernels_and_their_graphs_match_pytorch() {
+    check("torch_library");
+}

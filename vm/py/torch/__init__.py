@@ -84,6 +84,24 @@ def is_floating_point(input):
 from torch import overrides, return_types
 from torch.storage import FloatStorage, DoubleStorage, HalfStorage, BFloat16Storage, LongStorage, IntStorage, ShortStorage, CharStorage, ByteStorage, BoolStorage
 from torch._dtype_info import finfo, iinfo
+from torch._checks import _check, _check_index, _check_is_size, _check_not_implemented, _check_type, _check_value
+
+
+def _log_api_usage_once(event):
+    """PyTorch's usage telemetry hook (off outside Meta's builds): nothing."""
+
+
+def _get_tracing_state():
+    """The ``torch.jit.trace`` in progress: fxvm has none."""
+    return None
+
+
+_C._log_api_usage_once = _log_api_usage_once
+_C._get_tracing_state = _get_tracing_state
+from torch import _dispatch
+
+for _name in _dispatch.__all__:
+    setattr(_C, _name, getattr(_dispatch, _name))
 
 
 def save(obj, f, *args, **kwargs):
@@ -130,10 +148,14 @@ def _assert(condition, message):
 
 # Submodules PyTorch makes reachable as attributes of `torch`; imported on
 # first use, since most scripts need only a few of them.
-_LAZY_SUBMODULES = {"accelerator", "backends", "cuda", "functional", "fx", "hub", "jit", "optim", "utils"}
+_LAZY_SUBMODULES = {"accelerator", "backends", "compiler", "cuda", "functional", "fx", "hub", "jit", "library", "onnx", "optim", "utils"}
 
 
 def __getattr__(name):
+    if name == "ops":
+        from torch._ops import ops
+
+        return ops
     if name in _LAZY_SUBMODULES:
         import importlib
 

@@ -7,6 +7,44 @@ from urllib.parse import urlparse
 
 import torch
 
+try:
+    from tqdm import tqdm
+except ImportError:
+
+    class tqdm:
+        """A minimal stand-in for the ``tqdm`` progress bar (as PyTorch's hub
+        defines one when tqdm is not installed): writes ``done/total`` to
+        stderr as it is updated."""
+
+        def __init__(self, total=None, disable=False, unit=None, unit_scale=None, unit_divisor=None, **kwargs):
+            self.total = total
+            self.disable = disable
+            self.n = 0
+
+        def update(self, n):
+            if self.disable:
+                return
+            import sys
+
+            self.n += n
+            if self.total is None:
+                sys.stderr.write(f"\r{self.n:.1f} bytes")
+            else:
+                sys.stderr.write(f"\r{100 * self.n / float(self.total):.1f}%")
+
+        def close(self):
+            self.disable = True
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, exc_type, exc_val, exc_tb):
+            if self.disable:
+                return
+            import sys
+
+            sys.stderr.write("\n")
+
 __all__ = ["download_url_to_file", "get_dir", "load", "load_state_dict_from_url", "set_dir"]
 
 _hub_dir = None

@@ -3,7 +3,7 @@
 //! `clamp`.
 
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
-use fxvm_tensor::{Scalar, Tensor};
+use fxvm_tensor::{Scalar, Tensor, TensorError};
 
 use super::in_place;
 use crate::op::{M, Op, Place, T, TM, op};
@@ -22,6 +22,8 @@ enum Other {
     Alpha,
     /// Only a tensor (no Scalar overload).
     TensorOnly,
+    /// A tensor or a number on either side (`torch.pow(2, t)`), not both.
+    EitherSide,
 }
 
 /// One row per op of [`Binary`]; a unit test checks none is missing.
@@ -34,9 +36,9 @@ const BINARY: &[(Binary, Other)] = {
         (Mul, TensorOrScalar),
         (Div, TensorOrScalar),
         (FloorDivide, TensorOrScalar),
-        (Remainder, TensorOrScalar),
+        (Remainder, EitherSide),
         (Fmod, TensorOrScalar),
-        (Pow, TensorOrScalar),
+        (Pow, EitherSide),
         (Maximum, TensorOnly),
         (Minimum, TensorOnly),
         (Fmax, TensorOnly),
@@ -45,7 +47,7 @@ const BINARY: &[(Binary, Other)] = {
         (Hypot, TensorOnly),
         (LogAddExp, TensorOnly),
         (LogAddExp2, TensorOnly),
-        (Xlogy, TensorOrScalar),
+        (Xlogy, EitherSide),
         (Copysign, TensorOrScalar),
         (Heaviside, TensorOnly),
         (Gcd, TensorOnly),
@@ -59,11 +61,11 @@ const BINARY: &[(Binary, Other)] = {
         (LogicalAnd, TensorOnly),
         (LogicalOr, TensorOnly),
         (LogicalXor, TensorOnly),
-        (BitwiseAnd, TensorOrScalar),
-        (BitwiseOr, TensorOrScalar),
-        (BitwiseXor, TensorOrScalar),
-        (LeftShift, TensorOrScalar),
-        (RightShift, TensorOrScalar),
+        (BitwiseAnd, EitherSide),
+        (BitwiseOr, EitherSide),
+        (BitwiseXor, EitherSide),
+        (LeftShift, EitherSide),
+        (RightShift, EitherSide),
     ]
 };
 
@@ -125,6 +127,27 @@ fn binary_rows(op_: Binary, other: Other) -> [Op; 2] {
                 decl(format!("{name}(Tensor input, Tensor|Scalar other)")),
                 TM,
                 move |(x, y): (Tensor, Arg)| run(x, y, Scalar::Int(1)),
+            ),
+            op(
+                decl(format!("{name}_(Tensor(a!) input, Tensor|Scalar other)")),
+                M,
+                move |(x, y): (Tensor, Arg)| in_place(&x, run(x.clone(), y, Scalar::Int(1))),
+            ),
+        ],
+        Other::EitherSide => [
+            op(
+                decl(format!("{name}(Tensor|Scalar input, Tensor|Scalar other)")),
+                TM,
+                move |(x, y): (Arg, Arg)| match (&x, &y) {
+                    (Arg::Scalar(_), Arg::Scalar(_)) => Err(TensorError::Argument {
+                        op: name,
+                        message:
+                            "received an invalid combination of arguments - got (Number, Number), \
+                                  but expected a Tensor on at least one side"
+                                .into(),
+                    }),
+                    _ => ew::binary(op_, &x, &y),
+                },
             ),
             op(
                 decl(format!("{name}_(Tensor(a!) input, Tensor|Scalar other)")),

@@ -63,6 +63,23 @@ def _unavailable(name):
     )
 
 
+def _script_if_tracing(fn):
+    """Scripts ``fn`` when a TorchScript trace calls it; fxvm never traces
+    TorchScript, so it is ``fn``."""
+    return fn
+
+
+def _overload_method(func):
+    """Declares one TorchScript overload of a method; eager code runs the
+    method's final definition, so the declaration is returned as is."""
+    return func
+
+
+def _overload(func):
+    """Declares one TorchScript overload of a function (see ``_overload_method``)."""
+    return func
+
+
 def script(obj, *args, **kwargs):
     _unavailable("script")
 

@@ -2,9 +2,10 @@
 accepted; the samples and batches are the ones PyTorch's workers produce)."""
 
 import collections.abc
+from typing import Generic
 
 import torch
-from torch.utils.data.dataset import IterableDataset
+from torch.utils.data.dataset import IterableDataset, T_co
 from torch.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate", "default_convert"]
@@ -43,7 +44,7 @@ def default_convert(data):
     return data
 
 
-class DataLoader:
+class DataLoader(Generic[T_co]):
     def __init__(
         self,
         dataset,

@@ -3,13 +3,16 @@ the ways PyTorch combines and splits them."""
 
 import bisect
 import math
+from typing import Generic, TypeVar
 
 import torch
 
 __all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "Subset", "TensorDataset", "random_split"]
 
+T_co = TypeVar("T_co", covariant=True)
 
-class Dataset:
+
+class Dataset(Generic[T_co]):
     def __getitem__(self, index):
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 

@@ -1,11 +1,15 @@
 """Samplers: the order in which a ``DataLoader`` visits a dataset's indices."""
 
+from typing import Generic, TypeVar
+
 import torch
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler"]
 
+T_co = TypeVar("T_co", covariant=True)
 
-class Sampler:
+
+class Sampler(Generic[T_co]):
     def __init__(self, data_source=None):
         pass
 
