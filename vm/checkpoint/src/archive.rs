@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{Cursor, Read, Write};
 use std::ops::Range;
+use std::sync::Arc;
 
+use fxvm_tensor::buffer::SharedBytes;
 use fxvm_tensor::bytes::element_size;
 use fxvm_tensor::{DType, Tensor, TensorError};
 use zip::write::SimpleFileOptions;
@@ -113,9 +115,19 @@ enum Record {
     Compressed(usize),
 }
 
+/// Where a checkpoint's bytes are.
+enum Source {
+    /// In memory or mapped: stored little-endian storages are read in place
+    /// (keeping the bytes alive) until written.
+    Bytes(SharedBytes),
+    /// A file read storage by storage, each into a buffer of its own, as
+    /// PyTorch's `torch.load` does: the tensors owe nothing to the file.
+    File(std::fs::File),
+}
+
 /// A checkpoint file: its pickle, and the storages it refers to.
 pub struct Checkpoint {
-    data: Vec<u8>,
+    source: Source,
     pub pickle: Pickle,
     records: HashMap<String, Record>,
     big_endian: bool,
@@ -124,31 +136,116 @@ pub struct Checkpoint {
 impl Checkpoint {
     /// Reads any of the three containers from the file's bytes.
     pub fn open(data: Vec<u8>) -> Result<Checkpoint> {
-        if data.starts_with(b"PK\x03\x04") {
-            return open_zip(data);
+        Checkpoint::open_shared(Arc::new(data))
+    }
+
+    /// Reads any of the three containers from bytes storages may borrow
+    /// (a file's contents, or its memory map).
+    pub fn open_shared(data: SharedBytes) -> Result<Checkpoint> {
+        let bytes: &[u8] = (*data).as_ref();
+        if bytes.starts_with(b"PK\x03\x04") {
+            let len = bytes.len();
+            return open_zip(Cursor::new(bytes), len, Source::Bytes(Arc::clone(&data)));
         }
-        let (first, used) = pickle::decode(&data)?;
+        let (first, used) = pickle::decode(bytes)?;
         if first.get(first.root) == &Value::BigInt(LEGACY_MAGIC.to_vec()) {
             return open_legacy(data, used);
         }
         Ok(Checkpoint {
-            data: Vec::new(),
+            source: Source::Bytes(Arc::new(Vec::new())),
             pickle: first,
             records: HashMap::new(),
             big_endian: false,
         })
     }
 
+    /// A checkpoint whose bytes `data` are `file` memory-mapped. A zip
+    /// archive's directory and headers are read from the file rather than
+    /// the map: the kernel maps whole page-cache folios (megabytes) on a
+    /// fault, so touching each record's header through the map would make
+    /// most of the file resident at once.
+    pub fn open_mapped(data: SharedBytes, file: std::fs::File) -> Result<Checkpoint> {
+        let bytes: &[u8] = (*data).as_ref();
+        if bytes.starts_with(b"PK\x03\x04") {
+            let len = bytes.len();
+            return open_zip(std::io::BufReader::new(file), len, Source::Bytes(data));
+        }
+        Checkpoint::open_shared(data)
+    }
+
+    /// A checkpoint read from `file` as it is needed: the zip directory and
+    /// pickle first, then each storage into its own buffer. The other
+    /// containers are read whole.
+    pub fn open_file(mut file: std::fs::File) -> Result<Checkpoint> {
+        use std::io::Seek;
+        let io = |e: std::io::Error| CheckpointError::Archive(e.to_string());
+        let mut magic = [0u8; 4];
+        let is_zip = file.read_exact(&mut magic).is_ok() && &magic == b"PK\x03\x04";
+        file.rewind().map_err(io)?;
+        if !is_zip {
+            let mut data = Vec::new();
+            file.read_to_end(&mut data).map_err(io)?;
+            return Checkpoint::open(data);
+        }
+        let len = usize::try_from(file.metadata().map_err(io)?.len())
+            .map_err(|_| CheckpointError::Archive("the file is too large".into()))?;
+        let reader = std::io::BufReader::new(file.try_clone().map_err(io)?);
+        open_zip(reader, len, Source::File(file))
+    }
+
     /// The storage `key` as a 1-d tensor of `dtype` holding `numel` elements.
     pub fn storage(&self, key: &str, dtype: DType, numel: usize) -> Result<Tensor> {
         let missing = || CheckpointError::MissingRecord(key.to_string());
-        let bytes: std::borrow::Cow<[u8]> = match self.records.get(key).ok_or_else(missing)? {
-            Record::Range(r) => self.data[r.clone()].into(),
-            Record::Compressed(index) => {
-                let mut archive = zip::ZipArchive::new(Cursor::new(&self.data[..]))?;
-                let file = archive.by_index(*index)?;
-                let size = file.size();
-                read_entry(file, size, &format!("data/{key}"))?.into()
+        let record = self.records.get(key).ok_or_else(missing)?;
+        let short = |len: usize| {
+            CheckpointError::Archive(format!(
+                "storage {key} holds {len} bytes, fewer than its {numel} elements need"
+            ))
+        };
+        let fits = |len: usize| numel.checked_mul(element_size(dtype)) <= Some(len);
+        let bytes: std::borrow::Cow<[u8]> = match (&self.source, record) {
+            (Source::Bytes(shared), Record::Range(r)) => {
+                if !fits(r.len()) {
+                    return Err(short(r.len()));
+                }
+                if !self.big_endian
+                    && let Some(t) = Tensor::borrow_bytes(dtype, shared, r.start, numel)
+                {
+                    return Ok(t);
+                }
+                (**shared).as_ref()[r.clone()].into()
+            }
+            (Source::File(file), Record::Range(r)) => {
+                use std::os::unix::fs::FileExt;
+                if !fits(r.len()) {
+                    return Err(short(r.len()));
+                }
+                let read = Tensor::read_into(dtype, numel, self.big_endian, |buf| {
+                    file.read_exact_at(buf, r.start as u64)
+                })?;
+                return read.map_err(|e| {
+                    CheckpointError::Archive(format!(
+                        "PytorchStreamReader failed reading file data/{key}: {e}"
+                    ))
+                });
+            }
+            (source, Record::Compressed(index)) => {
+                let name = format!("data/{key}");
+                match source {
+                    Source::Bytes(shared) => {
+                        let data: &[u8] = (**shared).as_ref();
+                        let mut archive = zip::ZipArchive::new(Cursor::new(data))?;
+                        let entry = archive.by_index(*index)?;
+                        let size = entry.size();
+                        read_entry(entry, size, &name)?.into()
+                    }
+                    Source::File(file) => {
+                        let mut archive = zip::ZipArchive::new(std::io::BufReader::new(file))?;
+                        let entry = archive.by_index(*index)?;
+                        let size = entry.size();
+                        read_entry(entry, size, &name)?.into()
+                    }
+                }
             }
         };
         let expected = numel.checked_mul(element_size(dtype));
@@ -177,8 +274,10 @@ fn read_entry(mut entry: impl Read, size: u64, name: &str) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-fn open_zip(data: Vec<u8>) -> Result<Checkpoint> {
-    let mut archive = zip::ZipArchive::new(Cursor::new(&data[..]))?;
+/// A zip archive of `len` bytes read through `reader` (the directory,
+/// headers and pickle) whose records `source` then reads.
+fn open_zip<R: Read + std::io::Seek>(reader: R, len: usize, source: Source) -> Result<Checkpoint> {
+    let mut archive = zip::ZipArchive::new(reader)?;
     let names: Vec<String> = archive.file_names().map(str::to_owned).collect();
     let pkl = names
         .iter()
@@ -190,14 +289,13 @@ fn open_zip(data: Vec<u8>) -> Result<Checkpoint> {
             )
         })?;
     let prefix = pkl[..pkl.len() - "data.pkl".len()].to_string();
-    let read =
-        |archive: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str| -> Result<Option<Vec<u8>>> {
-            let Ok(file) = archive.by_name(name) else {
-                return Ok(None);
-            };
-            let size = file.size();
-            read_entry(file, size, name).map(Some)
+    let read = |archive: &mut zip::ZipArchive<R>, name: &str| -> Result<Option<Vec<u8>>> {
+        let Ok(file) = archive.by_name(name) else {
+            return Ok(None);
         };
+        let size = file.size();
+        read_entry(file, size, name).map(Some)
+    };
     let pickle_bytes = read(&mut archive, pkl)?.expect("listed above");
     let big_endian =
         read(&mut archive, &format!("{prefix}byteorder"))?.is_some_and(|b| b == b"big");
@@ -213,7 +311,7 @@ fn open_zip(data: Vec<u8>) -> Result<Checkpoint> {
                 .map_err(|_| CheckpointError::Archive("zip entry beyond the file".into()))?;
             let end = start
                 .checked_add(file.size() as usize)
-                .filter(|&e| e <= data.len());
+                .filter(|&e| e <= len);
             Record::Range(
                 start..end.ok_or_else(|| {
                     CheckpointError::Archive(format!(
@@ -229,7 +327,7 @@ fn open_zip(data: Vec<u8>) -> Result<Checkpoint> {
     drop(archive);
     let (pickle, _) = pickle::decode(&pickle_bytes)?;
     Ok(Checkpoint {
-        data,
+        source,
         pickle,
         records,
         big_endian,
@@ -239,7 +337,8 @@ fn open_zip(data: Vec<u8>) -> Result<Checkpoint> {
 /// The legacy stream: the magic number (already read), then the protocol
 /// version, system info, the object, and the sorted storage keys, each
 /// pickled; then per key an 8-byte element count and the elements.
-fn open_legacy(data: Vec<u8>, mut pos: usize) -> Result<Checkpoint> {
+fn open_legacy(shared: SharedBytes, mut pos: usize) -> Result<Checkpoint> {
+    let data: &[u8] = (*shared).as_ref();
     let next = |pos: &mut usize| -> Result<Pickle> {
         let (p, used) = pickle::decode(&data[*pos..])?;
         *pos += used;
@@ -287,7 +386,7 @@ fn open_legacy(data: Vec<u8>, mut pos: usize) -> Result<Checkpoint> {
         pos = end;
     }
     Ok(Checkpoint {
-        data,
+        source: Source::Bytes(shared),
         pickle: object,
         records,
         big_endian: !little_endian,
@@ -409,6 +508,66 @@ mod tests {
             "more elements than bytes"
         );
         assert!(ck.storage("0", DType::F32, usize::MAX).is_err());
+    }
+
+    #[test]
+    fn a_file_is_read_storage_by_storage_into_buffers_of_their_own() {
+        let t = Tensor::from_vec(vec![1.5f64, -2.0], &[2]);
+        let bytes = write_zip(
+            "archive",
+            b"\x80\x02K\x07.",
+            &[("0".into(), t.storage_bytes())],
+        )
+        .expect("writes");
+        let dir = std::env::temp_dir().join(format!("fxvm-archive-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("ck.pt");
+        std::fs::write(&path, &bytes).unwrap();
+        let ck = Checkpoint::open_file(std::fs::File::open(&path).unwrap()).expect("reads");
+        let loaded = ck.storage("0", DType::F64, 2).expect("storage");
+        assert!(!loaded.is_borrowed());
+        assert_eq!(loaded.to_vec::<f64>(), [1.5, -2.0]);
+        assert!(
+            ck.storage("0", DType::F64, 3).is_err(),
+            "more elements than bytes"
+        );
+        // The file shrinks after its directory was read: an error, not a panic.
+        std::fs::write(&path, &bytes[..64]).unwrap();
+        assert!(ck.storage("0", DType::F64, 2).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn stored_storages_are_read_in_place_until_written() {
+        let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]);
+        let file = write_zip(
+            "archive",
+            b"\x80\x02K\x07.",
+            &[("0".into(), t.storage_bytes())],
+        )
+        .expect("writes");
+        let ck = Checkpoint::open(file).expect("reads");
+        let a = ck.storage("0", DType::F32, 3).expect("storage");
+        let b = ck.storage("0", DType::F32, 3).expect("storage");
+        assert!(a.is_borrowed() && b.is_borrowed());
+        a.fill(fxvm_tensor::Scalar::Float(9.0));
+        assert!(!a.is_borrowed());
+        assert_eq!(a.to_vec::<f32>(), [9.0; 3]);
+        // The file's bytes, and what else reads them, keep their values.
+        assert!(b.is_borrowed());
+        assert_eq!(b.to_vec::<f32>(), [1.0, 2.0, 3.0]);
+        // Bools have invalid bit patterns: decoded, never borrowed.
+        let flags = Tensor::from_vec(vec![true, false], &[2]);
+        let file = write_zip(
+            "archive",
+            b"\x80\x02K\x07.",
+            &[("0".into(), flags.storage_bytes())],
+        )
+        .expect("writes");
+        let ck = Checkpoint::open(file).expect("reads");
+        let loaded = ck.storage("0", DType::Bool, 2).expect("storage");
+        assert!(!loaded.is_borrowed());
+        assert_eq!(loaded.to_vec::<bool>(), [true, false]);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod archive;
 pub mod pickle;
 pub mod safetensors;
+pub mod source;
 
 pub use archive::{
     Checkpoint, CheckpointError, StorageRef, storage_class, storage_dtype, write_zip,

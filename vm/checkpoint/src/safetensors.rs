@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use fxvm_tensor::buffer::SharedBytes;
 use fxvm_tensor::{DType, Tensor};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
@@ -50,9 +51,14 @@ fn invalid(e: safetensors::SafeTensorError) -> CheckpointError {
     CheckpointError::Archive(e.to_string())
 }
 
-/// Reads every tensor of a safetensors file (copied out of `bytes`).
-pub fn load(bytes: &[u8]) -> Result<Loaded, CheckpointError> {
-    let (_, header) = SafeTensors::read_metadata(bytes).map_err(invalid)?;
+/// Reads every tensor of a safetensors file. Tensors are read in place from
+/// `shared` (keeping it alive) until written, when their data is aligned
+/// for their dtype (as files written by safetensors are); otherwise copied.
+pub fn load(shared: &SharedBytes) -> Result<Loaded, CheckpointError> {
+    let bytes: &[u8] = (**shared).as_ref();
+    let (header_len, header) = SafeTensors::read_metadata(bytes).map_err(invalid)?;
+    // The data follows the 8-byte length and the JSON header.
+    let data_start = 8 + header_len;
     let file = SafeTensors::deserialize(bytes).map_err(invalid)?;
     let mut names: Vec<(usize, String)> = header
         .tensors()
@@ -65,8 +71,13 @@ pub fn load(bytes: &[u8]) -> Result<Loaded, CheckpointError> {
         .map(|(_, name)| {
             let view = file.tensor(&name).map_err(invalid)?;
             let dtype = dtype_of(view.dtype())?;
-            let flat =
-                Tensor::from_bytes(dtype, view.data(), false).map_err(CheckpointError::Tensor)?;
+            let start = header.tensors()[&name].data_offsets.0 + data_start;
+            let numel = view.shape().iter().product::<usize>();
+            let flat = match Tensor::borrow_bytes(dtype, shared, start, numel) {
+                Some(t) => t,
+                None => Tensor::from_bytes(dtype, view.data(), false)
+                    .map_err(CheckpointError::Tensor)?,
+            };
             let tensor = fxvm_tensor::ops::shape::reshape(
                 &flat,
                 &view.shape().iter().map(|&d| d as i64).collect::<Vec<_>>(),
@@ -119,7 +130,9 @@ mod tests {
             Some(meta.clone()),
         )
         .unwrap();
-        let loaded = load(&bytes).unwrap();
+        let loaded = load(&(std::sync::Arc::new(bytes) as SharedBytes)).unwrap();
+        // Aligned data is read in place.
+        assert!(loaded.tensors.iter().any(|(_, t)| t.is_borrowed()));
         let mut by_name = loaded.tensors.clone();
         by_name.sort_by(|a, b| a.0.cmp(&b.0));
         let names: Vec<_> = by_name.iter().map(|(n, _)| n.as_str()).collect();
@@ -146,7 +159,7 @@ mod tests {
             &good[..good.len() - 3],
             &good[..10],
         ] {
-            assert!(load(bad).is_err());
+            assert!(load(&(std::sync::Arc::new(bad.to_vec()) as SharedBytes)).is_err());
         }
     }
 }

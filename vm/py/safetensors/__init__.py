@@ -1,7 +1,10 @@
 """``safetensors`` for fxvm: the file format read and written natively (on
 the ``safetensors`` Rust crate; nothing in a file can run code), with the
-Python API of safetensors 0.8 for ``framework="pt"``. Files are read whole
-rather than memory-mapped."""
+Python API of safetensors 0.8 for ``framework="pt"``. Files are
+memory-mapped and their tensors read in place (paged in as they are
+touched) until written."""
+
+import os as _os
 
 import torch as _torch  # `torch` would be shadowed by the submodule safetensors.torch
 
@@ -15,12 +18,16 @@ class SafetensorError(Exception):
     """A file that is not valid safetensors, or a tensor it does not hold."""
 
 
-def _read(filename):
+def _load_file(filename):
     try:
-        with open(filename, "rb") as f:
-            return f.read()
+        with open(filename, "rb"):
+            pass
     except FileNotFoundError:
         raise FileNotFoundError(f"No such file or directory: {filename}") from None
+    try:
+        return _torch._C._safetensors_load_file(_os.fspath(filename))
+    except ValueError as e:
+        raise SafetensorError(f"Error while deserializing: {e}") from None
 
 
 def deserialize(data):
@@ -46,7 +53,7 @@ class safe_open:
             raise SafetensorError(f"framework {framework} is not supported by fxvm (only 'pt')")
         if str(device) != "cpu":
             _torch.zeros(0, device=device)  # PyTorch's error for a device fxvm has not
-        tensors, self._metadata = deserialize(_read(filename))
+        tensors, self._metadata = _load_file(filename)
         self._tensors = dict(tensors)
 
     def __enter__(self):

@@ -126,8 +126,17 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_ne
     tensors = [t for _, t in pickler.storages.values()]
     archive = _C._write_checkpoint(_archive_name(f), data.getvalue(), tensors)
     if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as handle:
-            handle.write(archive)
+        # A temporary file renamed into place: an interrupted save never
+        # leaves a half-written checkpoint where the old one was.
+        path = os.fspath(f)
+        tmp = f"{path}.tmp-{os.getpid()}"
+        try:
+            with open(tmp, "wb") as handle:
+                handle.write(archive)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
     else:
         f.write(archive)
 
@@ -165,6 +174,26 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                 "If you are running on a CPU-only machine, please use torch.load with "
                 "map_location=torch.device('cpu') to map your storages to the CPU."
             )
-    data = _read(f)
     user = {name: _global_name(entry)[1] for name, entry in _safe_globals.items()}
-    return _C._load_checkpoint(bytes(data), bool(weights_only), user, _find_class)
+    if isinstance(f, (str, os.PathLike)):
+        path = os.fspath(f)
+        with open(path, "rb") as handle:  # Python's own error for a missing file
+            if mmap:
+                _check_mappable(handle.read(4), f"{path}, ")
+        # Read (or mapped) natively: storages are read in place from the
+        # file's bytes until written, with no copy through Python.
+        return _C._load_checkpoint_file(path, bool(mmap), bool(weights_only), user, _find_class)
+    data = bytes(_read(f))
+    if mmap:
+        _check_mappable(data[:4], "")
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    return _C._load_checkpoint(data, bool(weights_only), user, _find_class)
+
+
+def _check_mappable(magic, name):
+    """PyTorch maps only its zip format."""
+    if magic != b"PK\x03\x04":
+        raise RuntimeError(
+            f"mmap can only be used with files saved with `torch.save({name}_use_new_zipfile_serialization=True), "
+            "please torch.save your checkpoint with this option in order to use mmap."
+        )

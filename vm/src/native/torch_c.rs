@@ -136,9 +136,61 @@ mod _c {
         find_class: PyObjectRef,
         vm: &VirtualMachine,
     ) -> PyResult {
+        let data = std::sync::Arc::new(source.as_bytes().to_vec());
+        load_checkpoint(
+            Source::Bytes(data),
+            weights_only,
+            safe_globals,
+            find_class,
+            vm,
+        )
+    }
+
+    /// `torch.load` of a file path: the file read whole, or memory-mapped
+    /// (`mmap`); stored storages are read in place from either until written.
+    #[pyfunction]
+    fn _load_checkpoint_file(
+        path: String,
+        mmap: bool,
+        weights_only: bool,
+        safe_globals: rustpython_vm::builtins::PyDictRef,
+        find_class: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        let io_error = |e: std::io::Error| vm.new_os_error(format!("{path}: {e}"));
+        let file = std::fs::File::open(&path).map_err(io_error)?;
+        let source = if mmap {
+            let data =
+                fxvm_checkpoint::source::map(std::path::Path::new(&path)).map_err(io_error)?;
+            Source::Mapped(data, file)
+        } else {
+            Source::File(file)
+        };
+        load_checkpoint(source, weights_only, safe_globals, find_class, vm)
+    }
+
+    /// Where `torch.load` reads a checkpoint from.
+    enum Source {
+        Bytes(fxvm_tensor::buffer::SharedBytes),
+        Mapped(fxvm_tensor::buffer::SharedBytes, std::fs::File),
+        File(std::fs::File),
+    }
+
+    /// Builds a checkpoint's object.
+    fn load_checkpoint(
+        source: Source,
+        weights_only: bool,
+        safe_globals: rustpython_vm::builtins::PyDictRef,
+        find_class: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
         use crate::native::load::{Loader, Policy, unpickling_error};
-        let data = source.as_bytes().to_vec();
-        let ck = fxvm_checkpoint::Checkpoint::open(data).map_err(|e| match e {
+        let ck = match source {
+            Source::Bytes(data) => fxvm_checkpoint::Checkpoint::open_shared(data),
+            Source::Mapped(data, file) => fxvm_checkpoint::Checkpoint::open_mapped(data, file),
+            Source::File(file) => fxvm_checkpoint::Checkpoint::open_file(file),
+        }
+        .map_err(|e| match e {
             fxvm_checkpoint::CheckpointError::UnsupportedDType(_) => {
                 vm.new_not_implemented_error(e.to_string())
             }
@@ -160,7 +212,26 @@ mod _c {
         data: rustpython_vm::builtins::PyBytesRef,
         vm: &VirtualMachine,
     ) -> PyResult<(PyObjectRef, PyObjectRef)> {
-        let loaded = fxvm_checkpoint::safetensors::load(data.as_bytes())
+        safetensors_load(std::sync::Arc::new(data.as_bytes().to_vec()), vm)
+    }
+
+    /// `_safetensors_load` of the file at `path`, memory-mapped: tensors are
+    /// read in place and paged in as they are touched.
+    #[pyfunction]
+    fn _safetensors_load_file(
+        path: String,
+        vm: &VirtualMachine,
+    ) -> PyResult<(PyObjectRef, PyObjectRef)> {
+        let data = fxvm_checkpoint::source::map(std::path::Path::new(&path))
+            .map_err(|e| vm.new_os_error(format!("{path}: {e}")))?;
+        safetensors_load(data, vm)
+    }
+
+    fn safetensors_load(
+        data: fxvm_tensor::buffer::SharedBytes,
+        vm: &VirtualMachine,
+    ) -> PyResult<(PyObjectRef, PyObjectRef)> {
+        let loaded = fxvm_checkpoint::safetensors::load(&data)
             .map_err(|e| vm.new_value_error(e.to_string()))?;
         let tensors: Vec<PyObjectRef> = loaded
             .tensors

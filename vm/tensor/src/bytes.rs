@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::buffer::SharedBytes;
 use crate::dtype::DType;
 use crate::error::{Result, TensorError};
 use crate::layout::Layout;
@@ -14,6 +15,12 @@ trait Raw: Element {
     const SIZE: usize;
     fn read(bytes: &[u8], big_endian: bool) -> Self;
     fn write(self, out: &mut Vec<u8>);
+    /// Fills `values` with the elements whose bytes `read` writes.
+    fn fill<E>(
+        values: &mut [Self],
+        big_endian: bool,
+        read: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E>;
 }
 
 macro_rules! raw {
@@ -27,6 +34,23 @@ macro_rules! raw {
             fn write(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());
             }
+            fn fill<E>(
+                values: &mut [Self],
+                big_endian: bool,
+                read: impl FnOnce(&mut [u8]) -> Result<(), E>,
+            ) -> Result<(), E> {
+                read(bytemuck::cast_slice_mut(values))?;
+                if big_endian != cfg!(target_endian = "big") {
+                    for v in values.iter_mut() {
+                        *v = <$T>::from_ne_bytes({
+                            let mut b = v.to_ne_bytes();
+                            b.reverse();
+                            b
+                        });
+                    }
+                }
+                Ok(())
+            }
         }
     )*};
 }
@@ -39,6 +63,19 @@ impl Raw for bool {
     }
     fn write(self, out: &mut Vec<u8>) {
         out.push(self as u8);
+    }
+    fn fill<E>(
+        values: &mut [Self],
+        _: bool,
+        read: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut bytes = vec![0u8; values.len()];
+        read(&mut bytes)?;
+        values
+            .iter_mut()
+            .zip(&bytes)
+            .for_each(|(v, &b)| *v = b != 0);
+        Ok(())
     }
 }
 
@@ -71,6 +108,51 @@ impl Tensor {
         let storage = with_dtype!(dtype, T => T::wrap(decode::<T>(bytes, big_endian)?));
         let len = storage.len();
         Ok(Tensor::from_storage(storage, &[len]))
+    }
+
+    /// A 1-d tensor of `numel` elements of `dtype` read in place from
+    /// little-endian `bytes` at `start` (no copy until written); None when
+    /// they cannot be (a big-endian machine, a misaligned start, bools), so
+    /// the caller decodes them with `from_bytes`.
+    pub fn borrow_bytes(
+        dtype: DType,
+        bytes: &SharedBytes,
+        start: usize,
+        numel: usize,
+    ) -> Option<Tensor> {
+        if cfg!(target_endian = "big") {
+            return None;
+        }
+        let end = numel
+            .checked_mul(element_size(dtype))
+            .and_then(|n| start.checked_add(n))?;
+        let storage = with_dtype!(dtype, T => T::borrow(bytes, start..end))?;
+        Some(Tensor::from_storage(storage, &[numel]))
+    }
+
+    /// A 1-d tensor of `numel` elements of `dtype` whose bytes `read` writes
+    /// straight into the new storage (a file read with no staging copy),
+    /// then put in native order. `read`'s error comes back as is.
+    pub fn read_into<E>(
+        dtype: DType,
+        numel: usize,
+        big_endian: bool,
+        read: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<Result<Tensor, E>> {
+        crate::alloc::reserve(numel, dtype)?;
+        let storage = with_dtype!(dtype, T => {
+            let mut values = vec![T::default(); numel];
+            match <T as Raw>::fill(&mut values, big_endian, read) {
+                Ok(()) => T::wrap(values),
+                Err(e) => return Ok(Err(e)),
+            }
+        });
+        Ok(Ok(Tensor::from_storage(storage, &[numel])))
+    }
+
+    /// Whether this tensor's elements are still read in place from shared bytes.
+    pub fn is_borrowed(&self) -> bool {
+        with_storage!(&*self.read(), v, _T => v.is_borrowed())
     }
 
     /// Every element of this tensor's storage (not only the view's), little-endian.

@@ -1,22 +1,25 @@
 //! Typed element buffers, and the trait that lets kernels be generic over dtype.
 
+use std::ops::Range;
+
 use half::{bf16, f16};
 
+use super::buffer::{Buffer, SharedBytes};
 use super::dtype::{Category, DType, Scalar};
 
 /// The elements behind one or more tensors (views share a storage).
 #[derive(Clone, Debug)]
 pub enum Storage {
-    Bool(Vec<bool>),
-    U8(Vec<u8>),
-    I8(Vec<i8>),
-    I16(Vec<i16>),
-    I32(Vec<i32>),
-    I64(Vec<i64>),
-    F16(Vec<f16>),
-    BF16(Vec<bf16>),
-    F32(Vec<f32>),
-    F64(Vec<f64>),
+    Bool(Buffer<bool>),
+    U8(Buffer<u8>),
+    I8(Buffer<i8>),
+    I16(Buffer<i16>),
+    I32(Buffer<i32>),
+    I64(Buffer<i64>),
+    F16(Buffer<f16>),
+    BF16(Buffer<bf16>),
+    F32(Buffer<f32>),
+    F64(Buffer<f64>),
 }
 
 /// Runs `$body` with `$v` bound to the storage's typed vector, and `$T` to its element type.
@@ -169,8 +172,15 @@ pub trait Element: Copy + Default + PartialOrd + Send + Sync + std::fmt::Debug +
     fn from_bool(b: bool) -> Self;
     fn to_scalar(self) -> Scalar;
     fn slice(storage: &Storage) -> Option<&[Self]>;
+    /// The elements to write (borrowed ones are copied out first).
     fn slice_mut(storage: &mut Storage) -> Option<&mut [Self]>;
     fn wrap(v: Vec<Self>) -> Storage;
+    /// A storage reading `bytes[range]` in place as elements in native byte
+    /// order; None when they do not fit (see `Buffer::borrow`) or the type
+    /// has invalid bit patterns (bool).
+    fn borrow(_bytes: &SharedBytes, _range: Range<usize>) -> Option<Storage> {
+        None
+    }
 
     fn from_scalar(s: Scalar) -> Self {
         match s {
@@ -212,12 +222,18 @@ macro_rules! storage_access {
         }
         fn slice_mut(storage: &mut Storage) -> Option<&mut [Self]> {
             match storage {
-                Storage::$variant(v) => Some(v),
+                Storage::$variant(v) => Some(v.make_mut()),
                 _ => None,
             }
         }
         fn wrap(v: Vec<Self>) -> Storage {
-            Storage::$variant(v)
+            Storage::$variant(Buffer::Owned(v))
+        }
+    };
+    ($variant:ident, borrowable) => {
+        storage_access!($variant);
+        fn borrow(bytes: &SharedBytes, range: Range<usize>) -> Option<Storage> {
+            Buffer::borrow(bytes, range).map(Storage::$variant)
         }
     };
 }
@@ -253,7 +269,7 @@ macro_rules! element {
             fn to_scalar(self) -> Scalar {
                 $scalar(self)
             }
-            storage_access!($variant);
+            storage_access!($variant, borrowable);
         }
     };
 }
@@ -302,7 +318,7 @@ macro_rules! half_element {
             fn to_scalar(self) -> Scalar {
                 Scalar::Float(self.to_f64())
             }
-            storage_access!($variant);
+            storage_access!($variant, borrowable);
         }
     };
 }
