@@ -324,3 +324,8 @@ fn tensor_helpers_closeness_windows_and_splits_match_pytorch() {
 fn torch_library_operators_kernels_and_their_graphs_match_pytorch() {
     check("torch_library");
 }
+
+#[test]
+fn what_model_libraries_use_besides_layers_matches_pytorch() {
+    check("library_support");
+}

@@ -30,9 +30,6 @@ class DispatchKey:
     def __repr__(self):
         return f"DispatchKey.{self.name}"
 
-    def __str__(self):
-        return self.name
-
     def __int__(self):
         return self.value
 

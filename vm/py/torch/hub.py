@@ -3,6 +3,7 @@
 error names the file to place and where."""
 
 import os
+import re
 from urllib.parse import urlparse
 
 import torch
@@ -48,6 +49,9 @@ except ImportError:
 __all__ = ["download_url_to_file", "get_dir", "load", "load_state_dict_from_url", "set_dir"]
 
 _hub_dir = None
+
+# The hash prefix in a checkpoint's file name (`resnet18-f37072fd.pth`).
+HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
 
 
 def _get_torch_home():

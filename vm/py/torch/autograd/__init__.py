@@ -4,6 +4,8 @@ each works as a context manager and as a decorator, as in PyTorch."""
 
 import functools
 
+from torch.autograd.function import Function, FunctionCtx
+
 _enabled = [True]
 _inference = [False]
 
