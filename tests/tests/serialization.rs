@@ -86,3 +86,28 @@ fn truncated_and_malformed_pickles_raise_unpickling_error() {
         assert!(!out.stderr.contains("panicked"), "{data}: {}", out.stderr);
     }
 }
+
+#[test]
+fn a_failed_save_leaves_the_old_checkpoint_and_no_temporary_file() {
+    // The new archive goes to a temporary file renamed over the old one: when
+    // the rename (standing for any failure while writing) fails, the old
+    // checkpoint is intact and the temporary file is gone.
+    let scratch = fxvm_tests::Scratch::new("atomic-save");
+    let code = format!(
+        "import os, torch\n\
+         d = {dir:?}\n\
+         path = os.path.join(d, 'ck.pt')\n\
+         torch.save({{'w': torch.ones(2)}}, path)\n\
+         real = os.replace\n\
+         def broken(a, b):\n    raise OSError('disk full')\n\
+         os.replace = broken\n\
+         try:\n    torch.save({{'w': torch.zeros(3)}}, path)\n\
+         except OSError as e:\n    print('OSError', e)\n\
+         os.replace = real\n\
+         print(torch.load(path)['w'].tolist(), sorted(os.listdir(d)))",
+        dir = scratch.path().to_str().unwrap()
+    );
+    let out = run_code(&code);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "OSError disk full\n[1.0, 1.0] ['ck.pt']\n");
+}

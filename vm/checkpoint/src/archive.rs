@@ -477,16 +477,21 @@ pub fn write_zip(name: &str, pickle: &[u8], storages: &[(String, Vec<u8>)]) -> R
 mod tests {
     use super::*;
 
-    #[test]
-    fn zip_round_trip_keeps_records_aligned() {
-        let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]);
-        // A pickle holding only the integer 7; storages are looked up by key.
-        let file = write_zip(
+    /// A zip checkpoint whose pickle is the integer 7 and whose storage "0"
+    /// holds `t`'s elements.
+    fn one_storage(t: &Tensor) -> Vec<u8> {
+        write_zip(
             "archive",
             b"\x80\x02K\x07.",
             &[("0".into(), t.storage_bytes())],
         )
-        .expect("writes");
+        .expect("writes")
+    }
+
+    #[test]
+    fn zip_round_trip_keeps_records_aligned() {
+        let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]);
+        let file = one_storage(&t);
         let ck = Checkpoint::open(file).expect("reads");
         assert_eq!(ck.pickle.get(ck.pickle.root), &Value::Int(7));
         let Some(Record::Range(r)) = ck.records.get("0") else {
@@ -513,12 +518,7 @@ mod tests {
     #[test]
     fn a_file_is_read_storage_by_storage_into_buffers_of_their_own() {
         let t = Tensor::from_vec(vec![1.5f64, -2.0], &[2]);
-        let bytes = write_zip(
-            "archive",
-            b"\x80\x02K\x07.",
-            &[("0".into(), t.storage_bytes())],
-        )
-        .expect("writes");
+        let bytes = one_storage(&t);
         let dir = std::env::temp_dir().join(format!("fxvm-archive-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("ck.pt");
@@ -540,12 +540,7 @@ mod tests {
     #[test]
     fn stored_storages_are_read_in_place_until_written() {
         let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]);
-        let file = write_zip(
-            "archive",
-            b"\x80\x02K\x07.",
-            &[("0".into(), t.storage_bytes())],
-        )
-        .expect("writes");
+        let file = one_storage(&t);
         let ck = Checkpoint::open(file).expect("reads");
         let a = ck.storage("0", DType::F32, 3).expect("storage");
         let b = ck.storage("0", DType::F32, 3).expect("storage");
@@ -558,12 +553,7 @@ mod tests {
         assert_eq!(b.to_vec::<f32>(), [1.0, 2.0, 3.0]);
         // Bools have invalid bit patterns: decoded, never borrowed.
         let flags = Tensor::from_vec(vec![true, false], &[2]);
-        let file = write_zip(
-            "archive",
-            b"\x80\x02K\x07.",
-            &[("0".into(), flags.storage_bytes())],
-        )
-        .expect("writes");
+        let file = one_storage(&flags);
         let ck = Checkpoint::open(file).expect("reads");
         let loaded = ck.storage("0", DType::Bool, 2).expect("storage");
         assert!(!loaded.is_borrowed());

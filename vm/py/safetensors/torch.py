@@ -1,8 +1,7 @@
 """``safetensors.torch``: dicts of tensors to and from safetensors bytes and files."""
 
-import os
-
 import torch
+from torch._utils import _write_atomically
 
 from safetensors import SafetensorError, deserialize, safe_open, serialize
 
@@ -43,16 +42,7 @@ def save(tensors, metadata=None):
 def save_file(tensors, filename, metadata=None):
     """Writes ``tensors`` to ``filename``: to a temporary file first, renamed
     into place, so an interrupted save never leaves a half-written file."""
-    data = save(tensors, metadata)
-    filename = os.fspath(filename)
-    tmp = f"{filename}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, filename)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    _write_atomically(filename, save(tensors, metadata))
 
 
 def load(data):

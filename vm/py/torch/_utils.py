@@ -3,6 +3,8 @@ parameters. ``torch.load`` runs them natively; they are here so that
 ``torch.save`` names them as PyTorch does, and for direct calls, where
 ``storage`` is a tensor standing for its whole storage."""
 
+import os
+
 import torch
 from torch import _C
 
@@ -27,3 +29,17 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     for name, value in (state or {}).items():
         setattr(param, name, value)
     return param
+
+
+def _write_atomically(path, data):
+    """Writes ``data`` to ``path`` through a temporary file renamed into
+    place, so an interrupted write never leaves a half-written file."""
+    path = os.fspath(path)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)

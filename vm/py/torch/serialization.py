@@ -16,7 +16,7 @@ import pickle
 
 import torch
 from torch import _C
-from torch._utils import _rebuild_parameter, _rebuild_tensor_v2
+from torch._utils import _rebuild_parameter, _rebuild_tensor_v2, _write_atomically
 
 __all__ = [
     "save",
@@ -126,17 +126,7 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_ne
     tensors = [t for _, t in pickler.storages.values()]
     archive = _C._write_checkpoint(_archive_name(f), data.getvalue(), tensors)
     if isinstance(f, (str, os.PathLike)):
-        # A temporary file renamed into place: an interrupted save never
-        # leaves a half-written checkpoint where the old one was.
-        path = os.fspath(f)
-        tmp = f"{path}.tmp-{os.getpid()}"
-        try:
-            with open(tmp, "wb") as handle:
-                handle.write(archive)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        _write_atomically(f, archive)
     else:
         f.write(archive)
 

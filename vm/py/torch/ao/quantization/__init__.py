@@ -9,8 +9,8 @@ from torch import nn
 __all__ = ["DeQuantStub", "QuantStub"]
 
 
-class QuantStub(nn.Module):
-    """Where a float model's input would be quantized; the identity until converted."""
+class _Stub(nn.Module):
+    """A border of the quantized region: the identity until converted."""
 
     def __init__(self, qconfig=None):
         super().__init__()
@@ -21,16 +21,12 @@ class QuantStub(nn.Module):
         return x
 
 
-class DeQuantStub(nn.Module):
-    """Where a quantized model's output would return to float; the identity."""
+class QuantStub(_Stub):
+    """Where a float model's input would be quantized."""
 
-    def __init__(self, qconfig=None):
-        super().__init__()
-        if qconfig:
-            self.qconfig = qconfig
 
-    def forward(self, x):
-        return x
+class DeQuantStub(_Stub):
+    """Where a quantized model's output would return to float."""
 
 
 def __getattr__(name):
