@@ -1,0 +1,207 @@
+//! Evaluating an expression under values for its symbols, with Python's
+//! semantics; and substituting expressions for symbols.
+
+use std::collections::HashMap;
+
+use crate::error::{Result, SymbolicError};
+use crate::expr::{Expr, Node, product, sum};
+use crate::number::Number;
+
+/// A Python value an expression evaluates to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+}
+
+impl Value {
+    fn number(self) -> Result<Number> {
+        match self {
+            Value::Int(i) => Ok(Number::Int(i)),
+            Value::Float(x) => Ok(Number::Float(x)),
+            Value::Bool(_) => Err(SymbolicError::Type(
+                "a boolean where a number was expected".into(),
+            )),
+        }
+    }
+
+    fn from_number(n: Number) -> Value {
+        match n {
+            Number::Int(i) => Value::Int(i),
+            Number::Float(x) => Value::Float(x),
+        }
+    }
+
+    fn truth(self) -> Result<bool> {
+        match self {
+            Value::Bool(b) => Ok(b),
+            _ => Err(SymbolicError::Type(
+                "a number where a boolean was expected".into(),
+            )),
+        }
+    }
+}
+
+impl Expr {
+    /// The value under `bindings` (symbol name → value).
+    pub fn eval(&self, bindings: &HashMap<String, Value>) -> Result<Value> {
+        let num = |e: &Expr| e.eval(bindings)?.number();
+        let fold = |xs: &[Expr], f: fn(Number, Number) -> Result<Number>| -> Result<Value> {
+            let mut acc = num(&xs[0])?;
+            for x in &xs[1..] {
+                acc = f(acc, num(x)?)?;
+            }
+            Ok(Value::from_number(acc))
+        };
+        Ok(match self.node() {
+            Node::Num(n) => Value::from_number(*n),
+            Node::Bool(b) => Value::Bool(*b),
+            Node::Symbol(name) => *bindings
+                .get(&**name)
+                .ok_or_else(|| SymbolicError::Unbound(name.to_string()))?,
+            Node::Add(xs) => fold(xs, Number::checked_add)?,
+            Node::Mul(xs) => fold(xs, Number::checked_mul)?,
+            Node::Pow(b, e) => Value::from_number(num(b)?.pow(num(e)?)?),
+            Node::FloorDiv(a, b) => Value::from_number(num(a)?.floor_div(num(b)?)?),
+            Node::Mod(a, b) => Value::from_number(num(a)?.modulo(num(b)?)?),
+            Node::TrueDiv(a, b) => Value::from_number(num(a)?.true_div(num(b)?)?),
+            Node::Min(xs) => fold(xs, |a, b| Ok(if b < a { b } else { a }))?,
+            Node::Max(xs) => fold(xs, |a, b| Ok(if b > a { b } else { a }))?,
+            Node::Rel(r, a, b) => {
+                let folded = Expr::number(num(a)?).compare(*r, &Expr::number(num(b)?))?;
+                Value::Bool(folded.as_bool().expect("constants compare to a boolean"))
+            }
+            Node::Not(x) => Value::Bool(!x.eval(bindings)?.truth()?),
+            Node::And(xs) => {
+                let mut all = true;
+                for x in xs {
+                    all &= x.eval(bindings)?.truth()?;
+                }
+                Value::Bool(all)
+            }
+            Node::Or(xs) => {
+                let mut any = false;
+                for x in xs {
+                    any |= x.eval(bindings)?.truth()?;
+                }
+                Value::Bool(any)
+            }
+        })
+    }
+
+    /// This expression with `replacements` (symbol name → expression) put
+    /// in, rebuilt through the canonical constructors.
+    pub fn subs(&self, replacements: &HashMap<String, Expr>) -> Result<Expr> {
+        let each = |xs: &[Expr]| {
+            xs.iter()
+                .map(|x| x.subs(replacements))
+                .collect::<Result<Vec<_>>>()
+        };
+        let pair = |a: &Expr, b: &Expr| -> Result<(Expr, Expr)> {
+            Ok((a.subs(replacements)?, b.subs(replacements)?))
+        };
+        let chain = |xs: Vec<Expr>, f: fn(&Expr, &Expr) -> Result<Expr>| -> Result<Expr> {
+            let mut acc = xs[0].clone();
+            for x in &xs[1..] {
+                acc = f(&acc, x)?;
+            }
+            Ok(acc)
+        };
+        Ok(match self.node() {
+            Node::Num(_) | Node::Bool(_) => self.clone(),
+            Node::Symbol(name) => replacements
+                .get(&**name)
+                .cloned()
+                .unwrap_or_else(|| self.clone()),
+            Node::Add(xs) => sum(each(xs)?)?,
+            Node::Mul(xs) => product(each(xs)?)?,
+            Node::Pow(b, e) => {
+                let (b, e) = pair(b, e)?;
+                b.pow(&e)?
+            }
+            Node::FloorDiv(a, b) => {
+                let (a, b) = pair(a, b)?;
+                a.floor_div(&b)?
+            }
+            Node::Mod(a, b) => {
+                let (a, b) = pair(a, b)?;
+                a.modulo(&b)?
+            }
+            Node::TrueDiv(a, b) => {
+                let (a, b) = pair(a, b)?;
+                a.true_div(&b)?
+            }
+            Node::Min(xs) => chain(each(xs)?, Expr::minimum)?,
+            Node::Max(xs) => chain(each(xs)?, Expr::maximum)?,
+            Node::Rel(r, a, b) => {
+                let (a, b) = pair(a, b)?;
+                a.compare(*r, &b)?
+            }
+            Node::Not(x) => x.subs(replacements)?.not(),
+            Node::And(xs) => chain(each(xs)?, |a, b| Ok(a.and(b)))?,
+            Node::Or(xs) => chain(each(xs)?, |a, b| Ok(a.or(b)))?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logic::Relation;
+
+    #[test]
+    fn evaluation_follows_python() {
+        let (a, b) = (Expr::symbol("s0"), Expr::symbol("s1"));
+        let bindings = HashMap::from([
+            ("s0".to_string(), Value::Int(-7)),
+            ("s1".to_string(), Value::Int(2)),
+        ]);
+        let e = a
+            .floor_div(&b)
+            .unwrap()
+            .add(&a.modulo(&b).unwrap())
+            .unwrap();
+        assert_eq!(e.eval(&bindings), Ok(Value::Int(-4 + 1)));
+        assert_eq!(
+            a.true_div(&b).unwrap().eval(&bindings),
+            Ok(Value::Float(-3.5))
+        );
+        assert_eq!(
+            a.compare(Relation::Lt, &b).unwrap().eval(&bindings),
+            Ok(Value::Bool(true))
+        );
+        let zero = HashMap::from([
+            ("s0".to_string(), Value::Int(0)),
+            ("s1".to_string(), Value::Int(0)),
+        ]);
+        assert_eq!(
+            a.pow(&Expr::int(-1)).unwrap().eval(&zero),
+            Err(SymbolicError::ZeroDivision(
+                "0.0 cannot be raised to a negative power"
+            ))
+        );
+        assert_eq!(
+            a.eval(&HashMap::new()),
+            Err(SymbolicError::Unbound("s0".into()))
+        );
+    }
+
+    #[test]
+    fn substitution_recanonicalises() {
+        let a = Expr::symbol("s0");
+        let e = a
+            .add(&Expr::int(1))
+            .unwrap()
+            .floor_div(&Expr::int(2))
+            .unwrap();
+        let twice = Expr::int(2).mul(&Expr::symbol("s1")).unwrap();
+        // (2*s1 + 1)//2 = s1 (the even term comes out, 1//2 is 0).
+        let replaced = e.subs(&HashMap::from([("s0".to_string(), twice)])).unwrap();
+        assert_eq!(replaced, Expr::symbol("s1"));
+        let five = e
+            .subs(&HashMap::from([("s0".to_string(), Expr::int(5))]))
+            .unwrap();
+        assert_eq!(five, Expr::int(3));
+    }
+}
