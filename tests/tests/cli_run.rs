@@ -399,3 +399,23 @@ fn a_library_importing_a_compiled_package_at_its_top_still_imports() {
         "Fast False False\nUnavailableError True True\nUnavailableError True True\nCompiledExtensionError True True\n"
     );
 }
+
+#[test]
+fn forcing_a_symbolic_size_records_a_guard_at_the_users_line() {
+    let code = "import torch\n\
+                from torch.fx.experimental.symbolic_shapes import ShapeEnv\n\
+                from torch._dynamo.source import ConstantSource\n\
+                env = ShapeEnv()\n\
+                t = env.create_symintnode(env.create_symbol(8, ConstantSource('t')), hint=8)\n\
+                if t > 4:\n    pass\n\
+                n = int(t // 2)\n\
+                print(n, t // 2, [(str(g.expr), g.line) for g in env.guards], env.replacements)";
+    let out = run(&["run", "-c", code]);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    // `t > 4` held at line 6; `int(t // 2)` at line 8 is not linear in t, so
+    // t stays symbolic and the guard is the equality.
+    assert_eq!(
+        out.stdout,
+        "4 (s60//2) [('s60 > 4', 6), ('Eq((s60//2), 4)', 8)] {}\n"
+    );
+}

@@ -329,3 +329,8 @@ fn torch_library_operators_kernels_and_their_graphs_match_pytorch() {
 fn what_model_libraries_use_besides_layers_matches_pytorch() {
     check("library_support");
 }
+
+#[test]
+fn symbolic_ints_floats_and_bools_compute_and_print_as_pytorch() {
+    check("sym_types");
+}

@@ -4,6 +4,7 @@ pub mod cli;
 pub mod diff;
 mod fx;
 pub mod lint;
+mod sym;
 
 use rustpython_vm::Interpreter;
 
@@ -12,10 +13,12 @@ pub fn interpreter(config: &fxvm_vm::Config) -> Interpreter {
     let builder = fxvm_vm::builder(config);
     let fx = fx::module_def(&builder.ctx);
     let patches = fxvm_patches::module_def(&builder.ctx);
+    let symbolic = sym::module::module_def(&builder.ctx);
     fxvm_vm::build_from(
         builder
             .add_native_module(fx)
             .add_native_module(patches)
+            .add_native_module(symbolic)
             .add_frozen_modules(rustpython_vm::py_freeze!(dir = "../py")),
     )
 }

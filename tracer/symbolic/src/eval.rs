@@ -90,6 +90,53 @@ impl Expr {
         })
     }
 
+    /// The value of the one symbol for which this expression, `a*s + b`
+    /// with integers `a != 0` and `b`, equals `value`: how a guard
+    /// `Eq(2*s0 + 1, 11)` pins `s0` to 5. None for any other shape, or
+    /// when no integer solves it.
+    pub fn solve_linear(&self, value: i128) -> Option<(String, i128)> {
+        let (constant, term) = match self.node() {
+            Node::Add(ts) if ts.len() == 2 => (ts[0].as_int()?, &ts[1]),
+            _ => (0, self),
+        };
+        let (a, rest) = term.split_coefficient();
+        let (Number::Int(a), Node::Symbol(name)) = (a, rest.node()) else {
+            return None;
+        };
+        let diff = value.checked_sub(constant)?;
+        (a != 0 && diff % a == 0).then(|| (name.to_string(), diff / a))
+    }
+
+    /// The names of the symbols in this expression, sorted.
+    pub fn free_symbols(&self) -> Vec<String> {
+        fn walk(e: &Expr, out: &mut std::collections::BTreeSet<String>) {
+            match e.node() {
+                Node::Num(_) | Node::Bool(_) => {}
+                Node::Symbol(name) => {
+                    out.insert(name.to_string());
+                }
+                Node::Add(xs)
+                | Node::Mul(xs)
+                | Node::Min(xs)
+                | Node::Max(xs)
+                | Node::And(xs)
+                | Node::Or(xs) => xs.iter().for_each(|x| walk(x, out)),
+                Node::Pow(a, b)
+                | Node::FloorDiv(a, b)
+                | Node::Mod(a, b)
+                | Node::TrueDiv(a, b)
+                | Node::Rel(_, a, b) => {
+                    walk(a, out);
+                    walk(b, out);
+                }
+                Node::Not(x) => walk(x, out),
+            }
+        }
+        let mut out = std::collections::BTreeSet::new();
+        walk(self, &mut out);
+        out.into_iter().collect()
+    }
+
     /// This expression with `replacements` (symbol name → expression) put
     /// in, rebuilt through the canonical constructors.
     pub fn subs(&self, replacements: &HashMap<String, Expr>) -> Result<Expr> {
@@ -185,6 +232,17 @@ mod tests {
             a.eval(&HashMap::new()),
             Err(SymbolicError::Unbound("s0".into()))
         );
+    }
+
+    #[test]
+    fn linear_guards_solve_for_their_symbol() {
+        let a = Expr::symbol("s0");
+        let e = Expr::int(2).mul(&a).unwrap().add(&Expr::int(1)).unwrap();
+        assert_eq!(e.solve_linear(11), Some(("s0".to_string(), 5)));
+        assert_eq!(e.solve_linear(10), None);
+        assert_eq!(a.solve_linear(7), Some(("s0".to_string(), 7)));
+        assert_eq!(a.floor_div(&Expr::int(2)).unwrap().solve_linear(3), None);
+        assert_eq!(a.mul(&Expr::symbol("s1")).unwrap().solve_linear(6), None);
     }
 
     #[test]

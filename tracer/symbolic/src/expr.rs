@@ -353,7 +353,9 @@ impl Expr {
     /// by their common integer factor.
     pub fn floor_div(&self, divisor: &Expr) -> Result<Expr> {
         if divisor.as_number().is_some_and(Number::is_zero) {
-            return Err(SymbolicError::ZeroDivision("division by zero"));
+            return Err(SymbolicError::ZeroDivision(
+                "integer division or modulo by zero",
+            ));
         }
         if self.as_number().is_some_and(Number::is_zero) {
             return Ok(Expr::int(0));
@@ -481,7 +483,9 @@ mod tests {
         assert_eq!(i(-7).floor_div(&i(2)).unwrap(), i(-4));
         assert_eq!(
             a.floor_div(&i(0)),
-            Err(SymbolicError::ZeroDivision("division by zero"))
+            Err(SymbolicError::ZeroDivision(
+                "integer division or modulo by zero"
+            ))
         );
         // Nested divisions merge their divisors.
         let nested = a.floor_div(&i(2)).unwrap().floor_div(&i(3)).unwrap();

@@ -85,6 +85,7 @@ from torch import overrides, return_types
 from torch.storage import FloatStorage, DoubleStorage, HalfStorage, BFloat16Storage, LongStorage, IntStorage, ShortStorage, CharStorage, ByteStorage, BoolStorage
 from torch._dtype_info import finfo, iinfo
 from torch._checks import _check, _check_index, _check_is_size, _check_not_implemented, _check_type, _check_value
+from torch._sym_types import SymBool, SymFloat, SymInt, sym_float, sym_int, sym_ite, sym_max, sym_min, sym_not, sym_sqrt
 
 
 def _log_api_usage_once(event):

@@ -1,0 +1,2 @@
+"""``torch.fx.experimental``: symbolic shapes (``symbolic_shapes``,
+``sym_node``)."""
