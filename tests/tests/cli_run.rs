@@ -409,11 +409,13 @@ fn forcing_a_symbolic_size_records_a_guard_at_the_users_line() {
                 t = env.create_symintnode(env.create_symbol(8, ConstantSource('t')), hint=8)\n\
                 if t > 4:\n    pass\n\
                 n = int(t // 2)\n\
+                assert t >= 0 and t != 1 and t % 3 < 3\n\
                 print(n, t // 2, [(str(g.expr), g.line) for g in env.guards], env.replacements)";
     let out = run(&["run", "-c", code]);
     assert_eq!(out.status, Some(0), "{}", out.stderr);
     // `t > 4` held at line 6; `int(t // 2)` at line 8 is not linear in t, so
-    // t stays symbolic and the guard is the equality.
+    // t stays symbolic and the guard is the equality; what the facts about
+    // sizes decide (line 9) needs no guard.
     assert_eq!(
         out.stdout,
         "4 (s60//2) [('s60 > 4', 6), ('Eq((s60//2), 4)', 8)] {}\n"

@@ -252,6 +252,33 @@ impl PySymExpr {
         })
     }
 
+    /// Whether this condition holds for all values in the symbols' ranges
+    /// (name → `(lo, hi)`, either end None for unbounded): True, False, or
+    /// None when it depends on the values.
+    #[pymethod]
+    fn static_truth(&self, ranges: PyDictRef, vm: &VirtualMachine) -> PyResult<Option<bool>> {
+        let end = |v: PyObjectRef| -> PyResult<Option<i128>> {
+            if vm.is_none(&v) {
+                return Ok(None);
+            }
+            Ok(constant(&v, vm)?.and_then(|c| c.as_int()))
+        };
+        let mut map = HashMap::new();
+        for (k, v) in &ranges {
+            let pair: Vec<PyObjectRef> = v.try_to_value(vm)?;
+            let [lo, hi] = <[PyObjectRef; 2]>::try_from(pair)
+                .map_err(|_| vm.new_type_error("a range is a (lo, hi) pair"))?;
+            map.insert(
+                k.str(vm)?.expect_str().to_owned(),
+                fxvm_symbolic::Range {
+                    lo: end(lo)?,
+                    hi: end(hi)?,
+                },
+            );
+        }
+        Ok(self.expr.static_truth(&map))
+    }
+
     /// The names of the symbols it contains, sorted.
     #[pymethod]
     fn free_symbols(&self, vm: &VirtualMachine) -> PyObjectRef {

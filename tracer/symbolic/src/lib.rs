@@ -11,9 +11,11 @@ mod expr;
 mod logic;
 mod number;
 mod print;
+mod range;
 
 pub use error::{Result, SymbolicError};
 pub use eval::Value;
 pub use expr::{Expr, Node};
 pub use logic::Relation;
 pub use number::Number;
+pub use range::Range;

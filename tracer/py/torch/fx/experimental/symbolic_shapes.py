@@ -26,6 +26,9 @@ class ShapeEnv:
     def __init__(self, specialize_zero_one=True, **kwargs):
         self.specialize_zero_one = specialize_zero_one
         self.var_to_val = {}
+        # What is known of each symbol's values: a size is at least 2 once 0
+        # and 1 are specialised away (at least 0 otherwise).
+        self.var_to_range = {}
         self.source_to_var = {}
         self.unique_ids = set()
         self.guards = []
@@ -51,6 +54,7 @@ class ShapeEnv:
         symbol = SymExpr.symbol(f"s{self._generate_unique_id(name)}")
         self.source_to_var[name] = symbol
         self.var_to_val[str(symbol)] = val
+        self.var_to_range[str(symbol)] = (2 if self.specialize_zero_one else 0, None)
         return symbol
 
     def create_symintnode(self, sym, *, hint=None, source=None):
@@ -75,6 +79,9 @@ class ShapeEnv:
         constant, the program now depends on it, so a guard is recorded
         (the expression, or its negation, holds)."""
         expr = self.replace(expr)
+        known = expr.static_truth(self.var_to_range)
+        if known is not None:
+            return known  # the facts decide it: nothing to guard
         value = expr.eval(self.var_to_val)
         if expr.constant() is None:
             if type(value) is bool:
