@@ -174,6 +174,27 @@ impl PySymExpr {
             .map_err(|e| error(e, vm))
     }
 
+    /// This int as a float (`ToFloat`), where ints and floats meet.
+    #[pymethod]
+    fn to_float(&self, vm: &VirtualMachine) -> PyRef<Self> {
+        Self::wrap(self.expr.to_float(), vm)
+    }
+
+    /// This float rounded to an int: `how` is `floor`, `ceil` or `trunc`.
+    #[pymethod]
+    fn round_to_int(&self, how: String, vm: &VirtualMachine) -> PyResult<PyRef<Self>> {
+        let how = match how.as_str() {
+            "floor" => fxvm_symbolic::Rounding::Floor,
+            "ceil" => fxvm_symbolic::Rounding::Ceil,
+            "trunc" => fxvm_symbolic::Rounding::Trunc,
+            other => return Err(vm.new_value_error(format!("unknown rounding {other}"))),
+        };
+        self.expr
+            .round_to_int(how)
+            .map(|e| Self::wrap(e, vm))
+            .map_err(|e| error(e, vm))
+    }
+
     #[pymethod]
     fn sym_not(&self, vm: &VirtualMachine) -> PyRef<Self> {
         Self::wrap(self.expr.not(), vm)

@@ -66,6 +66,11 @@ impl Expr {
             Node::FloorDiv(a, b) => Value::from_number(num(a)?.floor_div(num(b)?)?),
             Node::Mod(a, b) => Value::from_number(num(a)?.modulo(num(b)?)?),
             Node::TrueDiv(a, b) => Value::from_number(num(a)?.true_div(num(b)?)?),
+            Node::ToFloat(x) => Value::Float(num(x)?.to_f64()),
+            Node::Round(how, x) => match Expr::number(num(x)?).round_to_int(*how)?.as_number() {
+                Some(n) => Value::from_number(n),
+                None => unreachable!("a constant rounds to a constant"),
+            },
             Node::Min(xs) => fold(xs, |a, b| Ok(if b < a { b } else { a }))?,
             Node::Max(xs) => fold(xs, |a, b| Ok(if b > a { b } else { a }))?,
             Node::Rel(r, a, b) => {
@@ -129,7 +134,7 @@ impl Expr {
                     walk(a, out);
                     walk(b, out);
                 }
-                Node::Not(x) => walk(x, out),
+                Node::Not(x) | Node::ToFloat(x) | Node::Round(_, x) => walk(x, out),
             }
         }
         let mut out = std::collections::BTreeSet::new();
@@ -186,6 +191,8 @@ impl Expr {
                 a.compare(*r, &b)?
             }
             Node::Not(x) => x.subs(replacements)?.not(),
+            Node::ToFloat(x) => x.subs(replacements)?.to_float(),
+            Node::Round(how, x) => x.subs(replacements)?.round_to_int(*how)?,
             Node::And(xs) => chain(each(xs)?, |a, b| Ok(a.and(b)))?,
             Node::Or(xs) => chain(each(xs)?, |a, b| Ok(a.or(b)))?,
         })

@@ -33,10 +33,40 @@ pub enum Node {
     TrueDiv(Expr, Expr),
     Min(Vec<Expr>),
     Max(Vec<Expr>),
+    /// An int as a float, where int and float values meet (`ToFloat`).
+    ToFloat(Expr),
+    /// A float rounded to an int: `math.floor`, `math.ceil`, `int()`'s truncation.
+    Round(Rounding, Expr),
     Rel(Relation, Expr, Expr),
     Not(Expr),
     And(Vec<Expr>),
     Or(Vec<Expr>),
+}
+
+/// How a float becomes an int.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rounding {
+    Floor,
+    Ceil,
+    Trunc,
+}
+
+impl Rounding {
+    pub fn name(self) -> &'static str {
+        match self {
+            Rounding::Floor => "FloorToInt",
+            Rounding::Ceil => "CeilToInt",
+            Rounding::Trunc => "TruncToInt",
+        }
+    }
+
+    pub(crate) fn apply(self, x: f64) -> f64 {
+        match self {
+            Rounding::Floor => x.floor(),
+            Rounding::Ceil => x.ceil(),
+            Rounding::Trunc => x.trunc(),
+        }
+    }
 }
 
 impl Expr {
@@ -174,7 +204,7 @@ impl Expr {
     pub fn is_integer(&self) -> bool {
         match self.node() {
             Node::Num(n) => matches!(n, Number::Int(_)),
-            Node::Symbol(_) | Node::FloorDiv(..) | Node::Mod(..) => true,
+            Node::Symbol(_) | Node::FloorDiv(..) | Node::Mod(..) | Node::Round(..) => true,
             Node::Add(xs) | Node::Mul(xs) | Node::Min(xs) | Node::Max(xs) => {
                 xs.iter().all(Expr::is_integer)
             }
@@ -440,6 +470,29 @@ impl Expr {
             return Ok(Expr::number(a.true_div(b)?));
         }
         Ok(Expr::new(Node::TrueDiv(self.clone(), divisor.clone())))
+    }
+
+    /// This int as a float (a constant folds).
+    pub fn to_float(&self) -> Expr {
+        match self.as_number() {
+            Some(n) => Expr::float(n.to_f64()),
+            None if self.is_integer() => Expr::new(Node::ToFloat(self.clone())),
+            None => self.clone(),
+        }
+    }
+
+    /// This float rounded to an int (a constant folds).
+    pub fn round_to_int(&self, how: Rounding) -> Result<Expr> {
+        match self.as_number() {
+            Some(n) => {
+                let r = how.apply(n.to_f64());
+                if !r.is_finite() || r.abs() >= 1.7e38 {
+                    return Err(SymbolicError::Overflow);
+                }
+                Ok(Expr::int(r as i128))
+            }
+            None => Ok(Expr::new(Node::Round(how, self.clone()))),
+        }
     }
 }
 

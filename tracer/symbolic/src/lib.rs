@@ -15,7 +15,7 @@ mod range;
 
 pub use error::{Result, SymbolicError};
 pub use eval::Value;
-pub use expr::{Expr, Node};
+pub use expr::{Expr, Node, Rounding};
 pub use logic::Relation;
 pub use number::Number;
 pub use range::Range;

@@ -32,7 +32,7 @@ fn precedence(e: &Expr) -> u8 {
         Node::Mul(fs) if fs[0].as_number().is_some_and(Number::is_negative) => ADD,
         Node::Mul(_) => MUL,
         Node::Pow(..) => POW,
-        Node::FloorDiv(..) | Node::Mod(..) => DIVISION,
+        Node::FloorDiv(..) | Node::Mod(..) | Node::TrueDiv(..) => DIVISION,
         _ => ATOM,
     }
 }
@@ -48,13 +48,8 @@ fn wrapped(e: &Expr, below: u8) -> String {
 fn number(n: Number) -> String {
     match n {
         Number::Int(i) => i.to_string(),
-        Number::Float(x) if x == 0.0 || !x.is_finite() => format!("{x:?}"),
-        // sympy prints 15 significant digits.
-        Number::Float(x) => {
-            let before = x.abs().log10().floor() as i32 + 1;
-            let decimals = (15 - before).max(1) as usize;
-            format!("{x:.decimals$}")
-        }
+        // PyTorch's printer shows a float constant as Python's repr does.
+        Number::Float(x) => format!("{x:?}"),
     }
 }
 
@@ -71,6 +66,8 @@ fn base_order(a: &Expr, b: &Expr) -> Ordering {
             Node::Add(_) => (3, "Add"),
             Node::FloorDiv(..) => (4, "FloorDiv"),
             Node::TrueDiv(..) => (4, "IntTrueDiv"),
+            Node::ToFloat(_) => (4, "ToFloat"),
+            Node::Round(how, _) => (4, how.name()),
             Node::Max(_) => (4, "Max"),
             Node::Min(_) => (4, "Min"),
             Node::Mod(..) => (4, "Mod"),
@@ -221,6 +218,8 @@ impl fmt::Display for Expr {
             Node::FloorDiv(a, b) => write!(f, "({}//{})", wrapped(a, ATOM), wrapped(b, ATOM)),
             Node::Mod(a, b) => write_args(f, "Mod", &[a, b]),
             Node::TrueDiv(a, b) => write_args(f, "IntTrueDiv", &[a, b]),
+            Node::ToFloat(x) => write_args(f, "ToFloat", &[x]),
+            Node::Round(how, x) => write_args(f, how.name(), &[x]),
             Node::Min(xs) => write_args(f, "Min", &xs.iter().collect::<Vec<_>>()),
             Node::Max(xs) => write_args(f, "Max", &xs.iter().collect::<Vec<_>>()),
             Node::Rel(r, a, b) => match r {
@@ -358,9 +357,30 @@ mod tests {
     }
 
     #[test]
-    fn floats_print_fifteen_significant_digits() {
-        assert_eq!(Expr::float(0.5).to_string(), "0.500000000000000");
-        assert_eq!(Expr::float(12.5).to_string(), "12.5000000000000");
-        assert_eq!(Expr::float(0.0).to_string(), "0.0");
+    fn floats_print_as_python_and_conversions_as_pytorch() {
+        assert_eq!(Expr::float(0.5).to_string(), "0.5");
+        assert_eq!(Expr::float(2.0).to_string(), "2.0");
+        let s = Expr::symbol("s0");
+        let half = s.true_div(&Expr::int(2)).unwrap();
+        assert_eq!(
+            half.add(&Expr::float(1.0)).unwrap().to_string(),
+            "(IntTrueDiv(s0, 2)) + 1.0"
+        );
+        assert_eq!(
+            Expr::float(1.5).mul(&s.to_float()).unwrap().to_string(),
+            "1.5*ToFloat(s0)"
+        );
+        assert_eq!(
+            half.round_to_int(crate::Rounding::Floor)
+                .unwrap()
+                .to_string(),
+            "FloorToInt(IntTrueDiv(s0, 2))"
+        );
+        assert_eq!(
+            Expr::float(2.5)
+                .round_to_int(crate::Rounding::Ceil)
+                .unwrap(),
+            Expr::int(3)
+        );
     }
 }

@@ -93,7 +93,7 @@ def sym_int(a):
     if isinstance(a, SymInt):
         return a
     if isinstance(a, SymFloat):
-        return math.floor(a) if a >= 0 else math.ceil(a)
+        return math.trunc(a)
     return builtins.int(a)
 
 

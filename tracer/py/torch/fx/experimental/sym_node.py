@@ -23,7 +23,7 @@ magic_methods = ("add", "sub", "mul", "mod", "pow", "and", "or", "truediv", "flo
 reflectable_magic_methods = ("add", "sub", "mul", "mod", "pow", "and", "or", "truediv", "floordiv")
 # The methods of SymBool.
 bool_magic_methods = ("and", "or", "sym_not", "eq", "ne")
-unary_magic_methods = ("neg", "sym_not", "sym_float")
+unary_magic_methods = ("neg", "sym_not", "sym_float", "floor", "ceil", "trunc")
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
@@ -99,7 +99,11 @@ class SymNode:
     # Arithmetic, each returning a node of the result's Python type.
 
     def _arith(self, name, other, pytype=None):
-        result = getattr(self.expr, name)(other.expr)
+        a, b = self.expr, other.expr
+        if self.pytype is not other.pytype and bool not in (self.pytype, other.pytype):
+            # Where an int meets a float, the int becomes one (`ToFloat`).
+            a, b = (a.to_float(), b) if self.pytype is int else (a, b.to_float())
+        result = getattr(a, name)(b)
         if pytype is None:
             pytype = int if (self.pytype is int and other.pytype is int) else float
         return self.with_expr(result, pytype)
@@ -167,7 +171,16 @@ class SymNode:
         return self.with_expr(self.expr.sym_not(), bool)
 
     def sym_float(self):
-        return self.with_expr(self.expr, float)
+        return self.with_expr(self.expr.to_float(), float)
+
+    def floor(self):
+        return self.with_expr(self.expr.round_to_int("floor"), int)
+
+    def ceil(self):
+        return self.with_expr(self.expr.round_to_int("ceil"), int)
+
+    def trunc(self):
+        return self.with_expr(self.expr.round_to_int("trunc"), int)
 
     # Forcing a value: the example answers, and a guard is recorded.
 
@@ -236,7 +249,7 @@ def _make_user_magic(method, user_type):
         setattr(user_type, f"__r{method}__", rbinary_magic_impl)
 
 
-for _method in magic_methods + ("neg", "sym_float"):
+for _method in magic_methods + ("neg", "sym_float", "floor", "ceil", "trunc"):
     if _method in ("and", "or"):
         continue
     _make_user_magic(_method, torch.SymInt)
