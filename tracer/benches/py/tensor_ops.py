@@ -43,6 +43,9 @@ cases["conv_transpose_dcgan"] = lambda: F.conv_transpose2d(xt, wt, stride=2, pad
 lstm = torch.nn.LSTM(256, 256, 2).eval()
 seq = torch.randn(64, 8, 256)
 cases["lstm_2x256"] = lambda: lstm(seq)
+# A linear layer on a small batch (inference): 8 rows through a 512 -> 2048 weight.
+xl, wl = torch.randn(8, 512), torch.randn(2048, 512)
+cases["linear_8x512x2048"] = lambda: F.linear(xl, wl)
 x, y = torch.randn(1_000_000), torch.randn(1_000_000)
 cases["topk_1M_k10"] = lambda: torch.topk(x, 10)
 cases["topk_rows_k5"] = lambda: torch.topk(x.view(1000, 1000), 5)

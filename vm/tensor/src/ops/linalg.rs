@@ -171,6 +171,22 @@ pub(crate) fn gemm_into<T: Real>(
         dst.fill(T::default()); // an empty sum is zero
         return;
     }
+    // A few rows against a weight stored by rows (`x @ w.t()`, a linear
+    // layer on a small batch): dot products of contiguous rows, with no
+    // packing of the weight.
+    if crate::ops::skinny::suits(m, n, k) && lhs.col_stride == 1 && rhs.row_stride == 1 {
+        use crate::ops::skinny::{Rows, times_rows};
+        let x = Rows {
+            data: lhs.data,
+            stride: lhs.row_stride,
+        };
+        let w = Rows {
+            data: rhs.data,
+            stride: rhs.col_stride,
+        };
+        times_rows(m, n, k, dst, x, w);
+        return;
+    }
     let parallelism = if parallel {
         Parallelism::Rayon(0)
     } else {
@@ -204,7 +220,7 @@ pub(crate) fn gemm_into<T: Real>(
 }
 
 /// The floating-point element types `gemm` multiplies.
-pub(crate) trait Real: Element + num_traits::Float {}
+pub(crate) trait Real: Element + num_traits::Float + crate::ops::lanes::Lanes {}
 
 impl Real for f32 {}
 impl Real for f64 {}

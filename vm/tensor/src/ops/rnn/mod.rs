@@ -127,7 +127,7 @@ impl<T: Activate> Weights<T> {
 }
 
 /// Gate activations over whole slices: vectorised for f32.
-trait Activate: recurrent::Lanes {
+trait Activate: Real {
     fn sigmoid_all(v: &mut [Self]);
     fn tanh_all(v: &mut [Self]);
 }

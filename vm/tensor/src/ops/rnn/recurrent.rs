@@ -7,74 +7,10 @@
 use pulp::{Arch, Simd, WithSimd};
 use rayon::prelude::*;
 
-use crate::ops::linalg::Real;
+use crate::ops::lanes::Lanes;
 
 /// Multiply-adds per step above which the panels are split between threads.
 const PARALLEL_FMAS: usize = 1 << 19;
-
-/// An element type the kernel vectorises: its SIMD vector for each target.
-pub(super) trait Lanes: Real + bytemuck::Pod {
-    type V<S: Simd>: Copy;
-    fn lanes<S: Simd>() -> usize;
-    fn zeros<S: Simd>(simd: S) -> Self::V<S>;
-    fn splat<S: Simd>(simd: S, x: Self) -> Self::V<S>;
-    /// `a * b + c`, fused.
-    fn fused<S: Simd>(simd: S, a: Self::V<S>, b: Self::V<S>, c: Self::V<S>) -> Self::V<S>;
-    /// The whole vectors at the start of `v`.
-    fn vectors<S: Simd>(v: &[Self]) -> &[Self::V<S>];
-    /// The first `dst.len()` (at most a vector's) lanes of `v` into `dst`.
-    fn store<S: Simd>(simd: S, dst: &mut [Self], v: Self::V<S>);
-}
-
-macro_rules! lanes {
-    ($t:ty, $v:ident, $lanes:ident, $splat:ident, $fma:ident, $split:ident, $store:ident) => {
-        impl Lanes for $t {
-            type V<S: Simd> = S::$v;
-            fn lanes<S: Simd>() -> usize {
-                S::$lanes
-            }
-            #[inline(always)]
-            fn zeros<S: Simd>(simd: S) -> S::$v {
-                simd.$splat(0.0)
-            }
-            #[inline(always)]
-            fn splat<S: Simd>(simd: S, x: $t) -> S::$v {
-                simd.$splat(x)
-            }
-            #[inline(always)]
-            fn fused<S: Simd>(simd: S, a: S::$v, b: S::$v, c: S::$v) -> S::$v {
-                simd.$fma(a, b, c)
-            }
-            #[inline(always)]
-            fn vectors<S: Simd>(v: &[$t]) -> &[S::$v] {
-                S::$split(v).0
-            }
-            #[inline(always)]
-            fn store<S: Simd>(simd: S, dst: &mut [$t], v: S::$v) {
-                simd.$store(dst, v)
-            }
-        }
-    };
-}
-
-lanes!(
-    f32,
-    f32s,
-    F32_LANES,
-    splat_f32s,
-    mul_add_f32s,
-    as_simd_f32s,
-    partial_store_f32s
-);
-lanes!(
-    f64,
-    f64s,
-    F64_LANES,
-    splat_f64s,
-    mul_add_f64s,
-    as_simd_f64s,
-    partial_store_f64s
-);
 
 /// The shape of the kernel on this machine's widest SIMD target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,7 +137,7 @@ struct RowBlocks<T> {
     k: usize,
 }
 
-impl<T: Real> RowBlocks<T> {
+impl<T: Lanes> RowBlocks<T> {
     fn new(h: &[T], rows: usize, k: usize, most: usize) -> RowBlocks<T> {
         let mut data = Vec::with_capacity(rows * k);
         let mut blocks = Vec::new();

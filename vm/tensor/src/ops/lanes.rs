@@ -1,0 +1,77 @@
+//! The float element types' SIMD vectors on each target `pulp` picks at
+//! run time (AVX-512, AVX2, NEON, scalar), for kernels the autovectoriser
+//! does not block well: the recurrent step and small-batch products.
+
+use pulp::Simd;
+
+/// An element type the kernel vectorises: its SIMD vector for each target.
+pub(crate) trait Lanes: num_traits::Float + bytemuck::Pod + Send + Sync {
+    type V<S: Simd>: Copy;
+    fn lanes<S: Simd>() -> usize;
+    fn zeros<S: Simd>(simd: S) -> Self::V<S>;
+    fn splat<S: Simd>(simd: S, x: Self) -> Self::V<S>;
+    /// `a * b + c`, fused.
+    fn fused<S: Simd>(simd: S, a: Self::V<S>, b: Self::V<S>, c: Self::V<S>) -> Self::V<S>;
+    /// The whole vectors at the start of `v`.
+    fn vectors<S: Simd>(v: &[Self]) -> &[Self::V<S>];
+    /// The first `dst.len()` (at most a vector's) lanes of `v` into `dst`.
+    fn store<S: Simd>(simd: S, dst: &mut [Self], v: Self::V<S>);
+    /// The sum of the lanes.
+    fn reduce_sum<S: Simd>(simd: S, v: Self::V<S>) -> Self;
+}
+
+macro_rules! lanes {
+    ($t:ty, $v:ident, $lanes:ident, $splat:ident, $fma:ident, $split:ident, $store:ident, $sum:ident) => {
+        impl Lanes for $t {
+            type V<S: Simd> = S::$v;
+            fn lanes<S: Simd>() -> usize {
+                S::$lanes
+            }
+            #[inline(always)]
+            fn zeros<S: Simd>(simd: S) -> S::$v {
+                simd.$splat(0.0)
+            }
+            #[inline(always)]
+            fn splat<S: Simd>(simd: S, x: $t) -> S::$v {
+                simd.$splat(x)
+            }
+            #[inline(always)]
+            fn fused<S: Simd>(simd: S, a: S::$v, b: S::$v, c: S::$v) -> S::$v {
+                simd.$fma(a, b, c)
+            }
+            #[inline(always)]
+            fn vectors<S: Simd>(v: &[$t]) -> &[S::$v] {
+                S::$split(v).0
+            }
+            #[inline(always)]
+            fn store<S: Simd>(simd: S, dst: &mut [$t], v: S::$v) {
+                simd.$store(dst, v)
+            }
+            #[inline(always)]
+            fn reduce_sum<S: Simd>(simd: S, v: S::$v) -> $t {
+                simd.$sum(v)
+            }
+        }
+    };
+}
+
+lanes!(
+    f32,
+    f32s,
+    F32_LANES,
+    splat_f32s,
+    mul_add_f32s,
+    as_simd_f32s,
+    partial_store_f32s,
+    reduce_sum_f32s
+);
+lanes!(
+    f64,
+    f64s,
+    F64_LANES,
+    splat_f64s,
+    mul_add_f64s,
+    as_simd_f64s,
+    partial_store_f64s,
+    reduce_sum_f64s
+);
