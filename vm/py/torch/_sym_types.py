@@ -97,24 +97,23 @@ def sym_int(a):
     return builtins.int(a)
 
 
-def sym_max(a, b):
-    """``max(a, b)``, symbolic when either is."""
+def _extremum(a, b, method, plain):
     if isinstance(a, (SymInt, SymFloat)):
-        return a.__sym_max__(b)
+        return getattr(a, method)(b)
     if isinstance(b, (SymInt, SymFloat)):
-        return b.__sym_max__(a)
-    result = builtins.max(a, b)
+        return getattr(b, method)(a)
+    result = plain(a, b)
     return builtins.float(result) if isinstance(a, float) or isinstance(b, float) else result
+
+
+def sym_max(a, b):
+    """``max(a, b)``, symbolic when either is (a float when either is one)."""
+    return _extremum(a, b, "__sym_max__", builtins.max)
 
 
 def sym_min(a, b):
-    """``min(a, b)``, symbolic when either is."""
-    if isinstance(a, (SymInt, SymFloat)):
-        return a.__sym_min__(b)
-    if isinstance(b, (SymInt, SymFloat)):
-        return b.__sym_min__(a)
-    result = builtins.min(a, b)
-    return builtins.float(result) if isinstance(a, float) or isinstance(b, float) else result
+    """``min(a, b)``, symbolic when either is (a float when either is one)."""
+    return _extremum(a, b, "__sym_min__", builtins.min)
 
 
 def sym_ite(b, t, f):

@@ -36,9 +36,13 @@ _DEF_SITES = {}
 _SCHEMA_SITES = {}
 # Registrations made before their operator was defined, by qualified name.
 _PENDING = {}
-# Fake and autograd registrations by qualified name (kept for introspection).
+# Fake, autograd, torch_dispatch and vmap registrations by qualified name
+# (kept for introspection; fxvm has no fake tensors, autograd, dispatch modes
+# or vmap to run them).
 _FAKES = {}
 _AUTOGRAD = {}
+_TORCH_DISPATCH = {}
+_VMAPS = {}
 # Libraries the module-level functions open, kept alive as PyTorch keeps them.
 _FRAGMENTS = {}
 
@@ -314,14 +318,20 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
 
 
 def register_torch_dispatch(op, torch_dispatch_class, func=None, /, *, lib=None):
+    """The rule of an operator under a ``__torch_dispatch__`` class (recorded)."""
+
     def register(fn):
+        _TORCH_DISPATCH[(_qualified(op), torch_dispatch_class)] = fn
         return fn
 
     return register if func is None else register(func)
 
 
 def register_vmap(op, func=None, /, *, lib=None):
+    """The batching rule of an operator for ``torch.vmap`` (recorded)."""
+
     def register(fn):
+        _VMAPS[_qualified(op)] = fn
         return fn
 
     return register if func is None else register(func)

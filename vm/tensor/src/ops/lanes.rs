@@ -75,3 +75,50 @@ lanes!(
     partial_store_f64s,
     reduce_sum_f64s
 );
+
+/// What the SIMD kernels' tests share: every target this machine can run,
+/// deterministic operands, and a tolerance check.
+#[cfg(test)]
+pub(crate) mod testing {
+    use pulp::Arch;
+
+    /// The portable kernels and each x86 level the CPU has.
+    pub(crate) fn arches() -> Vec<Arch> {
+        let mut all = vec![Arch::Scalar];
+        #[cfg(target_arch = "x86_64")]
+        {
+            all.extend(pulp::x86::V3::try_new().map(Arch::V3));
+            all.extend(pulp::x86::V4::try_new().map(Arch::V4));
+        }
+        all
+    }
+
+    /// `len` values in [-2, 2), different for each seed.
+    pub(crate) fn values(len: usize, seed: u64) -> Vec<f64> {
+        (0..len)
+            .map(|i| (((i as u64 * 2654435761 + seed) % 1000) as f64 - 500.0) / 250.0)
+            .collect()
+    }
+
+    /// The same values in `T`.
+    pub(crate) fn cast<T: num_traits::Float>(v: &[f64]) -> Vec<T> {
+        v.iter().map(|&x| T::from(x).expect("finite")).collect()
+    }
+
+    /// Each of `got` within `rel` (relative, absolute below 1) of `want`.
+    pub(crate) fn assert_close<T: num_traits::Float>(
+        got: &[T],
+        want: &[f64],
+        rel: f64,
+        what: &str,
+    ) {
+        assert_eq!(got.len(), want.len(), "{what}: lengths");
+        for (g, e) in got.iter().zip(want) {
+            let g = g.to_f64().expect("a float");
+            assert!(
+                (g - e).abs() <= rel * e.abs().max(1.0),
+                "{what}: {g} vs {e}"
+            );
+        }
+    }
+}

@@ -199,22 +199,33 @@ fn tile<S: Simd, T: Lanes, const R: usize, const C: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::lanes::testing::{arches, assert_close, cast, values};
 
-    fn values(len: usize, seed: u64) -> Vec<f64> {
-        (0..len)
-            .map(|i| (((i as u64 * 2654435761 + seed) % 1000) as f64 - 500.0) / 250.0)
-            .collect()
-    }
-
-    /// Every kernel this machine can run: the portable one and each x86 level.
-    fn arches() -> Vec<Arch> {
-        let mut all = vec![Arch::Scalar];
-        #[cfg(target_arch = "x86_64")]
-        {
-            all.extend(pulp::x86::V3::try_new().map(Arch::V3));
-            all.extend(pulp::x86::V4::try_new().map(Arch::V4));
-        }
-        all
+    #[allow(clippy::too_many_arguments)] // one product's shape and operands
+    fn product<T: Lanes>(
+        arch: Arch,
+        m: usize,
+        n: usize,
+        k: usize,
+        x: &[f64],
+        stride: usize,
+        w: &[f64],
+    ) -> Vec<T> {
+        let (x, w) = (cast::<T>(x), cast::<T>(w));
+        let mut got = vec![T::nan(); m * n];
+        times_rows_on(
+            arch,
+            m,
+            n,
+            k,
+            &mut got,
+            Rows { data: &x, stride },
+            Rows {
+                data: &w,
+                stride: k,
+            },
+        );
+        got
     }
 
     #[test]
@@ -238,48 +249,19 @@ mod tests {
                         want[i * n + j] = (0..k).map(|p| x[i * stride + p] * w[j * k + p]).sum();
                     }
                 }
-                let mut got = vec![f64::NAN; m * n];
-                times_rows_on(
-                    arch,
-                    m,
-                    n,
-                    k,
-                    &mut got,
-                    Rows { data: &x, stride },
-                    Rows {
-                        data: &w,
-                        stride: k,
-                    },
+                let what = format!("{m}x{n}x{k}");
+                assert_close(
+                    &product::<f64>(arch, m, n, k, &x, stride, &w),
+                    &want,
+                    1e-9,
+                    &what,
                 );
-                for (g, e) in got.iter().zip(&want) {
-                    assert!(
-                        (g - e).abs() <= 1e-9 * e.abs().max(1.0),
-                        "{m}x{n}x{k}: {g} vs {e}"
-                    );
-                }
-                let (x32, w32): (Vec<f32>, Vec<f32>) = (
-                    x.iter().map(|&v| v as f32).collect(),
-                    w.iter().map(|&v| v as f32).collect(),
+                assert_close(
+                    &product::<f32>(arch, m, n, k, &x, stride, &w),
+                    &want,
+                    1e-3,
+                    &what,
                 );
-                let mut got32 = vec![f32::NAN; m * n];
-                times_rows_on(
-                    arch,
-                    m,
-                    n,
-                    k,
-                    &mut got32,
-                    Rows { data: &x32, stride },
-                    Rows {
-                        data: &w32,
-                        stride: k,
-                    },
-                );
-                for (g, e) in got32.iter().zip(&want) {
-                    assert!(
-                        (*g as f64 - e).abs() <= 1e-3 * e.abs().max(1.0),
-                        "{g} vs {e}"
-                    );
-                }
             }
         }
     }

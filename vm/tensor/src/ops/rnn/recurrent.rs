@@ -223,6 +223,7 @@ fn rows_block<S: Simd, T: Lanes, const R: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::lanes::testing::{arches, assert_close, cast, values};
 
     /// `h · wᵀ` by the definition, in f64.
     fn naive(w: &[f64], n: usize, k: usize, h: &[f64], rows: usize) -> Vec<f64> {
@@ -235,22 +236,17 @@ mod tests {
         out
     }
 
-    fn values(len: usize, seed: u64) -> Vec<f64> {
-        (0..len)
-            .map(|i| (((i as u64 * 2654435761 + seed) % 1000) as f64 - 500.0) / 250.0)
-            .collect()
-    }
-
-    /// Every kernel this machine can run: the portable one and each x86 level.
-    fn arches() -> Vec<Arch> {
-        let mut all = vec![Arch::Scalar];
-        #[cfg(target_arch = "x86_64")]
-        {
-            all.extend(pulp::x86::V3::try_new().map(Arch::V3));
-            all.extend(pulp::x86::V4::try_new().map(Arch::V4));
-        }
-        all.push(Arch::new());
-        all
+    fn product<T: Lanes>(
+        arch: Arch,
+        w: &[f64],
+        n: usize,
+        k: usize,
+        h: &[f64],
+        rows: usize,
+    ) -> Vec<T> {
+        let mut got = vec![T::nan(); rows * n];
+        Packed::for_arch(&cast::<T>(w), n, k, arch).product(&cast::<T>(h), rows, &mut got);
+        got
     }
 
     #[test]
@@ -267,23 +263,18 @@ mod tests {
             ] {
                 let (w, h) = (values(n * k, 7), values(rows * k, 11));
                 let want = naive(&w, n, k, &h, rows);
-                let mut got = vec![f64::NAN; rows * n];
-                Packed::for_arch(&w, n, k, arch).product(&h, rows, &mut got);
-                for (g, e) in got.iter().zip(&want) {
-                    assert!((g - e).abs() <= 1e-9 * e.abs().max(1.0), "{g} vs {e}");
-                }
-                let (w32, h32): (Vec<f32>, Vec<f32>) = (
-                    w.iter().map(|&v| v as f32).collect(),
-                    h.iter().map(|&v| v as f32).collect(),
+                assert_close(
+                    &product::<f64>(arch, &w, n, k, &h, rows),
+                    &want,
+                    1e-9,
+                    "f64",
                 );
-                let mut got32 = vec![f32::NAN; rows * n];
-                Packed::for_arch(&w32, n, k, arch).product(&h32, rows, &mut got32);
-                for (g, e) in got32.iter().zip(&want) {
-                    assert!(
-                        (*g as f64 - e).abs() <= 1e-4 * e.abs().max(1.0),
-                        "{g} vs {e}"
-                    );
-                }
+                assert_close(
+                    &product::<f32>(arch, &w, n, k, &h, rows),
+                    &want,
+                    1e-4,
+                    "f32",
+                );
             }
         }
     }
