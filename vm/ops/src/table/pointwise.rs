@@ -140,6 +140,14 @@ fn logit(x: &Tensor, eps: Option<f64>) -> Result<Tensor> {
 
 /// `float_power`: both sides in double precision.
 fn float_power(x: Arg, y: Arg) -> Result<Tensor> {
+    if matches!((&x, &y), (Arg::Scalar(_), Arg::Scalar(_))) {
+        return Err(TensorError::Argument {
+            op: "float_power",
+            message: "received an invalid combination of arguments - got (Number, Number), \
+                      but expected a Tensor on at least one side"
+                .into(),
+        });
+    }
     let wide = |a: Arg| match a {
         Arg::Tensor(t) => Arg::Tensor(t.to_dtype(DType::F64)),
         Arg::Scalar(s) => Arg::Scalar(Scalar::Float(s.to_f64())),
