@@ -4,10 +4,11 @@
 //! `Eq(s0, 5)`.
 //!
 //! Terms of a sum are ordered as sympy orders them: each term's exponents
-//! over all the bases in the sum (bases sorted as sympy sorts them:
-//! symbols by name, then functions), compared lexicographically, highest
-//! first, ties broken by the coefficient; except that a positive constant
-//! goes first before a single negatively scaled term (`10 - s0`).
+//! over all the bases in the sum (bases in sympy's sort order, `SortKey`),
+//! compared lexicographically, highest first, ties broken by the
+//! coefficient; except that a positive constant goes first before a single
+//! negatively scaled term (`10 - s0`). Factors of a product and arguments
+//! of `Min`/`Max` follow the same sort order.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -53,34 +54,91 @@ fn number(n: Number) -> String {
     }
 }
 
-/// Where sympy's default sort puts a base among the bases of a sum or
-/// product: numbers, then symbols by name, then compound expressions, then
-/// functions by name and arguments.
-fn base_order(a: &Expr, b: &Expr) -> Ordering {
-    fn rank(e: &Expr) -> (u8, &'static str) {
-        match e.node() {
-            Node::Num(_) | Node::Bool(_) => (0, ""),
-            Node::Symbol(_) => (1, ""),
-            Node::Pow(..) => (3, "Pow"),
-            Node::Mul(_) => (3, "Mul"),
-            Node::Add(_) => (3, "Add"),
-            Node::FloorDiv(..) => (4, "FloorDiv"),
-            Node::TrueDiv(..) => (4, "IntTrueDiv"),
-            Node::ToFloat(_) => (4, "ToFloat"),
-            Node::Round(how, _) => (4, how.name()),
-            Node::Max(_) => (4, "Max"),
-            Node::Min(_) => (4, "Min"),
-            Node::Mod(..) => (4, "Mod"),
-            _ => (5, ""),
-        }
+/// sympy's `sort_key`, which orders the bases of a sum's terms, a product's
+/// factors and `Min`/`Max` arguments: the class (numbers, symbols, sums and
+/// products, PyTorch's functions, `Min`/`Max`), then the arguments (count
+/// first; a sum's in printing order), then the exponent, then the
+/// coefficient.
+#[derive(Debug, PartialEq, PartialOrd)]
+struct SortKey {
+    class: (u8, u32, &'static str),
+    args: (usize, Vec<KeyArg>),
+    /// Absent for numbers (sympy's empty tuple, below any exponent).
+    exp: Option<Box<SortKey>>,
+    coeff: f64,
+}
+
+#[derive(Debug, PartialEq, PartialOrd)]
+enum KeyArg {
+    Name(String),
+    Key(SortKey),
+}
+
+fn class_key(e: &Expr) -> (u8, u32, &'static str) {
+    const FUNCTION: u32 = 10000;
+    match e.node() {
+        Node::Num(_) => (1, 0, "Number"),
+        Node::Bool(_) | Node::Symbol(_) => (2, 0, "Symbol"),
+        Node::Mul(_) => (3, 0, "Mul"),
+        Node::Add(_) => (3, 1, "Add"),
+        Node::Pow(..) => (3, 2, "Pow"),
+        Node::FloorDiv(..) => (4, FUNCTION, "FloorDiv"),
+        Node::Mod(..) => (4, FUNCTION, "Mod"),
+        Node::TrueDiv(..) => (4, FUNCTION, "IntTrueDiv"),
+        Node::ToFloat(_) => (4, FUNCTION, "ToFloat"),
+        Node::Round(how, _) => (4, FUNCTION, how.name()),
+        Node::Max(_) => (5, 0, "Max"),
+        Node::Min(_) => (5, 0, "Min"),
+        _ => (6, 0, "Boolean"),
     }
-    rank(a)
-        .cmp(&rank(b))
-        .then_with(|| match (a.node(), b.node()) {
-            (Node::Num(x), Node::Num(y)) => x.cmp(y),
-            (Node::Symbol(x), Node::Symbol(y)) => x.cmp(y),
-            _ => a.to_string().cmp(&b.to_string()),
-        })
+}
+
+fn sort_key(e: &Expr) -> SortKey {
+    if let Some(n) = e.as_number() {
+        return SortKey {
+            class: class_key(e),
+            args: (0, Vec::new()),
+            exp: None,
+            coeff: n.to_f64(),
+        };
+    }
+    let (coeff, rest) = e.split_coefficient();
+    let (base, exp) = rest.base_exp();
+    let keys = |xs: Vec<&Expr>| {
+        xs.into_iter()
+            .map(|x| KeyArg::Key(sort_key(x)))
+            .collect::<Vec<_>>()
+    };
+    let args = match base.node() {
+        Node::Symbol(name) => vec![KeyArg::Name(name.to_string())],
+        Node::Bool(b) => vec![KeyArg::Name(b.to_string())],
+        Node::Add(terms) => keys(ordered_terms(terms).iter().collect()),
+        Node::Mul(factors) => {
+            let mut fs: Vec<&Expr> = factors.iter().collect();
+            fs.sort_by(|a, b| base_order(a, b));
+            keys(fs)
+        }
+        Node::Pow(b, x) | Node::FloorDiv(b, x) | Node::Mod(b, x) | Node::TrueDiv(b, x) => {
+            keys(vec![b, x])
+        }
+        Node::ToFloat(x) | Node::Round(_, x) | Node::Not(x) => keys(vec![x]),
+        Node::Min(xs) | Node::Max(xs) | Node::And(xs) | Node::Or(xs) => keys(xs.iter().collect()),
+        Node::Rel(_, a, b) => keys(vec![a, b]),
+        Node::Num(_) => Vec::new(),
+    };
+    SortKey {
+        class: class_key(&base),
+        args: (args.len(), args),
+        exp: Some(Box::new(sort_key(&exp))),
+        coeff: coeff.to_f64(),
+    }
+}
+
+/// The order sympy sorts expressions in (see `SortKey`).
+fn base_order(a: &Expr, b: &Expr) -> Ordering {
+    sort_key(a)
+        .partial_cmp(&sort_key(b))
+        .unwrap_or(Ordering::Equal)
 }
 
 /// A term's factors as (base, integer exponent), the coefficient apart.
@@ -164,7 +222,7 @@ fn write_product(f: &mut fmt::Formatter<'_>, factors: &[Expr]) -> fmt::Result {
         None => (Number::ONE, factors),
     };
     let mut ordered: Vec<&Expr> = rest.iter().collect();
-    ordered.sort_by(|a, b| base_order(&a.base_exp().0, &b.base_exp().0));
+    ordered.sort_by(|a, b| base_order(a, b));
     let (mut numerator, mut denominator) = (Vec::new(), Vec::new());
     for factor in ordered {
         match factor.base_exp() {
@@ -220,8 +278,16 @@ impl fmt::Display for Expr {
             Node::TrueDiv(a, b) => write_args(f, "IntTrueDiv", &[a, b]),
             Node::ToFloat(x) => write_args(f, "ToFloat", &[x]),
             Node::Round(how, x) => write_args(f, how.name(), &[x]),
-            Node::Min(xs) => write_args(f, "Min", &xs.iter().collect::<Vec<_>>()),
-            Node::Max(xs) => write_args(f, "Max", &xs.iter().collect::<Vec<_>>()),
+            Node::Min(xs) | Node::Max(xs) => {
+                let mut args: Vec<&Expr> = xs.iter().collect();
+                args.sort_by(|a, b| base_order(a, b));
+                let name = if matches!(self.node(), Node::Max(_)) {
+                    "Max"
+                } else {
+                    "Min"
+                };
+                write_args(f, name, &args)
+            }
             Node::Rel(r, a, b) => match r {
                 Relation::Eq => write_args(f, "Eq", &[a, b]),
                 Relation::Ne => write_args(f, "Ne", &[a, b]),
