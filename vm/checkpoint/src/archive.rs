@@ -202,7 +202,11 @@ impl Checkpoint {
                 "storage {key} holds {len} bytes, fewer than its {numel} elements need"
             ))
         };
-        let fits = |len: usize| numel.checked_mul(element_size(dtype)) <= Some(len);
+        let fits = |len: usize| {
+            numel
+                .checked_mul(element_size(dtype))
+                .is_some_and(|n| n <= len)
+        };
         let bytes: std::borrow::Cow<[u8]> = match (&self.source, record) {
             (Source::Bytes(shared), Record::Range(r)) => {
                 if !fits(r.len()) {
@@ -233,31 +237,27 @@ impl Checkpoint {
                 let name = format!("data/{key}");
                 match source {
                     Source::Bytes(shared) => {
-                        let data: &[u8] = (**shared).as_ref();
-                        let mut archive = zip::ZipArchive::new(Cursor::new(data))?;
-                        let entry = archive.by_index(*index)?;
-                        let size = entry.size();
-                        read_entry(entry, size, &name)?.into()
+                        inflate(Cursor::new((**shared).as_ref()), *index, &name)?
                     }
-                    Source::File(file) => {
-                        let mut archive = zip::ZipArchive::new(std::io::BufReader::new(file))?;
-                        let entry = archive.by_index(*index)?;
-                        let size = entry.size();
-                        read_entry(entry, size, &name)?.into()
-                    }
+                    Source::File(file) => inflate(std::io::BufReader::new(file), *index, &name)?,
                 }
+                .into()
             }
         };
-        let expected = numel.checked_mul(element_size(dtype));
-        if expected.is_none_or(|n| n > bytes.len()) {
-            return Err(CheckpointError::Archive(format!(
-                "storage {key} holds {} bytes, fewer than its {numel} elements need",
-                bytes.len()
-            )));
+        if !fits(bytes.len()) {
+            return Err(short(bytes.len()));
         }
-        let used = expected.expect("checked above");
+        let used = numel * element_size(dtype);
         Ok(Tensor::from_bytes(dtype, &bytes[..used], self.big_endian)?)
     }
+}
+
+/// The inflated bytes of the compressed zip entry `index` (named `name`).
+fn inflate<R: Read + std::io::Seek>(reader: R, index: usize, name: &str) -> Result<Vec<u8>> {
+    let mut archive = zip::ZipArchive::new(reader)?;
+    let entry = archive.by_index(index)?;
+    let size = entry.size();
+    read_entry(entry, size, name)
 }
 
 /// A zip entry's `size` bytes, in a buffer allocated fallibly (the size is the file's claim).
@@ -531,6 +531,7 @@ mod tests {
             ck.storage("0", DType::F64, 3).is_err(),
             "more elements than bytes"
         );
+        assert!(ck.storage("0", DType::F64, usize::MAX).is_err());
         // The file shrinks after its directory was read: an error, not a panic.
         std::fs::write(&path, &bytes[..64]).unwrap();
         assert!(ck.storage("0", DType::F64, 2).is_err());

@@ -146,8 +146,9 @@ mod _c {
         )
     }
 
-    /// `torch.load` of a file path: the file read whole, or memory-mapped
-    /// (`mmap`); stored storages are read in place from either until written.
+    /// `torch.load` of a file path: each storage read into a buffer of its
+    /// own, or (`mmap`) the file mapped and storages read in place from it
+    /// until written.
     #[pyfunction]
     fn _load_checkpoint_file(
         path: String,
@@ -160,8 +161,7 @@ mod _c {
         let io_error = |e: std::io::Error| vm.new_os_error(format!("{path}: {e}"));
         let file = std::fs::File::open(&path).map_err(io_error)?;
         let source = if mmap {
-            let data =
-                fxvm_checkpoint::source::map(std::path::Path::new(&path)).map_err(io_error)?;
+            let data = fxvm_checkpoint::source::map(&file).map_err(io_error)?;
             Source::Mapped(data, file)
         } else {
             Source::File(file)
@@ -222,7 +222,8 @@ mod _c {
         path: String,
         vm: &VirtualMachine,
     ) -> PyResult<(PyObjectRef, PyObjectRef)> {
-        let data = fxvm_checkpoint::source::map(std::path::Path::new(&path))
+        let data = std::fs::File::open(&path)
+            .and_then(|file| fxvm_checkpoint::source::map(&file))
             .map_err(|e| vm.new_os_error(format!("{path}: {e}")))?;
         safetensors_load(data, vm)
     }

@@ -45,15 +45,6 @@ pub(crate) fn times_rows<T: Lanes>(
     x: Rows<T>,
     w: Rows<T>,
 ) {
-    assert!(
-        dst.len() == m * n
-            && (m == 0 || (m - 1) * x.stride + k <= x.data.len())
-            && (n == 0 || (n - 1) * w.stride + k <= w.data.len()),
-        "skinny product operands out of bounds"
-    );
-    if m == 0 || n == 0 {
-        return;
-    }
     times_rows_on(Arch::new(), m, n, k, dst, x, w);
 }
 
@@ -67,6 +58,15 @@ fn times_rows_on<T: Lanes>(
     x: Rows<T>,
     w: Rows<T>,
 ) {
+    assert!(
+        dst.len() == m * n
+            && (m == 0 || (m - 1) * x.stride + k <= x.data.len())
+            && (n == 0 || (n - 1) * w.stride + k <= w.data.len()),
+        "skinny product operands out of bounds"
+    );
+    if m == 0 || n == 0 {
+        return;
+    }
     // Each task fills a block of whole columns, stored column-major
     // (`columns × m`), so tasks write disjoint slices; then the block is
     // placed into the row-major result.
