@@ -120,6 +120,22 @@ impl Expr {
         }
     }
 
+    /// The terms of a sum, or the expression alone (sympy's `Add.make_args`).
+    pub(crate) fn terms(&self) -> &[Expr] {
+        match self.node() {
+            Node::Add(ts) => ts,
+            _ => std::slice::from_ref(self),
+        }
+    }
+
+    /// The factors of a product, or the expression alone (`Mul.make_args`).
+    pub(crate) fn factors(&self) -> &[Expr] {
+        match self.node() {
+            Node::Mul(fs) => fs,
+            _ => std::slice::from_ref(self),
+        }
+    }
+
     /// The coefficient and the rest of a term: `3*s0*s1` is `(3, s0*s1)`,
     /// `s0` is `(1, s0)`, `5` is `(5, 1)`.
     pub(crate) fn split_coefficient(&self) -> (Number, Expr) {
@@ -229,21 +245,15 @@ pub fn sum(terms: impl IntoIterator<Item = Expr>) -> Result<Expr> {
         Ok(())
     };
     for term in terms {
-        match term.node() {
-            Node::Add(inner) => {
-                for t in inner {
-                    push(t, &mut constant)?;
-                }
-            }
-            _ => push(&term, &mut constant)?,
+        for t in term.terms() {
+            push(t, &mut constant)?;
         }
     }
-    let mut out = Vec::new();
-    for (rest, c) in like {
-        if !c.is_zero() {
-            out.push(with_coefficient(c, rest)?);
-        }
-    }
+    let mut out: Vec<Expr> = like
+        .into_iter()
+        .filter(|(_, c)| !c.is_zero())
+        .map(|(rest, c)| with_coefficient(c, rest))
+        .collect();
     if !constant.is_zero() || out.is_empty() {
         out.push(Expr::number(constant));
     }
@@ -256,16 +266,13 @@ pub fn sum(terms: impl IntoIterator<Item = Expr>) -> Result<Expr> {
 }
 
 /// `c * rest` for a product `rest` without a coefficient.
-fn with_coefficient(c: Number, rest: Expr) -> Result<Expr> {
+fn with_coefficient(c: Number, rest: Expr) -> Expr {
     if c.is_one() {
-        return Ok(rest);
+        return rest;
     }
     let mut factors = vec![Expr::number(c)];
-    match rest.node() {
-        Node::Mul(fs) => factors.extend(fs.iter().cloned()),
-        _ => factors.push(rest),
-    }
-    Ok(Expr::new(Node::Mul(factors)))
+    factors.extend(rest.factors().iter().cloned());
+    Expr::new(Node::Mul(factors))
 }
 
 /// The canonical product of `factors`.
@@ -287,13 +294,8 @@ pub fn product(factors: impl IntoIterator<Item = Expr>) -> Result<Expr> {
         Ok(())
     };
     for f in factors {
-        match f.node() {
-            Node::Mul(inner) => {
-                for g in inner {
-                    push(g, &mut coefficient)?;
-                }
-            }
-            _ => push(&f, &mut coefficient)?,
+        for g in f.factors() {
+            push(g, &mut coefficient)?;
         }
     }
     if coefficient.is_zero() && matches!(coefficient, Number::Int(_)) {
@@ -304,8 +306,7 @@ pub fn product(factors: impl IntoIterator<Item = Expr>) -> Result<Expr> {
         let power = base.pow(&exp)?;
         match power.node() {
             Node::Num(n) => coefficient = coefficient.checked_mul(*n)?,
-            Node::Mul(fs) => rest.extend(fs.iter().cloned()),
-            _ => rest.push(power),
+            _ => rest.extend(power.factors().iter().cloned()),
         }
     }
     rest.sort();
@@ -335,12 +336,9 @@ pub fn product(factors: impl IntoIterator<Item = Expr>) -> Result<Expr> {
 /// The integer content of an integer polynomial: the gcd of its
 /// coefficients (and constant), positive.
 fn content(e: &Expr) -> Option<i128> {
-    let terms: Vec<Expr> = match e.node() {
-        Node::Add(ts) => ts.clone(),
-        _ => vec![e.clone()],
-    };
+    let terms = e.terms();
     let mut g = 0i128;
-    for t in &terms {
+    for t in terms {
         match t.split_coefficient().0 {
             Number::Int(c) => g = gcd(g, c),
             Number::Float(_) => return None,
@@ -359,10 +357,7 @@ pub(crate) fn gcd(a: i128, b: i128) -> i128 {
 
 /// `e / k` for an integer `k` dividing `e`'s content exactly.
 fn divide_exact(e: &Expr, k: i128) -> Result<Expr> {
-    let terms: Vec<Expr> = match e.node() {
-        Node::Add(ts) => ts.clone(),
-        _ => vec![e.clone()],
-    };
+    let terms = e.terms();
     let scaled = terms
         .iter()
         .map(|t| {
@@ -437,10 +432,7 @@ impl Expr {
             return Ok(Expr::number(a.modulo(b)?));
         }
         if let Some(k) = divisor.as_int() {
-            let terms: Vec<Expr> = match self.node() {
-                Node::Add(ts) => ts.clone(),
-                _ => vec![self.clone()],
-            };
+            let terms = self.terms();
             let kept: Vec<Expr> = terms
                 .iter()
                 .filter(|t| !matches!(t.split_coefficient().0, Number::Int(c) if c % k == 0))

@@ -147,17 +147,14 @@ fn powers(term: &Expr) -> (Number, Vec<(Expr, i128)>) {
     if rest.as_int() == Some(1) {
         return (coefficient, Vec::new());
     }
-    let factors = match rest.node() {
-        Node::Mul(fs) => fs.clone(),
-        _ => vec![rest],
-    };
-    let powers = factors
-        .into_iter()
+    let powers = rest
+        .factors()
+        .iter()
         .map(|f| {
             let (base, exp) = f.base_exp();
             match exp.as_int() {
                 Some(e) => (base, e),
-                None => (f, 1),
+                None => (f.clone(), 1),
             }
         })
         .collect();

@@ -28,8 +28,7 @@ class OpOverload:
         self._overloadname = overload_name
         self._schema = schema
         self._kernels = {}
-        self._fake = None
-        self._autograd = None
+        self.tags = ()
         self.__name__ = f"{packet._opname}.{overload_name}"
         self.__qualname__ = self.__name__
         self.__module__ = packet.__module__
@@ -67,7 +66,11 @@ class OpOverload:
             fn = self._kernels.get(key)
             if fn is not None:
                 return fn
-        available = sorted(self._kernels) + (["Meta"] if self._fake is not None and "Meta" not in self._kernels else [])
+        from torch.library import _FAKES
+
+        available = sorted(self._kernels)
+        if self.name() in _FAKES and "Meta" not in self._kernels:
+            available.append("Meta")
         raise NotImplementedError(
             f"Could not run '{self.name()}' with arguments from the 'CPU' backend. This could be because "
             "the operator doesn't exist for this backend, or was omitted during the selective/custom build "

@@ -41,9 +41,6 @@ class SymInt(_Sym):
     def __float__(self):
         return float(int(self))
 
-    def __sym_float__(self):
-        return SymFloat(self.node.sym_float())
-
 
 class SymFloat(_Sym):
     """A float that may be symbolic (`IntTrueDiv(s0, 2)`)."""
@@ -56,9 +53,6 @@ class SymFloat(_Sym):
 
     def __hash__(self):
         raise TypeError("unhashable type: non-nested SymFloat")
-
-    def __sym_float__(self):
-        return self
 
 
 class SymBool(_Sym):

@@ -203,13 +203,12 @@ class Library:
                 f"registration: registered at {site}. Original registration: registered at {_SCHEMA_SITES[qualname]}"
             )
         overload = OpOverload(packet, overload_name, parsed)
-        overload._tags = tuple(tags) if isinstance(tags, (tuple, list)) else (tags,)
+        overload.tags = tuple(tags) if isinstance(tags, (tuple, list)) else (tags,)
         packet._overloads[overload_name] = overload
         setattr(packet, overload_name, overload)
         _SCHEMA_SITES[qualname] = site
         for key, fn in _PENDING.pop(qualname, {}).items():
             overload._register(key, fn)
-        overload._fake = _FAKES.get(qualname)
         self._defs.append((packet, overload_name, qualname))
         return parsed.op_name
 
@@ -297,11 +296,7 @@ def register_fake(op, func=None, /, *, lib=None, _stacklevel=1, allow_override=F
         return op.register_fake(func) if func is not None else op.register_fake
 
     def register(fn):
-        name = _qualified(op)
-        _FAKES[name] = fn
-        overload = _overload_of(name)
-        if overload is not None:
-            overload._fake = fn
+        _FAKES[_qualified(op)] = fn
         return fn
 
     return register if func is None else register(func)
@@ -443,7 +438,6 @@ class CustomOpDef:
         return kernel
 
     def register_fake(self, fn, /):
-        self._opoverload._fake = fn
         _FAKES[self._qualname] = fn
         return fn
 
