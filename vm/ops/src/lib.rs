@@ -14,6 +14,7 @@
 //! assert_eq!(y.to_vec::<f32>(), [2.0, 3.0]);
 //! ```
 
+pub mod meta;
 mod narrow;
 pub mod op;
 pub mod schema;

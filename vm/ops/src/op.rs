@@ -89,6 +89,8 @@ pub struct Op {
     /// creation); other ops compute narrow dtypes wide (see `narrow`).
     dtype_generic: bool,
     kernel: Kernel,
+    /// How the output's sizes follow from the inputs' (see `meta`).
+    pub(crate) meta: Option<crate::meta::Rule>,
 }
 
 impl std::fmt::Debug for Op {
@@ -116,6 +118,7 @@ pub fn op<A: FromArgs + 'static, R: IntoValue + 'static>(
         schema,
         places,
         dtype_generic: false,
+        meta: None,
         kernel: Arc::new(move |values| kernel(A::from_args(values)).map(IntoValue::into_value)),
     }
 }
@@ -128,6 +131,12 @@ impl Op {
     /// Marks an op that works on every dtype as stored.
     pub(crate) fn dtype_generic(mut self) -> Op {
         self.dtype_generic = true;
+        self
+    }
+
+    /// Gives the op its shape rule.
+    pub(crate) fn meta(mut self, rule: crate::meta::Rule) -> Op {
+        self.meta = Some(rule);
         self
     }
 

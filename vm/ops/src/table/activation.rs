@@ -7,6 +7,7 @@ use fxvm_tensor::ops::shape;
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
 use super::{bin, in_place, maybe_in_place};
+use crate::meta;
 use crate::op::{NN, Op, Place, op};
 
 use Place::{Functional, FunctionalIsTorch, FunctionalNative, FunctionalNativeAs, Torch};
@@ -149,17 +150,17 @@ fn threshold(x: &Tensor, threshold: f64, value: f64) -> Result<Tensor> {
 
 pub(crate) fn rows() -> Vec<Op> {
     vec![
-        inplace_unary("relu(Tensor input, bool inplace=False)", Unary::Relu),
-        inplace_unary("silu(Tensor input, bool inplace=False)", Unary::Silu),
-        inplace_unary("mish(Tensor input, bool inplace=False)", Unary::Mish),
+        inplace_unary("relu(Tensor input, bool inplace=False)", Unary::Relu).meta(meta::pointwise),
+        inplace_unary("silu(Tensor input, bool inplace=False)", Unary::Silu).meta(meta::pointwise),
+        inplace_unary("mish(Tensor input, bool inplace=False)", Unary::Mish).meta(meta::pointwise),
         softmax_row(
             "softmax(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None)",
             SoftmaxKind::Softmax,
-        ),
+        ).meta(meta::pointwise),
         softmax_row(
             "log_softmax(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None)",
             SoftmaxKind::LogSoftmax,
-        ),
+        ).meta(meta::pointwise),
         op(
             "gelu(Tensor input, *, str approximate='none')",
             &[Torch, FunctionalNative],
@@ -178,7 +179,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 ew::unary(u, &x)
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "softplus(Tensor input, Scalar beta=1, Scalar threshold=20)",
             NN,
@@ -186,7 +187,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 float_kernel(&x, "softplus_cpu")?;
                 Ok(softplus(&x, beta.to_f64(), threshold.to_f64()))
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "log_sigmoid(Tensor input)",
             &[FunctionalNativeAs("logsigmoid")],
@@ -197,19 +198,19 @@ pub(crate) fn rows() -> Vec<Op> {
                     &softplus(&ew::unary(Unary::Neg, &x)?, 1.0, 20.0),
                 )
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "hardtanh(Tensor input, float min_val=-1.0, float max_val=1.0, bool inplace=False)",
             &[Functional(1)],
             |(x, lo, hi, inplace): (Tensor, f64, f64, bool)| {
                 maybe_in_place(&x, hardtanh(&x, lo, hi), inplace)
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "hardtanh_(Tensor(a!) input, float min_val=-1.0, float max_val=1.0)",
             NN,
             |(x, lo, hi): (Tensor, f64, f64)| in_place(&x, hardtanh(&x, lo, hi)),
-        ),
+        ).meta(meta::pointwise),
         op(
             "relu6(Tensor input, bool inplace=False)",
             &[Functional(1)],
@@ -221,29 +222,29 @@ pub(crate) fn rows() -> Vec<Op> {
                 }
                 maybe_in_place(&x, clamp(&x, 0.0, 6.0), inplace)
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "leaky_relu(Tensor input, float negative_slope=0.01, bool inplace=False)",
             &[Functional(1)],
             |(x, slope, inplace): (Tensor, f64, bool)| {
                 maybe_in_place(&x, leaky_relu(&x, slope), inplace)
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "leaky_relu_(Tensor(a!) input, float negative_slope=0.01)",
             NN,
             |(x, slope): (Tensor, f64)| in_place(&x, leaky_relu(&x, slope)),
-        ),
+        ).meta(meta::pointwise),
         op(
             "elu(Tensor input, float alpha=1.0, bool inplace=False)",
             &[Functional(1)],
             |(x, alpha, inplace): (Tensor, f64, bool)| maybe_in_place(&x, elu(&x, alpha), inplace),
-        ),
+        ).meta(meta::pointwise),
         op(
             "elu_(Tensor(a!) input, float alpha=1.0)",
             NN,
             |(x, alpha): (Tensor, f64)| in_place(&x, elu(&x, alpha)),
-        ),
+        ).meta(meta::pointwise),
         op(
             "hardsigmoid(Tensor input, bool inplace=False)",
             &[Functional(1)],
@@ -251,7 +252,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 float_kernel(&x, "hardsigmoid_cpu")?;
                 maybe_in_place(&x, bin(Binary::Div, hard_gate(&x)?, 6.0), inplace)
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "hardswish(Tensor input, bool inplace=False)",
             &[Functional(1)],
@@ -265,27 +266,27 @@ pub(crate) fn rows() -> Vec<Op> {
                     inplace,
                 )
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "celu(Tensor input, float alpha=1.0, bool inplace=False)",
             &[Functional(1)],
             |(x, alpha, inplace): (Tensor, f64, bool)| maybe_in_place(&x, celu(&x, alpha), inplace),
-        ),
+        ).meta(meta::pointwise),
         op(
             "celu_(Tensor(a!) input, float alpha=1.0)",
             &[Torch, FunctionalIsTorch],
             |(x, alpha): (Tensor, f64)| in_place(&x, celu(&x, alpha)),
-        ),
+        ).meta(meta::pointwise),
         op(
             "selu(Tensor input, bool inplace=False)",
             &[Functional(1)],
             |(x, inplace): (Tensor, bool)| maybe_in_place(&x, selu(&x), inplace),
-        ),
+        ).meta(meta::pointwise),
         op(
             "selu_(Tensor(a!) input)",
             &[Torch, FunctionalIsTorch],
             |(x,): (Tensor,)| in_place(&x, selu(&x)),
-        ),
+        ).meta(meta::pointwise),
         op(
             "hardshrink(Tensor input, Scalar lambd=0.5)",
             &[Torch, Place::Method, FunctionalIsTorch],
@@ -294,7 +295,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let kept = bin(Binary::Gt, ew::unary(Unary::Abs, &x)?, lambd.to_f64())?;
                 ew::where_(&kept, &Arg::Tensor(x), &Arg::Scalar(Scalar::Int(0)))
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "softshrink(Tensor input, Scalar lambd=0.5)",
             &[FunctionalNative],
@@ -322,7 +323,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let inner = ew::where_(&below, &shrunk_up.into(), &Arg::Scalar(Scalar::Int(0)))?;
                 ew::where_(&above, &shrunk_down.into(), &inner.into())
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "softsign(Tensor input)",
             &[Functional(1)],
@@ -330,24 +331,24 @@ pub(crate) fn rows() -> Vec<Op> {
                 let denom = bin(Binary::Add, ew::unary(Unary::Abs, &x)?, 1.0)?;
                 bin(Binary::Div, &x, denom)
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "tanhshrink(Tensor input)",
             &[Functional(1)],
             |(x,): (Tensor,)| bin(Binary::Sub, &x, ew::unary(Unary::Tanh, &x)?),
-        ),
+        ).meta(meta::pointwise),
         op(
             "threshold(Tensor input, float threshold, float value, bool inplace=False)",
             &[Functional(1)],
             |(x, t, v, inplace): (Tensor, f64, f64, bool)| {
                 maybe_in_place(&x, threshold(&x, t, v), inplace)
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "threshold_(Tensor(a!) input, float threshold, float value)",
             &[Torch, FunctionalIsTorch],
             |(x, t, v): (Tensor, f64, f64)| in_place(&x, threshold(&x, t, v)),
-        ),
+        ).meta(meta::pointwise),
         op(
             "softmin(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None)",
             &[Functional(1)],
@@ -356,7 +357,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let negated = ew::unary(Unary::Neg, &x.to_dtype(dtype.unwrap_or(x.dtype())))?;
                 reduce::softmax(&negated, dim, None, SoftmaxKind::Softmax)
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "prelu(Tensor input, Tensor weight)",
             &[Torch, Place::Method, FunctionalIsTorch],
@@ -383,7 +384,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 )?;
                 where_positive(&x, bin(Binary::Mul, &x, slope)?)
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "glu(Tensor input, int dim=-1)",
             &[Functional(1)],

@@ -3,6 +3,7 @@
 use fxvm_tensor::ops::create;
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
+use crate::meta;
 use crate::op::{M, Op, T, op};
 use crate::value::{Data, Device};
 
@@ -48,7 +49,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let dtype = dtype.unwrap_or(DType::F32);
                 Ok(Tensor::zeros(&new_shape("zeros", &size, dtype)?, dtype))
             },
-        ),
+        ).meta(meta::create),
         op(
             "empty(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
@@ -56,7 +57,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let dtype = dtype.unwrap_or(DType::F32);
                 Ok(Tensor::zeros(&new_shape("empty", &size, dtype)?, dtype))
             },
-        ),
+        ).meta(meta::create),
         op(
             "ones(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
@@ -68,7 +69,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     dtype,
                 ))
             },
-        ),
+        ).meta(meta::create),
         op(
             "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
@@ -77,7 +78,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let shape = new_shape("full", &size, dtype)?;
                 Ok(Tensor::full(&shape, Tensor::fill_value(v, dtype)?, dtype))
             },
-        ),
+        ).meta(meta::create),
         op(
             "new_tensor(Tensor input, Data data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             M,
@@ -128,14 +129,14 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dtype, _, _): Like| -> Result<Tensor> {
                 Ok(Tensor::zeros(x.shape(), dtype.unwrap_or(x.dtype())))
             },
-        ),
+        ).meta(meta::like),
         op(
             "empty_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
             |(x, dtype, _, _): Like| -> Result<Tensor> {
                 Ok(Tensor::zeros(x.shape(), dtype.unwrap_or(x.dtype())))
             },
-        ),
+        ).meta(meta::like),
         op(
             "ones_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
@@ -146,7 +147,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     dtype.unwrap_or(x.dtype()),
                 ))
             },
-        ),
+        ).meta(meta::like),
         op(
             "full_like(Tensor input, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
@@ -158,7 +159,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     dtype,
                 ))
             },
-        ),
+        ).meta(meta::like),
         op(
             "arange(Scalar start, Scalar? end=None, Scalar step=1, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
@@ -176,7 +177,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 create::arange(start, end, step, dtype)
             },
-        ),
+        ).meta(meta::arange),
         op(
             "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,

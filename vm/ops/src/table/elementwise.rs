@@ -6,6 +6,7 @@ use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
 use fxvm_tensor::{Scalar, Tensor, TensorError};
 
 use super::in_place;
+use crate::meta;
 use crate::op::{M, Op, Place, T, TM, op};
 
 /// Leaks a generated declaration: the registry lives as long as the process.
@@ -301,7 +302,8 @@ pub(crate) fn rows() -> Vec<Op> {
         M,
         |(x, hi): (Tensor, Scalar)| in_place(&x, ew::clamp(&x, None, Some(hi))),
     ));
-    rows
+    // Every row here is pointwise: broadcast operands, promoted dtype.
+    rows.into_iter().map(|o| o.meta(meta::pointwise)).collect()
 }
 
 #[cfg(test)]

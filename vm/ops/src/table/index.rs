@@ -6,6 +6,7 @@ use fxvm_tensor::ops::subscript::{self, Index};
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
 use super::in_place;
+use crate::meta;
 use crate::op::{M, Op, TM, op};
 use crate::value::{Or, Value};
 
@@ -244,32 +245,38 @@ pub(crate) fn rows() -> Vec<Op> {
             "masked_fill(Tensor input, Tensor mask, Scalar value)",
             TM,
             |(x, mask, v): (Tensor, Tensor, Scalar)| index::masked_fill(&x, &mask, v),
-        ),
+        )
+        .meta(meta::pointwise),
         op(
             "masked_fill_(Tensor(a!) input, Tensor mask, Scalar value)",
             M,
             |(x, mask, v): (Tensor, Tensor, Scalar)| in_place(&x, index::masked_fill(&x, &mask, v)),
-        ),
+        )
+        .meta(meta::pointwise),
         op(
             "tril(Tensor input, int diagonal=0)",
             TM,
             |(x, d): (Tensor, i64)| index::triangle(&x, d, true),
-        ),
+        )
+        .meta(meta::same),
         op(
             "triu(Tensor input, int diagonal=0)",
             TM,
             |(x, d): (Tensor, i64)| index::triangle(&x, d, false),
-        ),
+        )
+        .meta(meta::same),
         op(
             "tril_(Tensor(a!) input, int diagonal=0)",
             M,
             |(x, d): (Tensor, i64)| in_place(&x, index::triangle(&x, d, true)),
-        ),
+        )
+        .meta(meta::same),
         op(
             "triu_(Tensor(a!) input, int diagonal=0)",
             M,
             |(x, d): (Tensor, i64)| in_place(&x, index::triangle(&x, d, false)),
-        ),
+        )
+        .meta(meta::same),
         op(
             "equal(Tensor input, Tensor other)",
             TM,
@@ -318,7 +325,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 x.fill(Tensor::fill_value(v, x.dtype())?);
                 Ok(Value::Input(0))
             },
-        ),
+        )
+        .meta(meta::pointwise),
         op(
             "zero_(Tensor(a!) input)",
             M,
@@ -326,6 +334,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 x.fill(Scalar::Int(0));
                 Ok(Value::Input(0))
             },
-        ),
+        )
+        .meta(meta::pointwise),
     ]
 }

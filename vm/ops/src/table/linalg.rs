@@ -7,6 +7,7 @@ use fxvm_tensor::ops::shape;
 use fxvm_tensor::ops::{dense, einsum, linalg, products};
 use fxvm_tensor::{Result, Scalar, Tensor, TensorError};
 
+use crate::meta;
 use crate::op::{NN, Op, Place, TM, op};
 use crate::value::{Or, Value};
 
@@ -399,7 +400,8 @@ pub(crate) fn rows() -> Vec<Op> {
             "baddbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1)",
             TM,
             |(x, a, b, beta, alpha): BlasArgs| blas_sum(x, linalg::bmm(&a, &b)?, beta, alpha),
-        ),
+        )
+        .meta(meta::add_product),
         op(
             "addbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1)",
             TM,
@@ -677,17 +679,20 @@ pub(crate) fn rows() -> Vec<Op> {
             "matmul(Tensor input, Tensor other)",
             TM,
             |(a, b): (Tensor, Tensor)| linalg::matmul(&a, &b),
-        ),
+        )
+        .meta(meta::product),
         op(
             "mm(Tensor input, Tensor mat2)",
             TM,
             |(a, b): (Tensor, Tensor)| linalg::mm(&a, &b),
-        ),
+        )
+        .meta(meta::product),
         op(
             "bmm(Tensor input, Tensor mat2)",
             TM,
             |(a, b): (Tensor, Tensor)| linalg::bmm(&a, &b),
-        ),
+        )
+        .meta(meta::product),
         op(
             "ger(Tensor input, Tensor vec2)",
             TM,
@@ -707,12 +712,14 @@ pub(crate) fn rows() -> Vec<Op> {
                 let bias = ew::binary(Binary::Mul, &Arg::Tensor(x), &Arg::Scalar(beta))?;
                 ew::binary(Binary::Add, &Arg::Tensor(bias), &Arg::Tensor(scaled))
             },
-        ),
+        )
+        .meta(meta::add_product),
         op(
             "linear(Tensor input, Tensor weight, Tensor? bias=None)",
             NN,
             |(x, w, b): (Tensor, Tensor, Option<Tensor>)| linalg::linear(&x, &w, b.as_ref()),
-        ),
+        )
+        .meta(meta::linear),
         op(
             "bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None)",
             &[Place::Torch, Place::FunctionalIsTorch],

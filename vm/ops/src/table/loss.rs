@@ -7,6 +7,7 @@ use fxvm_tensor::ops::{ctc, reduce};
 use fxvm_tensor::{Result, Tensor, TensorError};
 
 use super::bin;
+use crate::meta;
 use crate::op::{Op, Place, op};
 use crate::value::Or;
 
@@ -135,7 +136,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 nn::cross_entropy(&x, &t, &args)
             },
-        ),
+        ).meta(meta::loss),
         op(
             "nll_loss(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, int ignore_index=-100, bool? reduce=None, str reduction='mean')",
             &[Functional(2)],
@@ -151,7 +152,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let r = Reduction::from_args(size_average, reduce, &reduction)?;
                 nn::nll_loss(&x, &t, w.as_ref(), ignore_index, r)
             },
-        ),
+        ).meta(meta::loss),
         op(
             "mse_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', Tensor? weight=None)",
             &[Functional(2)],
@@ -199,7 +200,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     )),
                 }
             },
-        ),
+        ).meta(meta::loss),
         op(
             "l1_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean')",
             &[Functional(2)],
@@ -216,7 +217,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     Reduction::from_args(size_average, reduce, &reduction)?,
                 )
             },
-        ),
+        ).meta(meta::loss),
         op(
             "binary_cross_entropy(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean')",
             &[Functional(2)],
@@ -236,7 +237,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let loss = ew::unary(Unary::Neg, &bin(Binary::Add, pos, neg)?)?;
                 r.apply(weighted(loss, w)?)
             },
-        ),
+        ).meta(meta::loss),
         op(
             "binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean', Tensor? pos_weight=None)",
             &[Functional(2)],
@@ -261,7 +262,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let loss = ew::unary(Unary::Neg, &bin(Binary::Add, pos, neg)?)?;
                 r.apply(weighted(loss, w)?)
             },
-        ),
+        ).meta(meta::loss),
         op(
             "smooth_l1_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', float beta=1.0)",
             &[Functional(2)],
@@ -288,7 +289,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 r.apply(loss)
             },
-        ),
+        ).meta(meta::loss),
         op(
             "huber_loss(Tensor input, Tensor target, str reduction='mean', float delta=1.0, Tensor? weight=None)",
             &[Functional(2)],
@@ -300,7 +301,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 })?;
                 r.apply(weighted(loss, w)?)
             },
-        ),
+        ).meta(meta::loss),
         op(
             "kl_div(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', bool log_target=False)",
             &[Functional(2)],

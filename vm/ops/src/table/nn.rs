@@ -12,6 +12,7 @@ use fxvm_tensor::random::Generator;
 use fxvm_tensor::{Result, Tensor, TensorError};
 
 use super::{bin, maybe_in_place};
+use crate::meta;
 use crate::op::{NN, Op, Place, op};
 use crate::value::{Or, Value};
 use fxvm_tensor::ops::elementwise::{self as ew, Binary, Unary};
@@ -337,15 +338,15 @@ pub(crate) fn rows() -> Vec<Op> {
         conv_row(
             "conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, str|int[] padding=0, int[] dilation=1, int groups=1)",
             1,
-        ),
+        ).meta(meta::conv),
         conv_row(
             "conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, str|int[] padding=0, int[] dilation=1, int groups=1)",
             2,
-        ),
+        ).meta(meta::conv),
         conv_row(
             "conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, str|int[] padding=0, int[] dilation=1, int groups=1)",
             3,
-        ),
+        ).meta(meta::conv),
         conv_transpose_row(
             "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] output_padding=0, int groups=1, int[] dilation=1)",
             1,
@@ -367,7 +368,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "max_pool1d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
             &[Torch, Functional(2)],
             1,
-        ),
+        ).meta(meta::pool),
         max_pool_row(
             "max_pool1d_with_indices(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
             &[Functional(2)],
@@ -377,22 +378,22 @@ pub(crate) fn rows() -> Vec<Op> {
             "max_pool2d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
             &[Torch, Functional(2)],
             2,
-        ),
+        ).meta(meta::pool),
         max_pool_row(
             "max_pool2d_with_indices(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
             &[Functional(2)],
             2,
-        ),
+        ).meta(meta::pool),
         op(
             "avg_pool1d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, bool ceil_mode=False, bool count_include_pad=True)",
             &[Torch, FunctionalIsTorch],
             |(x, k, s, p, ceil, count): AvgPoolArgs| avg_pool(&x, (k, s, p, ceil), 1, count, None),
-        ),
+        ).meta(meta::pool),
         max_pool_row(
             "max_pool3d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
             &[Torch, Functional(2)],
             3,
-        ),
+        ).meta(meta::pool),
         max_pool_row(
             "max_pool3d_with_indices(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
             &[Functional(2)],
@@ -401,12 +402,12 @@ pub(crate) fn rows() -> Vec<Op> {
         avg_pool_row(
             "avg_pool3d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None)",
             3,
-        ),
+        ).meta(meta::pool),
         adaptive_max_pool_row(
             "adaptive_max_pool1d(Tensor input, int?[] output_size, bool return_indices=False)",
             &[Functional(2)],
             1,
-        ),
+        ).meta(meta::adaptive_pool),
         adaptive_max_pool_row(
             "adaptive_max_pool1d_with_indices(Tensor input, int?[] output_size, bool return_indices=False)",
             &[Functional(2)],
@@ -424,12 +425,12 @@ pub(crate) fn rows() -> Vec<Op> {
                     Value::Tensor(indices),
                 ]))
             },
-        ),
+        ).meta(meta::adaptive_pool),
         adaptive_max_pool_row(
             "adaptive_max_pool2d(Tensor input, int?[] output_size, bool return_indices=False)",
             &[Functional(2)],
             2,
-        ),
+        ).meta(meta::adaptive_pool),
         adaptive_max_pool_row(
             "adaptive_max_pool2d_with_indices(Tensor input, int?[] output_size, bool return_indices=False)",
             &[Functional(2)],
@@ -449,7 +450,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "adaptive_avg_pool3d(Tensor input, int?[] output_size)",
             &[Functional(2)],
             |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 3),
-        ),
+        ).meta(meta::adaptive_pool),
         lp_pool_row(
             "lp_pool1d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False)",
             1,
@@ -491,17 +492,17 @@ pub(crate) fn rows() -> Vec<Op> {
         avg_pool_row(
             "avg_pool2d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None)",
             2,
-        ),
+        ).meta(meta::pool),
         op(
             "adaptive_avg_pool1d(Tensor input, int?[] output_size)",
             &[Torch, FunctionalIsTorch],
             |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 1),
-        ),
+        ).meta(meta::adaptive_pool),
         op(
             "adaptive_avg_pool2d(Tensor input, int?[] output_size)",
             &[Torch, Functional(2)],
             |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 2),
-        ),
+        ).meta(meta::adaptive_pool),
         op(
             "batch_norm(Tensor input, Tensor? running_mean, Tensor? running_var, Tensor? weight=None, Tensor? bias=None, bool training=False, float? momentum=0.1, float eps=1e-05)",
             &[Torch, Functional(3)],
@@ -526,7 +527,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 nn::batch_norm(&x, &args)
             },
-        ),
+        ).meta(meta::same),
         op(
             "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05)",
             &[Torch, Functional(2)],
@@ -534,7 +535,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let shape: Vec<usize> = shape.into_iter().map(|d| d.max(0) as usize).collect();
                 norm::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps)
             },
-        ),
+        ).meta(meta::same),
         op(
             "rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None)",
             &[Torch, Functional(2)],
@@ -548,14 +549,14 @@ pub(crate) fn rows() -> Vec<Op> {
                 });
                 norm::rms_norm(&x, &shape, w.as_ref(), eps)
             },
-        ),
+        ).meta(meta::same),
         op(
             "local_response_norm(Tensor input, int size, float alpha=0.0001, float beta=0.75, float k=1.0)",
             &[Functional(2)],
             |(x, size, alpha, beta, k): (Tensor, i64, f64, f64, f64)| {
                 norm::local_response_norm(&x, size, alpha, beta, k)
             },
-        ),
+        ).meta(meta::same),
         op(
             "instance_norm(Tensor input, Tensor? running_mean=None, Tensor? running_var=None, Tensor? weight=None, Tensor? bias=None, bool use_input_stats=True, float momentum=0.1, float eps=1e-05)",
             &[Functional(1)],
@@ -580,14 +581,14 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 nn::instance_norm(&x, &args)
             },
-        ),
+        ).meta(meta::same),
         op(
             "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05)",
             &[Torch, Functional(2)],
             |(x, groups, w, b, eps): (Tensor, i64, Option<Tensor>, Option<Tensor>, f64)| {
                 nn::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps)
             },
-        ),
+        ).meta(meta::same),
         op(
             "embedding_bag(Tensor input, Tensor weight, Tensor? offsets=None, float? max_norm=None, float norm_type=2, bool scale_grad_by_freq=False, str mode='mean', bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int? padding_idx=None)",
             &[Functional(2)],
@@ -651,7 +652,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 bool,
                 bool,
             )| { nn::embedding(&x, &w, padding_idx) },
-        ),
+        ).meta(meta::embedding),
         op(
             "pad(Tensor input, int[] pad, str mode='constant', float? value=None)",
             &[Functional(2)],
@@ -713,13 +714,13 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 nn::scaled_dot_product_attention(&q, &k, &v, &args)
             },
-        ),
+        ).meta(meta::attention),
         dropout_row(
             "dropout(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
             &[Torch, Functional(1)],
             PLAIN,
             None,
-        ),
+        ).meta(meta::same),
         dropout_row(
             "alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False)",
             &[Torch, Functional(1)],
@@ -728,7 +729,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 alpha: true,
             },
             None,
-        ),
+        ).meta(meta::same),
         dropout_row(
             "feature_alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False)",
             &[Torch, Functional(1)],
@@ -737,24 +738,24 @@ pub(crate) fn rows() -> Vec<Op> {
                 alpha: true,
             },
             None,
-        ),
+        ).meta(meta::same),
         dropout_row(
             "dropout1d(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
             &[Functional(1)],
             FEATURE,
             Some(1),
-        ),
+        ).meta(meta::same),
         dropout_row(
             "dropout2d(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
             &[Functional(1)],
             FEATURE,
             Some(2),
-        ),
+        ).meta(meta::same),
         dropout_row(
             "dropout3d(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
             &[Functional(1)],
             FEATURE,
             Some(3),
-        ),
+        ).meta(meta::same),
     ]
 }

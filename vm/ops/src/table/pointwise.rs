@@ -8,6 +8,7 @@ use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
 use super::{bin, in_place};
+use crate::meta;
 use crate::op::{M, Op, T, TM, op};
 use crate::value::{Or, Value};
 
@@ -212,38 +213,38 @@ fn bitwise_not(x: &Tensor) -> Result<Tensor> {
 
 pub(crate) fn rows() -> Vec<Op> {
     vec![
-        op("frac(Tensor input)", TM, |(x,): (Tensor,)| frac(&x)),
+        op("frac(Tensor input)", TM, |(x,): (Tensor,)| frac(&x)).meta(meta::pointwise),
         op("frac_(Tensor(a!) input)", TM, |(x,): (Tensor,)| {
             in_place(&x, frac(&x))
-        }),
+        }).meta(meta::pointwise),
         op("sgn(Tensor input)", TM, |(x,): (Tensor,)| {
             ew::unary(Unary::Sign, &x)
-        }),
+        }).meta(meta::pointwise),
         op("sgn_(Tensor(a!) input)", M, |(x,): (Tensor,)| {
             in_place(&x, ew::unary(Unary::Sign, &x))
-        }),
+        }).meta(meta::pointwise),
         op("isnan(Tensor input)", TM, |(x,): (Tensor,)| {
             bin(Binary::Ne, &x, &x)
-        }),
-        op("isinf(Tensor input)", TM, |(x,): (Tensor,)| isinf(&x)),
+        }).meta(meta::pointwise),
+        op("isinf(Tensor input)", TM, |(x,): (Tensor,)| isinf(&x)).meta(meta::pointwise),
         op("isposinf(Tensor input)", TM, |(x,): (Tensor,)| {
             is_equal_to(&x, f64::INFINITY)
-        }),
+        }).meta(meta::pointwise),
         op("isneginf(Tensor input)", TM, |(x,): (Tensor,)| {
             is_equal_to(&x, f64::NEG_INFINITY)
-        }),
-        op("isfinite(Tensor input)", TM, |(x,): (Tensor,)| isfinite(&x)),
+        }).meta(meta::pointwise),
+        op("isfinite(Tensor input)", TM, |(x,): (Tensor,)| isfinite(&x)).meta(meta::pointwise),
         op("isreal(Tensor input)", TM, |(x,): (Tensor,)| {
             Ok(everywhere(&x, true))
-        }),
-        op("signbit(Tensor input)", TM, |(x,): (Tensor,)| signbit(&x)),
+        }).meta(meta::pointwise),
+        op("signbit(Tensor input)", TM, |(x,): (Tensor,)| signbit(&x)).meta(meta::pointwise),
         op(
             "nan_to_num(Tensor input, float? nan=0.0, float? posinf=None, float? neginf=None)",
             TM,
             |(x, nan, hi, lo): (Tensor, Option<f64>, Option<f64>, Option<f64>)| {
                 Ok(nan_to_num(&x, nan.unwrap_or(0.0), hi, lo))
             },
-        )
+        ).meta(meta::pointwise)
         .dtype_generic(),
         op(
             "nan_to_num_(Tensor(a!) input, float? nan=0.0, float? posinf=None, float? neginf=None)",
@@ -251,59 +252,59 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, nan, hi, lo): (Tensor, Option<f64>, Option<f64>, Option<f64>)| {
                 in_place(&x, Ok(nan_to_num(&x, nan.unwrap_or(0.0), hi, lo)))
             },
-        )
+        ).meta(meta::pointwise)
         .dtype_generic(),
         op(
             "lerp(Tensor input, Tensor end, Tensor|Scalar weight)",
             TM,
             |(x, end, w): (Tensor, Tensor, Or<Tensor, Scalar>)| lerp(&x, &end, arg(w)),
-        ),
+        ).meta(meta::pointwise),
         op(
             "lerp_(Tensor(a!) input, Tensor end, Tensor|Scalar weight)",
             M,
             |(x, end, w): (Tensor, Tensor, Or<Tensor, Scalar>)| {
                 in_place(&x, lerp(&x, &end, arg(w)))
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
             TM,
             |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| addc(&x, &a, &b, v, false),
-        ),
+        ).meta(meta::pointwise),
         op(
             "addcmul_(Tensor(a!) input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
             M,
             |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| {
                 in_place(&x, addc(&x, &a, &b, v, false))
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
             TM,
             |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| addc(&x, &a, &b, v, true),
-        ),
+        ).meta(meta::pointwise),
         op(
             "addcdiv_(Tensor(a!) input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
             M,
             |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| {
                 in_place(&x, addc(&x, &a, &b, v, true))
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "logit(Tensor input, float? eps=None)",
             TM,
             |(x, eps): (Tensor, Option<f64>)| logit(&x, eps),
-        ),
+        ).meta(meta::pointwise),
         op(
             "logit_(Tensor(a!) input, float? eps=None)",
             TM,
             |(x, eps): (Tensor, Option<f64>)| in_place(&x, logit(&x, eps)),
-        ),
+        ).meta(meta::pointwise),
         op(
             "float_power(Tensor|Scalar input, Tensor|Scalar exponent)",
             TM,
             |(x, y): (Or<Tensor, Scalar>, Or<Tensor, Scalar>)| float_power(arg(x), arg(y)),
-        ),
+        ).meta(meta::pointwise),
         op(
             "ldexp(Tensor input, Tensor other)",
             TM,
@@ -311,19 +312,19 @@ pub(crate) fn rows() -> Vec<Op> {
                 let scale = ew::binary(Binary::Pow, &Arg::Scalar(Scalar::Float(2.0)), &y.into())?;
                 bin(Binary::Mul, x, scale)
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "rsub(Tensor input, Tensor|Scalar other, *, Scalar alpha=1)",
             T,
             |(x, y, alpha): (Tensor, Or<Tensor, Scalar>, Scalar)| rsub(&x, arg(y), alpha),
-        ),
+        ).meta(meta::pointwise),
         op(
             "isclose(Tensor input, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False)",
             TM,
             |(a, b, rtol, atol, nan): (Tensor, Tensor, f64, f64, bool)| {
                 isclose(&a, &b, rtol, atol, nan)
             },
-        ),
+        ).meta(meta::pointwise),
         op(
             "allclose(Tensor input, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False)",
             TM,
@@ -341,10 +342,10 @@ pub(crate) fn rows() -> Vec<Op> {
         ),
         op("bitwise_not(Tensor input)", TM, |(x,): (Tensor,)| {
             bitwise_not(&x)
-        }),
+        }).meta(meta::pointwise),
         op("bitwise_not_(Tensor(a!) input)", M, |(x,): (Tensor,)| {
             in_place(&x, bitwise_not(&x))
-        }),
+        }).meta(meta::pointwise),
         op(
             "positive(Tensor input)",
             TM,
@@ -356,6 +357,6 @@ pub(crate) fn rows() -> Vec<Op> {
                 }
                 Ok(Value::Input(0))
             },
-        ),
+        ).meta(meta::pointwise),
     ]
 }

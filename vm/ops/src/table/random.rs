@@ -8,6 +8,7 @@ use fxvm_tensor::{DType, Result, Tensor, TensorError};
 
 use super::create::{Like, new_shape};
 use super::{bin, maybe_in_place};
+use crate::meta;
 use crate::op::{M, Op, Place, T, TM, op};
 use crate::value::{Device, Or, Value};
 
@@ -72,7 +73,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     fill::uniform_(t, 0.0, 1.0, &g)
                 })
             },
-        ),
+        ).meta(meta::create),
         op(
             "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
@@ -82,7 +83,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     fill::normal_(t, 0.0, 1.0, &g)
                 })
             },
-        ),
+        ).meta(meta::create),
         op(
             "randint(int low, int|int[] high, int[]? size=None, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
@@ -124,7 +125,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     fill::uniform_(t, 0.0, 1.0, &Generator::default_cpu())
                 })
             },
-        ),
+        ).meta(meta::like),
         op(
             "randn_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
@@ -133,7 +134,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     fill::normal_(t, 0.0, 1.0, &Generator::default_cpu())
                 })
             },
-        ),
+        ).meta(meta::like),
         op(
             "randint_like(Tensor input, int low, int? high=None, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,

@@ -4,6 +4,7 @@ use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
 use fxvm_tensor::ops::reduce::{self, Extremum, SoftmaxKind};
 use fxvm_tensor::{DType, Scalar, Tensor};
 
+use crate::meta;
 use crate::op::{Op, TM, op};
 use crate::value::{Or, Value};
 
@@ -80,21 +81,24 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, keepdim, dtype): (Tensor, Option<Vec<i64>>, bool, Option<DType>)| {
                 reduce::sum(&x, dim.as_deref(), keepdim, dtype)
             },
-        ),
+        )
+        .meta(meta::reduce),
         op(
             "mean(Tensor input, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
             TM,
             |(x, dim, keepdim, dtype): (Tensor, Option<Vec<i64>>, bool, Option<DType>)| {
                 reduce::mean(&x, dim.as_deref(), keepdim, dtype)
             },
-        ),
+        )
+        .meta(meta::reduce),
         op(
             "prod(Tensor input, int? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
             TM,
             |(x, dim, keepdim, dtype): (Tensor, Option<i64>, bool, Option<DType>)| {
                 reduce::prod(&x, dim.map(|d| vec![d]).as_deref(), keepdim, dtype)
             },
-        ),
+        )
+        .meta(meta::reduce),
         op(
             "max(Tensor input, int|Tensor? dim=None, bool keepdim=False)",
             TM,
@@ -115,14 +119,16 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, keepdim): (Tensor, Vec<i64>, bool)| {
                 reduce::extremum(&x, Some(&dim), keepdim, Max)
             },
-        ),
+        )
+        .meta(meta::reduce),
         op(
             "amin(Tensor input, int[] dim=[], bool keepdim=False)",
             TM,
             |(x, dim, keepdim): (Tensor, Vec<i64>, bool)| {
                 reduce::extremum(&x, Some(&dim), keepdim, Min)
             },
-        ),
+        )
+        .meta(meta::reduce),
         op(
             "argmax(Tensor input, int? dim=None, bool keepdim=False)",
             TM,
@@ -181,21 +187,24 @@ pub(crate) fn rows() -> Vec<Op> {
             "cumsum(Tensor input, int dim, *, ScalarType? dtype=None)",
             TM,
             |(x, dim, dtype): (Tensor, i64, Option<DType>)| reduce::cumsum(&x, dim, dtype),
-        ),
+        )
+        .meta(meta::pointwise),
         op(
             "softmax(Tensor input, int dim, ScalarType? dtype=None)",
             TM,
             |(x, dim, dtype): (Tensor, i64, Option<DType>)| {
                 reduce::softmax(&x, dim, dtype, SoftmaxKind::Softmax)
             },
-        ),
+        )
+        .meta(meta::pointwise),
         op(
             "log_softmax(Tensor input, int dim, ScalarType? dtype=None)",
             TM,
             |(x, dim, dtype): (Tensor, i64, Option<DType>)| {
                 reduce::softmax(&x, dim, dtype, SoftmaxKind::LogSoftmax)
             },
-        ),
+        )
+        .meta(meta::pointwise),
         op(
             "logsumexp(Tensor input, int[] dim, bool keepdim=False)",
             TM,

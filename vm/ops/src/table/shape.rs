@@ -4,6 +4,7 @@ use fxvm_tensor::ops::rearrange;
 use fxvm_tensor::ops::shape::{self, Split};
 use fxvm_tensor::{Result, Tensor, TensorError};
 
+use crate::meta;
 use crate::op::{M, Op, Place, T, TM, op};
 use crate::value::Or;
 
@@ -39,75 +40,89 @@ pub(crate) fn rows() -> Vec<Op> {
             "view(Tensor input, int[] size)",
             M,
             |(x, size): (Tensor, Vec<i64>)| shape::view(&x, &size),
-        ),
+        )
+        .meta(meta::view),
         op(
             "reshape(Tensor input, int[] shape)",
             TM,
             |(x, s): (Tensor, Vec<i64>)| shape::reshape(&x, &s),
-        ),
+        )
+        .meta(meta::view),
         op(
             "view_as(Tensor input, Tensor other)",
             M,
             |(x, o): (Tensor, Tensor)| shape::view(&x, &sizes_of(&o)),
-        ),
+        )
+        .meta(meta::as_other),
         op(
             "reshape_as(Tensor input, Tensor other)",
             M,
             |(x, o): (Tensor, Tensor)| shape::reshape(&x, &sizes_of(&o)),
-        ),
+        )
+        .meta(meta::as_other),
         op(
             "flatten(Tensor input, int start_dim=0, int end_dim=-1)",
             TM,
             |(x, start, end): (Tensor, i64, i64)| shape::flatten(&x, start, end),
-        ),
+        )
+        .meta(meta::flatten),
         op(
             "unflatten(Tensor input, int dim, int[] sizes)",
             TM,
             |(x, dim, sizes): (Tensor, i64, Vec<i64>)| shape::unflatten(&x, dim, &sizes),
-        ),
+        )
+        .meta(meta::unflatten),
         op(
             "squeeze(Tensor input, int[]? dim=None)",
             TM,
             |(x, dim): (Tensor, Option<Vec<i64>>)| shape::squeeze(&x, dim.as_deref()),
-        ),
+        )
+        .meta(meta::squeeze),
         op(
             "unsqueeze(Tensor input, int dim)",
             TM,
             |(x, dim): (Tensor, i64)| shape::unsqueeze(&x, dim),
-        ),
+        )
+        .meta(meta::unsqueeze),
         op(
             "permute(Tensor input, int[] dims)",
             TM,
             |(x, dims): (Tensor, Vec<i64>)| shape::permute(&x, &dims),
-        ),
+        )
+        .meta(meta::permute),
         op(
             "transpose(Tensor input, int dim0, int dim1)",
             TM,
             |(x, a, b): (Tensor, i64, i64)| shape::transpose(&x, a, b),
-        ),
-        op("t(Tensor input)", TM, |(x,): (Tensor,)| shape::matrix_t(&x)),
+        )
+        .meta(meta::transpose),
+        op("t(Tensor input)", TM, |(x,): (Tensor,)| shape::matrix_t(&x)).meta(meta::matrix_t),
         op(
             "expand(Tensor input, int[] size)",
             M,
             |(x, size): (Tensor, Vec<i64>)| shape::expand(&x, &size),
-        ),
+        )
+        .meta(meta::expand),
         op(
             "expand_as(Tensor input, Tensor other)",
             M,
             |(x, o): (Tensor, Tensor)| x.broadcast_to(o.shape()),
-        ),
+        )
+        .meta(meta::as_other),
         op(
             "narrow(Tensor input, int dim, int start, int length)",
             TM,
             |(x, dim, start, length): (Tensor, i64, i64, i64)| {
                 shape::narrow(&x, dim, start, length)
             },
-        ),
+        )
+        .meta(meta::narrow),
         op(
             "select(Tensor input, int dim, int index)",
             TM,
             |(x, dim, i): (Tensor, i64, i64)| shape::select(&x, dim, i),
-        ),
+        )
+        .meta(meta::select),
         op(
             "chunk(Tensor input, int chunks, int dim=0)",
             TM,
@@ -117,7 +132,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 })?;
                 shape::chunk(&x, n, dim)
             },
-        ),
+        )
+        .meta(meta::chunk),
         op(
             "split(Tensor tensor, int|int[] split_size_or_sections, int dim=0)",
             &[Place::TorchFunctional(2), Place::Method],
@@ -138,7 +154,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 shape::split(&x, how, dim)
             },
-        ),
+        )
+        .meta(meta::split),
         op(
             "unbind(Tensor input, int dim=0)",
             TM,
@@ -148,22 +165,26 @@ pub(crate) fn rows() -> Vec<Op> {
             "cat(Tensor[] tensors, int dim=0)",
             T,
             |(ts, dim): (Vec<Tensor>, i64)| shape::cat(&ts, dim),
-        ),
+        )
+        .meta(meta::cat),
         op(
             "concat(Tensor[] tensors, int dim=0)",
             T,
             |(ts, dim): (Vec<Tensor>, i64)| shape::cat(&ts, dim),
-        ),
+        )
+        .meta(meta::cat),
         op(
             "stack(Tensor[] tensors, int dim=0)",
             T,
             |(ts, dim): (Vec<Tensor>, i64)| shape::stack(&ts, dim),
-        ),
+        )
+        .meta(meta::stack),
         op(
             "repeat(Tensor input, int[] repeats)",
             M,
             |(x, r): (Tensor, Vec<i64>)| shape::repeat(&x, &r),
-        ),
+        )
+        .meta(meta::repeat),
         op(
             "diagonal(Tensor input, int offset=0, int dim1=0, int dim2=1)",
             TM,
@@ -219,22 +240,26 @@ pub(crate) fn rows() -> Vec<Op> {
             "contiguous(Tensor input)",
             M,
             |(x,): (Tensor,)| -> Result<Tensor> { Ok(x.contiguous()) },
-        ),
+        )
+        .meta(meta::same),
         op(
             "clone(Tensor input)",
             TM,
             |(x,): (Tensor,)| -> Result<Tensor> { Ok(x.copy()) },
-        ),
+        )
+        .meta(meta::same),
         // No autograd: detaching in place leaves the tensor as it is.
         op(
             "detach_(Tensor(a!) input)",
             TM,
             |(_x,): (Tensor,)| -> Result<crate::value::Value> { Ok(crate::value::Value::Input(0)) },
-        ),
+        )
+        .meta(meta::same),
         op(
             "detach(Tensor input)",
             TM,
             |(x,): (Tensor,)| -> Result<Tensor> { Ok(x) },
-        ),
+        )
+        .meta(meta::same),
     ]
 }

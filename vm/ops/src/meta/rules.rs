@@ -1,0 +1,533 @@
+//! Shape rules of the non-view families: ops whose output has their input's
+//! sizes, reductions, products, creation, and the nn layers whose sizes
+//! follow from their arguments (embedding, attention, convolution, pooling,
+//! losses).
+
+use fxvm_symbolic::Expr;
+use fxvm_tensor::{DType, Result, TensorError};
+
+use super::{Ctx, MetaOut, TensorMeta};
+use crate::value::Value;
+
+/// The output is shaped and typed like the first parameter (norms,
+/// dropout, `contiguous`, `tril` …); a `dtype` parameter, when given,
+/// decides the dtype.
+pub(crate) fn same(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let first = cx.op.schema.params[0].name;
+    let mut t = cx.tensor(first)?;
+    if cx.op.schema.position("dtype").is_some()
+        && let Some(d) = cx.dtype("dtype")
+    {
+        t.dtype = d;
+    }
+    if cx.op.schema.params[0].mutates {
+        return Ok(MetaOut::Input(0));
+    }
+    Ok(MetaOut::Tensor(t))
+}
+
+/// `sum`, `mean`, `amax` … over `dim` (all dims when absent or empty),
+/// kept as size 1 with `keepdim`. Integer sums are int64, as PyTorch's.
+pub(crate) fn reduce(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let dims: Vec<i64> = match cx.opt_ints("dim")? {
+        Some(d) => d
+            .iter()
+            .map(|e| e.as_int().map(|i| i as i64))
+            .collect::<Option<_>>()
+            .ok_or_else(|| cx.bad("dim"))?,
+        None => Vec::new(),
+    };
+    let keepdim = cx.bool("keepdim");
+    let mut reduced = vec![dims.is_empty(); x.ndim()];
+    for &d in &dims {
+        reduced[cx.wrap_dim(d, x.ndim())?] = true;
+    }
+    let sizes = x
+        .sizes
+        .iter()
+        .zip(&reduced)
+        .filter_map(|(s, &r)| match (r, keepdim) {
+            (false, _) => Some(s.clone()),
+            (true, true) => Some(Expr::int(1)),
+            (true, false) => None,
+        })
+        .collect();
+    let dtype = match (cx.name(), cx.dtype("dtype")) {
+        (_, Some(d)) => d,
+        ("sum" | "prod", _) if !x.dtype.is_float() => DType::I64,
+        _ => x.dtype,
+    };
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, dtype)))
+}
+
+fn matmul_error(cx: &mut Ctx<'_>, a: &[Expr], b: &[Expr]) -> TensorError {
+    TensorError::MatmulShape {
+        lhs: cx.hints(a),
+        rhs: cx.hints(b),
+    }
+}
+
+/// `a @ b` for operands of any rank, as `torch.matmul` broadcasts them.
+fn matmul_sizes(cx: &mut Ctx<'_>, a: &[Expr], b: &[Expr]) -> Result<Vec<Expr>> {
+    if a.is_empty() || b.is_empty() {
+        return Err(TensorError::Runtime {
+            op: cx.name(),
+            message: "both arguments to matmul need to be at least 1D".into(),
+        });
+    }
+    let inner_a = &a[a.len() - 1];
+    let inner_b = if b.len() == 1 { &b[0] } else { &b[b.len() - 2] };
+    if !cx.equal(inner_a, inner_b)? {
+        return Err(matmul_error(cx, a, b));
+    }
+    let rows = if a.len() >= 2 {
+        vec![a[a.len() - 2].clone()]
+    } else {
+        vec![]
+    };
+    let cols = if b.len() >= 2 {
+        vec![b[b.len() - 1].clone()]
+    } else {
+        vec![]
+    };
+    let batch_a = &a[..a.len().saturating_sub(2)];
+    let batch_b = &b[..b.len().saturating_sub(2)];
+    let mut out = super::pointwise::broadcast(cx, batch_a, batch_b)?;
+    out.extend(rows);
+    out.extend(cols);
+    Ok(out)
+}
+
+/// `matmul`, `mm`, `bmm`: the product of the two tensor parameters.
+pub(crate) fn product(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let params = &cx.op.schema.params;
+    let (a, b) = (params[0].name, params[1].name);
+    let (a, b) = (cx.tensor(a)?, cx.tensor(b)?);
+    let sizes = matmul_sizes(cx, &a.sizes, &b.sizes)?;
+    Ok(MetaOut::Tensor(TensorMeta::new(
+        sizes,
+        DType::promote(a.dtype, b.dtype),
+    )))
+}
+
+/// `linear(input, weight, bias)`: `input @ weight.T`.
+pub(crate) fn linear(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let w = cx.tensor("weight")?;
+    let wt: Vec<Expr> = w.sizes.iter().rev().cloned().collect();
+    let sizes = matmul_sizes(cx, &x.sizes, &wt)?;
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, x.dtype)))
+}
+
+/// `addmm`/`baddbmm`: the product, broadcast with `input`.
+pub(crate) fn add_product(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let params = &cx.op.schema.params;
+    let (c, a, b) = (params[0].name, params[1].name, params[2].name);
+    let (c, a, b) = (cx.tensor(c)?, cx.tensor(a)?, cx.tensor(b)?);
+    let prod = matmul_sizes(cx, &a.sizes, &b.sizes)?;
+    let sizes = super::pointwise::broadcast(cx, &c.sizes, &prod)?;
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, c.dtype)))
+}
+
+/// `embedding(input, weight)`: a row of `weight` per index.
+pub(crate) fn embedding(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let idx = cx.tensor("input")?;
+    let w = cx.tensor("weight")?;
+    let mut sizes = idx.sizes;
+    sizes.extend(w.sizes.last().cloned());
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, w.dtype)))
+}
+
+/// `scaled_dot_product_attention(q, k, v)`: the query's sizes with the
+/// value's last.
+pub(crate) fn attention(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let q = cx.tensor("query")?;
+    let v = cx.tensor("value")?;
+    let mut sizes = q.sizes.clone();
+    if let (Some(last), Some(vl)) = (sizes.last_mut(), v.sizes.last()) {
+        *last = vl.clone();
+    }
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, q.dtype)))
+}
+
+/// Creation from a size list (`zeros`, `ones`, `empty`, `full`, `rand` …):
+/// float32 unless `dtype` says otherwise (`full` takes its value's kind).
+pub(crate) fn create(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let sizes = cx.ints("size")?;
+    let dtype = cx.dtype("dtype").unwrap_or_else(|| {
+        match (cx.op.schema.position("fill_value"), cx.value_of_fill()) {
+            (Some(_), Some(d)) => d,
+            _ => DType::F32,
+        }
+    });
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, dtype)))
+}
+
+impl Ctx<'_> {
+    fn value_of_fill(&self) -> Option<DType> {
+        match self.value("fill_value") {
+            Value::Scalar(s) => Some(s.category().default_dtype()),
+            _ => None,
+        }
+    }
+}
+
+/// `zeros_like` and the other `*_like`: the input's sizes and dtype (or
+/// the `dtype` given).
+pub(crate) fn like(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let dtype = cx.dtype("dtype").unwrap_or(x.dtype);
+    Ok(MetaOut::Tensor(TensorMeta::new(x.sizes, dtype)))
+}
+
+/// `arange(start, end, step)`: `ceil((end - start) / step)` values, int64
+/// when every bound is an integer.
+pub(crate) fn arange(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let bound = |cx: &Ctx<'_>, p: &str| -> Option<Expr> {
+        match cx.arg(p) {
+            super::Meta::Int(e) => Some(e.clone()),
+            super::Meta::Value(Value::Scalar(s)) if s.category().default_dtype() == DType::I64 => {
+                Some(Expr::int(s.to_f64() as i128))
+            }
+            _ => None,
+        }
+    };
+    let (start, end, step) = match cx.value("end") {
+        Value::None if !matches!(cx.arg("end"), super::Meta::Int(_)) => {
+            (Some(Expr::int(0)), bound(cx, "start"), bound(cx, "step"))
+        }
+        _ => (bound(cx, "start"), bound(cx, "end"), bound(cx, "step")),
+    };
+    let (Some(start), Some(end), Some(step)) = (start, end, step) else {
+        return Err(cx.bad("non-integer bounds"));
+    };
+    // ceil(a / b) = -((-a) // b)
+    let len = cx.sym(
+        end.sub(&start)
+            .and_then(|d| d.neg()?.floor_div(&step)?.neg()),
+    )?;
+    let dtype = cx.dtype("dtype").unwrap_or(DType::I64);
+    Ok(MetaOut::Tensor(TensorMeta::new(vec![len], dtype)))
+}
+
+/// A reducing loss (`cross_entropy`, `mse_loss` …): a 0-dim result unless
+/// `reduction='none'`, where it keeps the target's sizes.
+pub(crate) fn loss(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let target = cx.tensor("target")?;
+    let sizes = match cx.value("reduction") {
+        Value::Str(r) if r == "none" => target.sizes,
+        _ => Vec::new(),
+    };
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, x.dtype)))
+}
+
+/// One spatial size of a convolution or pooling window:
+/// `(size + 2·pad − dilation·(kernel − 1) − 1) // stride + 1`, rounded up
+/// with `ceil_mode` (a window may not start in the right padding).
+fn window(
+    cx: &mut Ctx<'_>,
+    size: &Expr,
+    kernel: i64,
+    stride: i64,
+    pad: i64,
+    dilation: i64,
+    ceil: bool,
+) -> Result<Expr> {
+    let span = pad * 2 - dilation * (kernel - 1) - 1;
+    let extent = cx.sym(size.add(&Expr::int(span as i128)))?;
+    if !ceil {
+        let q = cx.sym(extent.floor_div(&Expr::int(stride as i128)))?;
+        return cx.sym(q.add(&Expr::int(1)));
+    }
+    let up = cx.sym(
+        extent
+            .add(&Expr::int((stride - 1) as i128))
+            .and_then(|e| e.floor_div(&Expr::int(stride as i128))),
+    )?;
+    let out = cx.sym(up.add(&Expr::int(1)))?;
+    // The last window must start inside the input or the left padding.
+    let start = cx.sym(up.mul(&Expr::int(stride as i128)))?;
+    let limit = cx.sym(size.add(&Expr::int(pad as i128)))?;
+    if cx.at_most(&limit, &start)? {
+        return cx.sym(out.sub(&Expr::int(1)));
+    }
+    Ok(out)
+}
+
+/// A per-dimension parameter (`stride=2` or `(2, 1)`) for `n` dims.
+fn per_dim(cx: &Ctx<'_>, param: &str, n: usize, default: &[i64]) -> Result<Vec<i64>> {
+    let v = match cx.value(param) {
+        Value::None => default.to_vec(),
+        _ => cx.const_ints(param)?,
+    };
+    Ok(match v.len() {
+        0 => default.to_vec(),
+        1 => vec![v[0]; n],
+        _ => v,
+    })
+}
+
+/// `convN(input, weight, bias, stride, padding, dilation, groups)`.
+pub(crate) fn conv(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let w = cx.tensor("weight")?;
+    let n = w.ndim().saturating_sub(2);
+    if x.ndim() < n + 1 {
+        return Err(cx.bad("input"));
+    }
+    let stride = per_dim(cx, "stride", n, &[1])?;
+    let dilation = per_dim(cx, "dilation", n, &[1])?;
+    let kernel: Vec<i64> = w.sizes[2..]
+        .iter()
+        .map(|k| k.as_int().map(|k| k as i64))
+        .collect::<Option<_>>()
+        .ok_or_else(|| cx.bad("weight"))?;
+    let padding = match cx.value("padding") {
+        Value::Str(mode) if mode == "valid" => vec![0; n],
+        Value::Str(_) => {
+            // 'same' keeps the sizes.
+            let mut sizes = x.sizes.clone();
+            sizes[x.ndim() - n - 1] = w.sizes[0].clone();
+            return Ok(MetaOut::Tensor(TensorMeta::new(sizes, x.dtype)));
+        }
+        _ => per_dim(cx, "padding", n, &[0])?,
+    };
+    let lead = x.ndim() - n;
+    let mut sizes: Vec<Expr> = x.sizes[..lead - 1].to_vec();
+    sizes.push(w.sizes[0].clone());
+    for d in 0..n {
+        let s = x.sizes[lead + d].clone();
+        sizes.push(window(
+            cx,
+            &s,
+            kernel[d],
+            stride[d],
+            padding[d],
+            dilation[d],
+            false,
+        )?);
+    }
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, x.dtype)))
+}
+
+/// `max_poolNd`/`avg_poolNd(input, kernel_size, stride, padding, …)`; the
+/// dimensionality is the number in the op's name.
+pub(crate) fn pool(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let n = pool_dims(cx.name());
+    let kernel = per_dim(cx, "kernel_size", n, &[1])?;
+    let stride = per_dim(cx, "stride", n, &kernel)?;
+    let padding = per_dim(cx, "padding", n, &[0])?;
+    let dilation = match cx.op.schema.position("dilation") {
+        Some(_) => per_dim(cx, "dilation", n, &[1])?,
+        None => vec![1; n],
+    };
+    let ceil = cx.bool("ceil_mode");
+    if x.ndim() < n {
+        return Err(cx.bad("input"));
+    }
+    let lead = x.ndim() - n;
+    let mut sizes: Vec<Expr> = x.sizes[..lead].to_vec();
+    for d in 0..n {
+        let s = x.sizes[lead + d].clone();
+        sizes.push(window(
+            cx,
+            &s,
+            kernel[d],
+            stride[d],
+            padding[d],
+            dilation[d],
+            ceil,
+        )?);
+    }
+    let out = TensorMeta::new(sizes, x.dtype);
+    if cx.op.schema.position("return_indices").is_some() && cx.bool("return_indices") {
+        let indices = TensorMeta::new(out.sizes.clone(), DType::I64);
+        return Ok(MetaOut::Tuple(vec![out, indices]));
+    }
+    Ok(MetaOut::Tensor(out))
+}
+
+fn pool_dims(name: &str) -> usize {
+    if name.contains("3d") {
+        3
+    } else if name.contains("2d") {
+        2
+    } else {
+        1
+    }
+}
+
+/// `adaptive_*_poolNd(input, output_size)`: the leading sizes, then the
+/// requested ones (`None` keeps the input's).
+pub(crate) fn adaptive_pool(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let n = pool_dims(cx.name());
+    let requested: Vec<Option<i64>> = match cx.value("output_size") {
+        Value::OptInts(v) => v.clone(),
+        Value::Ints(v) => v.iter().map(|&i| Some(i)).collect(),
+        Value::Int(i) => vec![Some(*i)],
+        _ => cx
+            .const_ints("output_size")?
+            .into_iter()
+            .map(Some)
+            .collect(),
+    };
+    let requested = if requested.len() == 1 {
+        vec![requested[0]; n]
+    } else {
+        requested
+    };
+    if x.ndim() < n || requested.len() != n {
+        return Err(cx.bad("output_size"));
+    }
+    let lead = x.ndim() - n;
+    let mut sizes: Vec<Expr> = x.sizes[..lead].to_vec();
+    for (d, r) in requested.iter().enumerate() {
+        sizes.push(r.map_or_else(|| x.sizes[lead + d].clone(), |r| Expr::int(r as i128)));
+    }
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, x.dtype)))
+}
+
+#[cfg(test)]
+mod tests {
+    use fxvm_tensor::Scalar;
+
+    use super::super::Meta;
+    use super::*;
+    use crate::meta::testing::{Examples, n, s};
+    use crate::registry;
+
+    fn t(sizes: Vec<Expr>, dtype: DType) -> Meta {
+        Meta::Tensor(TensorMeta::new(sizes, dtype))
+    }
+
+    fn out(o: MetaOut) -> TensorMeta {
+        match o {
+            MetaOut::Tensor(t) => t,
+            other => panic!("not one tensor: {other:?}"),
+        }
+    }
+
+    fn infer(op: &crate::Op, args: Vec<Meta>, ex: &mut Examples) -> TensorMeta {
+        out(op.infer(args, ex).expect("a rule").expect("inferred"))
+    }
+
+    #[test]
+    fn linear_and_matmul_keep_symbolic_batch_dims() {
+        let mut ex = Examples::with(&[("s0", 8)]);
+        let linear = registry().functional("linear").unwrap();
+        let y = infer(
+            linear,
+            vec![
+                t(vec![n(2), s("s0"), n(16)], DType::F32),
+                t(vec![n(32), n(16)], DType::F32),
+                Meta::Value(Value::None),
+            ],
+            &mut ex,
+        );
+        assert_eq!(y.sizes, [n(2), s("s0"), n(32)]);
+        let matmul = registry().function("matmul").unwrap();
+        let y = infer(
+            matmul,
+            vec![
+                t(vec![n(2), s("s0"), n(16)], DType::F32),
+                t(vec![n(2), n(16), s("s0")], DType::F32),
+            ],
+            &mut ex,
+        );
+        assert_eq!(y.sizes, [n(2), s("s0"), s("s0")]);
+        let err = matmul
+            .infer(
+                vec![
+                    t(vec![s("s0"), n(3)], DType::F32),
+                    t(vec![n(4), n(5)], DType::F32),
+                ],
+                &mut ex,
+            )
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("mat1 and mat2 shapes cannot be multiplied (8x3 and 4x5)")
+        );
+    }
+
+    #[test]
+    fn reductions_drop_or_keep_dims_and_widen_integer_sums() {
+        let mut ex = Examples::default();
+        let sum = registry().function("sum").unwrap();
+        let y = infer(
+            sum,
+            vec![
+                t(vec![s("s0"), n(3), n(4)], DType::I32),
+                Meta::Value(Value::Ints(vec![-1])),
+                Meta::Value(Value::Bool(true)),
+                Meta::Value(Value::None),
+            ],
+            &mut ex,
+        );
+        assert_eq!(y, TensorMeta::new(vec![s("s0"), n(3), n(1)], DType::I64));
+        let y = infer(
+            sum,
+            vec![
+                t(vec![s("s0"), n(3)], DType::F32),
+                Meta::Value(Value::None),
+                Meta::Value(Value::Bool(false)),
+                Meta::Value(Value::None),
+            ],
+            &mut ex,
+        );
+        assert_eq!(y, TensorMeta::new(vec![], DType::F32));
+    }
+
+    #[test]
+    fn arange_counts_symbolic_ends_and_conv_floors_spatial_sizes() {
+        let mut ex = Examples::with(&[("s0", 9)]);
+        let arange = registry().function("arange").unwrap();
+        let y = infer(
+            arange,
+            vec![
+                Meta::Value(Value::Scalar(Scalar::Int(0))),
+                Meta::Int(s("s0")),
+                Meta::Value(Value::Scalar(Scalar::Int(1))),
+                Meta::Value(Value::None),
+                Meta::Value(Value::None),
+                Meta::Value(Value::Bool(false)),
+            ],
+            &mut ex,
+        );
+        assert_eq!(y, TensorMeta::new(vec![s("s0")], DType::I64));
+        let conv = registry().functional("conv2d").unwrap();
+        let y = infer(
+            conv,
+            vec![
+                t(vec![s("s0"), n(3), s("s1"), n(32)], DType::F32),
+                t(vec![n(8), n(3), n(3), n(3)], DType::F32),
+                Meta::Value(Value::None),
+                Meta::Value(Value::Ints(vec![2])),
+                Meta::Value(Value::Ints(vec![1])),
+                Meta::Value(Value::Ints(vec![1])),
+                Meta::Value(Value::Int(1)),
+            ],
+            &mut ex,
+        );
+        assert_eq!(
+            y.sizes[..3],
+            [
+                s("s0"),
+                n(8),
+                s("s1")
+                    .sub(&n(1))
+                    .unwrap()
+                    .floor_div(&n(2))
+                    .unwrap()
+                    .add(&n(1))
+                    .unwrap()
+            ]
+        );
+        assert_eq!(y.sizes[3], n(16));
+    }
+}
