@@ -421,3 +421,16 @@ fn forcing_a_symbolic_size_records_a_guard_at_the_users_line() {
         "4 (s60//2) [('s60 > 4', 6), ('Eq((s60//2), 4)', 8)] {}\n"
     );
 }
+
+/// Tracing with example shapes (`torch.fx.experimental.shape_trace`) on a
+/// GPT in nanoGPT's style: graph, guards with file:line, re-runs at other
+/// lengths equal to eager, and the guard violation message.
+#[test]
+fn shape_trace_survives_shape_dependent_python() {
+    let root = fxvm_tests::fixtures().join("shapes");
+    let out = run(&["run", root.join("gpt_lengths.py").to_str().unwrap()]);
+    assert_eq!(out.status, Some(0), "{out:?}");
+    let expected = std::fs::read_to_string(root.join("gpt_lengths.out")).unwrap();
+    let diff = fxvm_tests::unified_diff(&expected, &out.stdout, "fixtures/shapes/gpt_lengths.out");
+    assert!(diff.is_empty(), "{diff}");
+}

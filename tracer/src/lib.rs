@@ -4,6 +4,7 @@ pub mod cli;
 pub mod diff;
 mod fx;
 pub mod lint;
+mod meta;
 mod sym;
 
 use rustpython_vm::Interpreter;

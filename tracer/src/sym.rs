@@ -66,7 +66,11 @@ fn value_to_py(v: Value, vm: &VirtualMachine) -> PyObjectRef {
 }
 
 impl PySymExpr {
-    fn wrap(expr: Expr, vm: &VirtualMachine) -> PyRef<PySymExpr> {
+    pub(crate) fn expr(&self) -> &Expr {
+        &self.expr
+    }
+
+    pub(crate) fn wrap(expr: Expr, vm: &VirtualMachine) -> PyRef<PySymExpr> {
         PySymExpr { expr }.into_ref(&vm.ctx)
     }
 
@@ -359,6 +363,33 @@ pub(crate) mod module {
     use rustpython_vm::VirtualMachine;
     use rustpython_vm::builtins::PyTypeRef;
     use rustpython_vm::class::PyClassImpl;
+
+    use rustpython_vm::{PyObjectRef, PyResult};
+
+    /// See `crate::meta::infer`.
+    #[pyfunction]
+    fn infer(
+        func: PyObjectRef,
+        args: PyObjectRef,
+        kwargs: PyObjectRef,
+        holds: PyObjectRef,
+        hint: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        crate::meta::infer(func, args, kwargs, holds, hint, vm)
+    }
+
+    /// See `crate::meta::infer_subscript`.
+    #[pyfunction]
+    fn infer_subscript(
+        x: PyObjectRef,
+        index: PyObjectRef,
+        holds: PyObjectRef,
+        hint: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        crate::meta::infer_subscript(x, index, holds, hint, vm)
+    }
 
     #[pyattr(name = "SymExpr")]
     fn sym_expr(_vm: &VirtualMachine) -> PyTypeRef {

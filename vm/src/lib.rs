@@ -4,6 +4,7 @@
 //! [`Config`] + [`build`] make the one interpreter that the CLI, the tests and
 //! embedders share; [`script`] runs user code in it the way `python` would.
 
+pub mod binding;
 mod interp;
 mod native;
 pub mod nesting;

@@ -5,7 +5,7 @@
 //! class overrides `create_proxy`, `create_node`, `create_arg` or `proxy`
 //! gets exactly that hook called, as in torch.fx.
 
-use rustpython_vm::builtins::{PyDict, PyList, PyTuple, PyType};
+use rustpython_vm::builtins::{PyDict, PyList, PySlice, PyTuple, PyType};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 
 use super::hooks::{class, keeps, loaded};
@@ -85,6 +85,12 @@ fn find_tracers(
         l.borrow_vec().to_vec()
     } else if let Some(d) = value.downcast_ref::<PyDict>() {
         d.values_vec()
+    } else if let Some(s) = value.downcast_ref::<PySlice>() {
+        // `buffer[:t]` with a traced `t` (see `Tensor.__getitem__`).
+        [s.start.clone(), Some(s.stop.clone()), s.step.clone()]
+            .into_iter()
+            .flatten()
+            .collect()
     } else {
         return Ok(());
     };

@@ -28,7 +28,10 @@ pub(crate) fn bind_objects(
     let params = &schema.params;
     let mut values: Vec<Option<PyObjectRef>> = vec![None; params.len()];
     let positional_params: Vec<usize> = (0..params.len()).filter(|&i| !params[i].kw_only).collect();
-    let is_int = |o: &PyObjectRef| matches!(scalar(o, vm), Some(Scalar::Int(_)));
+    // A SymInt counts as an int (`x.view(B, T, C)` with traced sizes).
+    let is_int = |o: &PyObjectRef| {
+        matches!(scalar(o, vm), Some(Scalar::Int(_))) || &*o.class().name() == "SymInt"
+    };
     let mut pos = positional.into_iter().peekable();
     let mut slot = 0;
     while let Some(arg) = pos.next() {
@@ -143,7 +146,7 @@ fn convert(schema: &Schema, i: usize, o: &PyObjectRef, vm: &VirtualMachine) -> P
 }
 
 /// `o` as a value of `ty`; `Ok(None)` when it is not one.
-fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<Value>> {
+pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<Value>> {
     let tensor = || o.downcast_ref::<PyTensor>().map(|t| t.tensor());
     // A one-element tensor stands for a number, as in PyTorch.
     let number = || -> PyResult<Option<Scalar>> {

@@ -2,7 +2,7 @@
 //! read into the tensor core's [`Index`] items, which do the indexing.
 
 use rustpython_vm::builtins::{PyEllipsis, PyList, PySlice, PyTuple};
-use rustpython_vm::{PyObject, PyObjectRef, PyResult, VirtualMachine};
+use rustpython_vm::{AsObject, PyObject, PyObjectRef, PyPayload, PyResult, VirtualMachine};
 
 use crate::tensor::Tensor;
 use crate::tensor::dtype::{DType, Scalar};
@@ -100,4 +100,54 @@ pub(crate) fn set(
         },
     };
     subscript::set(t, &items, &src).py(vm)
+}
+
+/// The class of the first object in a subscript — an item, or a slice's
+/// bound — that overrides `__torch_function__` (a traced `Proxy`): then
+/// `tensor[...]` is that class's to handle, as PyTorch hands it tensor-like
+/// indices.
+fn overriding_class(needle: &PyObject, vm: &VirtualMachine) -> Option<PyObjectRef> {
+    let overrides = |o: &PyObjectRef| {
+        let cls = o.class();
+        (o.downcast_ref::<PyTensor>().is_none()
+            && !vm.is_none(o)
+            && scalar(o, vm).is_none()
+            && cls
+                .get_attr(vm.ctx.intern_str("__torch_function__"))
+                .is_some())
+        .then(|| cls.to_owned().into())
+    };
+    let items = match needle.downcast_ref::<PyTuple>() {
+        Some(t) => t.as_slice().to_vec(),
+        None => vec![needle.to_owned()],
+    };
+    items
+        .iter()
+        .find_map(|p| match p.downcast_ref::<PySlice>() {
+            Some(s) => [s.start.clone(), Some(s.stop.clone()), s.step.clone()]
+                .iter()
+                .flatten()
+                .find_map(overrides),
+            None => overrides(p),
+        })
+}
+
+/// `tensor[needle]` through `__torch_function__` when the subscript holds
+/// an overriding object; `None` otherwise.
+pub(crate) fn dispatch_get(
+    tensor: &PyObjectRef,
+    needle: &PyObject,
+    vm: &VirtualMachine,
+) -> PyResult<Option<PyObjectRef>> {
+    let Some(cls) = overriding_class(needle, vm) else {
+        return Ok(None);
+    };
+    let func = PyTensor::class(&vm.ctx)
+        .as_object()
+        .get_attr("__getitem__", vm)?;
+    let args = rustpython_vm::function::FuncArgs::new(
+        vec![tensor.clone(), needle.to_owned()],
+        rustpython_vm::function::KwArgs::default(),
+    );
+    super::ops::dispatch(&func, "Tensor.__getitem__", vec![cls], &args, vm).map(Some)
 }

@@ -66,7 +66,7 @@ pub(super) fn torch_function(
     dispatch(func, name, types, args, vm).map(Some)
 }
 
-fn dispatch(
+pub(super) fn dispatch(
     func: &PyObjectRef,
     name: &str,
     types: Vec<PyObjectRef>,

@@ -313,6 +313,9 @@ impl AsMapping for PyTensor {
                     .ok_or_else(|| vm.new_type_error("len() of a 0-d tensor"))
             }),
             subscript: atomic_func!(|m, needle, vm| {
+                if let Some(r) = super::index::dispatch_get(&m.obj.to_owned(), needle, vm)? {
+                    return Ok(r);
+                }
                 let t = PyTensor::mapping_downcast(m).tensor();
                 super::guard::guard("Tensor.__getitem__", vm, || {
                     super::index::get(&t, needle, vm).map(|t| wrap(t, vm))

@@ -29,6 +29,9 @@ _orig_module_getattr = torch.nn.Module.__getattr__
 
 _proxyable_classes = {}
 _is_fx_tracing_flag = [False]
+# Set while a tracer computes values of its own (the fake values of
+# ``shape_trace``): module calls and attribute reads then run unpatched.
+_suspended = [False]
 
 
 def is_fx_tracing():
@@ -316,7 +319,7 @@ class Tracer(TracerBase):
             @functools.wraps(_orig_module_getattr)
             def module_getattr_wrapper(mod, attr):
                 attr_val = _orig_module_getattr(mod, attr)
-                if default_getattr and not isinstance(attr_val, torch.Tensor):
+                if _suspended[0] or default_getattr and not isinstance(attr_val, torch.Tensor):
                     return attr_val
                 return self.getattr(attr, attr_val, parameter_proxy_cache)
 
@@ -328,6 +331,8 @@ class Tracer(TracerBase):
 
             @functools.wraps(_orig_module_call)
             def module_call_wrapper(mod, *args, **kwargs):
+                if _suspended[0]:
+                    return _orig_module_call(mod, *args, **kwargs)
                 cls = type(mod)
                 if cls not in autowrapped_classes:
                     autowrapped_classes.add(cls)

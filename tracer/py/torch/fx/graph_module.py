@@ -110,6 +110,9 @@ class _WrappedCall:
         return "\n".join([tb_repr, custom_msg, before_err, marker, err_and_after_err])
 
     def __call__(self, obj, *args, **kwargs):
+        guards = obj.__dict__.get("_shape_guards")
+        if guards is not None:
+            guards.check(args, kwargs)
         try:
             if self.cls_call is not None:
                 return self.cls_call(obj, *args, **kwargs)

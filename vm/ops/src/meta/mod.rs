@@ -21,7 +21,7 @@ use crate::value::Value;
 
 pub(crate) use pointwise::pointwise;
 pub(crate) use rules::*;
-pub use subscript::{Item, subscript};
+pub use subscript::Item;
 pub(crate) use views::*;
 
 /// A tensor as a rule sees it.
@@ -244,6 +244,14 @@ impl<'a> Ctx<'a> {
 /// The product of `sizes` (1 for none).
 pub(crate) fn numel(sizes: &[Expr]) -> fxvm_symbolic::Result<Expr> {
     sizes.iter().try_fold(Expr::int(1), |acc, s| acc.mul(s))
+}
+
+/// The sizes of `x[items]` (asked of `oracle` as `select` would).
+pub fn subscript_of(x: &TensorMeta, items: &[Item], oracle: &mut dyn Oracle) -> Result<TensorMeta> {
+    let select = crate::registry()
+        .function("select")
+        .expect("select is a row");
+    subscript::subscript(&mut Ctx::new(select, Vec::new(), oracle), x, items)
 }
 
 impl Op {

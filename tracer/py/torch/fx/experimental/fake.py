@@ -1,0 +1,152 @@
+"""``FakeTensor``: a tensor known only by its sizes — ``SymInt``s of a
+``ShapeEnv`` where they are symbolic — and dtype. Torch functions and
+methods on it compute their result's sizes by the shape rule of the op's
+registry row (natively, ``torch._C._symbolic.infer``) without running any
+kernel; the comparisons a rule needs are answered from the example values
+and recorded as guards."""
+
+import torch
+from torch.fx._native import load
+
+_symbolic = load("torch._C._symbolic")
+SymExpr = _symbolic.SymExpr
+
+__all__ = ["FakeTensor", "NoShapeRule"]
+
+
+class NoShapeRule(RuntimeError):
+    """An op whose output sizes fxvm cannot compute symbolically."""
+
+
+class FakeTensor:
+    def __init__(self, sizes, dtype, shape_env):
+        # SymExpr per dim; what the native rules read.
+        self._sym_sizes = tuple(s if isinstance(s, SymExpr) else SymExpr(int(s)) for s in sizes)
+        self.dtype = dtype
+        self.shape_env = shape_env
+
+    # -- sizes ---------------------------------------------------------
+    @property
+    def shape(self):
+        env = self.shape_env
+        return torch.Size([env.create_symintnode(env.simplify(s)) for s in self._sym_sizes])
+
+    def size(self, dim=None):
+        shape = self.shape
+        return shape if dim is None else shape[dim]
+
+    def dim(self):
+        return len(self._sym_sizes)
+
+    @property
+    def ndim(self):
+        return len(self._sym_sizes)
+
+    def numel(self):
+        n = 1
+        for s in self.shape:
+            n = n * s
+        return n
+
+    def __len__(self):
+        if not self._sym_sizes:
+            raise TypeError("len() of a 0-d tensor")
+        return int(self.shape[0])
+
+    @property
+    def device(self):
+        return torch.device("cpu")
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def __repr__(self):
+        names = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.int32: "i32", torch.bool: "b8", torch.float16: "f16", torch.bfloat16: "bf16", torch.uint8: "u8"}
+        sizes = ", ".join(str(self.shape_env.simplify(s)) for s in self._sym_sizes)
+        return f"{names.get(self.dtype, str(self.dtype).replace('torch.', ''))}[{sizes}]"
+
+    # -- ops -----------------------------------------------------------
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return _infer(func, args, kwargs or {})
+
+    def __getattr__(self, name):
+        method = getattr(torch.Tensor, name, None)
+        if method is None or name.startswith("__"):
+            raise AttributeError(f"'FakeTensor' object has no attribute '{name}'")
+        return lambda *args, **kwargs: _infer(method, (self,) + args, kwargs)
+
+    def __getitem__(self, index):
+        env = _env_of((self, index))
+        out = _symbolic.infer_subscript(self, index, env._holds, env._hint)
+        if out is None:
+            raise NoShapeRule(f"cannot compute the sizes of a subscript by {index!r}")
+        return FakeTensor(out[0], out[1], env)
+
+
+def _env_of(values):
+    found = []
+
+    def visit(v):
+        if isinstance(v, FakeTensor):
+            found.append(v.shape_env)
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                visit(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                visit(x)
+
+    visit(values)
+    return found[0]
+
+
+def _from_sizes(func, args, kwargs):
+    """A registry op whose only symbolic arguments are sizes (``SymInt``s):
+    the fake result, or ``None`` when the op has no rule."""
+    envs = []
+    map_aggregate = torch.fx.node.map_aggregate
+    map_aggregate((args, kwargs), lambda v: envs.append(v.node.shape_env) if isinstance(v, torch.SymInt) else None)
+    env = envs[0]
+    out = _symbolic.infer(func, args, kwargs, env._holds, env._hint)
+    if out is None or isinstance(out, int):
+        return None
+    if isinstance(out, list):
+        return tuple(FakeTensor(s, d, env) for s, d in out)
+    return FakeTensor(out[0], out[1], env)
+
+
+def _infer(func, args, kwargs):
+    env = _env_of((args, kwargs))
+    out = _symbolic.infer(func, args, kwargs, env._holds, env._hint)
+    if out is None:
+        raise NoShapeRule(f"no shape rule for {getattr(func, '__qualname__', func)}")
+    if isinstance(out, int):
+        return args[out] if out < len(args) else next(iter(kwargs.values()))
+    if isinstance(out, list):
+        return tuple(FakeTensor(s, d, env) for s, d in out)
+    return FakeTensor(out[0], out[1], env)
+
+
+# Operators, by the Tensor method that computes them; a reflected operator
+# has the result sizes and dtype of its forward form.
+_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floor_divide", "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne"}
+
+
+def _operator(method, reflected):
+    def impl(self, other):
+        return _infer(method, (other, self) if reflected and method.__name__ == "matmul" else (self, other), {})
+
+    return impl
+
+
+for _op, _method in _OPERATORS.items():
+    _target = getattr(torch.Tensor, _method, None)
+    if _target is not None:
+        setattr(FakeTensor, f"__{_op}__", _operator(_target, False))
+        setattr(FakeTensor, f"__r{_op}__", _operator(_target, True))
+for _op, _method in {"neg": "neg", "abs": "abs", "invert": "bitwise_not", "pos": "positive"}.items():
+    setattr(FakeTensor, f"__{_op}__", (lambda m: lambda self: _infer(m, (self,), {}))(getattr(torch.Tensor, _method)))
+FakeTensor.__hash__ = object.__hash__
+del _op, _method, _target

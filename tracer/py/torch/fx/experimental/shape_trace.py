@@ -1,0 +1,267 @@
+"""Tracing with example shapes: ``shape_trace(model, example_inputs,
+dynamic=...)`` traces as ``symbolic_trace`` does — the same nodes, names
+and code — but every value also has a *fake* counterpart (sizes as
+``SymInt``s of a ``ShapeEnv``, dtype), computed lazily by the ops' shape
+rules. Python that forces a shape-derived value (``assert t <= n``,
+``if x.size(1) > n``, ``range(t)``, ``int(x.shape[0] // 2)``, slicing a
+buffer by a traced length) is answered from the examples and leaves a
+guard with the user's file and line; value-dependent control flow still
+raises torch.fx's ``TraceError``. The ``GraphModule`` checks its guards on
+every call."""
+
+import builtins
+
+import torch
+from torch.fx._symbolic_trace import Tracer, _suspended
+from torch.fx.experimental.fake import FakeTensor, NoShapeRule
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+from torch.fx.graph_module import GraphModule
+from torch.fx.node import Node, map_aggregate
+from torch.fx.proxy import Proxy, TraceError
+
+__all__ = ["ShapeTracer", "shape_trace", "GuardViolation"]
+
+
+class GuardViolation(RuntimeError):
+    """A call whose inputs break a fact the traced graph relies on."""
+
+
+class ShapeProxy(Proxy):
+    """A proxy that can be forced to a Python value when its fake value is
+    a size (``range(t)``, ``int(n)``)."""
+
+    def __index__(self):
+        return self.tracer.to_int(self)
+
+    def __int__(self):
+        return self.tracer.to_int(self)
+
+    def __float__(self):
+        return float(self.tracer.value_of(self))
+
+
+def _sym_len(x):
+    """``len`` recorded in the graph when given a proxy (its value is the
+    first size, a SymInt)."""
+    return builtins.len(x)
+
+
+class ShapeTracer(Tracer):
+    """A ``Tracer`` whose placeholders carry example tensors; ``dynamic``
+    maps an input's name to the dims that are symbolic (``True``: all)."""
+
+    def __init__(self, example_inputs, dynamic=None, **kwargs):
+        super().__init__(**kwargs)
+        self.example_inputs = example_inputs
+        self.dynamic = dynamic or {}
+        self.shape_env = ShapeEnv()
+        self.shape_env._holds = self._holds
+        self.shape_env._hint = self._hint
+        # input name -> [(dim, symbol name or None)], for the guard checks
+        self.input_dims = {}
+
+    # -- the oracle the native shape rules ask --------------------------
+    def _holds(self, expr):
+        return bool(self.shape_env.evaluate_expr(expr, _user_where()))
+
+    def _hint(self, expr):
+        return int(self.shape_env.size_hint(self.shape_env.simplify(expr)))
+
+    # -- fake values ---------------------------------------------------
+    def _placeholder_value(self, name):
+        key = name.lstrip("*")
+        if key not in self.example_inputs:
+            return None
+        example = self.example_inputs[key]
+        if not isinstance(example, torch.Tensor):
+            return example
+        dims = self.dynamic.get(key, ())
+        if dims is True:
+            dims = range(example.dim())
+        dims = {d % max(example.dim(), 1) for d in dims}
+        sizes, record = [], []
+        for d, n in enumerate(example.shape):
+            if d in dims:
+                sym = self.shape_env.create_symbol(n, source=_Source(f"L['{key}'].size()[{d}]"))
+                sizes.append(sym)
+                record.append((d, n, str(sym) if sym.constant() is None else None))
+            else:
+                sizes.append(n)
+                record.append((d, n, None))
+        self.input_dims[key] = (example.dtype, record)
+        return FakeTensor(sizes, example.dtype, self.shape_env)
+
+    def value_of(self, proxy):
+        return self._value(proxy.node)
+
+    def _value(self, node):
+        if "val" in node.meta:
+            return node.meta["val"]
+        args = map_aggregate(node.args, lambda a: self._value(a) if isinstance(a, Node) else a)
+        kwargs = map_aggregate(node.kwargs, lambda a: self._value(a) if isinstance(a, Node) else a)
+        _suspended[0] = True
+        try:
+            if node.op == "placeholder":
+                value = self._placeholder_value(node.target)
+            elif node.op == "get_attr":
+                value = self.root
+                for part in node.target.split("."):
+                    value = getattr(value, part)
+            elif node.op == "call_function":
+                value = _call(node.target, args, kwargs)
+            elif node.op == "call_method":
+                value = getattr(args[0], node.target)(*args[1:], **kwargs)
+            elif node.op == "call_module":
+                value = self.root.get_submodule(node.target).forward(*args, **kwargs)
+            else:
+                value = args[0]
+        except NoShapeRule as e:
+            raise TraceError(f"cannot follow the sizes through {node.format_node()}: {e}") from None
+        finally:
+            _suspended[0] = False
+        node.meta["val"] = value
+        return value
+
+    # -- forcing -------------------------------------------------------
+    def to_bool(self, obj):
+        value = self._value(obj.node)
+        if isinstance(value, (bool, torch.SymBool)) or type(value) is int:
+            return bool(value)
+        return super().to_bool(obj)
+
+    def to_int(self, obj):
+        value = self._value(obj.node)
+        if isinstance(value, (int, torch.SymInt)) and not isinstance(value, bool):
+            return int(value)
+        raise TraceError(f"{obj.node.name} is not a size and cannot be used as an int while tracing")
+
+    def iter(self, obj):
+        value = self._value(obj.node)
+        if isinstance(value, tuple):
+            return iter([obj[i] for i in range(len(value))])
+        return super().iter(obj)
+
+    def proxy(self, node):
+        return ShapeProxy(node, self)
+
+    def trace(self, root, concrete_args=None):
+        fn = type(root).forward if isinstance(root, torch.nn.Module) else root
+        globals_ = fn.__globals__
+        # `len(proxy)` is recorded (its value a SymInt) rather than refused.
+        patched = "len" not in globals_
+        if patched:
+            globals_["len"] = _len_wrapper
+        try:
+            return super().trace(root, concrete_args)
+        finally:
+            if patched:
+                del globals_["len"]
+
+
+class _Source:
+    def __init__(self, name):
+        self.name = name
+
+
+def _len_wrapper(x):
+    if isinstance(x, Proxy):
+        return x.tracer.create_proxy("call_function", builtins.len, (x,), {})
+    return builtins.len(x)
+
+
+def _has(values, types):
+    found = []
+    map_aggregate(values, lambda v: found.append(v) if isinstance(v, types) else None)
+    return bool(found)
+
+
+def _call(target, args, kwargs):
+    if _has((args, kwargs), (torch.SymInt, FakeTensor)) and not _has((args, kwargs), FakeTensor):
+        # A registry op given traced sizes only (`torch.arange(0, t)`).
+        from torch.fx.experimental.fake import _from_sizes
+
+        out = _from_sizes(target, args, kwargs)
+        if out is not None:
+            return out
+    if target is builtins.len:
+        return args[0].size(0) if isinstance(args[0], FakeTensor) else builtins.len(args[0])
+    if target is builtins.getattr and isinstance(args[0], FakeTensor) and args[1] in ("shape", "dtype", "ndim", "device"):
+        return getattr(args[0], args[1])
+    return target(*args, **kwargs)
+
+
+def _user_where():
+    from torch.fx.experimental.sym_node import _user_frame
+
+    return _user_frame()
+
+
+class _Guards:
+    """What a shape-traced GraphModule checks on each call: every input's
+    dtype, rank and static sizes, and the guards over its symbolic sizes."""
+
+    def __init__(self, names, input_dims, shape_env):
+        self.names = names
+        self.input_dims = input_dims
+        self.shape_env = shape_env
+
+    def check(self, args, kwargs):
+        values = dict(zip(self.names, args))
+        values.update(kwargs)
+        bindings = {}
+        for name, (dtype, dims) in self.input_dims.items():
+            x = values.get(name)
+            if not isinstance(x, torch.Tensor):
+                continue
+            if x.dtype != dtype or x.dim() != len(dims):
+                raise GuardViolation(f"input '{name}' was traced as a {dtype} tensor of {len(dims)} dims; got {x.dtype} with {x.dim()}")
+            for d, example, sym in dims:
+                n = x.shape[d]
+                if sym is None:
+                    if n != example:
+                        raise GuardViolation(f"input '{name}' has size {n} at dim {d}; the trace fixed it to {example} (mark the dim dynamic to vary it)")
+                elif sym in bindings and bindings[sym] != n:
+                    raise GuardViolation(f"input '{name}' has size {n} at dim {d}; the trace requires it equal to {sym} = {bindings[sym]}")
+                else:
+                    bindings[sym] = n
+        for g in self.shape_env.guards:
+            try:
+                ok = g.expr.eval(bindings)
+            except KeyError:
+                continue
+            if not ok:
+                where = ", ".join(f"{s} = {v}" for s, v in sorted(bindings.items()))
+                raise GuardViolation(f"guard violated: {g.expr} (made at {g.file}:{g.line}) with {where}")
+
+
+def shape_trace(root, example_inputs, dynamic=None, concrete_args=None):
+    """Traces ``root`` with example inputs (a tuple in parameter order, or a
+    dict by name); ``dynamic`` names the symbolic dims of each input
+    (``{"idx": [1]}``, or ``True`` for all dims of all inputs)."""
+    fn = type(root).forward if isinstance(root, torch.nn.Module) else root
+    co = fn.__code__
+    names = list(co.co_varnames[: co.co_argcount])
+    if isinstance(root, torch.nn.Module):
+        names = names[1:]
+    if not isinstance(example_inputs, dict):
+        example_inputs = dict(zip(names, example_inputs))
+    if dynamic is True:
+        dynamic = {n: True for n in example_inputs}
+    tracer = ShapeTracer(example_inputs, dynamic)
+    graph = tracer.trace(root, concrete_args)
+    # Every node's meta gets its fake value; what the rules decide on the
+    # way describes the values, it does not constrain the graph's inputs.
+    env = tracer.shape_env
+    kept = (list(env.guards), dict(env.replacements))
+    for node in graph.nodes:
+        if node.op != "output":
+            try:
+                tracer._value(node)
+            except Exception:  # best effort: the node keeps no "val"
+                pass
+    env.guards, env.replacements = kept
+    name = root.__class__.__name__ if isinstance(root, torch.nn.Module) else root.__name__
+    gm = GraphModule(tracer.root, graph, name)
+    gm.shape_env = tracer.shape_env
+    gm._shape_guards = _Guards(names, tracer.input_dims, tracer.shape_env)
+    return gm

@@ -1,0 +1,310 @@
+//! `torch._C._symbolic.infer` and `infer_subscript`: an op's outputs for
+//! symbolic inputs, by the shape rule of its registry row. Tensors arrive
+//! as fake tensors (objects with `_sym_sizes`, a tuple of `SymExpr`, and a
+//! `dtype`) or real ones, sizes as `SymInt`/`SymExpr`/int; the questions a
+//! rule asks go to the caller's `holds(expr)` and `hint(expr)`, which
+//! answer from the example values (recording guards).
+
+use fxvm_ops::meta::{Item, Meta, MetaOut, Oracle, TensorMeta};
+use fxvm_ops::{Ty, Value};
+use fxvm_symbolic::Expr;
+use fxvm_vm::binding;
+use rustpython_vm::builtins::{PyBaseExceptionRef, PyDict, PyEllipsis, PySlice, PyTuple};
+use rustpython_vm::function::FuncArgs;
+use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
+
+use crate::sym::PySymExpr;
+
+/// The caller's answers, with the first Python error they raised kept.
+struct PyOracle<'a> {
+    holds: PyObjectRef,
+    hint: PyObjectRef,
+    error: Option<PyBaseExceptionRef>,
+    vm: &'a VirtualMachine,
+}
+
+impl Oracle for PyOracle<'_> {
+    fn holds(&mut self, cond: &Expr) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        let e = PySymExpr::wrap(cond.clone(), self.vm);
+        match self
+            .holds
+            .call((e,), self.vm)
+            .and_then(|r| r.try_to_bool(self.vm))
+        {
+            Ok(b) => b,
+            Err(err) => {
+                self.error = Some(err);
+                false
+            }
+        }
+    }
+
+    fn hint(&mut self, e: &Expr) -> Option<i64> {
+        let obj = PySymExpr::wrap(e.clone(), self.vm);
+        let r = self.hint.call((obj,), self.vm).ok()?;
+        r.try_into_value::<i64>(self.vm).ok()
+    }
+}
+
+/// A size: a `SymExpr`, a `SymInt` (its node's expression) or an int.
+fn size(o: &PyObjectRef, vm: &VirtualMachine) -> Option<Expr> {
+    if let Some(e) = o.downcast_ref::<PySymExpr>() {
+        return Some(e.expr().clone());
+    }
+    if &*o.class().name() == "SymInt" {
+        let expr = o.get_attr("node", vm).ok()?.get_attr("expr", vm).ok()?;
+        return expr.downcast_ref::<PySymExpr>().map(|e| e.expr().clone());
+    }
+    if o.class().is(vm.ctx.types.bool_type) {
+        return None;
+    }
+    o.clone()
+        .try_into_value::<i64>(vm)
+        .ok()
+        .map(|i| Expr::int(i as i128))
+}
+
+/// A fake or real tensor, described.
+fn tensor_meta(o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<TensorMeta>> {
+    if let Some(t) = binding::tensor_of(o) {
+        return Ok(Some(TensorMeta::of(t.shape(), t.dtype())));
+    }
+    let Ok(sizes) = o.get_attr("_sym_sizes", vm) else {
+        return Ok(None);
+    };
+    let sizes = binding::items(&sizes)
+        .ok_or_else(|| vm.new_type_error("_sym_sizes must be a tuple"))?
+        .iter()
+        .map(|s| size(s, vm))
+        .collect::<Option<Vec<_>>>();
+    let Some(sizes) = sizes else { return Ok(None) };
+    let dtype = binding::dtype_from_py(&o.get_attr("dtype", vm)?, vm)?;
+    Ok(Some(TensorMeta::new(sizes, dtype)))
+}
+
+fn has_tensor(ty: &Ty) -> bool {
+    match ty {
+        Ty::Tensor => true,
+        Ty::Union(alts) => alts.iter().any(has_tensor),
+        _ => false,
+    }
+}
+
+/// One parameter's object as a rule sees it; `None` when it cannot be
+/// described (the caller falls back to running the op).
+fn param(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<Meta>> {
+    if has_tensor(ty)
+        && let Some(t) = tensor_meta(o, vm)?
+    {
+        return Ok(Some(Meta::Tensor(t)));
+    }
+    match ty {
+        Ty::TensorList => {
+            let Some(items) = binding::items(o) else {
+                return Ok(None);
+            };
+            let metas = items
+                .iter()
+                .map(|x| tensor_meta(x, vm))
+                .collect::<PyResult<Option<Vec<_>>>>()?;
+            return Ok(metas.map(Meta::Tensors));
+        }
+        Ty::Int => {
+            if let Some(e) = size(o, vm)
+                && o.downcast_ref::<rustpython_vm::builtins::PyInt>().is_none()
+            {
+                return Ok(Some(Meta::Int(e)));
+            }
+        }
+        Ty::IntList => {
+            let items = binding::items(o).unwrap_or_else(|| vec![o.clone()]);
+            return Ok(items
+                .iter()
+                .map(|x| size(x, vm))
+                .collect::<Option<Vec<_>>>()
+                .map(Meta::Ints));
+        }
+        Ty::Union(alts) if alts.contains(&Ty::Int) && size(o, vm).is_some() => {
+            if let Some(e) = size(o, vm).filter(|e| e.as_int().is_none()) {
+                return Ok(Some(Meta::Int(e)));
+            }
+        }
+        Ty::Scalar if size(o, vm).is_some_and(|e| e.as_int().is_none()) => {
+            return Ok(Some(Meta::Int(size(o, vm).expect("checked"))));
+        }
+        _ => {}
+    }
+    Ok(binding::convert(ty, o, vm)?.map(Meta::Value))
+}
+
+fn tensor_to_py(t: TensorMeta, vm: &VirtualMachine) -> PyResult {
+    let sizes: Vec<PyObjectRef> = t
+        .sizes
+        .into_iter()
+        .map(|s| PySymExpr::wrap(s, vm).into())
+        .collect();
+    Ok(vm
+        .ctx
+        .new_tuple(vec![
+            vm.ctx.new_tuple(sizes).into(),
+            binding::dtype_to_py(t.dtype, vm)?,
+        ])
+        .into())
+}
+
+fn finish(
+    out: fxvm_tensor::Result<MetaOut>,
+    oracle: PyOracle<'_>,
+    vm: &VirtualMachine,
+) -> PyResult {
+    if let Some(e) = oracle.error {
+        return Err(e);
+    }
+    let out = out.map_err(|e| vm.new_runtime_error(e.to_string()))?;
+    match out {
+        MetaOut::Tensor(t) => tensor_to_py(t, vm),
+        MetaOut::Tuple(ts) => {
+            let items = ts
+                .into_iter()
+                .map(|t| tensor_to_py(t, vm))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(vm.ctx.new_list(items).into())
+        }
+        MetaOut::Input(i) => Ok(vm.ctx.new_int(i).into()),
+    }
+}
+
+/// `infer(func, args, kwargs, holds, hint)`: `(sizes, dtype)` of the one
+/// tensor result, a list of those for a tuple, the index of the parameter
+/// an in-place op returns, or `None` when the op has no rule or an argument
+/// cannot be described.
+pub(crate) fn infer(
+    func: PyObjectRef,
+    args: PyObjectRef,
+    kwargs: PyObjectRef,
+    holds: PyObjectRef,
+    hint: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let Some(op) = binding::op_of(&func, vm).filter(|op| op.has_meta()) else {
+        return Ok(vm.ctx.none());
+    };
+    let positional = args
+        .downcast_ref::<PyTuple>()
+        .map(|t| t.as_slice().to_vec())
+        .unwrap_or_default();
+    let mut keywords = rustpython_vm::function::KwArgs::default();
+    if let Some(d) = kwargs.downcast_ref::<PyDict>() {
+        for (k, v) in d.items_vec() {
+            keywords = keywords
+                .into_iter()
+                .chain([(k.str(vm)?.expect_str().to_owned(), v)])
+                .collect();
+        }
+    }
+    let objects = binding::bind_objects(&op.schema, FuncArgs::new(positional, keywords), vm)?;
+    let mut metas = Vec::with_capacity(objects.len());
+    for (p, o) in op.schema.params.iter().zip(&objects) {
+        let meta = match o {
+            Some(o) if !vm.is_none(o) => param(&p.ty, o, vm)?,
+            _ => Some(Meta::Value(p.default_value().unwrap_or(Value::None))),
+        };
+        match meta {
+            Some(m) => metas.push(m),
+            None => return Ok(vm.ctx.none()),
+        }
+    }
+    let mut oracle = PyOracle {
+        holds,
+        hint,
+        error: None,
+        vm,
+    };
+    let out = op.infer(metas, &mut oracle).expect("the op has a rule");
+    finish(out, oracle, vm)
+}
+
+/// One subscript item; `None` for what rules cannot describe (boolean masks).
+fn item(o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<Item>> {
+    if vm.is_none(o) {
+        return Ok(Some(Item::NewAxis));
+    }
+    if o.downcast_ref::<PyEllipsis>().is_some() {
+        return Ok(Some(Item::Ellipsis));
+    }
+    if let Some(s) = o.downcast_ref::<PySlice>() {
+        let bound = |b: Option<&PyObjectRef>| match b {
+            Some(b) if !vm.is_none(b) => size(b, vm).map(Some),
+            _ => Some(None),
+        };
+        let (Some(start), Some(stop)) = (bound(s.start.as_ref()), bound(Some(&s.stop))) else {
+            return Ok(None);
+        };
+        let step = match bound(s.step.as_ref()) {
+            Some(None) => 1,
+            Some(Some(e)) => match e.as_int() {
+                Some(i) => i as i64,
+                None => return Ok(None),
+            },
+            None => return Ok(None),
+        };
+        return Ok(Some(Item::Slice { start, stop, step }));
+    }
+    if let Some(t) = tensor_meta(o, vm)? {
+        return Ok(
+            (!t.dtype.is_float() && t.dtype != fxvm_tensor::DType::Bool).then(|| {
+                if t.ndim() == 0 {
+                    Item::Int(Expr::int(0))
+                } else {
+                    Item::Tensor(t)
+                }
+            }),
+        );
+    }
+    if let Some(items) = binding::items(o) {
+        if items.iter().all(|x| size(x, vm).is_some()) {
+            return Ok(Some(Item::Tensor(TensorMeta::of(
+                &[items.len()],
+                fxvm_tensor::DType::I64,
+            ))));
+        }
+        return Ok(None);
+    }
+    Ok(size(o, vm).map(Item::Int))
+}
+
+/// `infer_subscript(x, index, holds, hint)`: `(sizes, dtype)` of `x[index]`,
+/// or `None` when the index cannot be described.
+pub(crate) fn infer_subscript(
+    x: PyObjectRef,
+    index: PyObjectRef,
+    holds: PyObjectRef,
+    hint: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let Some(x) = tensor_meta(&x, vm)? else {
+        return Ok(vm.ctx.none());
+    };
+    let objects = match index.downcast_ref::<PyTuple>() {
+        Some(t) => t.as_slice().to_vec(),
+        None => vec![index.clone()],
+    };
+    let mut items = Vec::with_capacity(objects.len());
+    for o in &objects {
+        match item(o, vm)? {
+            Some(i) => items.push(i),
+            None => return Ok(vm.ctx.none()),
+        }
+    }
+    let mut oracle = PyOracle {
+        holds,
+        hint,
+        error: None,
+        vm,
+    };
+    let out = fxvm_ops::meta::subscript_of(&x, &items, &mut oracle);
+    finish(out.map(MetaOut::Tensor), oracle, vm)
+}

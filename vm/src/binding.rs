@@ -1,0 +1,68 @@
+//! What other crates' native modules need of the op bindings: the registry
+//! row behind a Python callable, Python arguments matched to its schema,
+//! and conversions between Python objects and typed values.
+
+use fxvm_ops::{Op, Place, Schema, Ty, Value, registry};
+use rustpython_vm::function::FuncArgs;
+use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
+
+use crate::native::tensor::PyTensor;
+use crate::tensor::{DType, Tensor};
+
+/// The row a registry callable runs: `Tensor.X` methods, `torch.X`,
+/// `torch.nn.functional.X` (`torch._C._nn.X`) and `torch.linalg.X`, found
+/// by the name and module the callable reports.
+pub fn op_of(func: &PyObjectRef, vm: &VirtualMachine) -> Option<&'static Op> {
+    let name = func.get_attr("__name__", vm).ok()?.str(vm).ok()?;
+    let name = name.expect_str();
+    let qualname = func
+        .get_attr("__qualname__", vm)
+        .ok()
+        .and_then(|q| q.str(vm).ok());
+    if qualname.is_some_and(|q| q.expect_str().starts_with("Tensor.")) {
+        return registry()
+            .named(name)
+            .find(|op| op.places.contains(&Place::Method));
+    }
+    let module = func.get_attr("__module__", vm).ok()?.str(vm).ok()?;
+    match module.expect_str() {
+        "torch" | "torch.functional" => registry()
+            .named(name)
+            .find(|op| op.places.iter().any(|p| p.is_torch())),
+        "torch._C._nn" | "torch.nn.functional" => registry().functional(name),
+        "torch._C._linalg" => registry().named(&format!("linalg_{name}")).next(),
+        _ => None,
+    }
+}
+
+/// The object given for each of `schema`'s parameters (see the binder).
+pub fn bind_objects(
+    schema: &Schema,
+    args: FuncArgs,
+    vm: &VirtualMachine,
+) -> PyResult<Vec<Option<PyObjectRef>>> {
+    crate::native::bind::bind_objects(schema, args, vm)
+}
+
+/// `o` as a value of `ty`; `None` when it is not one.
+pub fn convert(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<Value>> {
+    crate::native::bind::convert_to(ty, o, vm)
+}
+
+/// The tensor `o` is, if it is one.
+pub fn tensor_of(o: &PyObjectRef) -> Option<Tensor> {
+    o.downcast_ref::<PyTensor>().map(|t| t.tensor())
+}
+
+/// A Python sequence's items (lists and tuples).
+pub fn items(o: &PyObjectRef) -> Option<Vec<PyObjectRef>> {
+    crate::native::bind::seq(o)
+}
+
+pub fn dtype_to_py(dtype: DType, vm: &VirtualMachine) -> PyResult {
+    crate::native::convert::dtype_to_py(dtype, vm)
+}
+
+pub fn dtype_from_py(o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<DType> {
+    crate::native::convert::dtype_from_py(o, vm)
+}
