@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::error::{Result, SymbolicError};
 use crate::logic::Relation;
+use crate::monomial::{self, Monomial};
 use crate::number::Number;
 
 /// A shared, immutable expression.
@@ -412,6 +413,14 @@ impl Expr {
                 return divide_exact(self, g)?.floor_div(&Expr::int(k / g));
             }
         }
+        // A symbolic divisor: numerator and divisor divided by their common
+        // factor — integers, and symbols every term has to the first power,
+        // as PyTorch's fast gcd finds them.
+        if divisor.as_int().is_none()
+            && let Some(g) = monomial::common_factor(self, divisor)
+        {
+            return monomial::divide(self, &g)?.floor_div(&monomial::divide(divisor, &g)?);
+        }
         Ok(Expr::new(Node::FloorDiv(self.clone(), divisor.clone())))
     }
 
@@ -448,6 +457,11 @@ impl Expr {
                     .modulo(&Expr::int(k / g))?
                     .mul(&Expr::int(g));
             }
+        } else if let (Some(d), Some(p)) = (Monomial::of(divisor), Monomial::of(self))
+            && d.divides(&p)
+        {
+            // A multiple of the divisor (PyTorch: `(p / q).is_integer`).
+            return Ok(Expr::int(0));
         }
         Ok(Expr::new(Node::Mod(self.clone(), divisor.clone())))
     }

@@ -9,6 +9,7 @@ mod error;
 mod eval;
 mod expr;
 mod logic;
+mod monomial;
 mod number;
 mod print;
 mod range;

@@ -107,6 +107,8 @@ class ShapeTracer(Tracer):
                 value = self.root
                 for part in node.target.split("."):
                     value = getattr(value, part)
+                if isinstance(value, torch.Tensor):
+                    value = FakeTensor(value.shape, value.dtype, self.shape_env)
             elif node.op == "call_function":
                 value = _call(node.target, args, kwargs)
             elif node.op == "call_method":
