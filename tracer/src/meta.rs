@@ -308,3 +308,99 @@ pub(crate) fn infer_subscript(
     let out = fxvm_ops::meta::subscript_of(&x, &items, &mut oracle);
     finish(out.map(MetaOut::Tensor), oracle, vm)
 }
+
+/// The `shape_env` of the first fake tensor among `args` (one level of
+/// lists looked into).
+fn shape_env(args: &[PyObjectRef], vm: &VirtualMachine) -> Option<PyObjectRef> {
+    args.iter().find_map(|a| {
+        let env = |o: &PyObjectRef| {
+            o.get_attr("_sym_sizes", vm)
+                .ok()
+                .and(o.get_attr("shape_env", vm).ok())
+        };
+        env(a).or_else(|| binding::items(a)?.iter().find_map(env))
+    })
+}
+
+/// A new `cls` (a FakeTensor class) for one described tensor.
+fn make_fake(
+    cls: &PyObjectRef,
+    item: &PyObjectRef,
+    env: &PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let pair = item
+        .downcast_ref::<PyTuple>()
+        .ok_or_else(|| vm.new_type_error("a (sizes, dtype) pair"))?;
+    let new = vm
+        .ctx
+        .types
+        .object_type
+        .as_object()
+        .get_attr("__new__", vm)?;
+    let fake = new.call((cls.clone(),), vm)?;
+    let dict = fake
+        .dict()
+        .ok_or_else(|| vm.new_type_error("fake tensors have a __dict__"))?;
+    dict.set_item("_sym_sizes", pair.as_slice()[0].clone(), vm)?;
+    dict.set_item("dtype", pair.as_slice()[1].clone(), vm)?;
+    dict.set_item("shape_env", env.clone(), vm)?;
+    Ok(fake)
+}
+
+/// `FakeTensor.__torch_function__(cls, func, types, args, kwargs)`: the
+/// fake result of `func` by its op's shape rule; `NoShapeRule` (from
+/// `torch.fx.experimental.fake`) when there is none.
+pub(crate) fn fake_torch_function(
+    cls: PyObjectRef,
+    func: PyObjectRef,
+    args: PyObjectRef,
+    kwargs: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let positional = args
+        .downcast_ref::<PyTuple>()
+        .map(|t| t.as_slice().to_vec())
+        .unwrap_or_default();
+    let mut all = positional.clone();
+    if let Some(d) = kwargs.downcast_ref::<PyDict>() {
+        all.extend(d.values_vec());
+    }
+    let env = shape_env(&all, vm)
+        .ok_or_else(|| vm.new_type_error("no fake tensor among the arguments"))?;
+    let holds = env.get_attr("_holds", vm)?;
+    let hint = env.get_attr("_hint", vm)?;
+    let out = infer(func.clone(), args, kwargs.clone(), holds, hint, vm)?;
+    if vm.is_none(&out) {
+        let name = func
+            .get_attr("__qualname__", vm)
+            .and_then(|q| q.str(vm).map(|s| s.expect_str().to_owned()))
+            .unwrap_or_else(|_| "this op".to_owned());
+        let no_rule = vm
+            .import("torch.fx.experimental.fake", 0)?
+            .get_attr("NoShapeRule", vm)?;
+        return Err(vm.new_exception_msg(
+            no_rule
+                .downcast()
+                .map_err(|_| vm.new_type_error("NoShapeRule is a class"))?,
+            format!("no shape rule for {name}").into(),
+        ));
+    }
+    if let Some(i) = out.downcast_ref::<rustpython_vm::builtins::PyInt>() {
+        let i = i.try_to_primitive::<usize>(vm)?;
+        return positional
+            .get(i)
+            .cloned()
+            .or_else(|| all.get(i).cloned())
+            .ok_or_else(|| vm.new_index_error("in-place result out of range"));
+    }
+    if let Some(list) = out.downcast_ref::<rustpython_vm::builtins::PyList>() {
+        let items = list.borrow_vec().to_vec();
+        let fakes = items
+            .iter()
+            .map(|it| make_fake(&cls, it, &env, vm))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(vm.ctx.new_tuple(fakes).into());
+    }
+    make_fake(&cls, &out, &env, vm)
+}

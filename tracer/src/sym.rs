@@ -379,6 +379,23 @@ pub(crate) mod module {
         crate::meta::infer(func, args, kwargs, holds, hint, vm)
     }
 
+    /// See `crate::meta::fake_torch_function` (`types` is not needed).
+    #[pyfunction]
+    fn fake_torch_function(
+        cls: PyObjectRef,
+        func: PyObjectRef,
+        _types: PyObjectRef,
+        args: PyObjectRef,
+        kwargs: rustpython_vm::function::OptionalArg<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        let kwargs = kwargs
+            .into_option()
+            .filter(|k| !vm.is_none(k))
+            .unwrap_or_else(|| vm.ctx.new_dict().into());
+        crate::meta::fake_torch_function(cls, func, args, kwargs, vm)
+    }
+
     /// See `crate::meta::infer_subscript`.
     #[pyfunction]
     fn infer_subscript(

@@ -44,7 +44,7 @@ pub(crate) fn create_proxy(
     vm: &VirtualMachine,
 ) -> PyResult {
     if native_hooks(&tracer, vm)? {
-        let proxy_cls = loaded("torch.fx.proxy", vm)?.get_attr("Proxy", vm)?;
+        let proxy_cls = tracer.get_attr("_proxy_class", vm)?;
         let name = name.map(|n| vm.ctx.new_str(n));
         return super::record::create_proxy(
             tracer, proxy_cls, kind, target, args, kwargs, name, None, vm,

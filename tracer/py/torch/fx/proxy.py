@@ -84,11 +84,11 @@ class TracerBase:
         return node
 
     def proxy(self, node):
-        return Proxy(node, self)
+        return self._proxy_class(node, self)
 
     def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, proxy_factory_fn=None):
         if proxy_factory_fn is None and _default_hooks(type(self)) and not _preserving[0]:
-            return _fx.create_proxy(self, Proxy, kind, target, args, kwargs, name, type_expr)
+            return _fx.create_proxy(self, self._proxy_class, kind, target, args, kwargs, name, type_expr)
         args_ = self.create_arg(args)
         kwargs_ = self.create_arg(kwargs)
         node = self.create_node(kind, target, args_, kwargs_, name, type_expr)
@@ -270,6 +270,11 @@ class Proxy:
     # Natively: finds the one tracer among the arguments and records a
     # call_method (Tensor methods) or call_function node through its hooks.
     __torch_function__ = classmethod(_fx.proxy_torch_function)
+
+
+# The class of the proxies a tracer makes (a subclass for `shape_trace`),
+# also on the native path.
+TracerBase._proxy_class = Proxy
 
 
 class Attribute(Proxy):

@@ -20,8 +20,10 @@ class NoShapeRule(RuntimeError):
 
 class FakeTensor:
     def __init__(self, sizes, dtype, shape_env):
-        # SymExpr per dim; what the native rules read.
-        self._sym_sizes = tuple(s if isinstance(s, SymExpr) else SymExpr(int(s)) for s in sizes)
+        # SymExpr per dim; what the native rules read (and return).
+        if type(sizes) is not tuple or not all(type(s) is SymExpr for s in sizes):
+            sizes = tuple(s if isinstance(s, SymExpr) else SymExpr(int(s)) for s in sizes)
+        self._sym_sizes = sizes
         self.dtype = dtype
         self.shape_env = shape_env
 
@@ -67,9 +69,9 @@ class FakeTensor:
         return f"{names.get(self.dtype, str(self.dtype).replace('torch.', ''))}[{sizes}]"
 
     # -- ops -----------------------------------------------------------
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        return _infer(func, args, kwargs or {})
+    # Natively: the op's shape rule on the arguments, a new fake (or the
+    # in-place input) back.
+    __torch_function__ = classmethod(_symbolic.fake_torch_function)
 
     def __getattr__(self, name):
         method = getattr(torch.Tensor, name, None)
@@ -78,28 +80,11 @@ class FakeTensor:
         return lambda *args, **kwargs: _infer(method, (self,) + args, kwargs)
 
     def __getitem__(self, index):
-        env = _env_of((self, index))
+        env = self.shape_env
         out = _symbolic.infer_subscript(self, index, env._holds, env._hint)
         if out is None:
             raise NoShapeRule(f"cannot compute the sizes of a subscript by {index!r}")
         return FakeTensor(out[0], out[1], env)
-
-
-def _env_of(values):
-    found = []
-
-    def visit(v):
-        if isinstance(v, FakeTensor):
-            found.append(v.shape_env)
-        elif isinstance(v, (tuple, list)):
-            for x in v:
-                visit(x)
-        elif isinstance(v, dict):
-            for x in v.values():
-                visit(x)
-
-    visit(values)
-    return found[0]
 
 
 def _from_sizes(func, args, kwargs):
@@ -118,16 +103,11 @@ def _from_sizes(func, args, kwargs):
 
 
 def _infer(func, args, kwargs):
-    env = _env_of((args, kwargs))
-    out = _symbolic.infer(func, args, kwargs, env._holds, env._hint)
-    if out is None:
-        raise NoShapeRule(f"no shape rule for {getattr(func, '__qualname__', func)}")
-    if isinstance(out, int):
-        return args[out] if out < len(args) else next(iter(kwargs.values()))
-    if isinstance(out, list):
-        return tuple(FakeTensor(s, d, env) for s, d in out)
-    return FakeTensor(out[0], out[1], env)
+    """``func(*args, **kwargs)`` on fakes, by the op's shape rule."""
+    return _fake_call(FakeTensor, func, (), args, kwargs)
 
+
+_fake_call = _symbolic.fake_torch_function
 
 # Operators, by the Tensor method that computes them; a reflected operator
 # has the result sizes and dtype of its forward form.

@@ -13,10 +13,10 @@ import builtins
 
 import torch
 from torch.fx._symbolic_trace import Tracer, _suspended
-from torch.fx.experimental.fake import FakeTensor, NoShapeRule
+from torch.fx.experimental.fake import FakeTensor, NoShapeRule, _from_sizes, _infer
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.fx.graph_module import GraphModule
-from torch.fx.node import Node, map_aggregate
+from torch.fx.node import Node
 from torch.fx.proxy import Proxy, TraceError
 
 __all__ = ["ShapeTracer", "shape_trace", "GuardViolation"]
@@ -49,6 +49,8 @@ def _sym_len(x):
 class ShapeTracer(Tracer):
     """A ``Tracer`` whose placeholders carry example tensors; ``dynamic``
     maps an input's name to the dims that are symbolic (``True``: all)."""
+
+    _proxy_class = ShapeProxy
 
     def __init__(self, example_inputs, dynamic=None, **kwargs):
         super().__init__(**kwargs)
@@ -94,35 +96,62 @@ class ShapeTracer(Tracer):
     def value_of(self, proxy):
         return self._value(proxy.node)
 
+    def _resolve(self, a):
+        """``a`` (a node argument) with every node replaced by its value."""
+        if isinstance(a, Node):
+            return self._value(a)
+        t = type(a)
+        if t is tuple:
+            return tuple([self._resolve(x) for x in a])
+        if isinstance(a, list):
+            return [self._resolve(x) for x in a]
+        if t is dict or isinstance(a, dict):
+            return {k: self._resolve(v) for k, v in a.items()}
+        if t is slice:
+            return slice(self._resolve(a.start), self._resolve(a.stop), self._resolve(a.step))
+        return a
+
     def _value(self, node):
-        if "val" in node.meta:
-            return node.meta["val"]
-        args = map_aggregate(node.args, lambda a: self._value(a) if isinstance(a, Node) else a)
-        kwargs = map_aggregate(node.kwargs, lambda a: self._value(a) if isinstance(a, Node) else a)
+        meta = node.meta
+        if "val" in meta:
+            return meta["val"]
+        suspended = _suspended[0]
         _suspended[0] = True
         try:
-            if node.op == "placeholder":
-                value = self._placeholder_value(node.target)
-            elif node.op == "get_attr":
-                value = self.root
-                for part in node.target.split("."):
-                    value = getattr(value, part)
-                if isinstance(value, torch.Tensor):
-                    value = FakeTensor(value.shape, value.dtype, self.shape_env)
-            elif node.op == "call_function":
-                value = _call(node.target, args, kwargs)
-            elif node.op == "call_method":
-                value = getattr(args[0], node.target)(*args[1:], **kwargs)
-            elif node.op == "call_module":
-                value = self.root.get_submodule(node.target).forward(*args, **kwargs)
-            else:
-                value = args[0]
+            value = self._compute(node)
         except NoShapeRule as e:
             raise TraceError(f"cannot follow the sizes through {node.format_node()}: {e}") from None
         finally:
-            _suspended[0] = False
-        node.meta["val"] = value
+            _suspended[0] = suspended
+        meta["val"] = value
         return value
+
+    def _compute(self, node):
+        op = node.op
+        if op == "placeholder":
+            return self._placeholder_value(node.target)
+        if op == "get_attr":
+            value = self.root
+            for part in node.target.split("."):
+                value = getattr(value, part)
+            if isinstance(value, torch.Tensor):
+                value = FakeTensor(value.shape, value.dtype, self.shape_env)
+            return value
+        args = self._resolve(node.args)
+        kwargs = self._resolve(node.kwargs) if node.kwargs else {}
+        if op == "call_function":
+            return _call(node.target, args, kwargs)
+        if op == "call_method":
+            self_value = args[0]
+            if type(self_value) is FakeTensor and node.target not in _FAKE_OWN:
+                return _infer(getattr(torch.Tensor, node.target), args, kwargs)
+            return getattr(self_value, node.target)(*args[1:], **kwargs)
+        if op == "call_module":
+            modules = self.__dict__.get("_modules_by_name")
+            if modules is None:
+                modules = self._modules_by_name = dict(self.root.named_modules())
+            return modules[node.target].forward(*args, **kwargs)
+        return args[0]
 
     # -- forcing -------------------------------------------------------
     def to_bool(self, obj):
@@ -142,9 +171,6 @@ class ShapeTracer(Tracer):
         if isinstance(value, tuple):
             return iter([obj[i] for i in range(len(value))])
         return super().iter(obj)
-
-    def proxy(self, node):
-        return ShapeProxy(node, self)
 
     def trace(self, root, concrete_args=None):
         fn = type(root).forward if isinstance(root, torch.nn.Module) else root
@@ -171,17 +197,27 @@ def _len_wrapper(x):
     return builtins.len(x)
 
 
-def _has(values, types):
-    found = []
-    map_aggregate(values, lambda v: found.append(v) if isinstance(v, types) else None)
-    return bool(found)
+_BUILTIN = type(builtins.len)
+# FakeTensor's own methods (sizes), not registry ops.
+_FAKE_OWN = frozenset(("size", "dim", "numel", "__len__", "__getitem__"))
+
+
+def _only_sizes(args, kwargs):
+    """Whether the arguments hold SymInts but no fake tensor (one level of
+    lists looked into, as size arguments nest)."""
+    sym = False
+    for v in (*args, *kwargs.values()):
+        for x in v if type(v) in (list, tuple) else (v,):
+            if type(x) is FakeTensor:
+                return False
+            if type(x) is torch.SymInt:
+                sym = True
+    return sym
 
 
 def _call(target, args, kwargs):
-    if _has((args, kwargs), (torch.SymInt, FakeTensor)) and not _has((args, kwargs), FakeTensor):
+    if type(target) is _BUILTIN and _only_sizes(args, kwargs):
         # A registry op given traced sizes only (`torch.arange(0, t)`).
-        from torch.fx.experimental.fake import _from_sizes
-
         out = _from_sizes(target, args, kwargs)
         if out is not None:
             return out
