@@ -368,3 +368,58 @@ fn a_model_whose_init_raises_shows_the_users_traceback() {
         "fxvm: error: --module 'Bax(3)' failed: NameError: name 'Bax' is not defined"
     );
 }
+
+/// `--example`/`--dynamic`: a length assert and a causal mask sliced by
+/// the traced length trace, with symbolic shapes in the readable form and
+/// the guard (file:line) after it; bad specs are one-line errors.
+#[test]
+fn trace_with_example_shapes_prints_symbolic_shapes_and_guards() {
+    let script = cli("causal_lm.py");
+    let out = run(&[
+        "trace",
+        &script,
+        "--example",
+        "idx=2x8:int64",
+        "--dynamic",
+        "idx:1",
+        "--format",
+        "readable",
+    ]);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(
+        out.stdout.replace(&script, "causal_lm.py"),
+        golden("causal_lm.readable")
+    );
+    // Without examples, torch.fx's own error at the assert.
+    let out = run(&["trace", &script]);
+    assert_eq!(out.status, Some(1));
+    assert!(
+        out.stderr.contains("causal_lm.py\", line 20") && out.stderr.contains("TraceError"),
+        "{}",
+        out.stderr
+    );
+    for (args, message) in [
+        (
+            &["--example", "idx=2xq"][..],
+            "fxvm: error: --example 'idx=2xq' is not NAME=SHAPE[:DTYPE] (e.g. idx=2x8:int64)\n",
+        ),
+        (
+            &["--example", "idx=2x8:foo"][..],
+            "fxvm: error: --example 'idx=2x8:foo': 'foo' is not a dtype (e.g. float32, int64)\n",
+        ),
+        (
+            &["--example", "idx=2x8", "--dynamic", "idx:5"][..],
+            "fxvm: error: --dynamic 'idx:5': idx has 2 dims\n",
+        ),
+        (
+            &["--example", "idx=2x8", "--dynamic", "x:0"][..],
+            "fxvm: error: --dynamic 'x:0' is not NAME:DIM[,DIM] for an --example input\n",
+        ),
+    ] {
+        let mut argv = vec!["trace", script.as_str()];
+        argv.extend_from_slice(args);
+        let out = run(&argv);
+        assert_eq!(out.status, Some(2), "{args:?}: {out:?}");
+        assert_eq!(out.stderr, message);
+    }
+}

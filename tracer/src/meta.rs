@@ -127,7 +127,9 @@ fn param(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<Meta>
                 .collect::<Option<Vec<_>>>()
                 .map(Meta::Ints));
         }
-        Ty::Union(alts) if alts.contains(&Ty::Int) && size(o, vm).is_some() => {
+        Ty::Union(alts)
+            if alts.iter().any(|t| matches!(t, Ty::Int | Ty::Scalar)) && size(o, vm).is_some() =>
+        {
             if let Some(e) = size(o, vm).filter(|e| e.as_int().is_none()) {
                 return Ok(Some(Meta::Int(e)));
             }

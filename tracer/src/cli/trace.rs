@@ -53,6 +53,12 @@ pub(crate) struct Target {
     /// Specialise an argument: NAME=VALUE (a Python literal, or PH for a placeholder). Repeatable.
     #[arg(long, value_name = "NAME=VALUE")]
     pub(crate) concrete: Vec<String>,
+    /// Trace with an example input of this shape (and dtype, float32 by default): NAME=2x8[:int64]. Repeatable; shape-dependent Python is then answered from the examples and leaves guards.
+    #[arg(long, value_name = "NAME=SHAPE[:DTYPE]")]
+    pub(crate) example: Vec<String>,
+    /// Make these dims of an example input symbolic: NAME:DIM[,DIM] (or NAME:all). Repeatable.
+    #[arg(long, value_name = "NAME:DIMS", requires = "example")]
+    pub(crate) dynamic: Vec<String>,
     /// Also import pure-Python packages from DIR (repeatable; PYTHONPATH and an active virtualenv are used too).
     #[arg(long = "site-packages", value_name = "DIR")]
     pub(crate) site_packages: Vec<PathBuf>,
@@ -61,7 +67,7 @@ pub(crate) struct Target {
 /// Trace a model in a script and print its graph, code, table or readable form.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Without --module or --function, the script's only nn.Module subclass that can be built\nwithout arguments is traced.\n\nExamples:\n  fxvm trace model.py\n  fxvm trace gpt.py --module \"GPT(GPTConfig(n_layer=2))\" --format graph\n  fxvm trace ops.py --function attention --concrete causal=True -o attention.code"
+    after_help = "Without --module or --function, the script's only nn.Module subclass that can be built\nwithout arguments is traced.\n\nExamples:\n  fxvm trace model.py\n  fxvm trace gpt.py --module \"GPT(GPTConfig(n_layer=2))\" --format graph\n  fxvm trace ops.py --function attention --concrete causal=True -o attention.code\n  fxvm trace gpt.py --example idx=1x8:int64 --dynamic idx:1 --format readable"
 )]
 pub(crate) struct TraceArgs {
     #[command(flatten)]
@@ -146,21 +152,28 @@ fn run_trace(vm: &VirtualMachine, target: &Target, format: Format) -> PyResult<S
         v.as_ref()
             .map_or_else(|| vm.ctx.none(), |s| vm.ctx.new_str(s.as_str()).into())
     };
-    let concrete = vm.ctx.new_list(
-        target
-            .concrete
-            .iter()
-            .map(|c| vm.ctx.new_str(c.as_str()).into())
-            .collect(),
-    );
+    let strings = |items: &[String]| {
+        vm.ctx.new_list(
+            items
+                .iter()
+                .map(|c| vm.ctx.new_str(c.as_str()).into())
+                .collect(),
+        )
+    };
+    let concrete = strings(&target.concrete);
+    let args: Vec<rustpython_vm::PyObjectRef> = vec![
+        vm.ctx
+            .new_str(target.file.to_string_lossy().into_owned())
+            .into(),
+        opt(&target.module),
+        opt(&target.function),
+        vm.ctx.new_str(format.name()).into(),
+        concrete.into(),
+        strings(&target.example).into(),
+        strings(&target.dynamic).into(),
+    ];
     let text = cli.get_attr("trace_file", vm)?.call(
-        (
-            target.file.to_string_lossy().into_owned(),
-            opt(&target.module),
-            opt(&target.function),
-            format.name(),
-            concrete,
-        ),
+        rustpython_vm::function::FuncArgs::new(args, rustpython_vm::function::KwArgs::default()),
         vm,
     )?;
     Ok(text.str(vm)?.expect_str().to_owned())

@@ -441,7 +441,11 @@ impl Gen<'_> {
         let Some(val) = val else { return Ok(None) };
         let tensor = self.globals.torch.get_attr("Tensor", vm)?;
         let is_tensor = val.is_instance(&tensor, vm)?;
-        if !is_tensor && val.class().name().to_string() != "TensorMetadata" {
+        let class = val.class().name().to_string();
+        if matches!(class.as_str(), "SymInt" | "SymFloat" | "SymBool") {
+            return Ok(Some(format!(": \"Sym({})\"", val.str(vm)?.expect_str())));
+        }
+        if !is_tensor && class != "TensorMetadata" && class != "FakeTensor" {
             return Ok(None);
         }
         let dtype = val.get_attr("dtype", vm)?.str(vm)?;

@@ -99,6 +99,46 @@ def _concrete(pairs):
     return args or None
 
 
+def _examples(pairs):
+    """``NAME=2x8[:DTYPE]`` → ``{name: zeros of that shape}`` (zeros index
+    anything; only the shapes and dtypes matter)."""
+    examples = {}
+    for pair in pairs:
+        name, sep, spec = pair.partition("=")
+        shape, _, dtype_name = spec.partition(":")
+        dtype = getattr(torch, dtype_name or "float32", None)
+        try:
+            sizes = [int(s) for s in shape.replace(",", "x").split("x")] if shape else []
+        except ValueError:
+            sizes = None
+        if not sep or not name.isidentifier() or sizes is None or any(s < 0 for s in sizes):
+            raise CliError(f"--example {pair!r} is not NAME=SHAPE[:DTYPE] (e.g. idx=2x8:int64)")
+        if not isinstance(dtype, torch.dtype):
+            raise CliError(f"--example {pair!r}: {dtype_name!r} is not a dtype (e.g. float32, int64)")
+        examples[name] = torch.zeros(sizes, dtype=dtype)
+    return examples
+
+
+def _dynamic(items, examples):
+    dynamic = {}
+    for item in items:
+        name, sep, dims = item.partition(":")
+        if not sep or name not in examples:
+            raise CliError(f"--dynamic {item!r} is not NAME:DIM[,DIM] for an --example input")
+        if dims == "all":
+            dynamic[name] = True
+            continue
+        try:
+            picked = [int(d) for d in dims.split(",")]
+        except ValueError:
+            raise CliError(f"--dynamic {item!r}: dims must be integers (or all)") from None
+        rank = examples[name].dim()
+        if any(not -rank <= d < rank for d in picked):
+            raise CliError(f"--dynamic {item!r}: {name} has {rank} dims")
+        dynamic[name] = picked
+    return dynamic
+
+
 def render(gm, form):
     if form == "graph":
         return str(gm.graph) + "\n"
@@ -112,16 +152,25 @@ def render(gm, form):
     raise CliError(f"unknown format {form!r}; choose one of {', '.join(FORMATS)}")
 
 
-def trace_file(path, module_expr, function, form, concrete):
-    """The traced text of the script at ``path`` in ``form``."""
+def trace_file(path, module_expr, function, form, concrete, example=(), dynamic=()):
+    """The traced text of the script at ``path`` in ``form`` (traced with
+    example shapes when ``example`` is given; its guards follow)."""
     if form not in FORMATS:
         raise CliError(f"unknown format {form!r}; choose one of {', '.join(FORMATS)}")
     concrete_args = _concrete(concrete)
+    examples = _examples(example)
+    dynamic_dims = _dynamic(dynamic, examples)
     module = load(path)
     # Building and tracing run the user's code too; its prints go to stderr.
     with contextlib.redirect_stdout(sys.stderr):
         root = discover(module, path, module_expr, function)
         if isinstance(root, torch.nn.Module):
             root.eval()
-        gm = fx.symbolic_trace(root, concrete_args=concrete_args)
-    return render(gm, form)
+        if not examples:
+            return render(fx.symbolic_trace(root, concrete_args=concrete_args), form)
+        from torch.fx.experimental.shape_trace import shape_trace
+
+        gm = shape_trace(root, examples, dynamic_dims, concrete_args=concrete_args)
+    # Guards name the script as the command line did.
+    guards = gm.shape_env.format_guards().replace(os.path.abspath(path), path)
+    return render(gm, form) + ("# guards:\n" + "".join(f"#{line}\n" for line in guards.splitlines()) if guards else "")

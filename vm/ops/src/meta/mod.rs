@@ -101,15 +101,14 @@ impl<'a> Ctx<'a> {
         self.op.name()
     }
 
-    fn position(&self, param: &str) -> usize {
-        self.op
-            .schema
-            .position(param)
-            .unwrap_or_else(|| panic!("{}: no parameter {param}", self.name()))
-    }
-
+    /// The parameter named `param`; a parameter the op does not declare
+    /// reads as `None`.
     fn arg(&self, param: &str) -> &Meta {
-        &self.args[self.position(param)]
+        const ABSENT: Meta = Meta::Value(Value::None);
+        match self.op.schema.position(param) {
+            Some(i) if i < self.args.len() => &self.args[i],
+            _ => &ABSENT,
+        }
     }
 
     fn bad(&self, what: &str) -> TensorError {
@@ -319,5 +318,51 @@ pub(crate) mod testing {
 
     pub(crate) fn n(v: i128) -> Expr {
         Expr::int(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fxvm_tensor::DType;
+
+    use super::testing::{Examples, n, s};
+    use super::*;
+    use crate::schema::Ty;
+
+    /// A plausible value for a parameter of type `ty`.
+    fn sample(ty: &Ty) -> Meta {
+        match ty {
+            Ty::Tensor => Meta::Tensor(TensorMeta::new(vec![s("s0"), n(3)], DType::F32)),
+            Ty::TensorList => {
+                Meta::Tensors(vec![TensorMeta::new(vec![s("s0"), n(3)], DType::F32); 2])
+            }
+            Ty::Int => Meta::Value(Value::Int(1)),
+            Ty::IntList => Meta::Ints(vec![n(1)]),
+            Ty::Union(alts) => sample(&alts[0]),
+            _ => Meta::Value(Value::None),
+        }
+    }
+
+    /// Every rule, given arguments of its declared kinds, answers with a
+    /// result or an error — never a panic (a rule reading a parameter its
+    /// op does not declare would panic here).
+    #[test]
+    fn every_rule_answers_arguments_of_its_declared_kinds() {
+        let mut ruled = 0;
+        for op in crate::registry().ops().iter().filter(|op| op.has_meta()) {
+            let args = op
+                .schema
+                .params
+                .iter()
+                .map(|p| match p.default_value() {
+                    Some(v) if !matches!(p.ty, Ty::Tensor) => Meta::Value(v),
+                    _ => sample(&p.ty),
+                })
+                .collect();
+            let mut ex = Examples::with(&[("s0", 4)]);
+            let _ = op.infer(args, &mut ex).expect("a rule");
+            ruled += 1;
+        }
+        assert!(ruled > 200, "only {ruled} ops have shape rules");
     }
 }

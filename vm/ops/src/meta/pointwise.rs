@@ -57,10 +57,22 @@ pub(crate) fn pointwise(cx: &mut Ctx<'_>) -> Result<MetaOut> {
                 Value::Tensor(probe(&t))
             }
             Meta::Tensors(ts) => Value::Tensors(ts.iter().map(probe).collect()),
-            Meta::Int(e) => Value::Int(cx.hint(&e).unwrap_or(1)),
+            Meta::Int(e) => {
+                let v = cx.hint(&e).unwrap_or(1);
+                if cx.op.schema.params[i].ty == crate::Ty::Int {
+                    Value::Int(v)
+                } else {
+                    // A traced size where a number goes (`x + x.size(0)`).
+                    Value::Scalar(Scalar::Int(v))
+                }
+            }
             Meta::Ints(es) => Value::Ints(es.iter().map(|e| cx.hint(e).unwrap_or(1)).collect()),
             Meta::Value(v) => v,
         };
+        let p = &cx.op.schema.params[i];
+        if !(v.fits(&p.ty) || matches!(v, Value::None) && p.optional) {
+            return Err(cx.bad(p.name));
+        }
         values.push(v);
     }
     let sizes = sizes.unwrap_or_default();
@@ -140,6 +152,40 @@ mod tests {
             out,
             MetaOut::Tensor(TensorMeta::new(vec![s("s0")], DType::Bool))
         );
+    }
+
+    #[test]
+    fn a_size_where_a_number_goes_probes_as_a_number() {
+        let add = registry().function("add").unwrap();
+        let mut ex = Examples::with(&[("s0", 5)]);
+        let out = add
+            .infer(
+                vec![
+                    t(vec![s("s0"), n(3)], DType::F32),
+                    Meta::Int(s("s0")),
+                    Meta::Value(Value::Scalar(Scalar::Int(1))),
+                ],
+                &mut ex,
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            out,
+            MetaOut::Tensor(TensorMeta::new(vec![s("s0"), n(3)], DType::F32))
+        );
+        // A value of the wrong kind is refused, not a panic in the kernel.
+        let err = add
+            .infer(
+                vec![
+                    t(vec![n(3)], DType::F32),
+                    Meta::Value(Value::Str("x".into())),
+                    Meta::Value(Value::Scalar(Scalar::Int(1))),
+                ],
+                &mut ex,
+            )
+            .unwrap()
+            .unwrap_err();
+        assert!(err.to_string().contains("other"), "{err}");
     }
 
     #[test]
