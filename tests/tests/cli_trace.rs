@@ -374,7 +374,13 @@ fn a_model_whose_init_raises_shows_the_users_traceback() {
 /// the guard (file:line) after it; bad specs are one-line errors.
 #[test]
 fn trace_with_example_shapes_prints_symbolic_shapes_and_guards() {
-    let script = cli("causal_lm.py");
+    // Beside `fixtures/cli`, whose goldens `fxvm check DIR` traces without examples.
+    let shapes = fixtures().join("shapes");
+    let script = shapes
+        .join("causal_lm.py")
+        .to_str()
+        .expect("utf-8 path")
+        .to_owned();
     let out = run(&[
         "trace",
         &script,
@@ -388,7 +394,7 @@ fn trace_with_example_shapes_prints_symbolic_shapes_and_guards() {
     assert_eq!(out.status, Some(0), "{}", out.stderr);
     assert_eq!(
         out.stdout.replace(&script, "causal_lm.py"),
-        golden("causal_lm.readable")
+        std::fs::read_to_string(shapes.join("causal_lm.readable")).expect("golden")
     );
     // Without examples, torch.fx's own error at the assert.
     let out = run(&["trace", &script]);

@@ -7,7 +7,9 @@
 //! interpreter is found (`$FXVM_TORCH_PYTHON`, else
 //! `/tmp/torchref/bin/python`), under CPython + torch.fx, alternating rounds
 //! so machine noise hits both alike, and reports peak memory of each
-//! process. Target: at most 0.5× torch.fx's time.
+//! process. Target: at most 0.5× torch.fx's time. Also `shape_trace` of the
+//! GPT-2-like model with a symbolic length against fxvm's own
+//! `symbolic_trace` of it (target ≤ 1.5×).
 
 mod common;
 
@@ -58,6 +60,17 @@ fn main() {
             ),
             None => println!("{case:<15} {:>8.1}ms  ({nodes} nodes)", t * 1e3),
         }
+    }
+    if let (Some(plain), Some(shapes)) =
+        (ours.get("gpt2_small_plain"), ours.get("gpt2_small_shapes"))
+    {
+        println!(
+            "{:<15} {:>8.1}ms {:>8.1}ms {:>7.2}×  (shape_trace, symbolic length ÷ fxvm symbolic_trace, target ≤ 1.5)",
+            "gpt2_shapes",
+            shapes * 1e3,
+            plain * 1e3,
+            shapes / plain
+        );
     }
     for (label, argv) in [
         ("fxvm", Some(&fxvm_argv)),

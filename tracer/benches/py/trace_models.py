@@ -366,3 +366,14 @@ for name, model in models:
     nodes = len(fx.symbolic_trace(model).graph.nodes)
     print(name, best(lambda: fx.symbolic_trace(model)))
     print(name + "_nodes", nodes)
+
+# Tracing with example shapes (fxvm only): the GPT-2-like model with its
+# length symbolic, against symbolic_trace of the same model in this process.
+try:
+    from torch.fx.experimental.shape_trace import shape_trace
+except ImportError:
+    shape_trace = None
+if shape_trace is not None:
+    idx = torch.zeros(1, 8, dtype=torch.long)
+    print("gpt2_small_plain", best(lambda: fx.symbolic_trace(gpt)))
+    print("gpt2_small_shapes", best(lambda: shape_trace(gpt, (idx,), dynamic={"idx": [1]})))

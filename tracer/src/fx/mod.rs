@@ -11,6 +11,7 @@ mod module_call;
 mod namespace;
 mod node;
 mod passes;
+mod propagate;
 mod record;
 mod tabular;
 mod walk;
@@ -101,6 +102,19 @@ mod module {
 
     fn pretty_print_target(target: PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
         super::format::pretty_target(&target, vm)
+    }
+
+    /// See `super::propagate::propagate`.
+    #[pyfunction]
+    fn propagate_fakes(
+        nodes: PyObjectRef,
+        tracer: PyObjectRef,
+        fake_cls: PyObjectRef,
+        operators: PyObjectRef,
+        modules: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
+        super::propagate::propagate(nodes, tracer, fake_cls, operators, modules, vm)
     }
 
     /// `str(graph)`.

@@ -12,8 +12,9 @@ every call."""
 import builtins
 
 import torch
+from torch.fx._native import fx as _fx
 from torch.fx._symbolic_trace import Tracer, _suspended
-from torch.fx.experimental.fake import FakeTensor, NoShapeRule, _from_sizes, _infer
+from torch.fx.experimental.fake import _OPERATORS, FakeTensor, NoShapeRule, _from_sizes, _infer
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.fx.graph_module import GraphModule
 from torch.fx.node import Node
@@ -291,12 +292,8 @@ def shape_trace(root, example_inputs, dynamic=None, concrete_args=None):
     # way describes the values, it does not constrain the graph's inputs.
     env = tracer.shape_env
     kept = (list(env.guards), dict(env.replacements))
-    for node in graph.nodes:
-        if node.op != "output":
-            try:
-                tracer._value(node)
-            except Exception:  # best effort: the node keeps no "val"
-                pass
+    tracer._modules_by_name = dict(tracer.root.named_modules())
+    _fx.propagate_fakes(list(graph.nodes), tracer, FakeTensor, _OPERATORS, tracer._modules_by_name)
     env.guards, env.replacements = kept
     name = root.__class__.__name__ if isinstance(root, torch.nn.Module) else root.__name__
     gm = GraphModule(tracer.root, graph, name)
