@@ -422,15 +422,31 @@ fn forcing_a_symbolic_size_records_a_guard_at_the_users_line() {
     );
 }
 
-/// Tracing with example shapes (`torch.fx.experimental.shape_trace`) on a
-/// GPT in nanoGPT's style: graph, guards with file:line, re-runs at other
-/// lengths equal to eager, and the guard violation message.
+/// Tracing with example shapes (`torch.fx.experimental.shape_trace`):
+/// every `fixtures/shapes/*.py` with a `.out` golden — a GPT in nanoGPT's
+/// style (graph, guards with file:line, re-runs at other lengths equal to
+/// eager, the guard violation message) and the refusals of bad inputs.
 #[test]
-fn shape_trace_survives_shape_dependent_python() {
+fn shape_trace_goldens() {
     let root = fxvm_tests::fixtures().join("shapes");
-    let out = run(&["run", root.join("gpt_lengths.py").to_str().unwrap()]);
-    assert_eq!(out.status, Some(0), "{out:?}");
-    let expected = std::fs::read_to_string(root.join("gpt_lengths.out")).unwrap();
-    let diff = fxvm_tests::unified_diff(&expected, &out.stdout, "fixtures/shapes/gpt_lengths.out");
-    assert!(diff.is_empty(), "{diff}");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let script = entry.unwrap().path();
+        let golden = script.with_extension("out");
+        if script.extension().is_none_or(|e| e != "py") || !golden.exists() {
+            continue;
+        }
+        let out = run(&["run", script.to_str().unwrap()]);
+        assert_eq!(out.status, Some(0), "{}: {out:?}", script.display());
+        let expected = std::fs::read_to_string(&golden).unwrap();
+        let name = golden
+            .strip_prefix(fxvm_tests::fixtures())
+            .unwrap()
+            .display()
+            .to_string();
+        let diff = fxvm_tests::unified_diff(&expected, &out.stdout, &format!("fixtures/{name}"));
+        assert!(diff.is_empty(), "{diff}");
+        checked += 1;
+    }
+    assert_eq!(checked, 2);
 }

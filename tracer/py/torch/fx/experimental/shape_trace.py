@@ -253,7 +253,7 @@ class _Guards:
             if not isinstance(x, torch.Tensor):
                 continue
             if x.dtype != dtype or x.dim() != len(dims):
-                raise GuardViolation(f"input '{name}' was traced as a {dtype} tensor of {len(dims)} dims; got {x.dtype} with {x.dim()}")
+                raise GuardViolation(f"input '{name}' was traced as a {dtype} tensor with {len(dims)} dims; got a {x.dtype} tensor with {x.dim()} dims")
             for d, example, sym in dims:
                 n = x.shape[d]
                 if sym is None:
@@ -273,6 +273,38 @@ class _Guards:
                 raise GuardViolation(f"guard violated: {g.expr} (made at {g.file}:{g.line}) with {where}")
 
 
+def _check_examples(fn, names, example_inputs, concrete_args):
+    """``example_inputs`` as ``{name: value}``, every input without a
+    default given one (or a concrete value)."""
+    where = f"{fn.__qualname__}({', '.join(names)})"
+    if not isinstance(example_inputs, dict):
+        example_inputs = tuple(example_inputs)
+        if len(example_inputs) > len(names):
+            raise TypeError(f"shape_trace: {len(example_inputs)} example inputs for {where}")
+        example_inputs = dict(zip(names, example_inputs))
+    for name in example_inputs:
+        if name not in names:
+            raise TypeError(f"shape_trace: {name!r} is not a parameter of {where}")
+    defaults = fn.__defaults__ or ()
+    required = names[: len(names) - len(defaults)] if defaults else names
+    for name in required:
+        if name not in example_inputs and name not in (concrete_args or {}):
+            raise TypeError(f"shape_trace: no example for input {name!r} of {where}")
+    return example_inputs
+
+
+def _check_dynamic(dynamic, example_inputs):
+    for name, dims in dynamic.items():
+        example = example_inputs.get(name)
+        if not isinstance(example, torch.Tensor):
+            raise TypeError(f"shape_trace: dynamic dims for {name!r}, which has no example tensor")
+        if dims is True:
+            continue
+        for d in dims:
+            if not isinstance(d, int) or not -example.dim() <= d < max(example.dim(), 1):
+                raise IndexError(f"shape_trace: dim {d!r} of {name!r}, whose example has {example.dim()} dims")
+
+
 def shape_trace(root, example_inputs, dynamic=None, concrete_args=None):
     """Traces ``root`` with example inputs (a tuple in parameter order, or a
     dict by name); ``dynamic`` names the symbolic dims of each input
@@ -282,10 +314,10 @@ def shape_trace(root, example_inputs, dynamic=None, concrete_args=None):
     names = list(co.co_varnames[: co.co_argcount])
     if isinstance(root, torch.nn.Module):
         names = names[1:]
-    if not isinstance(example_inputs, dict):
-        example_inputs = dict(zip(names, example_inputs))
+    example_inputs = _check_examples(fn, names, example_inputs, concrete_args)
     if dynamic is True:
-        dynamic = {n: True for n in example_inputs}
+        dynamic = {n: True for n, v in example_inputs.items() if isinstance(v, torch.Tensor)}
+    _check_dynamic(dynamic or {}, example_inputs)
     tracer = ShapeTracer(example_inputs, dynamic)
     graph = tracer.trace(root, concrete_args)
     # Every node's meta gets its fake value; what the rules decide on the
