@@ -127,11 +127,23 @@ fn param(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<Meta>
                 .collect::<Option<Vec<_>>>()
                 .map(Meta::Ints));
         }
-        Ty::Union(alts)
-            if alts.iter().any(|t| matches!(t, Ty::Int | Ty::Scalar)) && size(o, vm).is_some() =>
-        {
-            if let Some(e) = size(o, vm).filter(|e| e.as_int().is_none()) {
+        Ty::Union(alts) => {
+            // A traced size, or a list holding one, where the declaration
+            // takes an int, a number or an int list.
+            if alts.iter().any(|t| matches!(t, Ty::Int | Ty::Scalar))
+                && let Some(e) = size(o, vm).filter(|e| e.as_int().is_none())
+            {
                 return Ok(Some(Meta::Int(e)));
+            }
+            if alts.contains(&Ty::IntList)
+                && let Some(items) = binding::items(o)
+                && let Some(sizes) = items
+                    .iter()
+                    .map(|x| size(x, vm))
+                    .collect::<Option<Vec<_>>>()
+                && sizes.iter().any(|e| e.as_int().is_none())
+            {
+                return Ok(Some(Meta::Ints(sizes)));
             }
         }
         Ty::Scalar if size(o, vm).is_some_and(|e| e.as_int().is_none()) => {

@@ -19,7 +19,7 @@ use fxvm_tensor::{DType, Result, TensorError};
 use crate::op::Op;
 use crate::value::Value;
 
-pub(crate) use pointwise::pointwise;
+pub(crate) use pointwise::{like_first, pointwise};
 pub(crate) use rules::*;
 pub use subscript::Item;
 pub(crate) use views::*;
@@ -174,6 +174,8 @@ impl<'a> Ctx<'a> {
             .ok_or_else(|| self.bad(param))
     }
 
+    /// A parameter bound to a plain value (`None` also for sizes, which
+    /// are read with `int`/`ints`).
     pub(crate) fn value(&self, param: &str) -> &Value {
         match self.arg(param) {
             Meta::Value(v) => v,

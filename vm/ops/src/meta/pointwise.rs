@@ -44,7 +44,10 @@ fn probe(meta: &TensorMeta) -> Tensor {
     Tensor::full(&vec![1; meta.ndim()], Scalar::Int(1), meta.dtype)
 }
 
-pub(crate) fn pointwise(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+/// The kernel run on one-element stand-ins for every tensor (same ranks
+/// and dtypes) and example values for sizes: what it returns tells the
+/// result's dtype(s). Also the broadcast sizes of the tensor arguments.
+fn probe_run(cx: &mut Ctx<'_>, broadcast_all: bool) -> Result<(Value, Vec<Expr>)> {
     let mut sizes: Option<Vec<Expr>> = None;
     let mut values = Vec::with_capacity(cx.args.len());
     for i in 0..cx.args.len() {
@@ -52,7 +55,8 @@ pub(crate) fn pointwise(cx: &mut Ctx<'_>) -> Result<MetaOut> {
             Meta::Tensor(t) => {
                 sizes = Some(match sizes {
                     None => t.sizes.clone(),
-                    Some(s) => broadcast(cx, &s, &t.sizes)?,
+                    Some(s) if broadcast_all => broadcast(cx, &s, &t.sizes)?,
+                    Some(s) => s,
                 });
                 Value::Tensor(probe(&t))
             }
@@ -75,21 +79,43 @@ pub(crate) fn pointwise(cx: &mut Ctx<'_>) -> Result<MetaOut> {
         }
         values.push(v);
     }
-    let sizes = sizes.unwrap_or_default();
-    Ok(match cx.op.run(values)? {
+    Ok((cx.op.run(values)?, sizes.unwrap_or_default()))
+}
+
+/// The probe's result described with `sizes` for every tensor in it.
+pub(crate) fn described(cx: &Ctx<'_>, out: Value, sizes: &[Expr]) -> Result<MetaOut> {
+    Ok(match out {
         Value::Input(i) => MetaOut::Input(i),
-        Value::Tensor(t) => MetaOut::Tensor(TensorMeta::new(sizes, t.dtype())),
+        Value::Tensor(t) => MetaOut::Tensor(TensorMeta::new(sizes.to_vec(), t.dtype())),
         Value::Tuple(items) | Value::ReturnType(_, items) => MetaOut::Tuple(
             items
                 .iter()
                 .map(|v| match v {
-                    Value::Tensor(t) => Ok(TensorMeta::new(sizes.clone(), t.dtype())),
+                    Value::Tensor(t) => Ok(TensorMeta::new(sizes.to_vec(), t.dtype())),
                     _ => Err(cx.bad("a non-tensor result")),
                 })
                 .collect::<Result<_>>()?,
         ),
         _ => return Err(cx.bad("a non-tensor result")),
     })
+}
+
+/// Elementwise over broadcast operands.
+pub(crate) fn pointwise(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let (out, sizes) = probe_run(cx, true)?;
+    described(cx, out, &sizes)
+}
+
+/// The first tensor's sizes, the kernel's dtype (conversions, `sort`).
+pub(crate) fn like_first(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let (out, sizes) = probe_run(cx, false)?;
+    described(cx, out, &sizes)
+}
+
+/// Only the dtype(s) the kernel gives; the caller knows the sizes.
+pub(crate) fn probe_with_sizes(cx: &mut Ctx<'_>, sizes: &[Expr]) -> Result<MetaOut> {
+    let (out, _) = probe_run(cx, false)?;
+    described(cx, out, sizes)
 }
 
 #[cfg(test)]

@@ -26,24 +26,31 @@ pub(crate) fn same(cx: &mut Ctx<'_>) -> Result<MetaOut> {
     Ok(MetaOut::Tensor(t))
 }
 
-/// `sum`, `mean`, `amax` … over `dim` (all dims when absent or empty),
-/// kept as size 1 with `keepdim`. Integer sums are int64, as PyTorch's.
+/// `sum`, `mean`, `amax`, `max(dim)`, `argmax`, `var` … over `dim` (all
+/// dims when absent or empty), kept as size 1 with `keepdim`; the dtypes
+/// (int64 sums, indices, bools) are the kernel's own. `max(x, other)` is
+/// elementwise.
 pub(crate) fn reduce(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    if matches!(cx.arg("dim"), super::Meta::Tensor(_)) {
+        return super::pointwise(cx);
+    }
     let x = cx.tensor("input")?;
-    let dims: Vec<i64> = match cx.opt_ints("dim")? {
-        Some(d) => d
+    let dims: Vec<i64> = match cx.arg("dim") {
+        // `var(x, True)`: the old `unbiased` in dim's place.
+        super::Meta::Value(Value::Bool(_) | Value::None) => Vec::new(),
+        _ => cx
+            .ints("dim")?
             .iter()
             .map(|e| e.as_int().map(|i| i as i64))
             .collect::<Option<_>>()
             .ok_or_else(|| cx.bad("dim"))?,
-        None => Vec::new(),
     };
     let keepdim = cx.bool("keepdim");
     let mut reduced = vec![dims.is_empty(); x.ndim()];
     for &d in &dims {
         reduced[cx.wrap_dim(d, x.ndim())?] = true;
     }
-    let sizes = x
+    let sizes: Vec<Expr> = x
         .sizes
         .iter()
         .zip(&reduced)
@@ -53,12 +60,94 @@ pub(crate) fn reduce(cx: &mut Ctx<'_>) -> Result<MetaOut> {
             (true, false) => None,
         })
         .collect();
-    let dtype = match (cx.name(), cx.dtype("dtype")) {
-        (_, Some(d)) => d,
-        ("sum" | "prod", _) if !x.dtype.is_float() => DType::I64,
-        _ => x.dtype,
-    };
-    Ok(MetaOut::Tensor(TensorMeta::new(sizes, dtype)))
+    super::pointwise::probe_with_sizes(cx, &sizes)
+}
+
+/// `topk(input, k, dim)`: values and int64 indices, `k` along `dim`.
+pub(crate) fn topk(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let dim = cx.wrap_dim(cx.const_int("dim")?, x.ndim())?;
+    let mut sizes = x.sizes.clone();
+    if x.ndim() > 0 {
+        sizes[dim] = cx.int("k")?;
+    }
+    Ok(MetaOut::Tuple(vec![
+        TensorMeta::new(sizes.clone(), x.dtype),
+        TensorMeta::new(sizes, DType::I64),
+    ]))
+}
+
+/// `index_select(input, dim, index)`: `dim` becomes the index's length.
+pub(crate) fn index_select(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let index = cx.tensor("index")?;
+    let mut sizes = x.sizes.clone();
+    if x.ndim() > 0 {
+        let dim = cx.wrap_dim(cx.const_int("dim")?, x.ndim())?;
+        sizes[dim] = cx.sym(super::numel(&index.sizes))?;
+    }
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, x.dtype)))
+}
+
+/// `gather(input, dim, index)`: the index's sizes, the input's dtype.
+pub(crate) fn gather(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let index = cx.tensor("index")?;
+    Ok(MetaOut::Tensor(TensorMeta::new(index.sizes, x.dtype)))
+}
+
+/// `pad(input, pad)`: from the last dim backwards, each pair of the pad
+/// list widens one dim.
+pub(crate) fn pad(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let pad = cx.ints("pad")?;
+    if pad.len() % 2 != 0 || pad.len() / 2 > x.ndim() {
+        return Err(TensorError::Runtime {
+            op: cx.name(),
+            message:
+                "Padding length must be divisible by 2 and at most twice the number of dimensions"
+                    .into(),
+        });
+    }
+    let mut sizes = x.sizes.clone();
+    for (i, pair) in pad.chunks(2).enumerate() {
+        let d = x.ndim() - 1 - i;
+        sizes[d] = cx.sym(sizes[d].add(&pair[0]).and_then(|s| s.add(&pair[1])))?;
+    }
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, x.dtype)))
+}
+
+/// `interpolate(input, size=…)` or `scale_factor=…`: the leading two dims,
+/// then the requested sizes (`floor(size * scale)`).
+pub(crate) fn interpolate(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let n = x.ndim().saturating_sub(2);
+    let mut sizes = x.sizes[..x.ndim().min(2)].to_vec();
+    if let Some(size) = cx.opt_ints("size")? {
+        let size = if size.len() == 1 {
+            vec![size[0].clone(); n]
+        } else {
+            size
+        };
+        sizes.extend(size);
+    } else {
+        let scales = match cx.value("scale_factor") {
+            Value::Floats(f) if f.len() == 1 => vec![f[0]; n],
+            Value::Floats(f) => f.clone(),
+            _ => return Err(cx.bad("interpolate without size or scale_factor")),
+        };
+        for (s, f) in x.sizes[2..].iter().zip(scales) {
+            let out = if f.fract() == 0.0 {
+                s.mul(&Expr::int(f as i128))
+            } else {
+                s.to_float()
+                    .mul(&Expr::float(f))
+                    .and_then(|e| e.round_to_int(fxvm_symbolic::Rounding::Floor))
+            };
+            sizes.push(cx.sym(out)?);
+        }
+    }
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, x.dtype)))
 }
 
 fn matmul_error(cx: &mut Ctx<'_>, a: &[Expr], b: &[Expr]) -> TensorError {
@@ -258,8 +347,8 @@ fn window(
 
 /// A per-dimension parameter (`stride=2` or `(2, 1)`) for `n` dims.
 fn per_dim(cx: &Ctx<'_>, param: &str, n: usize, default: &[i64]) -> Result<Vec<i64>> {
-    let v = match cx.value(param) {
-        Value::None => default.to_vec(),
+    let v = match cx.arg(param) {
+        super::Meta::Value(Value::None) => default.to_vec(),
         _ => cx.const_ints(param)?,
     };
     Ok(match v.len() {
@@ -308,6 +397,42 @@ pub(crate) fn conv(cx: &mut Ctx<'_>) -> Result<MetaOut> {
             dilation[d],
             false,
         )?);
+    }
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, x.dtype)))
+}
+
+/// `conv_transposeN(input, weight, bias, stride, padding, output_padding,
+/// groups, dilation)`: `(size − 1)·stride − 2·pad + dilation·(k − 1) +
+/// output_padding + 1` per spatial dim, `weight[1]·groups` channels.
+pub(crate) fn conv_transpose(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let w = cx.tensor("weight")?;
+    let n = w.ndim().saturating_sub(2);
+    if x.ndim() < n + 1 {
+        return Err(cx.bad("input"));
+    }
+    let stride = per_dim(cx, "stride", n, &[1])?;
+    let padding = per_dim(cx, "padding", n, &[0])?;
+    let output_padding = per_dim(cx, "output_padding", n, &[0])?;
+    let dilation = per_dim(cx, "dilation", n, &[1])?;
+    let groups = cx.const_int("groups")?;
+    let kernel: Vec<i64> = w.sizes[2..]
+        .iter()
+        .map(|k| k.as_int().map(|k| k as i64))
+        .collect::<Option<_>>()
+        .ok_or_else(|| cx.bad("weight"))?;
+    let lead = x.ndim() - n;
+    let mut sizes: Vec<Expr> = x.sizes[..lead - 1].to_vec();
+    sizes.push(cx.sym(w.sizes[1].mul(&Expr::int(groups as i128)))?);
+    for d in 0..n {
+        let extra = dilation[d] * (kernel[d] - 1) + output_padding[d] + 1 - 2 * padding[d];
+        let s = cx.sym(
+            x.sizes[lead + d]
+                .sub(&Expr::int(1))
+                .and_then(|e| e.mul(&Expr::int(stride[d] as i128)))
+                .and_then(|e| e.add(&Expr::int(extra as i128))),
+        )?;
+        sizes.push(s);
     }
     Ok(MetaOut::Tensor(TensorMeta::new(sizes, x.dtype)))
 }

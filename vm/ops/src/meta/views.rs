@@ -363,3 +363,25 @@ pub(crate) fn repeat(cx: &mut Ctx<'_>) -> Result<MetaOut> {
         .collect::<Result<_>>()?;
     tensor_out(&x, sizes)
 }
+
+/// `unbind(input, dim)`: one `select` per index along `dim`, a count the
+/// example decides (a guard when symbolic).
+pub(crate) fn unbind(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = first(cx)?;
+    let dim = cx.wrap_dim(cx.const_int("dim")?, x.ndim())?;
+    let size = x.sizes[dim].clone();
+    let n = match size.as_int() {
+        Some(n) => n as i64,
+        None => {
+            let n = cx.hint(&size).ok_or_else(|| cx.bad("dim"))?;
+            cx.equal(&size, &Expr::int(n as i128))?;
+            n
+        }
+    };
+    let mut sizes = x.sizes.clone();
+    sizes.remove(dim);
+    Ok(MetaOut::Tuple(vec![
+        TensorMeta::new(sizes, x.dtype);
+        n.max(0) as usize
+    ]))
+}

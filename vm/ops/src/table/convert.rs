@@ -4,6 +4,7 @@ use fxvm_tensor::dtype::result_type;
 use fxvm_tensor::ops::elementwise::Arg;
 use fxvm_tensor::{DType, Result, Tensor};
 
+use crate::meta;
 use crate::op::{M, Op, T, op};
 use crate::value::{Device, Or, Value};
 
@@ -36,42 +37,42 @@ pub(crate) fn rows() -> Vec<Op> {
                     _ => Value::Input(0),
                 })
             },
-        ),
+        ).meta(meta::like_first),
         op(
             "type_as(Tensor input, Tensor other)",
             M,
             |(x, o): (Tensor, Tensor)| cast(x, o.dtype()),
-        ),
+        ).meta(meta::like_first),
         op("float(Tensor input)", M, |(x,): (Tensor,)| {
             cast(x, DType::F32)
-        }),
+        }).meta(meta::like_first),
         op("double(Tensor input)", M, |(x,): (Tensor,)| {
             cast(x, DType::F64)
-        }),
+        }).meta(meta::like_first),
         op("long(Tensor input)", M, |(x,): (Tensor,)| {
             cast(x, DType::I64)
-        }),
+        }).meta(meta::like_first),
         op("int(Tensor input)", M, |(x,): (Tensor,)| {
             cast(x, DType::I32)
-        }),
+        }).meta(meta::like_first),
         op("bool(Tensor input)", M, |(x,): (Tensor,)| {
             cast(x, DType::Bool)
-        }),
+        }).meta(meta::like_first),
         op("half(Tensor input)", M, |(x,): (Tensor,)| {
             cast(x, DType::F16)
-        }),
+        }).meta(meta::like_first),
         op("bfloat16(Tensor input)", M, |(x,): (Tensor,)| {
             cast(x, DType::BF16)
-        }),
+        }).meta(meta::like_first),
         op("byte(Tensor input)", M, |(x,): (Tensor,)| {
             cast(x, DType::U8)
-        }),
+        }).meta(meta::like_first),
         op("char(Tensor input)", M, |(x,): (Tensor,)| {
             cast(x, DType::I8)
-        }),
+        }).meta(meta::like_first),
         op("short(Tensor input)", M, |(x,): (Tensor,)| {
             cast(x, DType::I16)
-        }),
+        }).meta(meta::like_first),
         op(
             "promote_types(ScalarType type1, ScalarType type2)",
             T,
@@ -92,7 +93,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "cpu(Tensor input)",
             M,
             |(_x,): (Tensor,)| -> Result<Value> { Ok(Value::Input(0)) },
-        ),
+        ).meta(meta::like_first),
     ]
 }
 

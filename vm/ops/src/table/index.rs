@@ -293,7 +293,8 @@ pub(crate) fn rows() -> Vec<Op> {
             "gather(Tensor input, int dim, Tensor index)",
             TM,
             |(x, dim, i): (Tensor, i64, Tensor)| index::gather(&x, dim, &i),
-        ),
+        )
+        .meta(meta::gather),
         op(
             "scatter(Tensor input, int dim, Tensor index, Tensor|Scalar src, *, str? reduce=None)",
             TM,
@@ -309,7 +310,8 @@ pub(crate) fn rows() -> Vec<Op> {
             "index_select(Tensor input, int dim, Tensor index)",
             TM,
             |(x, dim, i): (Tensor, i64, Tensor)| index::index_select(&x, dim, &i),
-        ),
+        )
+        .meta(meta::index_select),
         op(
             "copy_(Tensor(a!) input, Tensor src)",
             M,

@@ -350,15 +350,15 @@ pub(crate) fn rows() -> Vec<Op> {
         conv_transpose_row(
             "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] output_padding=0, int groups=1, int[] dilation=1)",
             1,
-        ),
+        ).meta(meta::conv_transpose),
         conv_transpose_row(
             "conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] output_padding=0, int groups=1, int[] dilation=1)",
             2,
-        ),
+        ).meta(meta::conv_transpose),
         conv_transpose_row(
             "conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] output_padding=0, int groups=1, int[] dilation=1)",
             3,
-        ),
+        ).meta(meta::conv_transpose),
         op(
             "conv_tbc(Tensor input, Tensor weight, Tensor bias, int pad=0)",
             &[Torch, FunctionalIsTorch],
@@ -659,7 +659,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, pad, mode, value): (Tensor, Vec<i64>, String, Option<f64>)| {
                 resample::pad(&x, &pad, PadMode::parse(&mode)?, value)
             },
-        ),
+        ).meta(meta::pad),
         op(
             "interpolate(Tensor input, int[]? size=None, float[]? scale_factor=None, str mode='nearest', bool? align_corners=None, bool? recompute_scale_factor=None, bool antialias=False)",
             &[Functional(1)],
@@ -691,7 +691,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let mode = InterpMode::parse(&mode, x.ndim())?;
                 resample::interpolate(&x, target, mode, align, recompute.unwrap_or(false))
             },
-        ),
+        ).meta(meta::interpolate),
         op(
             "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False)",
             NN,

@@ -105,14 +105,14 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, keepdim): (Tensor, Option<Or<i64, Tensor>>, bool)| {
                 extremum(x, dim, keepdim, Max)
             },
-        ),
+        ).meta(meta::reduce),
         op(
             "min(Tensor input, int|Tensor? dim=None, bool keepdim=False)",
             TM,
             |(x, dim, keepdim): (Tensor, Option<Or<i64, Tensor>>, bool)| {
                 extremum(x, dim, keepdim, Min)
             },
-        ),
+        ).meta(meta::reduce),
         op(
             "amax(Tensor input, int[] dim=[], bool keepdim=False)",
             TM,
@@ -135,22 +135,22 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, keepdim): (Tensor, Option<i64>, bool)| {
                 reduce::arg_extremum_dim(&x, dim, keepdim, Max)
             },
-        ),
+        ).meta(meta::reduce),
         op(
             "argmin(Tensor input, int? dim=None, bool keepdim=False)",
             TM,
             |(x, dim, keepdim): (Tensor, Option<i64>, bool)| {
                 reduce::arg_extremum_dim(&x, dim, keepdim, Min)
             },
-        ),
+        ).meta(meta::reduce),
         variance_row(
             "var(Tensor input, int[]|bool? dim=None, bool? unbiased=None, bool keepdim=False, *, Scalar? correction=None)",
             false,
-        ),
+        ).meta(meta::reduce),
         variance_row(
             "std(Tensor input, int[]|bool? dim=None, bool? unbiased=None, bool keepdim=False, *, Scalar? correction=None)",
             true,
-        ),
+        ).meta(meta::reduce),
         op(
             "norm(Tensor input, Scalar|str? p=None, int[]? dim=None, bool keepdim=False)",
             TM,
@@ -168,21 +168,21 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 reduce::norm(&x, p, dim.as_deref(), keepdim)
             },
-        ),
+        ).meta(meta::reduce),
         op(
             "all(Tensor input, int? dim=None, bool keepdim=False)",
             TM,
             |(x, dim, keepdim): (Tensor, Option<i64>, bool)| {
                 reduce::all(&x, dim.map(|d| vec![d]).as_deref(), keepdim)
             },
-        ),
+        ).meta(meta::reduce),
         op(
             "any(Tensor input, int? dim=None, bool keepdim=False)",
             TM,
             |(x, dim, keepdim): (Tensor, Option<i64>, bool)| {
                 reduce::any(&x, dim.map(|d| vec![d]).as_deref(), keepdim)
             },
-        ),
+        ).meta(meta::reduce),
         op(
             "cumsum(Tensor input, int dim, *, ScalarType? dtype=None)",
             TM,
@@ -209,6 +209,6 @@ pub(crate) fn rows() -> Vec<Op> {
             "logsumexp(Tensor input, int[] dim, bool keepdim=False)",
             TM,
             |(x, dim, keepdim): (Tensor, Vec<i64>, bool)| reduce::logsumexp(&x, &dim, keepdim),
-        ),
+        ).meta(meta::reduce),
     ]
 }

@@ -160,7 +160,8 @@ pub(crate) fn rows() -> Vec<Op> {
             "unbind(Tensor input, int dim=0)",
             TM,
             |(x, dim): (Tensor, i64)| shape::unbind(&x, dim),
-        ),
+        )
+        .meta(meta::unbind),
         op(
             "cat(Tensor[] tensors, int dim=0)",
             T,
@@ -212,18 +213,22 @@ pub(crate) fn rows() -> Vec<Op> {
             "flip(Tensor input, int[] dims)",
             TM,
             |(x, dims): (Tensor, Vec<i64>)| rearrange::flip(&x, &dims),
-        ),
+        )
+        .meta(meta::same),
         op("fliplr(Tensor input)", TM, |(x,): (Tensor,)| {
             rearrange::flip_dim(&x, 1)
-        }),
+        })
+        .meta(meta::same),
         op("flipud(Tensor input)", TM, |(x,): (Tensor,)| {
             rearrange::flip_dim(&x, 0)
-        }),
+        })
+        .meta(meta::same),
         op(
             "roll(Tensor input, int[] shifts, int[] dims=[])",
             TM,
             |(x, shifts, dims): (Tensor, Vec<i64>, Vec<i64>)| rearrange::roll(&x, &shifts, &dims),
-        ),
+        )
+        .meta(meta::same),
         op(
             "rot90(Tensor input, int k=1, int[] dims=[0,1])",
             TM,

@@ -3,6 +3,7 @@
 use fxvm_tensor::ops::sort::{self, Median};
 use fxvm_tensor::{Result, Tensor};
 
+use crate::meta;
 use crate::op::{Op, TM, op};
 use crate::value::Value;
 
@@ -33,14 +34,16 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, descending, stable): (Tensor, i64, bool, Option<bool>)| {
                 sort::sort(&x, dim, descending, stable.unwrap_or(false)).map(|r| named("sort", r))
             },
-        ),
+        )
+        .meta(meta::like_first),
         op(
             "argsort(Tensor input, int dim=-1, bool descending=False, *, bool stable=False)",
             TM,
             |(x, dim, descending, stable): (Tensor, i64, bool, bool)| {
                 sort::sort(&x, dim, descending, stable).map(|(_, i)| i)
             },
-        ),
+        )
+        .meta(meta::like_first),
         op("msort(Tensor input)", TM, |(x,): (Tensor,)| {
             sort::sort(&x, 0, false, false).map(|(v, _)| v)
         }),
@@ -50,7 +53,8 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, k, dim, largest, sorted): (Tensor, i64, i64, bool, bool)| {
                 sort::topk(&x, k, dim, largest, sorted).map(|r| named("topk", r))
             },
-        ),
+        )
+        .meta(meta::topk),
         op(
             "kthvalue(Tensor input, int k, int dim=-1, bool keepdim=False)",
             TM,
