@@ -382,6 +382,26 @@ pub(crate) fn fake_torch_function(
     }
     let env = shape_env(&all, vm)
         .ok_or_else(|| vm.new_type_error("no fake tensor among the arguments"))?;
+    if binding::op_of(&func, vm).is_none() {
+        // A function written in Python (`F.multi_head_attention_forward`,
+        // a library's own): its body, whose ops come back here one by one.
+        let run = vm
+            .import("torch", 0)?
+            .get_attr("_C", vm)?
+            .get_attr("_run_without_torch_function", vm)?;
+        let mut call_args = vec![func];
+        call_args.extend(positional);
+        let kw: rustpython_vm::function::KwArgs = kwargs
+            .downcast_ref::<PyDict>()
+            .map(|d| {
+                d.items_vec()
+                    .into_iter()
+                    .filter_map(|(k, v)| Some((k.str(vm).ok()?.expect_str().to_owned(), v)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return run.call(FuncArgs::new(call_args, kw), vm);
+    }
     let holds = env.get_attr("_holds", vm)?;
     let hint = env.get_attr("_hint", vm)?;
     let out = infer(func.clone(), args, kwargs.clone(), holds, hint, vm)?;
@@ -390,8 +410,11 @@ pub(crate) fn fake_torch_function(
             .get_attr("__qualname__", vm)
             .and_then(|q| q.str(vm).map(|s| s.expect_str().to_owned()))
             .unwrap_or_else(|_| "this op".to_owned());
+        // `import` answers the top package; the module itself is in sys.modules.
         let no_rule = vm
-            .import("torch.fx.experimental.fake", 0)?
+            .sys_module
+            .get_attr("modules", vm)?
+            .get_item("torch.fx.experimental.fake", vm)?
             .get_attr("NoShapeRule", vm)?;
         return Err(vm.new_exception_msg(
             no_rule

@@ -94,6 +94,27 @@ mod _c {
         dtype(DType::Bool, vm)
     }
 
+    std::thread_local! {
+        /// Set while an override runs a Python-level function's own body.
+        static BODY_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// `func(*args, **kwargs)` with the functions written in Python running
+    /// their own bodies rather than dispatching `__torch_function__` (what
+    /// an override that decomposes them needs, as PyTorch's
+    /// `DisableTorchFunctionSubclass`); builtin ops still dispatch.
+    #[pyfunction]
+    fn _run_without_torch_function(
+        func: PyObjectRef,
+        args: rustpython_vm::function::FuncArgs,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        let before = BODY_ONLY.with(|b| b.replace(true));
+        let result = func.call(args, vm);
+        BODY_ONLY.with(|b| b.set(before));
+        result
+    }
+
     /// `__torch_function__` dispatch for functions written in Python:
     /// `(True, result)` when an override handled the call, else `(False, None)`.
     #[pyfunction]
@@ -103,6 +124,9 @@ mod _c {
         kwargs: rustpython_vm::function::OptionalArg<rustpython_vm::builtins::PyDictRef>,
         vm: &VirtualMachine,
     ) -> PyResult<(bool, PyObjectRef)> {
+        if BODY_ONLY.with(|b| b.get()) {
+            return Ok((false, vm.ctx.none()));
+        }
         let mut call = rustpython_vm::function::FuncArgs::from(args.as_slice().to_vec());
         if let rustpython_vm::function::OptionalArg::Present(kw) = kwargs {
             for (k, v) in kw {

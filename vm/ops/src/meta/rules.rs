@@ -262,6 +262,15 @@ impl Ctx<'_> {
     }
 }
 
+/// `x.new_zeros(size)` and the other `new_*`: the sizes given, `x`'s dtype
+/// unless `dtype` says otherwise.
+pub(crate) fn new_like(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let sizes = cx.ints("size")?;
+    let dtype = cx.dtype("dtype").unwrap_or(x.dtype);
+    Ok(MetaOut::Tensor(TensorMeta::new(sizes, dtype)))
+}
+
 /// `zeros_like` and the other `*_like`: the input's sizes and dtype (or
 /// the `dtype` given).
 pub(crate) fn like(cx: &mut Ctx<'_>) -> Result<MetaOut> {

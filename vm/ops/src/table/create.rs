@@ -93,7 +93,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let dtype = dtype.unwrap_or(x.dtype());
                 Ok(Tensor::zeros(&new_shape("new_zeros", &size, dtype)?, dtype))
             },
-        ),
+        ).meta(meta::new_like),
         op(
             "new_empty(Tensor input, int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             M,
@@ -101,7 +101,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let dtype = dtype.unwrap_or(x.dtype());
                 Ok(Tensor::zeros(&new_shape("new_empty", &size, dtype)?, dtype))
             },
-        ),
+        ).meta(meta::new_like),
         op(
             "new_ones(Tensor input, int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             M,
@@ -113,7 +113,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     dtype,
                 ))
             },
-        ),
+        ).meta(meta::new_like),
         op(
             "new_full(Tensor input, int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             M,
@@ -122,7 +122,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let shape = new_shape("new_full", &size, dtype)?;
                 Ok(Tensor::full(&shape, Tensor::fill_value(v, dtype)?, dtype))
             },
-        ),
+        ).meta(meta::new_like),
         op(
             "zeros_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,

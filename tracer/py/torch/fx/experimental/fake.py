@@ -87,6 +87,15 @@ class FakeTensor:
         return FakeTensor(out[0], out[1], env)
 
 
+def _setitem(self, index, value):
+    """``x[index] = value`` writes in place: the sizes stay; the index is
+    still checked against them."""
+    self[index]
+
+
+FakeTensor.__setitem__ = _setitem
+
+
 def _from_sizes(func, args, kwargs):
     """A registry op whose only symbolic arguments are sizes (``SymInt``s):
     the fake result, or ``None`` when the op has no rule."""
