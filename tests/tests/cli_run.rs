@@ -448,5 +448,5 @@ fn shape_trace_goldens() {
         assert!(diff.is_empty(), "{diff}");
         checked += 1;
     }
-    assert_eq!(checked, 3);
+    assert_eq!(checked, 4);
 }

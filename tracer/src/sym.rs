@@ -304,6 +304,23 @@ impl PySymExpr {
         Ok(self.expr.static_truth(&map))
     }
 
+    /// `(symbol, lo, hi)` for a relation linear in one symbol (see
+    /// `Expr::bound`); None otherwise.
+    #[pymethod]
+    fn bound(&self, vm: &VirtualMachine) -> PyObjectRef {
+        let Some((name, range)) = self.expr.bound() else {
+            return vm.ctx.none();
+        };
+        let end = |e: Option<i128>| e.map_or_else(|| vm.ctx.none(), |v| vm.ctx.new_int(v).into());
+        vm.ctx
+            .new_tuple(vec![
+                vm.ctx.new_str(name).into(),
+                end(range.lo),
+                end(range.hi),
+            ])
+            .into()
+    }
+
     /// The names of the symbols it contains, sorted.
     #[pymethod]
     fn free_symbols(&self, vm: &VirtualMachine) -> PyObjectRef {

@@ -255,3 +255,127 @@ mod tests {
         assert_eq!(decide(Expr::symbol("u"), Relation::Ge, 0), None);
     }
 }
+
+impl Expr {
+    /// What a relation says of its one symbol, when it is linear in it
+    /// (`s0 <= 64`, `2*s0 + 1 > 9`, `Eq(s0 - 3, 3)`): the symbol and the
+    /// integer range the relation confines it to. How a guard narrows what
+    /// is known of a size, so that the comparisons it implies need no
+    /// guard of their own.
+    pub fn bound(&self) -> Option<(String, Range)> {
+        let Node::Rel(r, a, b) = self.node() else {
+            return None;
+        };
+        // a R b  ⇔  k*s + c R 0
+        let diff = a.sub(b).ok()?;
+        let (constant, term) = match diff.node() {
+            Node::Add(ts) if ts.len() == 2 => (ts[0].as_int()?, &ts[1]),
+            _ => (0, &diff),
+        };
+        let (k, rest) = term.split_coefficient();
+        let (Number::Int(k), Node::Symbol(name)) = (k, rest.node()) else {
+            return None;
+        };
+        if k == 0 {
+            return None;
+        }
+        // k*s R -c: divide by k (flipping the relation when k < 0), then
+        // round the bound inward to integers.
+        let rhs = -constant;
+        let r = if k < 0 { flip(*r) } else { *r };
+        let (num, den) = if k < 0 { (-rhs, -k) } else { (rhs, k) };
+        let floor = num.div_euclid(den);
+        let ceil = -(-num).div_euclid(den);
+        let exact = num.rem_euclid(den) == 0;
+        let range = match r {
+            Relation::Le => Range {
+                lo: None,
+                hi: Some(floor),
+            },
+            Relation::Lt => Range {
+                lo: None,
+                hi: Some(if exact { floor - 1 } else { floor }),
+            },
+            Relation::Ge => Range {
+                lo: Some(ceil),
+                hi: None,
+            },
+            Relation::Gt => Range {
+                lo: Some(if exact { ceil + 1 } else { ceil }),
+                hi: None,
+            },
+            Relation::Eq if exact => Range::point(floor),
+            Relation::Eq | Relation::Ne => return None,
+        };
+        Some((name.to_string(), range))
+    }
+}
+
+/// `a R b` as `b R' a`.
+fn flip(r: Relation) -> Relation {
+    match r {
+        Relation::Lt => Relation::Gt,
+        Relation::Le => Relation::Ge,
+        Relation::Gt => Relation::Lt,
+        Relation::Ge => Relation::Le,
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+
+    fn s0() -> Expr {
+        Expr::symbol("s0")
+    }
+
+    fn bound(rel: Relation, lhs: Expr, rhs: i128) -> Option<(String, Range)> {
+        lhs.compare(rel, &Expr::int(rhs)).unwrap().bound()
+    }
+
+    #[test]
+    fn linear_relations_bound_their_symbol_rounding_inward() {
+        let two_s_plus_1 = s0().mul(&Expr::int(2)).unwrap().add(&Expr::int(1)).unwrap();
+        assert_eq!(
+            bound(Relation::Le, s0(), 64),
+            Some((
+                "s0".into(),
+                Range {
+                    lo: None,
+                    hi: Some(64)
+                }
+            ))
+        );
+        assert_eq!(
+            bound(Relation::Lt, s0(), 64),
+            Some((
+                "s0".into(),
+                Range {
+                    lo: None,
+                    hi: Some(63)
+                }
+            ))
+        );
+        assert_eq!(
+            bound(Relation::Gt, two_s_plus_1.clone(), 9),
+            Some(("s0".into(), Range::at_least(5)))
+        );
+        assert_eq!(
+            bound(Relation::Ge, two_s_plus_1.clone(), 10),
+            Some(("s0".into(), Range::at_least(5)))
+        );
+        assert_eq!(
+            bound(Relation::Eq, two_s_plus_1.clone(), 11),
+            Some(("s0".into(), Range::point(5)))
+        );
+        assert_eq!(bound(Relation::Eq, two_s_plus_1, 10), None);
+        // -s0 <= -3  ⇔  s0 >= 3
+        assert_eq!(
+            bound(Relation::Le, s0().neg().unwrap(), -3),
+            Some(("s0".into(), Range::at_least(3)))
+        );
+        let two_symbols = s0().add(&Expr::symbol("s1")).unwrap();
+        assert_eq!(bound(Relation::Le, two_symbols, 3), None);
+    }
+}

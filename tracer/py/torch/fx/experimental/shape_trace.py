@@ -40,6 +40,14 @@ class ShapeProxy(Proxy):
     def __float__(self):
         return float(self.tracer.value_of(self))
 
+    def __len__(self):
+        # Outside the traced function's own globals `len` is the builtin,
+        # which needs an int: the example's, with a guard.
+        n = self.tracer._length(self)
+        if n is None:
+            return super().__len__()
+        return n
+
 
 def _sym_len(x):
     """``len`` recorded in the graph when given a proxy (its value is the
@@ -168,10 +176,21 @@ class ShapeTracer(Tracer):
         raise TraceError(f"{obj.node.name} is not a size and cannot be used as an int while tracing")
 
     def iter(self, obj):
+        """``for row in x`` / ``a, *rest = x.size()``: one item per index of
+        the first dim, whose size the example decides (a guard when it is
+        symbolic)."""
+        n = self._length(obj)
+        if n is None:
+            return super().iter(obj)
+        return iter([obj[i] for i in range(n)])
+
+    def _length(self, obj):
         value = self._value(obj.node)
         if isinstance(value, tuple):
-            return iter([obj[i] for i in range(len(value))])
-        return super().iter(obj)
+            return len(value)
+        if isinstance(value, FakeTensor) and value.dim() > 0:
+            return int(value.shape[0])
+        return None
 
     def trace(self, root, concrete_args=None):
         fn = type(root).forward if isinstance(root, torch.nn.Module) else root

@@ -94,7 +94,22 @@ class ShapeEnv:
                     self.replacements[pinned[0]] = pinned[1]
             if not any(g.expr.same(guard) for g in self.guards):
                 self.guards.append(ShapeGuard(guard, *where))
+                self._narrow(guard)
         return value
+
+    def _narrow(self, guard):
+        """What the guard says of one symbol's range, kept as a fact: a
+        comparison it implies is then decided without a guard."""
+        bound = guard.bound()
+        if bound is None or bound[0] not in self.var_to_range:
+            return
+        name, lo, hi = bound
+        old_lo, old_hi = self.var_to_range[name]
+        if lo is not None and (old_lo is None or lo > old_lo):
+            old_lo = lo
+        if hi is not None and (old_hi is None or hi < old_hi):
+            old_hi = hi
+        self.var_to_range[name] = (old_lo, old_hi)
 
     def replace(self, expr):
         """``expr`` with the pinned symbols put in."""
