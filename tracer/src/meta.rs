@@ -326,14 +326,20 @@ pub(crate) fn infer_subscript(
 /// The `shape_env` of the first fake tensor among `args` (one level of
 /// lists looked into).
 fn shape_env(args: &[PyObjectRef], vm: &VirtualMachine) -> Option<PyObjectRef> {
-    args.iter().find_map(|a| {
-        let env = |o: &PyObjectRef| {
-            o.get_attr("_sym_sizes", vm)
-                .ok()
-                .and(o.get_attr("shape_env", vm).ok())
-        };
-        env(a).or_else(|| binding::items(a)?.iter().find_map(env))
-    })
+    let env = |o: &PyObjectRef| -> Option<PyObjectRef> {
+        if &*o.class().name() == "SymInt" {
+            return o.get_attr("node", vm).ok()?.get_attr("shape_env", vm).ok();
+        }
+        o.get_attr("_sym_sizes", vm).ok()?;
+        o.get_attr("shape_env", vm).ok()
+    };
+    let fake = |o: &PyObjectRef| (&*o.class().name() != "SymInt").then(|| env(o)).flatten();
+    // A fake's environment first; a size's when there is no fake.
+    let find = |f: &dyn Fn(&PyObjectRef) -> Option<PyObjectRef>| {
+        args.iter()
+            .find_map(|a| f(a).or_else(|| binding::items(a)?.iter().find_map(f)))
+    };
+    find(&fake).or_else(|| find(&env))
 }
 
 /// A new `cls` (a FakeTensor class) for one described tensor.

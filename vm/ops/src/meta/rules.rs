@@ -446,6 +446,156 @@ pub(crate) fn conv_transpose(cx: &mut Ctx<'_>) -> Result<MetaOut> {
     Ok(MetaOut::Tensor(TensorMeta::new(sizes, x.dtype)))
 }
 
+/// `lstm`/`gru`/`rnn_*(input, hx, params, …, bidirectional, …)`: the output
+/// keeps the input's sizes but the last, the initial states' last size
+/// times the directions; the final states are shaped as the initial ones
+/// (`h_n`, and `c_n` for an LSTM).
+pub(crate) fn recurrent(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    let hx = cx.tensors("hx")?;
+    let Some(h0) = hx.first() else {
+        return Err(cx.bad("hx"));
+    };
+    let dirs = if cx.bool("bidirectional") { 2 } else { 1 };
+    let mut sizes = x.sizes.clone();
+    if let (Some(last), Some(h)) = (sizes.last_mut(), h0.sizes.last()) {
+        *last = cx.sym(h.mul(&Expr::int(dirs)))?;
+    }
+    let mut out = vec![TensorMeta::new(sizes, x.dtype)];
+    out.extend(hx.iter().map(|h| TensorMeta::new(h.sizes.clone(), x.dtype)));
+    Ok(MetaOut::Tuple(out))
+}
+
+/// `lstm_cell(input, (h, c), …)` → `(h', c')`; `gru_cell`/`rnn_*_cell(input,
+/// h, …)` → `h'`: shaped as the state.
+pub(crate) fn recurrent_cell(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let x = cx.tensor("input")?;
+    match cx.arg("hx") {
+        super::Meta::Tensors(hx) => Ok(MetaOut::Tuple(
+            hx.iter()
+                .map(|h| TensorMeta::new(h.sizes.clone(), x.dtype))
+                .collect(),
+        )),
+        super::Meta::Tensor(h) => Ok(MetaOut::Tensor(TensorMeta::new(h.sizes.clone(), x.dtype))),
+        _ => Err(cx.bad("hx")),
+    }
+}
+
+/// `einsum(equation, *operands)`: each output letter's size, from the
+/// operand dims it labels (`...` broadcast across operands).
+pub(crate) fn einsum(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let Value::Str(equation) = cx.value("equation").clone() else {
+        return Err(cx.bad("equation"));
+    };
+    let ops = cx.tensors("operands")?;
+    let equation: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
+    let (lhs, rhs) = match equation.split_once("->") {
+        Some((l, r)) => (l.to_owned(), Some(r.to_owned())),
+        None => (equation.clone(), None),
+    };
+    let terms: Vec<&str> = lhs.split(',').collect();
+    if terms.len() != ops.len() {
+        return Err(TensorError::Runtime {
+            op: cx.name(),
+            message: "einsum(): more operands were provided than specified in the equation".into(),
+        });
+    }
+    let mut sizes: std::collections::BTreeMap<char, Expr> = Default::default();
+    let mut ellipsis: Vec<Expr> = Vec::new();
+    let mut counts: std::collections::BTreeMap<char, usize> = Default::default();
+    for (term, t) in terms.iter().zip(&ops) {
+        let (before, after) = match term.split_once("...") {
+            Some((b, a)) => (b, Some(a)),
+            None => (*term, None),
+        };
+        let letters_before: Vec<char> = before.chars().collect();
+        let letters_after: Vec<char> = after.map(|a| a.chars().collect()).unwrap_or_default();
+        let named = letters_before.len() + letters_after.len();
+        if named > t.ndim() || (after.is_none() && named != t.ndim()) {
+            return Err(cx.bad("an equation term that does not fit its operand"));
+        }
+        let mut dims: Vec<(char, Expr)> = letters_before
+            .iter()
+            .copied()
+            .zip(t.sizes.iter().cloned())
+            .collect();
+        let tail = t.ndim() - letters_after.len();
+        dims.extend(
+            letters_after
+                .iter()
+                .copied()
+                .zip(t.sizes[tail..].iter().cloned()),
+        );
+        if after.is_some() {
+            let middle = t.sizes[letters_before.len()..tail].to_vec();
+            ellipsis = super::pointwise::broadcast(cx, &ellipsis, &middle)?;
+        }
+        for (c, s) in dims {
+            *counts.entry(c).or_default() += 1;
+            match sizes.get(&c).cloned() {
+                Some(prev) if prev != s => {
+                    let one = Expr::int(1);
+                    if cx.equal(&prev, &one)? {
+                        sizes.insert(c, s);
+                    } else if !cx.equal(&s, &one)? && !cx.equal(&prev, &s)? {
+                        return Err(cx.bad("operands whose labelled sizes differ"));
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    sizes.insert(c, s);
+                }
+            }
+        }
+    }
+    let output: Vec<Expr> = match rhs {
+        Some(r) => {
+            let (before, after) = match r.split_once("...") {
+                Some((b, a)) => (b.to_owned(), Some(a.to_owned())),
+                None => (r.clone(), None),
+            };
+            let mut out: Vec<Expr> = Vec::new();
+            for c in before.chars() {
+                out.push(
+                    sizes
+                        .get(&c)
+                        .cloned()
+                        .ok_or_else(|| cx.bad("an output letter"))?,
+                );
+            }
+            if let Some(after) = after {
+                out.extend(ellipsis.iter().cloned());
+                for c in after.chars() {
+                    out.push(
+                        sizes
+                            .get(&c)
+                            .cloned()
+                            .ok_or_else(|| cx.bad("an output letter"))?,
+                    );
+                }
+            }
+            out
+        }
+        // Implicit output: the ellipsis, then letters seen once, sorted.
+        None => {
+            let mut out = ellipsis.clone();
+            out.extend(
+                counts
+                    .iter()
+                    .filter(|(_, n)| **n == 1)
+                    .map(|(c, _)| sizes[c].clone()),
+            );
+            out
+        }
+    };
+    let dtype = ops
+        .iter()
+        .map(|t| t.dtype)
+        .reduce(DType::promote)
+        .unwrap_or(DType::F32);
+    Ok(MetaOut::Tensor(TensorMeta::new(output, dtype)))
+}
+
 /// `max_poolNd`/`avg_poolNd(input, kernel_size, stride, padding, …)`; the
 /// dimensionality is the number in the op's name.
 pub(crate) fn pool(cx: &mut Ctx<'_>) -> Result<MetaOut> {

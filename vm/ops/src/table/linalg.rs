@@ -765,6 +765,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "einsum(str equation, Tensor[] *operands)",
             &[Place::TorchFunctional(2)],
             |(equation, operands): (String, Vec<Tensor>)| einsum::einsum(&equation, &operands),
-        ),
+        )
+        .meta(meta::einsum),
     ]
 }

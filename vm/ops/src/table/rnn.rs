@@ -5,6 +5,7 @@ use fxvm_tensor::ops::rnn::{self, Cell, Sequence, Stack};
 use fxvm_tensor::random::Generator;
 use fxvm_tensor::{Result, Scalar, Tensor};
 
+use crate::meta;
 use crate::op::{Op, T, op};
 use crate::value::Value;
 
@@ -82,19 +83,19 @@ pub(crate) fn rows() -> Vec<Op> {
         stack_row(
             "lstm(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first, *, Tensor? batch_sizes=None, Generator? generator=None)",
             Cell::Lstm,
-        ),
+        ).meta(meta::recurrent),
         stack_row(
             "gru(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first, *, Tensor? batch_sizes=None, Generator? generator=None)",
             Cell::Gru,
-        ),
+        ).meta(meta::recurrent),
         stack_row(
             "rnn_tanh(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first, *, Tensor? batch_sizes=None, Generator? generator=None)",
             Cell::RnnTanh,
-        ),
+        ).meta(meta::recurrent),
         stack_row(
             "rnn_relu(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first, *, Tensor? batch_sizes=None, Generator? generator=None)",
             Cell::RnnRelu,
-        ),
+        ).meta(meta::recurrent),
         op(
             "lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None)",
             T,
@@ -109,19 +110,19 @@ pub(crate) fn rows() -> Vec<Op> {
                     b_hh.as_ref(),
                 )
             },
-        ),
+        ).meta(meta::recurrent_cell),
         cell_row(
             "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None)",
             Cell::Gru,
-        ),
+        ).meta(meta::recurrent_cell),
         cell_row(
             "rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None)",
             Cell::RnnTanh,
-        ),
+        ).meta(meta::recurrent_cell),
         cell_row(
             "rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None)",
             Cell::RnnRelu,
-        ),
+        ).meta(meta::recurrent_cell),
         op(
             "_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first)",
             T,

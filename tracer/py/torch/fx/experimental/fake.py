@@ -96,19 +96,27 @@ def _setitem(self, index, value):
 FakeTensor.__setitem__ = _setitem
 
 
-def _from_sizes(func, args, kwargs):
-    """A registry op whose only symbolic arguments are sizes (``SymInt``s):
-    the fake result, or ``None`` when the op has no rule."""
-    envs = []
-    map_aggregate = torch.fx.node.map_aggregate
-    map_aggregate((args, kwargs), lambda v: envs.append(v.node.shape_env) if isinstance(v, torch.SymInt) else None)
-    env = envs[0]
-    out = _symbolic.infer(func, args, kwargs, env._holds, env._hint)
-    if out is None or isinstance(out, int):
-        return None
-    if isinstance(out, list):
-        return tuple(FakeTensor(s, d, env) for s, d in out)
-    return FakeTensor(out[0], out[1], env)
+def _sym_torch_function(cls, func, types, args=(), kwargs=None):
+    return _fake_call(FakeTensor, func, types, args, kwargs)
+
+
+class fake_mode:
+    """While active, a torch op given traced sizes (``torch.zeros(b, t)``,
+    ``torch.arange(t)``) builds a fake instead of forcing them: ``SymInt``
+    takes part in ``__torch_function__`` dispatch. Nests."""
+
+    depth = 0
+
+    def __enter__(self):
+        if fake_mode.depth == 0:
+            torch.SymInt.__torch_function__ = classmethod(_sym_torch_function)
+        fake_mode.depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        fake_mode.depth -= 1
+        if fake_mode.depth == 0:
+            del torch.SymInt.__torch_function__
 
 
 def _infer(func, args, kwargs):

@@ -14,7 +14,7 @@ import builtins
 import torch
 from torch.fx._native import fx as _fx
 from torch.fx._symbolic_trace import Tracer, _suspended
-from torch.fx.experimental.fake import _OPERATORS, FakeTensor, NoShapeRule, _from_sizes, _infer
+from torch.fx.experimental.fake import _OPERATORS, FakeTensor, NoShapeRule, _infer, fake_mode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.fx.graph_module import GraphModule
 from torch.fx.node import Node
@@ -127,7 +127,8 @@ class ShapeTracer(Tracer):
         suspended = _suspended[0]
         _suspended[0] = True
         try:
-            value = self._compute(node)
+            with fake_mode():
+                value = self._compute(node)
         except NoShapeRule as e:
             raise TraceError(f"cannot follow the sizes through {node.format_node()}: {e}") from None
         finally:
@@ -217,30 +218,11 @@ def _len_wrapper(x):
     return builtins.len(x)
 
 
-_BUILTIN = type(builtins.len)
 # FakeTensor's own methods (sizes), not registry ops.
 _FAKE_OWN = frozenset(("size", "dim", "numel", "__len__", "__getitem__"))
 
 
-def _only_sizes(args, kwargs):
-    """Whether the arguments hold SymInts but no fake tensor (one level of
-    lists looked into, as size arguments nest)."""
-    sym = False
-    for v in (*args, *kwargs.values()):
-        for x in v if type(v) in (list, tuple) else (v,):
-            if type(x) is FakeTensor:
-                return False
-            if type(x) is torch.SymInt:
-                sym = True
-    return sym
-
-
 def _call(target, args, kwargs):
-    if type(target) is _BUILTIN and _only_sizes(args, kwargs):
-        # A registry op given traced sizes only (`torch.arange(0, t)`).
-        out = _from_sizes(target, args, kwargs)
-        if out is not None:
-            return out
     if target is builtins.len:
         return args[0].size(0) if isinstance(args[0], FakeTensor) else builtins.len(args[0])
     if target is builtins.getattr and isinstance(args[0], FakeTensor) and args[1] in ("shape", "dtype", "ndim", "device"):
@@ -344,7 +326,8 @@ def shape_trace(root, example_inputs, dynamic=None, concrete_args=None):
     env = tracer.shape_env
     kept = (list(env.guards), dict(env.replacements))
     tracer._modules_by_name = dict(tracer.root.named_modules())
-    _fx.propagate_fakes(list(graph.nodes), tracer, FakeTensor, _OPERATORS, tracer._modules_by_name)
+    with fake_mode():
+        _fx.propagate_fakes(list(graph.nodes), tracer, FakeTensor, _OPERATORS, tracer._modules_by_name)
     env.guards, env.replacements = kept
     name = root.__class__.__name__ if isinstance(root, torch.nn.Module) else root.__name__
     gm = GraphModule(tracer.root, graph, name)
