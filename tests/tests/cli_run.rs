@@ -422,15 +422,19 @@ fn forcing_a_symbolic_size_records_a_guard_at_the_users_line() {
     );
 }
 
-/// Tracing with example shapes (`torch.fx.experimental.shape_trace`):
-/// every `fixtures/shapes/*.py` with a `.out` golden — a GPT in nanoGPT's
+/// Tracing with example shapes (`torch.fx.experimental.shape_trace`) and
+/// capture/replay on it (`fxvm.global_function`, `torch.compile`): every
+/// `fixtures/{shapes,compile}/*.py` with a `.out` golden — a GPT in nanoGPT's
 /// style (graph, guards with file:line, re-runs at other lengths equal to
 /// eager, the guard violation message) and the refusals of bad inputs.
 #[test]
 fn shape_trace_goldens() {
-    let root = fxvm_tests::fixtures().join("shapes");
     let mut checked = 0;
-    for entry in std::fs::read_dir(&root).unwrap() {
+    let dirs = ["shapes", "compile"].map(|d| fxvm_tests::fixtures().join(d));
+    for entry in dirs
+        .iter()
+        .flat_map(|root| std::fs::read_dir(root).unwrap())
+    {
         let script = entry.unwrap().path();
         let golden = script.with_extension("out");
         if script.extension().is_none_or(|e| e != "py") || !golden.exists() {
@@ -448,5 +452,5 @@ fn shape_trace_goldens() {
         assert!(diff.is_empty(), "{diff}");
         checked += 1;
     }
-    assert_eq!(checked, 4);
+    assert_eq!(checked, 6);
 }

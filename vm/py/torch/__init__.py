@@ -141,6 +141,16 @@ from torch import nn
 from torch import linalg
 
 
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None, disable=False):
+    """Captures ``model`` (a module or function) on its first call and
+    replays the captured graph afterwards, recapturing when the inputs
+    change beyond its guards (fxvm's ``global_function`` machinery, which
+    lives with torch.fx)."""
+    import fxvm._compile
+
+    return fxvm._compile.compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable)
+
+
 @overrides.overridable
 def _assert(condition, message):
     """``assert condition, message`` that tracing can record."""

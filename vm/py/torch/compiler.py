@@ -1,17 +1,22 @@
 """``torch.compiler``: the questions and markers model code addresses to
-``torch.compile``. fxvm runs eagerly: nothing is ever being compiled, and
-the markers leave functions as they are."""
+``torch.compile``. fxvm's ``torch.compile`` captures a graph by tracing;
+``is_compiling()`` is true while it does, and the markers leave functions
+as they are."""
 
-__all__ = ["allow_in_graph", "assume_constant_result", "disable", "is_compiling", "is_dynamo_compiling"]
+__all__ = ["allow_in_graph", "assume_constant_result", "disable", "is_compiling", "is_dynamo_compiling", "reset"]
+
+
+# Set by fxvm's capture while it traces.
+_compiling = [False]
 
 
 def is_compiling():
-    """Whether ``torch.compile`` is tracing the caller: never in fxvm."""
-    return False
+    """Whether ``torch.compile`` is capturing (tracing) the caller."""
+    return _compiling[0]
 
 
 def is_dynamo_compiling():
-    return False
+    return _compiling[0]
 
 
 def disable(fn=None, recursive=True, *, reason=None):
@@ -28,3 +33,8 @@ def allow_in_graph(fn):
 
 def assume_constant_result(fn):
     return fn
+
+
+def reset():
+    """``torch.compiler.reset()``: compiled functions keep their own caches
+    in fxvm (``fn.reset()`` clears one)."""

@@ -244,24 +244,44 @@ class _Guards:
         self.names = names
         self.input_dims = input_dims
         self.shape_env = shape_env
+        # Inputs with no symbolic dim are checked whole: (name, dtype, sizes).
+        self._static = []
+        for name, (dtype, dims) in input_dims.items():
+            if all(entry[2] is None for entry in dims):
+                self._static.append((name, dtype, torch.Size([entry[1] for entry in dims])))
+        self._all_static = len(self._static) == len(input_dims)
 
     def check(self, args, kwargs):
         values = dict(zip(self.names, args))
         values.update(kwargs)
+        why = self.violation(values)
+        if why is not None:
+            raise GuardViolation(why)
+
+    def violation(self, values):
+        """Why the inputs ``values`` (name → value) break the trace's
+        requirements, or None when they keep them."""
+        if self._all_static:
+            for name, dtype, shape in self._static:
+                x = values.get(name)
+                if type(x) is not torch.Tensor or x.dtype != dtype or x.shape != shape:
+                    break
+            else:
+                return None
         bindings = {}
         for name, (dtype, dims) in self.input_dims.items():
             x = values.get(name)
             if not isinstance(x, torch.Tensor):
-                continue
+                return f"input '{name}' was traced as a tensor; got {type(x).__name__}"
             if x.dtype != dtype or x.dim() != len(dims):
-                raise GuardViolation(f"input '{name}' was traced as a {dtype} tensor with {len(dims)} dims; got a {x.dtype} tensor with {x.dim()} dims")
+                return f"input '{name}' was traced as a {dtype} tensor with {len(dims)} dims; got a {x.dtype} tensor with {x.dim()} dims"
             for d, example, sym in dims:
                 n = x.shape[d]
                 if sym is None:
                     if n != example:
-                        raise GuardViolation(f"input '{name}' has size {n} at dim {d}; the trace fixed it to {example} (mark the dim dynamic to vary it)")
+                        return f"input '{name}' has size {n} at dim {d}; the trace fixed it to {example} (mark the dim dynamic to vary it)"
                 elif sym in bindings and bindings[sym] != n:
-                    raise GuardViolation(f"input '{name}' has size {n} at dim {d}; the trace requires it equal to {sym} = {bindings[sym]}")
+                    return f"input '{name}' has size {n} at dim {d}; the trace requires it equal to {sym} = {bindings[sym]}"
                 else:
                     bindings[sym] = n
         for g in self.shape_env.guards:
@@ -271,7 +291,8 @@ class _Guards:
                 continue
             if not ok:
                 where = ", ".join(f"{s} = {v}" for s, v in sorted(bindings.items()))
-                raise GuardViolation(f"guard violated: {g.expr} (made at {g.file}:{g.line}) with {where}")
+                return f"guard violated: {g.expr} (made at {g.file}:{g.line}) with {where}"
+        return None
 
 
 def _check_examples(fn, names, example_inputs, concrete_args):

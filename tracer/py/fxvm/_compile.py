@@ -1,0 +1,316 @@
+"""Capture once, replay: a function or module is traced on its first call
+(``shape_trace``, with the call's tensors as examples), and later calls
+whose inputs satisfy the captured graph's guards run that graph. A call
+that breaks them captures again, up to a cache limit; a declared signature
+(``fxvm.typing.Tensor[...]`` annotations) refuses it instead. Python the
+tracer cannot follow runs eagerly with one warning, or raises with
+``fullgraph=True``. ``torch.compile`` is this with PyTorch's arguments."""
+
+import sys
+import time
+import warnings
+
+import torch
+import torch._dynamo
+import torch.compiler
+from torch.fx._symbolic_trace import is_fx_tracing
+from torch.fx.experimental.shape_trace import shape_trace
+from torch.fx.proxy import TraceError
+
+from fxvm.typing import TensorSpec
+
+__all__ = ["CompiledFunction", "SignatureError", "global_function", "compile"]
+
+_clock = time.perf_counter
+class SignatureError(TypeError):
+    """A call whose argument does not fit the declared signature."""
+
+
+class CacheEntry:
+    """One captured graph: the GraphModule, what it requires of the inputs,
+    and how it has been used."""
+
+    def __init__(self, gm, guards, constants, run, capture_time):
+        self.graph_module = gm
+        self.guards = guards
+        self.constants = constants
+        self._run = run
+        self.capture_time = capture_time
+        self.calls = 0
+        self.replay_time = 0.0
+
+    def violation(self, bound):
+        """Why the inputs ``bound`` (name → value) do not fit, or None."""
+        for name, value in self.constants.items():
+            given = bound.get(name)
+            if type(given) is not type(value) or given != value:
+                return f"argument '{name}' was {value!r} when captured, now {given!r}"
+        return self.guards.violation(bound)
+
+    def __call__(self, args):
+        t0 = _clock()
+        out = self._run(*args)
+        self.replay_time += _clock() - t0
+        self.calls += 1
+        return out
+
+    def describe(self):
+        guards = self.guards.shape_env.format_guards() or " (none)"
+        return f"{self.graph_module.__class__.__name__}: {len(self.graph_module.graph.nodes)} nodes, guards:\n{guards}"
+
+
+def _user_location(exc):
+    """``file:line`` of the innermost frame of user code in ``exc``'s traceback."""
+    tb, where = exc.__traceback__, None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not (name.startswith(("torch", "fxvm", "<frozen")) or "/torch/" in name):
+            where = f"{name}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
+
+
+class CompiledFunction:
+    """A function or module, captured on first call and replayed after."""
+
+    def __init__(self, target, *, dynamic=None, fullgraph=False, backend=None, cache_size_limit=None, signature=None):
+        self._target = target
+        self._module = target if isinstance(target, torch.nn.Module) else None
+        fn = type(target).forward if self._module is not None else target
+        if not hasattr(fn, "__code__"):
+            raise TypeError(f"cannot capture {target!r}: not a Python function or nn.Module")
+        code = fn.__code__
+        names = list(code.co_varnames[: code.co_argcount])
+        self._names = names[1:] if self._module is not None else names
+        self._defaults = _defaults(fn)
+        self.__name__ = getattr(fn, "__name__", "forward") if self._module is None else type(target).__name__
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self._dynamic = dynamic
+        self._fullgraph = fullgraph
+        self._backend = backend
+        self._limit = cache_size_limit
+        self._signature = signature or {}
+        self._entries = []
+        self._eager_reason = None
+        # dims seen to change between captures, per input (automatic dynamic)
+        self._changed = {}
+        self._first_sizes = {}
+
+    # -- calls ---------------------------------------------------------
+    def _bind(self, args, kwargs):
+        names = self._names
+        if not kwargs and len(args) == len(names):
+            return dict(zip(names, args))
+        if len(args) > len(names):
+            raise TypeError(f"{self.__name__}() takes {len(names)} arguments but {len(args)} were given")
+        bound = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise TypeError(f"{self.__name__}() got an unexpected keyword argument '{k}'")
+            if k in bound:
+                raise TypeError(f"{self.__name__}() got multiple values for argument '{k}'")
+            bound[k] = v
+        for n in names:
+            if n not in bound:
+                if n not in self._defaults:
+                    raise TypeError(f"{self.__name__}() missing 1 required argument: '{n}'")
+                bound[n] = self._defaults[n]
+        return bound
+
+    def __call__(self, *args, **kwargs):
+        if is_fx_tracing() or self._eager_reason is not None:
+            return self._target(*args, **kwargs)
+        bound = self._bind(args, kwargs)
+        for name, spec in self._signature.items():
+            why = spec.mismatch(bound[name])
+            if why is not None:
+                raise SignatureError(f"{self.__name__}() argument '{name}': {why}")
+        ordered = [bound[n] for n in self._names]
+        for entry in self._entries:
+            if entry.violation(bound) is None:
+                return entry(ordered)
+        limit = self._limit if self._limit is not None else torch._dynamo.config.cache_size_limit
+        if len(self._entries) >= limit:
+            why = self._entries[-1].violation(bound)
+            self._run_eagerly(f"{len(self._entries)} graphs captured (cache_size_limit); the last mismatch: {why}")
+            return self._target(*args, **kwargs)
+        entry = self._capture(bound)
+        if entry is None:
+            return self._target(*args, **kwargs)
+        return entry(ordered)
+
+    def _run_eagerly(self, reason):
+        self._eager_reason = reason
+        warnings.warn(f"fxvm: {self.__qualname__} runs eagerly from now on: {reason}", stacklevel=3)
+
+    def _dynamic_dims(self, bound):
+        dims = {}
+        for name, value in bound.items():
+            if not isinstance(value, torch.Tensor):
+                continue
+            if name in self._signature:
+                dims[name] = self._signature[name].dynamic_dims()
+            elif self._dynamic is True:
+                dims[name] = list(range(value.dim()))
+            elif self._dynamic is None:
+                first = self._first_sizes.setdefault(name, tuple(value.shape))
+                changed = self._changed.setdefault(name, set())
+                if len(first) == value.dim():
+                    changed.update(d for d, (a, b) in enumerate(zip(first, value.shape)) if a != b)
+                dims[name] = sorted(changed)
+        return {k: v for k, v in dims.items() if v}
+
+    def _capture(self, bound):
+        examples = {n: v for n, v in bound.items() if isinstance(v, torch.Tensor)}
+        constants = {n: v for n, v in bound.items() if not isinstance(v, torch.Tensor)}
+        t0 = time.perf_counter()
+        previous = torch.compiler._compiling[0]
+        torch.compiler._compiling[0] = True
+        try:
+            gm = shape_trace(self._target, examples, self._dynamic_dims(bound), concrete_args=constants or None)
+        except TraceError as e:
+            where = _user_location(e)
+            message = f"{e}" + (f" (at {where})" if where else "")
+            if self._fullgraph:
+                raise TraceError(message) from e
+            self._run_eagerly(f"it cannot be captured: {message}")
+            return None
+        finally:
+            torch.compiler._compiling[0] = previous
+        guards = gm.__dict__.pop("_shape_guards")
+        # The generated forward itself: the module-call machinery around it
+        # (hooks, the traceback helper) is the caller's, done once already.
+        run = gm.forward
+        if callable(self._backend):
+            run = self._backend(gm, [bound[n] for n in self._names if isinstance(bound[n], torch.Tensor)])
+        entry = CacheEntry(gm, guards, constants, run, time.perf_counter() - t0)
+        self._entries.append(entry)
+        return entry
+
+    # -- introspection -------------------------------------------------
+    def graphs(self):
+        """The captured GraphModules, oldest first."""
+        return [e.graph_module for e in self._entries]
+
+    def cache_entries(self):
+        return list(self._entries)
+
+    def stats(self):
+        """Captures and replays: counts and seconds."""
+        return {
+            "captures": len(self._entries),
+            "capture_time": sum(e.capture_time for e in self._entries),
+            "replays": sum(e.calls for e in self._entries),
+            "replay_time": sum(e.replay_time for e in self._entries),
+            "eager": self._eager_reason,
+        }
+
+    def reset(self):
+        """Forget every captured graph."""
+        self._entries.clear()
+        self._eager_reason = None
+        self._changed.clear()
+        self._first_sizes.clear()
+
+    def __repr__(self):
+        return f"<fxvm compiled {self.__qualname__}: {len(self._entries)} graph(s)>"
+
+
+def _defaults(fn):
+    co = fn.__code__
+    names = co.co_varnames[: co.co_argcount]
+    defaults = fn.__defaults__ or ()
+    return dict(zip(names[len(names) - len(defaults) :], defaults))
+
+
+class OptimizedModule(torch.nn.Module):
+    """What ``torch.compile(module)`` returns: the module under
+    ``_orig_mod``, called through its capture cache."""
+
+    def __init__(self, mod, compiled):
+        super().__init__()
+        self._orig_mod = mod
+        self.__dict__["_fxvm_compiled"] = compiled
+
+    def forward(self, *args, **kwargs):
+        return self.__dict__["_fxvm_compiled"](*args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        # Straight to the cache unless hooks are registered on the wrapper.
+        if self._forward_hooks or self._forward_pre_hooks:
+            return torch.nn.Module.__call__(self, *args, **kwargs)
+        return self.__dict__["_fxvm_compiled"](*args, **kwargs)
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules["_orig_mod"], name)
+
+    def graphs(self):
+        return self.__dict__["_fxvm_compiled"].graphs()
+
+    def stats(self):
+        return self.__dict__["_fxvm_compiled"].stats()
+
+
+def _signature_of(fn):
+    return {n: a for n, a in getattr(fn, "__annotations__", {}).items() if isinstance(a, TensorSpec)}
+
+
+def _compile_class(cls, options):
+    """A subclass of module class ``cls`` whose instances are called
+    through a capture cache each (forward itself is unchanged, so tracing
+    a model that contains them still sees through)."""
+
+    def __call__(self, *args, **kwargs):
+        if is_fx_tracing():
+            return torch.nn.Module.__call__(self, *args, **kwargs)
+        compiled = self.__dict__.get("_fxvm_compiled")
+        if compiled is None:
+            compiled = CompiledFunction(self, signature=_signature_of(cls.forward), **options)
+            self.__dict__["_fxvm_compiled"] = compiled
+        return compiled(*args, **kwargs)
+
+    def graphs(self):
+        compiled = self.__dict__.get("_fxvm_compiled")
+        return compiled.graphs() if compiled is not None else []
+
+    sub = type(cls.__name__, (cls,), {"__call__": __call__, "graphs": graphs, "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__})
+    return sub
+
+
+def global_function(dynamic=None, fullgraph=False, cache_size_limit=None):
+    """A decorator (OneFlow's ``@flow.global_function()``): the function —
+    or an nn.Module instance or class — is captured on its first call and
+    replayed afterwards. Parameters annotated ``fxvm.typing.Tensor[shape,
+    dtype]`` fix their signature (``None`` sizes stay symbolic): a call that
+    does not fit raises ``SignatureError`` naming the argument."""
+    options = {"dynamic": dynamic, "fullgraph": fullgraph, "cache_size_limit": cache_size_limit}
+
+    def decorate(target):
+        if isinstance(target, type) and issubclass(target, torch.nn.Module):
+            return _compile_class(target, options)
+        if isinstance(target, torch.nn.Module):
+            return OptimizedModule(target, CompiledFunction(target, signature=_signature_of(type(target).forward), **options))
+        return CompiledFunction(target, signature=_signature_of(target), **options)
+
+    return decorate
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="fxvm", mode=None, options=None, disable=False):
+    """``torch.compile``: capture on first call, replay after (see the
+    module doc). ``backend`` may be a callable ``backend(gm, example_inputs)``
+    returning what to run instead of the graph, as in PyTorch; named
+    backends all replay the captured graph."""
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable)
+    if disable:
+        return model
+    backend = backend if callable(backend) else None
+    if isinstance(model, torch.nn.Module):
+        return OptimizedModule(model, CompiledFunction(model, dynamic=dynamic, fullgraph=fullgraph, backend=backend))
+    if not callable(model):
+        raise RuntimeError(f"torch.compile expects a module or a callable, got {type(model).__name__}")
+    return CompiledFunction(model, dynamic=dynamic, fullgraph=fullgraph, backend=backend)
