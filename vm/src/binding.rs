@@ -66,3 +66,26 @@ pub fn dtype_to_py(dtype: DType, vm: &VirtualMachine) -> PyResult {
 pub fn dtype_from_py(o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<DType> {
     crate::native::convert::dtype_from_py(o, vm)
 }
+
+/// A tensor as a Python `torch.Tensor`.
+pub fn wrap_tensor(t: Tensor, vm: &VirtualMachine) -> PyObjectRef {
+    crate::native::tensor::wrap(t, vm)
+}
+
+/// A kernel error as the Python exception PyTorch raises for it.
+pub fn error_to_py(
+    e: fxvm_tensor::TensorError,
+    vm: &VirtualMachine,
+) -> rustpython_vm::builtins::PyBaseExceptionRef {
+    use crate::native::convert::IntoPy;
+    match Err::<(), _>(e).py(vm) {
+        Err(exc) => exc,
+        Ok(()) => unreachable!("an error converts to an exception"),
+    }
+}
+
+/// A typed value as the Python object a call returns (`Input(i)` is the
+/// `i`-th of `inputs`).
+pub fn value_to_py(v: Value, inputs: &[Option<PyObjectRef>], vm: &VirtualMachine) -> PyResult {
+    crate::native::bind::to_py(v, inputs, vm)
+}

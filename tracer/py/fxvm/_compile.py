@@ -14,10 +14,15 @@ import torch
 import torch._dynamo
 import torch.compiler
 from torch.fx._symbolic_trace import is_fx_tracing
-from torch.fx.experimental.shape_trace import shape_trace
+from torch.fx._native import fx as _fx
+from torch.fx.experimental.fake import _OPERATORS
+from torch.fx.experimental.shape_trace import annotate, shape_trace
 from torch.fx.proxy import TraceError
 
+from fxvm._inline import inline_modules
 from fxvm.typing import TensorSpec
+
+Plan = _fx.Plan
 
 __all__ = ["CompiledFunction", "SignatureError", "global_function", "compile"]
 
@@ -179,11 +184,10 @@ class CompiledFunction:
         finally:
             torch.compiler._compiling[0] = previous
         guards = gm.__dict__.pop("_shape_guards")
-        # The generated forward itself: the module-call machinery around it
-        # (hooks, the traceback helper) is the caller's, done once already.
-        run = gm.forward
         if callable(self._backend):
             run = self._backend(gm, [bound[n] for n in self._names if isinstance(bound[n], torch.Tensor)])
+        else:
+            run = _plan(gm, guards.shape_env)
         entry = CacheEntry(gm, guards, constants, run, time.perf_counter() - t0)
         self._entries.append(entry)
         return entry
@@ -215,6 +219,14 @@ class CompiledFunction:
 
     def __repr__(self):
         return f"<fxvm compiled {self.__qualname__}: {len(self._entries)} graph(s)>"
+
+
+def _plan(gm, shape_env):
+    """The native replay of ``gm``: its module calls inlined, then planned
+    (registry ops natively, other nodes through Python)."""
+    flat = inline_modules(gm)
+    annotate(flat, shape_env)
+    return Plan(list(flat.graph.nodes), flat, _OPERATORS)
 
 
 def _defaults(fn):

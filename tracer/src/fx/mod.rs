@@ -9,7 +9,7 @@ mod graph;
 mod hooks;
 mod module_call;
 mod namespace;
-mod node;
+pub(crate) mod node;
 mod passes;
 mod propagate;
 mod record;
@@ -160,6 +160,11 @@ mod module {
     #[pyattr(name = "GraphBase")]
     fn graph_type(_vm: &VirtualMachine) -> PyTypeRef {
         PyGraph::make_static_type()
+    }
+
+    #[pyattr(name = "Plan")]
+    fn plan_type(_vm: &VirtualMachine) -> PyTypeRef {
+        crate::replay::PyPlan::make_static_type()
     }
 
     #[pyattr(name = "_node_list")]

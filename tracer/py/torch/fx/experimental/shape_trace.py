@@ -20,7 +20,7 @@ from torch.fx.graph_module import GraphModule
 from torch.fx.node import Node
 from torch.fx.proxy import Proxy, TraceError
 
-__all__ = ["ShapeTracer", "shape_trace", "GuardViolation"]
+__all__ = ["ShapeTracer", "shape_trace", "annotate", "GuardViolation"]
 
 
 class GuardViolation(RuntimeError):
@@ -325,6 +325,20 @@ def _check_dynamic(dynamic, example_inputs):
         for d in dims:
             if not isinstance(d, int) or not -example.dim() <= d < max(example.dim(), 1):
                 raise IndexError(f"shape_trace: dim {d!r} of {name!r}, whose example has {example.dim()} dims")
+
+
+def annotate(gm, shape_env):
+    """Fake values for the nodes of ``gm`` that have none (a graph edited
+    after ``shape_trace``), from those that do; the guards the rules take on
+    the way are dropped, as ``shape_trace``'s own pass drops them."""
+    tracer = ShapeTracer.__new__(ShapeTracer)
+    tracer.root = gm
+    tracer.shape_env = shape_env
+    tracer._modules_by_name = dict(gm.named_modules())
+    kept = (list(shape_env.guards), dict(shape_env.replacements))
+    with fake_mode():
+        _fx.propagate_fakes(list(gm.graph.nodes), tracer, FakeTensor, _OPERATORS, tracer._modules_by_name)
+    shape_env.guards, shape_env.replacements = kept
 
 
 def shape_trace(root, example_inputs, dynamic=None, concrete_args=None):

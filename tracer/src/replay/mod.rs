@@ -1,0 +1,481 @@
+//! Replaying a captured graph natively (`torch._C._fx.Plan`): the graph's
+//! nodes become steps over slots (see `plan`), parameters and buffers are
+//! bound once — the module's own tensors, so updates in place are seen —
+//! and each call runs the steps, dropping every value after its last use.
+//! Registry ops run without Python; other nodes call back into it.
+
+mod plan;
+mod value;
+
+use std::collections::HashMap;
+
+use fxvm_vm::binding;
+use rustpython_vm::builtins::{PyBaseExceptionRef, PyStr, PyType};
+use rustpython_vm::function::FuncArgs;
+use rustpython_vm::types::{Callable, Constructor};
+use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
+
+use crate::fx::node::{Op as Kind, PyNode};
+use plan::{Arg, Planner, Src, Step};
+use value::V;
+
+/// A tuple or list's items.
+fn value_items(o: &PyObjectRef) -> Option<Vec<PyObjectRef>> {
+    binding::items(o)
+}
+
+#[pyclass(module = "torch._C._fx", name = "Plan")]
+#[derive(PyPayload)]
+pub(crate) struct PyPlan {
+    steps: Vec<Step>,
+    /// Slots to free after each step.
+    frees: Vec<Vec<usize>>,
+    slot_of: HashMap<usize, usize>,
+    /// Constants (parameters, buffers) in their slots; the rest empty.
+    initial: Vec<V>,
+    /// The placeholders' slots, in order, with their defaults.
+    inputs: Vec<(usize, Option<PyObjectRef>)>,
+    /// The output node's argument, nodes in it standing for their values.
+    output: PyObjectRef,
+    /// What each Python step calls (a function, a method name, a module).
+    callees: HashMap<usize, PyObjectRef>,
+    /// The node of each step, for error messages.
+    step_nodes: Vec<PyObjectRef>,
+    native_steps: usize,
+}
+
+impl std::fmt::Debug for PyPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Plan({} steps)", self.steps.len())
+    }
+}
+
+impl PyPlan {
+    fn build(
+        nodes: Vec<PyObjectRef>,
+        root: PyObjectRef,
+        operators: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<PyPlan> {
+        let mut slot_of = HashMap::new();
+        let mut initial = Vec::new();
+        let mut inputs = Vec::new();
+        let mut output = vm.ctx.none();
+        let mut pending = Vec::new();
+        for obj in &nodes {
+            let node = obj
+                .downcast_ref::<PyNode>()
+                .ok_or_else(|| vm.new_type_error("a Plan is built from graph nodes"))?;
+            let slot = initial.len();
+            match node.op() {
+                Kind::Output => {
+                    output = node
+                        .args_tuple()
+                        .as_slice()
+                        .first()
+                        .cloned()
+                        .unwrap_or_else(|| vm.ctx.none());
+                    continue;
+                }
+                Kind::Placeholder => {
+                    inputs.push((slot, node.args_tuple().as_slice().first().cloned()));
+                    initial.push(V::Empty);
+                }
+                Kind::GetAttr => {
+                    let mut value = root.clone();
+                    let target = node.target().str(vm)?.expect_str().to_owned();
+                    for part in target.split('.') {
+                        value = value.get_attr(&*vm.ctx.new_str(part), vm)?;
+                    }
+                    initial.push(V::from_py(&value, vm));
+                }
+                _ => {
+                    initial.push(V::Empty);
+                    pending.push((obj.clone(), slot));
+                }
+            }
+            slot_of.insert(obj.get_id(), slot);
+        }
+        let planner = Planner {
+            slot_of,
+            operators: &operators,
+            vm,
+        };
+        let mut steps = Vec::with_capacity(pending.len());
+        let mut callees = HashMap::new();
+        let step_nodes = pending.iter().map(|(obj, _)| obj.clone()).collect();
+        for (obj, slot) in &pending {
+            let node = obj.downcast_ref::<PyNode>().expect("checked above");
+            let step = planner.step(node, *slot)?;
+            if let Step::Python { .. } = step {
+                let target = node.target();
+                let callee = match node.op() {
+                    Kind::CallModule => vm.call_method(&root, "get_submodule", (target,))?,
+                    _ => target,
+                };
+                callees.insert(*slot, callee);
+            }
+            steps.push(step);
+        }
+        let slot_of = planner.slot_of;
+        let native_steps = steps
+            .iter()
+            .filter(|s| !matches!(s, Step::Python { .. }))
+            .count();
+        let frees = liveness(&steps, &slot_of, &initial, &output);
+        Ok(PyPlan {
+            steps,
+            frees,
+            slot_of,
+            initial,
+            inputs,
+            output,
+            callees,
+            step_nodes,
+            native_steps,
+        })
+    }
+
+    fn arg_value(&self, a: &Arg, slots: &[V]) -> Option<fxvm_ops::Value> {
+        let from = |s: &Src| -> Option<V> {
+            match s {
+                Src::Slot(i) => Some(slots[*i].clone()),
+                Src::Const(v) => Some(match v {
+                    fxvm_ops::Value::Int(i) => V::Int(*i),
+                    fxvm_ops::Value::Tensor(t) => V::Tensor(t.clone()),
+                    _ => return None,
+                }),
+                _ => None,
+            }
+        };
+        match &a.src {
+            Src::Const(v) => Some(v.clone()),
+            Src::Slot(i) => match &slots[*i] {
+                V::None if a.optional => Some(fxvm_ops::Value::None),
+                v => v.to_value(&a.ty),
+            },
+            Src::Ints(items) => items
+                .iter()
+                .map(|s| match from(s)? {
+                    V::Int(i) => Some(i),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()
+                .map(fxvm_ops::Value::Ints),
+            Src::Tensors(items) => items
+                .iter()
+                .map(|s| match from(s)? {
+                    V::Tensor(t) => Some(t),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()
+                .map(fxvm_ops::Value::Tensors),
+        }
+    }
+
+    /// `exc` with the node it came from and the user's line that made
+    /// that node (`node.meta["source_loc"]`).
+    fn located(
+        &self,
+        i: usize,
+        exc: PyBaseExceptionRef,
+        vm: &VirtualMachine,
+    ) -> PyBaseExceptionRef {
+        let Some(node) = self
+            .step_nodes
+            .get(i)
+            .and_then(|n| n.downcast_ref::<PyNode>())
+        else {
+            return exc;
+        };
+        let message = exc
+            .as_object()
+            .str(vm)
+            .map(|s| s.expect_str().to_owned())
+            .unwrap_or_default();
+        let target = node
+            .target()
+            .str(vm)
+            .map(|s| s.expect_str().to_owned())
+            .unwrap_or_default();
+        let place = node
+            .meta_get("source_loc", vm)
+            .and_then(|l| l.str(vm).ok())
+            .map(|l| format!(", traced at {}", l.expect_str()))
+            .unwrap_or_default();
+        vm.new_exception_msg(
+            exc.class().to_owned(),
+            format!(
+                "{message}\n  (replaying {} = {target}(...){place})",
+                node.name()
+            )
+            .into(),
+        )
+    }
+
+    fn run_step(&self, step: &Step, slots: &mut [V], vm: &VirtualMachine) -> PyResult<V> {
+        match step {
+            Step::Op { op, args, .. } => {
+                let mut values = Vec::with_capacity(args.len());
+                for a in args {
+                    match self.arg_value(a, slots) {
+                        Some(v) => values.push(v),
+                        None => {
+                            return Err(vm.new_type_error(format!(
+                                "replay: {}() got an argument that is not a {}",
+                                op.name(),
+                                a.ty.describe()
+                            )));
+                        }
+                    }
+                }
+                let result = op
+                    .run(values.clone())
+                    .map_err(|e| binding::error_to_py(e, vm))?;
+                Ok(V::from_value(result, &values, vm))
+            }
+            Step::Item { from, index, .. } => {
+                let item = match &slots[*from] {
+                    V::Seq(items) => wrap_index(*index, items.len()).map(|i| items[i].clone()),
+                    V::Size(s) => wrap_index(*index, s.len()).map(|i| V::Int(s[i])),
+                    _ => None,
+                };
+                item.ok_or_else(|| vm.new_index_error("tuple index out of range"))
+            }
+            Step::Size { x, dim, .. } => {
+                let V::Tensor(t) = &slots[*x] else {
+                    return Err(vm.new_type_error("replay: size() of a value that is not a tensor"));
+                };
+                let shape: Vec<i64> = t.shape().iter().map(|&s| s as i64).collect();
+                match dim {
+                    None => Ok(V::Size(shape)),
+                    Some(d) => wrap_index(*d, shape.len())
+                        .map(|i| V::Int(shape[i]))
+                        .ok_or_else(|| {
+                            vm.new_index_error(format!("Dimension out of range (got {d})"))
+                        }),
+                }
+            }
+            Step::Arith { op, a, b, .. } => {
+                let int = |s: &Src| match s {
+                    Src::Slot(i) => match &slots[*i] {
+                        V::Int(v) => Some(*v),
+                        _ => None,
+                    },
+                    Src::Const(fxvm_ops::Value::Int(v)) => Some(*v),
+                    _ => None,
+                };
+                match (int(a), int(b)) {
+                    (Some(x), Some(y)) => op.apply(x, y).map(V::Int).ok_or_else(|| {
+                        vm.new_zero_division_error("integer division or modulo by zero")
+                    }),
+                    _ => {
+                        Err(vm
+                            .new_type_error("replay: size arithmetic on values that are not ints"))
+                    }
+                }
+            }
+            Step::Python { node, out } => {
+                let node = node.downcast_ref::<PyNode>().expect("a node");
+                let (args, kwargs) = plan::python_args(node, slots, &self.slot_of, vm)?;
+                let callee = &self.callees[out];
+                let result = match node.op() {
+                    Kind::CallMethod => {
+                        let (this, rest) = args
+                            .split_first()
+                            .ok_or_else(|| vm.new_type_error("a method call needs its object"))?;
+                        let method = this
+                            .get_attr(callee.downcast_ref::<PyStr>().expect("a method name"), vm)?;
+                        method.call(FuncArgs::new(rest.to_vec(), kwargs), vm)?
+                    }
+                    _ => callee.call(FuncArgs::new(args, kwargs), vm)?,
+                };
+                Ok(V::from_py(&result, vm))
+            }
+        }
+    }
+
+    fn call(&self, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+        if args.args.len() > self.inputs.len() || !args.kwargs.is_empty() {
+            return Err(vm.new_type_error(format!(
+                "a replayed graph takes {} positional arguments, got {}",
+                self.inputs.len(),
+                args.args.len()
+            )));
+        }
+        let mut slots = self.initial.clone();
+        for (i, (slot, default)) in self.inputs.iter().enumerate() {
+            slots[*slot] = match (args.args.get(i), default) {
+                (Some(a), _) => V::from_py(a, vm),
+                (None, Some(d)) => V::from_py(d, vm),
+                (None, None) => {
+                    return Err(vm.new_type_error(format!(
+                        "a replayed graph is missing argument {}",
+                        i + 1
+                    )));
+                }
+            };
+        }
+        for (i, (step, frees)) in self.steps.iter().zip(&self.frees).enumerate() {
+            let v = self
+                .run_step(step, &mut slots, vm)
+                .map_err(|e| self.located(i, e, vm))?;
+            slots[step.out()] = v;
+            for &f in frees {
+                slots[f] = V::Empty;
+            }
+        }
+        plan::substitute(&self.output, &slots, &self.slot_of, vm)
+    }
+}
+
+fn wrap_index(i: i64, n: usize) -> Option<usize> {
+    let i = if i < 0 { i + n as i64 } else { i };
+    (0..n as i64).contains(&i).then_some(i as usize)
+}
+
+/// For each step, the slots whose last use it is (never constants, never
+/// what the output names).
+fn liveness(
+    steps: &[Step],
+    slot_of: &HashMap<usize, usize>,
+    initial: &[V],
+    output: &PyObjectRef,
+) -> Vec<Vec<usize>> {
+    let mut last_use: HashMap<usize, usize> = HashMap::new();
+    for (i, step) in steps.iter().enumerate() {
+        for s in step_inputs(step, slot_of) {
+            last_use.insert(s, i);
+        }
+    }
+    let mut kept: std::collections::HashSet<usize> = std::collections::HashSet::new();
+    collect_slots(output, slot_of, &mut kept);
+    let mut frees = vec![Vec::new(); steps.len()];
+    for (slot, step) in last_use {
+        if !kept.contains(&slot) && matches!(initial.get(slot), Some(V::Empty)) {
+            frees[step].push(slot);
+        }
+    }
+    frees
+}
+
+fn src_slots(s: &Src, out: &mut Vec<usize>) {
+    match s {
+        Src::Slot(i) => out.push(*i),
+        Src::Ints(items) | Src::Tensors(items) => items.iter().for_each(|x| src_slots(x, out)),
+        Src::Const(_) => {}
+    }
+}
+
+fn step_inputs(step: &Step, slot_of: &HashMap<usize, usize>) -> Vec<usize> {
+    let mut out = Vec::new();
+    match step {
+        Step::Op { args, .. } => args.iter().for_each(|a| src_slots(&a.src, &mut out)),
+        Step::Item { from, .. } => out.push(*from),
+        Step::Size { x, .. } => out.push(*x),
+        Step::Arith { a, b, .. } => {
+            src_slots(a, &mut out);
+            src_slots(b, &mut out);
+        }
+        Step::Python { node, .. } => {
+            let mut set = std::collections::HashSet::new();
+            if let Some(n) = node.downcast_ref::<PyNode>() {
+                for a in n.args_tuple().as_slice() {
+                    collect_slots(a, slot_of, &mut set);
+                }
+                for (_, v) in n.kwargs_dict().items_vec() {
+                    collect_slots(&v, slot_of, &mut set);
+                }
+            }
+            out.extend(set);
+        }
+    }
+    out
+}
+
+/// The slots of the nodes inside `o` (nested in tuples, lists, dicts, slices).
+fn collect_slots(
+    o: &PyObjectRef,
+    slot_of: &HashMap<usize, usize>,
+    out: &mut std::collections::HashSet<usize>,
+) {
+    if o.downcast_ref::<PyNode>().is_some() {
+        if let Some(s) = slot_of.get(&o.get_id()) {
+            out.insert(*s);
+        }
+        return;
+    }
+    if let Some(items) = value_items(o) {
+        items.iter().for_each(|x| collect_slots(x, slot_of, out));
+        return;
+    }
+    if let Some(d) = o.downcast_ref::<rustpython_vm::builtins::PyDict>() {
+        d.items_vec()
+            .iter()
+            .for_each(|(_, v)| collect_slots(v, slot_of, out));
+        return;
+    }
+    if let Some(s) = o.downcast_ref::<rustpython_vm::builtins::PySlice>() {
+        for x in [s.start.clone(), Some(s.stop.clone()), s.step.clone()]
+            .into_iter()
+            .flatten()
+        {
+            collect_slots(&x, slot_of, out);
+        }
+    }
+}
+
+#[derive(rustpython_vm::FromArgs)]
+pub(crate) struct PlanArgs {
+    #[pyarg(positional)]
+    nodes: PyObjectRef,
+    #[pyarg(positional)]
+    root: PyObjectRef,
+    #[pyarg(positional)]
+    operators: PyObjectRef,
+}
+
+impl Constructor for PyPlan {
+    type Args = PlanArgs;
+
+    /// `Plan(nodes, root, operators)`: `nodes` of a shape-traced graph
+    /// (their `meta["val"]` is read), `root` its module, `operators` the
+    /// operator → Tensor method table.
+    fn py_new(_cls: &Py<PyType>, a: PlanArgs, vm: &VirtualMachine) -> PyResult<Self> {
+        let nodes: Vec<PyObjectRef> = a.nodes.try_to_value(vm)?;
+        PyPlan::build(nodes, a.root, a.operators, vm)
+    }
+}
+
+impl Callable for PyPlan {
+    type Args = FuncArgs;
+
+    fn call(zelf: &Py<Self>, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+        zelf.call(args, vm)
+    }
+}
+
+#[pyclass(with(Constructor, Callable))]
+impl PyPlan {
+    /// How many steps run natively, and how many call back into Python.
+    #[pygetset]
+    fn counts(&self) -> (usize, usize) {
+        (self.native_steps, self.steps.len() - self.native_steps)
+    }
+
+    /// The nodes that call back into Python, by name.
+    #[pygetset]
+    fn python_nodes(&self, vm: &VirtualMachine) -> PyObjectRef {
+        let names = self
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Python { node, .. } => node
+                    .downcast_ref::<PyNode>()
+                    .map(|n| vm.ctx.new_str(n.name()).into()),
+                _ => None,
+            })
+            .collect();
+        vm.ctx.new_list(names).into()
+    }
+}

@@ -1,0 +1,474 @@
+//! A graph turned into steps over numbered slots: registry ops with their
+//! arguments bound once (constants converted, nodes as slot numbers),
+//! items of tuples and sizes, integer arithmetic on sizes, and — for
+//! anything else — a call back into Python for that node alone. Each
+//! node's fake value (`meta["val"]`, from `shape_trace`) says what kind of
+//! value it makes.
+
+use std::collections::HashMap;
+
+use fxvm_ops::{Op, Place, Ty, Value, registry};
+use fxvm_vm::binding;
+use rustpython_vm::builtins::{PyDict, PyInt, PyStr, PyTuple};
+use rustpython_vm::function::{FuncArgs, KwArgs};
+use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
+
+use super::value::V;
+use crate::fx::node::{Op as Kind, PyNode};
+
+/// Where an op argument comes from.
+#[derive(Debug)]
+pub(crate) enum Src {
+    Slot(usize),
+    Const(Value),
+    /// An int list with slots among its items (`view(b, t, 2, 8)`).
+    Ints(Vec<Src>),
+    /// A tensor list (`cat([a, b])`).
+    Tensors(Vec<Src>),
+}
+
+/// One bound parameter of an op step.
+#[derive(Debug)]
+pub(crate) struct Arg {
+    pub(crate) ty: Ty,
+    pub(crate) optional: bool,
+    pub(crate) src: Src,
+}
+
+/// Integer arithmetic on sizes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum IntOp {
+    Add,
+    Sub,
+    Mul,
+    FloorDiv,
+    Mod,
+}
+
+impl IntOp {
+    fn of(name: &str) -> Option<IntOp> {
+        Some(match name {
+            "add" => IntOp::Add,
+            "sub" => IntOp::Sub,
+            "mul" => IntOp::Mul,
+            "floordiv" => IntOp::FloorDiv,
+            "mod" => IntOp::Mod,
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn apply(self, a: i64, b: i64) -> Option<i64> {
+        match self {
+            IntOp::Add => a.checked_add(b),
+            IntOp::Sub => a.checked_sub(b),
+            IntOp::Mul => a.checked_mul(b),
+            IntOp::FloorDiv => {
+                (b != 0).then(|| a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0))
+            }
+            IntOp::Mod => (b != 0).then(|| ((a % b) + b) % b),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) enum Step {
+    Op {
+        op: &'static Op,
+        args: Vec<Arg>,
+        out: usize,
+    },
+    /// `seq[index]` of a tuple or size slot.
+    Item { from: usize, index: i64, out: usize },
+    /// `x.size()` / `x.size(dim)` / `x.shape`.
+    Size {
+        x: usize,
+        dim: Option<i64>,
+        out: usize,
+    },
+    Arith {
+        op: IntOp,
+        a: Src,
+        b: Src,
+        out: usize,
+    },
+    /// The node run by Python: `target(*args, **kwargs)`, a method of the
+    /// first argument, or a submodule.
+    Python { node: PyObjectRef, out: usize },
+}
+
+impl Step {
+    pub(crate) fn out(&self) -> usize {
+        match self {
+            Step::Op { out, .. }
+            | Step::Item { out, .. }
+            | Step::Size { out, .. }
+            | Step::Arith { out, .. }
+            | Step::Python { out, .. } => *out,
+        }
+    }
+}
+
+/// The planner's view of the graph being planned.
+pub(crate) struct Planner<'a> {
+    pub(crate) slot_of: HashMap<usize, usize>,
+    pub(crate) operators: &'a PyObjectRef,
+    pub(crate) vm: &'a VirtualMachine,
+}
+
+fn node_of(o: &PyObjectRef) -> Option<&Py<PyNode>> {
+    o.downcast_ref::<PyNode>()
+}
+
+/// What a node's fake value says it makes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Makes {
+    Tensor,
+    Int,
+    Seq,
+    Unknown,
+}
+
+fn makes(node: &Py<PyNode>, vm: &VirtualMachine) -> Makes {
+    let Some(v) = node.meta_get("val", vm) else {
+        return Makes::Unknown;
+    };
+    let class = v.class().name().to_string();
+    match class.as_str() {
+        "FakeTensor" => Makes::Tensor,
+        "SymInt" | "int" => Makes::Int,
+        "tuple" | "Size" | "list" => Makes::Seq,
+        _ => Makes::Unknown,
+    }
+}
+
+impl Planner<'_> {
+    fn slot(&self, node: &Py<PyNode>) -> Option<usize> {
+        self.slot_of.get(&node.as_object().get_id()).copied()
+    }
+
+    /// The source of one argument object for a parameter of type `ty`.
+    fn src(&self, ty: &Ty, o: &PyObjectRef) -> PyResult<Option<Src>> {
+        let vm = self.vm;
+        if let Some(node) = node_of(o) {
+            return Ok(self.slot(node).map(Src::Slot));
+        }
+        if let Some(items) = super::value_items(o)
+            && items.iter().any(|x| node_of(x).is_some())
+        {
+            let accepts = |t: &Ty| match ty {
+                Ty::Union(alts) => alts.contains(t),
+                other => other == t,
+            };
+            let each = |x: &PyObjectRef, inner: &Ty| -> PyResult<Option<Src>> {
+                if let Some(n) = node_of(x) {
+                    return Ok(self.slot(n).map(Src::Slot));
+                }
+                Ok(binding::convert(inner, x, vm)?.map(Src::Const))
+            };
+            let (inner, wrap): (Ty, fn(Vec<Src>) -> Src) = if accepts(&Ty::IntList) {
+                (Ty::Int, Src::Ints)
+            } else if accepts(&Ty::TensorList) {
+                (Ty::Tensor, Src::Tensors)
+            } else {
+                return Ok(None);
+            };
+            let srcs = items
+                .iter()
+                .map(|x| each(x, &inner))
+                .collect::<PyResult<Option<Vec<_>>>>()?;
+            return Ok(srcs.map(wrap));
+        }
+        Ok(binding::convert(ty, o, vm)?.map(Src::Const))
+    }
+
+    /// An op step for a call of `op` with the node's arguments, or None
+    /// when an argument cannot be bound ahead of time.
+    fn op_step(
+        &self,
+        op: &'static Op,
+        args: Vec<PyObjectRef>,
+        kwargs: KwArgs,
+        out: usize,
+    ) -> PyResult<Option<Step>> {
+        let vm = self.vm;
+        let schema = &op.schema;
+        // `view(b, t, 2, 8)`: trailing sizes given one by one form the list.
+        let mut args = args;
+        if let Some(i) = schema.int_varargs
+            && args.len() > i + 1
+            && schema.params.iter().filter(|p| !p.kw_only).count() < args.len()
+        {
+            let rest = args.split_off(i);
+            args.push(vm.ctx.new_tuple(rest).into());
+        }
+        let objects = match binding::bind_objects(schema, FuncArgs::new(args, kwargs), vm) {
+            Ok(o) => o,
+            Err(_) => return Ok(None),
+        };
+        let mut bound = Vec::with_capacity(objects.len());
+        for (p, o) in schema.params.iter().zip(&objects) {
+            let src = match o {
+                Some(o) if !vm.is_none(o) => self.src(&p.ty, o)?,
+                _ => Some(Src::Const(p.default_value().unwrap_or(Value::None))),
+            };
+            let Some(src) = src else { return Ok(None) };
+            bound.push(Arg {
+                ty: p.ty.clone(),
+                optional: p.optional,
+                src,
+            });
+        }
+        Ok(Some(Step::Op {
+            op,
+            args: bound,
+            out,
+        }))
+    }
+
+    /// The step computing `node` into slot `out`.
+    pub(crate) fn step(&self, node: &Py<PyNode>, out: usize) -> PyResult<Step> {
+        let vm = self.vm;
+        let python = || {
+            Ok(Step::Python {
+                node: node.to_owned().into(),
+                out,
+            })
+        };
+        let args: Vec<PyObjectRef> = node.args_tuple().as_slice().to_vec();
+        let kwargs: KwArgs = node
+            .kwargs_dict()
+            .items_vec()
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.downcast_ref::<PyStr>()?.expect_str().to_owned(), v)))
+            .collect();
+        let target = node.target();
+        let first = args.first().and_then(node_of);
+        match node.op() {
+            Kind::CallMethod => {
+                let name = target.str(vm)?.expect_str().to_owned();
+                let Some(x) = first.filter(|n| makes(n, vm) == Makes::Tensor) else {
+                    return python();
+                };
+                if name == "size" {
+                    let dim = match args.get(1) {
+                        None => None,
+                        Some(d) => match d.downcast_ref::<PyInt>() {
+                            Some(i) => Some(i.try_to_primitive::<i64>(vm)?),
+                            None => return python(),
+                        },
+                    };
+                    return Ok(match self.slot(x) {
+                        Some(x) => Step::Size { x, dim, out },
+                        None => Step::Python {
+                            node: node.to_owned().into(),
+                            out,
+                        },
+                    });
+                }
+                let op = registry()
+                    .named(&name)
+                    .find(|op| op.places.contains(&Place::Method));
+                match op {
+                    Some(op) => Ok(self
+                        .op_step(op, args, kwargs, out)?
+                        .unwrap_or(Step::Python {
+                            node: node.to_owned().into(),
+                            out,
+                        })),
+                    None => python(),
+                }
+            }
+            Kind::CallFunction => {
+                let module = target
+                    .get_attr("__module__", vm)
+                    .ok()
+                    .and_then(|m| m.str(vm).ok())
+                    .map(|s| s.expect_str().to_owned());
+                let name = target
+                    .get_attr("__name__", vm)
+                    .ok()
+                    .and_then(|m| m.str(vm).ok())
+                    .map(|s| s.expect_str().to_owned());
+                if module.as_deref() == Some("_operator") || module.as_deref() == Some("builtins") {
+                    let name = name.unwrap_or_default();
+                    return self.operator_step(node, &name, args, kwargs, out);
+                }
+                match binding::op_of(&target, vm) {
+                    Some(op) => Ok(self
+                        .op_step(op, args, kwargs, out)?
+                        .unwrap_or(Step::Python {
+                            node: node.to_owned().into(),
+                            out,
+                        })),
+                    None => python(),
+                }
+            }
+            _ => python(),
+        }
+    }
+
+    /// `operator.X(a, b)`, `getattr(x, "shape")`: on sizes natively, on
+    /// tensors by the Tensor method computing it, else in Python.
+    fn operator_step(
+        &self,
+        node: &Py<PyNode>,
+        name: &str,
+        args: Vec<PyObjectRef>,
+        kwargs: KwArgs,
+        out: usize,
+    ) -> PyResult<Step> {
+        let vm = self.vm;
+        let python = Step::Python {
+            node: node.to_owned().into(),
+            out,
+        };
+        let kind = |o: &PyObjectRef| match node_of(o) {
+            Some(n) => makes(n, vm),
+            None if o.downcast_ref::<PyInt>().is_some()
+                && !o.class().is(vm.ctx.types.bool_type) =>
+            {
+                Makes::Int
+            }
+            None => Makes::Unknown,
+        };
+        let int_src = |o: &PyObjectRef| -> Option<Src> {
+            match node_of(o) {
+                Some(n) => self.slot(n).map(Src::Slot),
+                None => o
+                    .downcast_ref::<PyInt>()?
+                    .try_to_primitive::<i64>(vm)
+                    .ok()
+                    .map(|i| Src::Const(Value::Int(i))),
+            }
+        };
+        match (name, args.as_slice()) {
+            ("getitem", [seq, index])
+                if node_of(seq).is_some_and(|n| makes(n, vm) == Makes::Seq) =>
+            {
+                match (
+                    self.slot(node_of(seq).expect("a node")),
+                    index.downcast_ref::<PyInt>(),
+                ) {
+                    (Some(from), Some(i)) => Ok(Step::Item {
+                        from,
+                        index: i.try_to_primitive::<i64>(vm)?,
+                        out,
+                    }),
+                    _ => Ok(python),
+                }
+            }
+            ("getattr", [x, attr])
+                if attr
+                    .downcast_ref::<PyStr>()
+                    .is_some_and(|s| s.expect_str() == "shape") =>
+            {
+                match node_of(x)
+                    .filter(|n| makes(n, vm) == Makes::Tensor)
+                    .and_then(|n| self.slot(n))
+                {
+                    Some(x) => Ok(Step::Size { x, dim: None, out }),
+                    None => Ok(python),
+                }
+            }
+            (_, [a, b]) if kind(a) == Makes::Int && kind(b) == Makes::Int => {
+                match (IntOp::of(name), int_src(a), int_src(b)) {
+                    (Some(op), Some(a), Some(b)) => Ok(Step::Arith { op, a, b, out }),
+                    _ => Ok(python),
+                }
+            }
+            (_, [a, ..]) if kind(a) == Makes::Tensor => {
+                let Ok(method) = self.operators.get_item(name, vm) else {
+                    return Ok(python);
+                };
+                let method = method.str(vm)?.expect_str().to_owned();
+                let op = registry()
+                    .named(&method)
+                    .find(|op| op.places.contains(&Place::Method));
+                match op {
+                    Some(op) => Ok(self.op_step(op, args, kwargs, out)?.unwrap_or(python)),
+                    None => Ok(python),
+                }
+            }
+            _ => Ok(python),
+        }
+    }
+}
+
+/// The positional arguments and keywords of a node, with every node in
+/// them replaced by its slot's value (for a Python step).
+pub(crate) fn python_args(
+    node: &Py<PyNode>,
+    slots: &[V],
+    slot_of: &HashMap<usize, usize>,
+    vm: &VirtualMachine,
+) -> PyResult<(Vec<PyObjectRef>, KwArgs)> {
+    let args = node
+        .args_tuple()
+        .as_slice()
+        .iter()
+        .map(|a| substitute(a, slots, slot_of, vm))
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut kwargs = KwArgs::default();
+    for (k, v) in node.kwargs_dict().items_vec() {
+        let key = k.str(vm)?.expect_str().to_owned();
+        kwargs = kwargs
+            .into_iter()
+            .chain([(key, substitute(&v, slots, slot_of, vm)?)])
+            .collect();
+    }
+    Ok((args, kwargs))
+}
+
+/// `o` with nodes replaced by their values (tuples, lists, dicts, slices
+/// rebuilt around them).
+pub(crate) fn substitute(
+    o: &PyObjectRef,
+    slots: &[V],
+    slot_of: &HashMap<usize, usize>,
+    vm: &VirtualMachine,
+) -> PyResult {
+    if let Some(n) = node_of(o) {
+        let slot = slot_of.get(&n.as_object().get_id()).ok_or_else(|| {
+            vm.new_runtime_error(format!("replay: node {} has no value", n.name()))
+        })?;
+        return Ok(slots[*slot].to_py(vm));
+    }
+    if let Some(t) = o.downcast_ref::<PyTuple>() {
+        let items = t
+            .as_slice()
+            .iter()
+            .map(|x| substitute(x, slots, slot_of, vm))
+            .collect::<PyResult<Vec<_>>>()?;
+        if o.class().is(vm.ctx.types.tuple_type) {
+            return Ok(vm.ctx.new_tuple(items).into());
+        }
+        return o.class().as_object().call((vm.ctx.new_tuple(items),), vm);
+    }
+    if let Some(items) = super::value_items(o) {
+        let items = items
+            .iter()
+            .map(|x| substitute(x, slots, slot_of, vm))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(vm.ctx.new_list(items).into());
+    }
+    if let Some(d) = o.downcast_ref::<PyDict>() {
+        let out = vm.ctx.new_dict();
+        for (k, v) in d.items_vec() {
+            out.set_item(&*k, substitute(&v, slots, slot_of, vm)?, vm)?;
+        }
+        return Ok(out.into());
+    }
+    if let Some(s) = o.downcast_ref::<rustpython_vm::builtins::PySlice>() {
+        let none = vm.ctx.none();
+        let start = substitute(s.start.as_ref().unwrap_or(&none), slots, slot_of, vm)?;
+        let stop = substitute(&s.stop, slots, slot_of, vm)?;
+        let step = substitute(s.step.as_ref().unwrap_or(&none), slots, slot_of, vm)?;
+        return vm
+            .ctx
+            .types
+            .slice_type
+            .as_object()
+            .call((start, stop, step), vm);
+    }
+    Ok(o.clone())
+}
