@@ -224,7 +224,7 @@ class CompiledFunction:
 def _plan(gm, shape_env):
     """The native replay of ``gm``: its module calls inlined, then planned
     (registry ops natively, other nodes through Python)."""
-    flat = inline_modules(gm)
+    flat = inline_modules(gm, shape_env)
     annotate(flat, shape_env)
     return Plan(list(flat.graph.nodes), flat, _OPERATORS)
 

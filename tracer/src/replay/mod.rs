@@ -4,6 +4,7 @@
 //! and each call runs the steps, dropping every value after its last use.
 //! Registry ops run without Python; other nodes call back into it.
 
+mod numeric;
 mod plan;
 mod value;
 
@@ -16,7 +17,8 @@ use rustpython_vm::types::{Callable, Constructor};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
 
 use crate::fx::node::{Op as Kind, PyNode};
-use plan::{Arg, Planner, Src, Step};
+use fxvm_tensor::ops::subscript::{self, Index};
+use plan::{Arg, Item, Planner, Src, Step};
 use value::V;
 
 /// A tuple or list's items.
@@ -257,23 +259,68 @@ impl PyPlan {
                 }
             }
             Step::Arith { op, a, b, .. } => {
-                let int = |s: &Src| match s {
-                    Src::Slot(i) => match &slots[*i] {
-                        V::Int(v) => Some(*v),
-                        _ => None,
-                    },
-                    Src::Const(fxvm_ops::Value::Int(v)) => Some(*v),
-                    _ => None,
+                let value = |s: &Src| match s {
+                    Src::Slot(i) => slots[*i].clone(),
+                    Src::Const(fxvm_ops::Value::Int(v)) => V::Int(*v),
+                    Src::Const(fxvm_ops::Value::Float(v)) => V::Float(*v),
+                    _ => V::None,
                 };
-                match (int(a), int(b)) {
-                    (Some(x), Some(y)) => op.apply(x, y).map(V::Int).ok_or_else(|| {
-                        vm.new_zero_division_error("integer division or modulo by zero")
-                    }),
-                    _ => {
-                        Err(vm
-                            .new_type_error("replay: size arithmetic on values that are not ints"))
+                let b = b.as_ref().map(value);
+                op.apply(&value(a), b.as_ref()).map_err(|why| match why {
+                    "math domain error" => vm.new_value_error(why),
+                    w if w.contains("zero") => vm.new_zero_division_error(w),
+                    w => vm.new_type_error(format!("replay: {w}")),
+                })
+            }
+            Step::Subscript { x, items, .. } => {
+                let V::Tensor(t) = &slots[*x] else {
+                    return Err(
+                        vm.new_type_error("replay: a subscript of a value that is not a tensor")
+                    );
+                };
+                let int = |s: &Src| -> PyResult<i64> {
+                    match s {
+                        Src::Slot(i) => match &slots[*i] {
+                            V::Int(v) => Ok(*v),
+                            _ => {
+                                Err(vm
+                                    .new_type_error("replay: a subscript bound that is not an int"))
+                            }
+                        },
+                        Src::Const(fxvm_ops::Value::Int(v)) => Ok(*v),
+                        _ => Err(vm.new_type_error("replay: a subscript bound that is not an int")),
                     }
+                };
+                let mut index = Vec::with_capacity(items.len());
+                for item in items {
+                    index.push(match item {
+                        Item::Int(s) => Index::Int(int(s)?),
+                        Item::Slice { start, stop, step } => Index::Slice {
+                            start: start.as_ref().map(int).transpose()?,
+                            stop: stop.as_ref().map(int).transpose()?,
+                            step: *step,
+                        },
+                        Item::NewAxis => Index::NewAxis,
+                        Item::Ellipsis => Index::Ellipsis,
+                        Item::Tensor(Src::Const(fxvm_ops::Value::Tensor(t))) => {
+                            Index::Tensor(t.clone())
+                        }
+                        Item::Tensor(Src::Slot(i)) => match &slots[*i] {
+                            V::Tensor(t) => Index::Tensor(t.clone()),
+                            _ => {
+                                return Err(
+                                    vm.new_type_error("replay: an index that is not a tensor")
+                                );
+                            }
+                        },
+                        Item::Tensor(_) => {
+                            return Err(vm.new_type_error("replay: an index that is not a tensor"));
+                        }
+                    });
                 }
+                subscript::get(t, &index)
+                    .map(V::Tensor)
+                    .map_err(|e| binding::error_to_py(e, vm))
             }
             Step::Python { node, out } => {
                 let node = node.downcast_ref::<PyNode>().expect("a node");
@@ -375,7 +422,22 @@ fn step_inputs(step: &Step, slot_of: &HashMap<usize, usize>) -> Vec<usize> {
         Step::Size { x, .. } => out.push(*x),
         Step::Arith { a, b, .. } => {
             src_slots(a, &mut out);
-            src_slots(b, &mut out);
+            b.iter().for_each(|b| src_slots(b, &mut out));
+        }
+        Step::Subscript { x, items, .. } => {
+            out.push(*x);
+            for item in items {
+                match item {
+                    Item::Int(s) | Item::Tensor(s) => src_slots(s, &mut out),
+                    Item::Slice { start, stop, .. } => {
+                        start
+                            .iter()
+                            .chain(stop.iter())
+                            .for_each(|s| src_slots(s, &mut out));
+                    }
+                    Item::NewAxis | Item::Ellipsis => {}
+                }
+            }
         }
         Step::Python { node, .. } => {
             let mut set = std::collections::HashSet::new();

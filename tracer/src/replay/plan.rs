@@ -13,6 +13,7 @@ use rustpython_vm::builtins::{PyDict, PyInt, PyStr, PyTuple};
 use rustpython_vm::function::{FuncArgs, KwArgs};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 
+use super::numeric::NumOp;
 use super::value::V;
 use crate::fx::node::{Op as Kind, PyNode};
 
@@ -35,39 +36,19 @@ pub(crate) struct Arg {
     pub(crate) src: Src,
 }
 
-/// Integer arithmetic on sizes.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum IntOp {
-    Add,
-    Sub,
-    Mul,
-    FloorDiv,
-    Mod,
-}
-
-impl IntOp {
-    fn of(name: &str) -> Option<IntOp> {
-        Some(match name {
-            "add" => IntOp::Add,
-            "sub" => IntOp::Sub,
-            "mul" => IntOp::Mul,
-            "floordiv" => IntOp::FloorDiv,
-            "mod" => IntOp::Mod,
-            _ => return None,
-        })
-    }
-
-    pub(crate) fn apply(self, a: i64, b: i64) -> Option<i64> {
-        match self {
-            IntOp::Add => a.checked_add(b),
-            IntOp::Sub => a.checked_sub(b),
-            IntOp::Mul => a.checked_mul(b),
-            IntOp::FloorDiv => {
-                (b != 0).then(|| a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0))
-            }
-            IntOp::Mod => (b != 0).then(|| ((a % b) + b) % b),
-        }
-    }
+/// One item of a tensor subscript, its ints from slots or constants.
+#[derive(Debug)]
+pub(crate) enum Item {
+    Int(Src),
+    Slice {
+        start: Option<Src>,
+        stop: Option<Src>,
+        step: i64,
+    },
+    NewAxis,
+    Ellipsis,
+    /// A constant index tensor (from a list of ints) or a tensor slot.
+    Tensor(Src),
 }
 
 #[derive(Debug)]
@@ -85,10 +66,17 @@ pub(crate) enum Step {
         dim: Option<i64>,
         out: usize,
     },
+    /// Python arithmetic on numbers (sizes, `1.0 / math.sqrt(d)`).
     Arith {
-        op: IntOp,
+        op: NumOp,
         a: Src,
-        b: Src,
+        b: Option<Src>,
+        out: usize,
+    },
+    /// `x[items]` of a tensor.
+    Subscript {
+        x: usize,
+        items: Vec<Item>,
         out: usize,
     },
     /// The node run by Python: `target(*args, **kwargs)`, a method of the
@@ -103,6 +91,7 @@ impl Step {
             | Step::Item { out, .. }
             | Step::Size { out, .. }
             | Step::Arith { out, .. }
+            | Step::Subscript { out, .. }
             | Step::Python { out, .. } => *out,
         }
     }
@@ -124,6 +113,7 @@ fn node_of(o: &PyObjectRef) -> Option<&Py<PyNode>> {
 enum Makes {
     Tensor,
     Int,
+    Float,
     Seq,
     Unknown,
 }
@@ -136,6 +126,7 @@ fn makes(node: &Py<PyNode>, vm: &VirtualMachine) -> Makes {
     match class.as_str() {
         "FakeTensor" => Makes::Tensor,
         "SymInt" | "int" => Makes::Int,
+        "SymFloat" | "float" => Makes::Float,
         "tuple" | "Size" | "list" => Makes::Seq,
         _ => Makes::Unknown,
     }
@@ -249,6 +240,17 @@ impl Planner<'_> {
                 let Some(x) = first.filter(|n| makes(n, vm) == Makes::Tensor) else {
                     return python();
                 };
+                if name == "__getitem__" && args.len() == 2 {
+                    // `buffer[:, :, :t, :t]` recorded through __torch_function__.
+                    let items = self.subscript_items(&args[1])?;
+                    return Ok(match (self.slot(x), items) {
+                        (Some(x), Some(items)) => Step::Subscript { x, items, out },
+                        _ => Step::Python {
+                            node: node.to_owned().into(),
+                            out,
+                        },
+                    });
+                }
                 if name == "size" {
                     let dim = match args.get(1) {
                         None => None,
@@ -289,7 +291,7 @@ impl Planner<'_> {
                     .ok()
                     .and_then(|m| m.str(vm).ok())
                     .map(|s| s.expect_str().to_owned());
-                if module.as_deref() == Some("_operator") || module.as_deref() == Some("builtins") {
+                if matches!(module.as_deref(), Some("_operator" | "builtins" | "math")) {
                     let name = name.unwrap_or_default();
                     return self.operator_step(node, &name, args, kwargs, out);
                 }
@@ -324,21 +326,25 @@ impl Planner<'_> {
         };
         let kind = |o: &PyObjectRef| match node_of(o) {
             Some(n) => makes(n, vm),
-            None if o.downcast_ref::<PyInt>().is_some()
-                && !o.class().is(vm.ctx.types.bool_type) =>
+            None if o.class().is(vm.ctx.types.bool_type) => Makes::Unknown,
+            None if o.downcast_ref::<PyInt>().is_some() => Makes::Int,
+            None if o
+                .downcast_ref::<rustpython_vm::builtins::PyFloat>()
+                .is_some() =>
             {
-                Makes::Int
+                Makes::Float
             }
             None => Makes::Unknown,
         };
-        let int_src = |o: &PyObjectRef| -> Option<Src> {
+        let number = |k: Makes| matches!(k, Makes::Int | Makes::Float);
+        let num_src = |o: &PyObjectRef| -> Option<Src> {
             match node_of(o) {
                 Some(n) => self.slot(n).map(Src::Slot),
-                None => o
-                    .downcast_ref::<PyInt>()?
-                    .try_to_primitive::<i64>(vm)
-                    .ok()
-                    .map(|i| Src::Const(Value::Int(i))),
+                None => Some(Src::Const(match V::from_py(o, vm) {
+                    V::Int(i) => Value::Int(i),
+                    V::Float(f) => Value::Float(f),
+                    _ => return None,
+                })),
             }
         };
         match (name, args.as_slice()) {
@@ -357,6 +363,15 @@ impl Planner<'_> {
                     _ => Ok(python),
                 }
             }
+            ("getitem", [x, index])
+                if node_of(x).is_some_and(|n| makes(n, vm) == Makes::Tensor) =>
+            {
+                let x = self.slot(node_of(x).expect("a node"));
+                match (x, self.subscript_items(index)?) {
+                    (Some(x), Some(items)) => Ok(Step::Subscript { x, items, out }),
+                    _ => Ok(python),
+                }
+            }
             ("getattr", [x, attr])
                 if attr
                     .downcast_ref::<PyStr>()
@@ -370,9 +385,29 @@ impl Planner<'_> {
                     None => Ok(python),
                 }
             }
-            (_, [a, b]) if kind(a) == Makes::Int && kind(b) == Makes::Int => {
-                match (IntOp::of(name), int_src(a), int_src(b)) {
-                    (Some(op), Some(a), Some(b)) => Ok(Step::Arith { op, a, b, out }),
+            (_, [a]) if number(kind(a)) && NumOp::of(name).is_some_and(NumOp::unary) => {
+                match num_src(a) {
+                    Some(a) => Ok(Step::Arith {
+                        op: NumOp::of(name).expect("checked"),
+                        a,
+                        b: None,
+                        out,
+                    }),
+                    None => Ok(python),
+                }
+            }
+            (_, [a, b]) if number(kind(a)) && number(kind(b)) => {
+                match (
+                    NumOp::of(name).filter(|op| !op.unary()),
+                    num_src(a),
+                    num_src(b),
+                ) {
+                    (Some(op), Some(a), Some(b)) => Ok(Step::Arith {
+                        op,
+                        a,
+                        b: Some(b),
+                        out,
+                    }),
                     _ => Ok(python),
                 }
             }
@@ -391,6 +426,90 @@ impl Planner<'_> {
             }
             _ => Ok(python),
         }
+    }
+}
+
+impl Planner<'_> {
+    /// An int of a subscript: a size node's slot, or a constant.
+    fn int_item(&self, o: &PyObjectRef) -> Option<Src> {
+        match node_of(o) {
+            Some(n) if makes(n, self.vm) == Makes::Int => self.slot(n).map(Src::Slot),
+            Some(_) => None,
+            None if o.class().is(self.vm.ctx.types.bool_type) => None,
+            None => o
+                .downcast_ref::<PyInt>()?
+                .try_to_primitive::<i64>(self.vm)
+                .ok()
+                .map(|i| Src::Const(Value::Int(i))),
+        }
+    }
+
+    /// The items of a tensor subscript, or None for what only Python can
+    /// read (boolean masks given as lists, steps from slots …).
+    fn subscript_items(&self, index: &PyObjectRef) -> PyResult<Option<Vec<Item>>> {
+        let vm = self.vm;
+        let objects = match index.downcast_ref::<PyTuple>() {
+            Some(t) => t.as_slice().to_vec(),
+            None => vec![index.clone()],
+        };
+        let mut items = Vec::with_capacity(objects.len());
+        for o in &objects {
+            let item = if vm.is_none(o) {
+                Item::NewAxis
+            } else if o.is(&vm.ctx.ellipsis) {
+                Item::Ellipsis
+            } else if let Some(s) = o.downcast_ref::<rustpython_vm::builtins::PySlice>() {
+                let bound = |b: Option<&PyObjectRef>| match b {
+                    Some(b) if !vm.is_none(b) => self.int_item(b).map(Some),
+                    _ => Some(None),
+                };
+                let step = match s.step.as_ref().filter(|x| !vm.is_none(x)) {
+                    None => 1,
+                    Some(x) => match x.downcast_ref::<PyInt>() {
+                        Some(i) => i.try_to_primitive::<i64>(vm)?,
+                        None => return Ok(None),
+                    },
+                };
+                match (bound(s.start.as_ref()), bound(Some(&s.stop))) {
+                    (Some(start), Some(stop)) => Item::Slice { start, stop, step },
+                    _ => return Ok(None),
+                }
+            } else if let Some(n) = node_of(o) {
+                let Some(slot) = self.slot(n) else {
+                    return Ok(None);
+                };
+                match makes(n, vm) {
+                    Makes::Int => Item::Int(Src::Slot(slot)),
+                    Makes::Tensor => Item::Tensor(Src::Slot(slot)),
+                    _ => return Ok(None),
+                }
+            } else if let Some(list) = super::value_items(o) {
+                // `x[:, [-1], :]`: a list of int constants is an index tensor.
+                let ints = list
+                    .iter()
+                    .map(|x| match self.int_item(x) {
+                        Some(Src::Const(Value::Int(i))) => Some(i),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<i64>>>();
+                match ints {
+                    Some(ints) if !ints.is_empty() => {
+                        let n = ints.len();
+                        Item::Tensor(Src::Const(Value::Tensor(fxvm_tensor::Tensor::from_vec(
+                            ints,
+                            &[n],
+                        ))))
+                    }
+                    _ => return Ok(None),
+                }
+            } else if let Some(src) = self.int_item(o) {
+                Item::Int(src)
+            } else {
+                return Ok(None);
+            };
+            items.push(item);
+        }
+        Ok(Some(items))
     }
 }
 
