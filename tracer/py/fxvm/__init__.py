@@ -3,6 +3,6 @@ once, replay the captured graph afterwards) and ``typing`` for its input
 signatures. ``torch.compile`` runs on the same machinery."""
 
 from fxvm import typing
-from fxvm._compile import CompiledFunction, SignatureError, global_function
+from fxvm._compile import CompiledFunction, SignatureError, global_function, profile
 
-__all__ = ["CompiledFunction", "SignatureError", "global_function", "typing"]
+__all__ = ["CompiledFunction", "SignatureError", "global_function", "profile", "typing"]

@@ -6,13 +6,13 @@ that breaks them captures again, up to a cache limit; a declared signature
 tracer cannot follow runs eagerly with one warning, or raises with
 ``fullgraph=True``. ``torch.compile`` is this with PyTorch's arguments."""
 
-import sys
 import time
 import warnings
 
 import torch
 import torch._dynamo
 import torch.compiler
+from torch.fx._symbolic_trace import _is_fx_tracing_flag as _tracing
 from torch.fx._symbolic_trace import is_fx_tracing
 from torch.fx._native import fx as _fx
 from torch.fx.experimental.fake import _OPERATORS
@@ -24,9 +24,18 @@ from fxvm.typing import TensorSpec
 
 Plan = _fx.Plan
 
-__all__ = ["CompiledFunction", "SignatureError", "global_function", "compile"]
+__all__ = ["CompiledFunction", "SignatureError", "global_function", "compile", "profile"]
 
 _clock = time.perf_counter
+_Tensor = torch.Tensor
+# Read on every call: whether replays are timed.
+_profiling = [False]
+
+
+def profile(enabled=True):
+    """Times every replay (``stats()["replay_time"]``); off by default, as
+    the clock costs as much as a small graph's guard check."""
+    _profiling[0] = bool(enabled)
 class SignatureError(TypeError):
     """A call whose argument does not fit the declared signature."""
 
@@ -35,7 +44,7 @@ class CacheEntry:
     """One captured graph: the GraphModule, what it requires of the inputs,
     and how it has been used."""
 
-    def __init__(self, gm, guards, constants, run, capture_time):
+    def __init__(self, gm, guards, constants, run, capture_time, names):
         self.graph_module = gm
         self.guards = guards
         self.constants = constants
@@ -43,6 +52,12 @@ class CacheEntry:
         self.capture_time = capture_time
         self.calls = 0
         self.replay_time = 0.0
+        # Every input a tensor of fixed dtype and sizes: what a call's
+        # positional arguments are compared with directly, else None.
+        self.exact = None
+        static = {name: (dtype, shape) for name, dtype, shape in guards._static}
+        if not constants and guards._all_static and list(static) == list(names):
+            self.exact = [static[n] for n in names]
 
     def violation(self, bound):
         """Why the inputs ``bound`` (name → value) do not fit, or None."""
@@ -124,6 +139,18 @@ class CompiledFunction:
         return bound
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and not _profiling[0] and not _tracing[0] and self._eager_reason is None:
+            # The common call: positional tensors matching a graph exactly.
+            for entry in self._entries:
+                exact = entry.exact
+                if exact is None or len(exact) != len(args):
+                    continue
+                for x, (dtype, shape) in zip(args, exact):
+                    if type(x) is not _Tensor or x.dtype != dtype or x.shape != shape:
+                        break
+                else:
+                    entry.calls += 1
+                    return entry._run(*args)
         if is_fx_tracing() or self._eager_reason is not None:
             return self._target(*args, **kwargs)
         bound = self._bind(args, kwargs)
@@ -188,7 +215,7 @@ class CompiledFunction:
             run = self._backend(gm, [bound[n] for n in self._names if isinstance(bound[n], torch.Tensor)])
         else:
             run = _plan(gm, guards.shape_env)
-        entry = CacheEntry(gm, guards, constants, run, time.perf_counter() - t0)
+        entry = CacheEntry(gm, guards, constants, run, time.perf_counter() - t0, self._names)
         self._entries.append(entry)
         return entry
 
@@ -201,7 +228,8 @@ class CompiledFunction:
         return list(self._entries)
 
     def stats(self):
-        """Captures and replays: counts and seconds."""
+        """Captures and replays: counts and seconds (replays are timed only
+        while ``fxvm.profile()`` is on)."""
         return {
             "captures": len(self._entries),
             "capture_time": sum(e.capture_time for e in self._entries),
