@@ -454,3 +454,43 @@ fn shape_trace_goldens() {
     }
     assert_eq!(checked, 7);
 }
+
+/// `fxvm run --profile`: the per-op time of replayed graphs on stderr at exit.
+#[test]
+fn profile_prints_per_op_time_of_replayed_graphs() {
+    let dir = Scratch::new("profile");
+    let script = dir.write(
+        "mlp.py",
+        "import torch, torch.nn as nn\n\
+         m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).eval()\n\
+         c = torch.compile(m)\n\
+         for _ in range(5):\n    c(torch.randn(3, 4))\n\
+         print('ok')\n",
+    );
+    let out = run(&["run", "--profile", script.to_str().unwrap()]);
+    assert_eq!(out.status, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "ok\n");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert!(
+        lines[0].starts_with("op") && lines[0].contains("calls"),
+        "{}",
+        out.stderr
+    );
+    let linear = lines
+        .iter()
+        .find(|l| l.starts_with("torch._C._nn.linear"))
+        .expect("linear's row");
+    assert_eq!(
+        linear.split_whitespace().nth(1),
+        Some("10"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("torch.nn.functional.relu")),
+        "{}",
+        out.stderr
+    );
+}

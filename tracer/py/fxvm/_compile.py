@@ -6,8 +6,10 @@ that breaks them captures again, up to a cache limit; a declared signature
 tracer cannot follow runs eagerly with one warning, or raises with
 ``fullgraph=True``. ``torch.compile`` is this with PyTorch's arguments."""
 
+import sys
 import time
 import warnings
+import weakref
 
 import torch
 import torch._dynamo
@@ -32,10 +34,45 @@ _Tensor = torch.Tensor
 _profiling = [False]
 
 
+# Every compiled function made, for the profile report.
+_compiled = weakref.WeakSet()
+
+
 def profile(enabled=True):
-    """Times every replay (``stats()["replay_time"]``); off by default, as
-    the clock costs as much as a small graph's guard check."""
+    """Times every replay (``stats()["replay_time"]``) and each op in it
+    (``profile_report()``); off by default, as the clock costs as much as a
+    small graph's guard check."""
     _profiling[0] = bool(enabled)
+    _fx.set_replay_profiling(bool(enabled))
+
+
+def profile_report():
+    """Per-op time of the graphs replayed while profiling, as a table (op,
+    calls, total ms, share), slowest first."""
+    totals = {}
+    for compiled in list(_compiled):
+        for entry in compiled.cache_entries():
+            timings = getattr(entry._run, "timings", None)
+            for _, what, calls, seconds in timings() if timings else ():
+                calls0, seconds0 = totals.get(what, (0, 0.0))
+                totals[what] = (calls0 + calls, seconds0 + seconds)
+    if not totals:
+        return "fxvm profile: no graph was replayed"
+    whole = sum(s for _, s in totals.values()) or 1.0
+    width = max(len(w) for w in totals)
+    lines = [f"{'op':<{width}}  {'calls':>8}  {'total ms':>10}  {'share':>6}"]
+    for what, (calls, seconds) in sorted(totals.items(), key=lambda kv: -kv[1][1]):
+        lines.append(f"{what:<{width}}  {calls:>8}  {seconds * 1e3:>10.3f}  {seconds / whole:>6.1%}")
+    return "\n".join(lines)
+
+
+def _profile_at_exit():
+    """`fxvm run --profile`: profiling from the start, the report on stderr
+    when the script ends."""
+    import atexit
+
+    profile(True)
+    atexit.register(lambda: print(profile_report(), file=sys.stderr))
 class SignatureError(TypeError):
     """A call whose argument does not fit the declared signature."""
 
@@ -113,6 +150,7 @@ class CompiledFunction:
         self._signature = signature or {}
         self._entries = []
         self._eager_reason = None
+        _compiled.add(self)
         # dims seen to change between captures, per input (automatic dynamic)
         self._changed = {}
         self._first_sizes = {}

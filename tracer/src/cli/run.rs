@@ -10,12 +10,15 @@ use super::ExitStatus;
 /// Run a Python script (or `-c CODE`) in the fxvm interpreter.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  fxvm run model.py --epochs 3\n  fxvm run -c \"import torch; print(torch.__version__)\""
+    after_help = "Examples:\n  fxvm run model.py --epochs 3\n  fxvm run -c \"import torch; print(torch.__version__)\"\n  fxvm run --profile train.py"
 )]
 pub(crate) struct RunArgs {
     /// Program passed in as a string, as `python -c`.
     #[arg(short = 'c', value_name = "CODE")]
     code: Option<String>,
+    /// Time each op of the graphs torch.compile / fxvm.global_function replay, and print the table on stderr at exit.
+    #[arg(long)]
+    profile: bool,
     /// Also import pure-Python packages from DIR (repeatable; PYTHONPATH and an active virtualenv are used too).
     #[arg(long = "site-packages", value_name = "DIR")]
     site_packages: Vec<std::path::PathBuf>,
@@ -50,7 +53,18 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
         path: super::package_path(&args.site_packages),
         ..Default::default()
     });
+    let profile = args.profile;
     let status = interp.enter(|vm| {
+        if profile {
+            let start = vm
+                .import("fxvm._compile", 0)
+                .and_then(|m| m.get_attr("_compile", vm))
+                .and_then(|m| m.get_attr("_profile_at_exit", vm))
+                .and_then(|f| f.call((), vm));
+            if let Err(e) = start {
+                vm.print_exception(e);
+            }
+        }
         let result = script::run_main(vm, main);
         script::finish(vm, result)
     });

@@ -162,6 +162,12 @@ mod module {
         PyGraph::make_static_type()
     }
 
+    /// Turns per-step timing of replayed graphs on or off.
+    #[pyfunction]
+    fn set_replay_profiling(on: bool) {
+        crate::replay::set_profiling(on);
+    }
+
     #[pyattr(name = "Plan")]
     fn plan_type(_vm: &VirtualMachine) -> PyTypeRef {
         crate::replay::PyPlan::make_static_type()

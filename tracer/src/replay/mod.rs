@@ -44,6 +44,15 @@ pub(crate) struct PyPlan {
     /// The node of each step, for error messages.
     step_nodes: Vec<PyObjectRef>,
     native_steps: usize,
+    /// Per step: nanoseconds and calls, while profiling is on.
+    timings: std::sync::Mutex<Vec<(u64, u64)>>,
+}
+
+/// Whether replays time each step (`fxvm run --profile`).
+static PROFILING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub(crate) fn set_profiling(on: bool) {
+    PROFILING.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
 impl std::fmt::Debug for PyPlan {
@@ -124,6 +133,7 @@ impl PyPlan {
             .iter()
             .filter(|s| !matches!(s, Step::Python { .. }))
             .count();
+        let step_count = steps.len();
         let frees = liveness(&steps, &slot_of, &initial, &output);
         Ok(PyPlan {
             steps,
@@ -135,6 +145,7 @@ impl PyPlan {
             callees,
             step_nodes,
             native_steps,
+            timings: std::sync::Mutex::new(vec![(0, 0); step_count]),
         })
     }
 
@@ -363,10 +374,18 @@ impl PyPlan {
                 }
             };
         }
+        let profiling = PROFILING.load(std::sync::atomic::Ordering::Relaxed);
         for (i, (step, frees)) in self.steps.iter().zip(&self.frees).enumerate() {
+            let start = profiling.then(std::time::Instant::now);
             let v = self
                 .run_step(step, &mut slots, vm)
                 .map_err(|e| self.located(i, e, vm))?;
+            if let Some(start) = start
+                && let Ok(mut t) = self.timings.lock()
+            {
+                t[i].0 += start.elapsed().as_nanos() as u64;
+                t[i].1 += 1;
+            }
             slots[step.out()] = v;
             for &f in frees {
                 slots[f] = V::Empty;
@@ -523,6 +542,51 @@ impl PyPlan {
     #[pygetset]
     fn counts(&self) -> (usize, usize) {
         (self.native_steps, self.steps.len() - self.native_steps)
+    }
+
+    /// `[(node name, what it calls, calls, seconds)]` per step timed while
+    /// profiling was on.
+    #[pymethod]
+    fn timings(&self, vm: &VirtualMachine) -> PyResult<PyObjectRef> {
+        let t = self
+            .timings
+            .lock()
+            .map_err(|_| vm.new_runtime_error("timings poisoned"))?;
+        let mut rows = Vec::new();
+        for (i, (&(nanos, calls), node)) in t.iter().zip(&self.step_nodes).enumerate() {
+            if calls == 0 {
+                continue;
+            }
+            let node = node.downcast_ref::<PyNode>().expect("a node");
+            let target = node.target();
+            let what = match (&self.steps[i], target.get_attr("__qualname__", vm)) {
+                (Step::Python { .. }, _) => format!("{} (Python)", node.name()),
+                (_, Ok(q)) => {
+                    let module = target
+                        .get_attr("__module__", vm)
+                        .ok()
+                        .and_then(|m| m.str(vm).ok());
+                    match module {
+                        Some(m) if m.expect_str() != "builtins" => {
+                            format!("{}.{}", m.expect_str(), q.str(vm)?.expect_str())
+                        }
+                        _ => q.str(vm)?.expect_str().to_owned(),
+                    }
+                }
+                (_, Err(_)) => format!("Tensor.{}", target.str(vm)?.expect_str()),
+            };
+            rows.push(
+                vm.ctx
+                    .new_tuple(vec![
+                        vm.ctx.new_str(node.name()).into(),
+                        vm.ctx.new_str(what).into(),
+                        vm.ctx.new_int(calls).into(),
+                        vm.ctx.new_float(nanos as f64 * 1e-9).into(),
+                    ])
+                    .into(),
+            );
+        }
+        Ok(vm.ctx.new_list(rows).into())
     }
 
     /// The nodes that call back into Python, by name.
