@@ -23,6 +23,17 @@ struct PyOracle<'a> {
     vm: &'a VirtualMachine,
 }
 
+impl<'a> PyOracle<'a> {
+    fn new(holds: PyObjectRef, hint: PyObjectRef, vm: &'a VirtualMachine) -> PyOracle<'a> {
+        PyOracle {
+            holds,
+            hint,
+            error: None,
+            vm,
+        }
+    }
+}
+
 impl Oracle for PyOracle<'_> {
     fn holds(&mut self, cond: &Expr) -> bool {
         if self.error.is_some() {
@@ -210,15 +221,7 @@ pub(crate) fn infer(
         .downcast_ref::<PyTuple>()
         .map(|t| t.as_slice().to_vec())
         .unwrap_or_default();
-    let mut keywords = rustpython_vm::function::KwArgs::default();
-    if let Some(d) = kwargs.downcast_ref::<PyDict>() {
-        for (k, v) in d.items_vec() {
-            keywords = keywords
-                .into_iter()
-                .chain([(k.str(vm)?.expect_str().to_owned(), v)])
-                .collect();
-        }
-    }
+    let keywords = binding::kwargs(&kwargs, vm);
     let objects = binding::bind_objects(&op.schema, FuncArgs::new(positional, keywords), vm)?;
     let mut metas = Vec::with_capacity(objects.len());
     for (p, o) in op.schema.params.iter().zip(&objects) {
@@ -231,12 +234,7 @@ pub(crate) fn infer(
             None => return Ok(vm.ctx.none()),
         }
     }
-    let mut oracle = PyOracle {
-        holds,
-        hint,
-        error: None,
-        vm,
-    };
+    let mut oracle = PyOracle::new(holds, hint, vm);
     let out = op.infer(metas, &mut oracle).expect("the op has a rule");
     finish(out, oracle, vm)
 }
@@ -313,12 +311,7 @@ pub(crate) fn infer_subscript(
             None => return Ok(vm.ctx.none()),
         }
     }
-    let mut oracle = PyOracle {
-        holds,
-        hint,
-        error: None,
-        vm,
-    };
+    let mut oracle = PyOracle::new(holds, hint, vm);
     let out = fxvm_ops::meta::subscript_of(&x, &items, &mut oracle);
     finish(out.map(MetaOut::Tensor), oracle, vm)
 }
@@ -397,16 +390,7 @@ pub(crate) fn fake_torch_function(
             .get_attr("_run_without_torch_function", vm)?;
         let mut call_args = vec![func];
         call_args.extend(positional);
-        let kw: rustpython_vm::function::KwArgs = kwargs
-            .downcast_ref::<PyDict>()
-            .map(|d| {
-                d.items_vec()
-                    .into_iter()
-                    .filter_map(|(k, v)| Some((k.str(vm).ok()?.expect_str().to_owned(), v)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        return run.call(FuncArgs::new(call_args, kw), vm);
+        return run.call(FuncArgs::new(call_args, binding::kwargs(&kwargs, vm)), vm);
     }
     let holds = env.get_attr("_holds", vm)?;
     let hint = env.get_attr("_hint", vm)?;

@@ -89,3 +89,16 @@ pub fn error_to_py(
 pub fn value_to_py(v: Value, inputs: &[Option<PyObjectRef>], vm: &VirtualMachine) -> PyResult {
     crate::native::bind::to_py(v, inputs, vm)
 }
+
+/// A dict of keyword arguments (string keys) as call keywords; anything
+/// else as none.
+pub fn kwargs(o: &PyObjectRef, vm: &VirtualMachine) -> rustpython_vm::function::KwArgs {
+    o.downcast_ref::<rustpython_vm::builtins::PyDict>()
+        .map(|d| {
+            d.items_vec()
+                .into_iter()
+                .filter_map(|(k, v)| Some((k.str(vm).ok()?.expect_str().to_owned(), v)))
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -90,15 +90,7 @@ fn native_value(
         .to_vec();
     let target = node.target();
     let call = |f: &PyObjectRef| {
-        let kw: rustpython_vm::function::KwArgs = kwargs
-            .downcast_ref::<rustpython_vm::builtins::PyDict>()
-            .map(|d| {
-                d.items_vec()
-                    .into_iter()
-                    .filter_map(|(k, v)| Some((k.str(vm).ok()?.expect_str().to_owned(), v)))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let kw = fxvm_vm::binding::kwargs(&kwargs, vm);
         f.call(
             rustpython_vm::function::FuncArgs::new(args_t.clone(), kw),
             vm,

@@ -97,6 +97,13 @@ impl Step {
     }
 }
 
+/// The registry row behind `Tensor.<name>`.
+fn method_op(name: &str) -> Option<&'static Op> {
+    registry()
+        .named(name)
+        .find(|op| op.places.contains(&Place::Method))
+}
+
 /// The planner's view of the graph being planned.
 pub(crate) struct Planner<'a> {
     pub(crate) slot_of: HashMap<usize, usize>,
@@ -216,6 +223,26 @@ impl Planner<'_> {
         }))
     }
 
+    /// An op step for `node` when `op` is known and its arguments bind,
+    /// else the node through Python.
+    fn op_or_python(
+        &self,
+        node: &Py<PyNode>,
+        op: Option<&'static Op>,
+        args: Vec<PyObjectRef>,
+        kwargs: KwArgs,
+        out: usize,
+    ) -> PyResult<Step> {
+        let step = match op {
+            Some(op) => self.op_step(op, args, kwargs, out)?,
+            None => None,
+        };
+        Ok(step.unwrap_or_else(|| Step::Python {
+            node: node.to_owned().into(),
+            out,
+        }))
+    }
+
     /// The step computing `node` into slot `out`.
     pub(crate) fn step(&self, node: &Py<PyNode>, out: usize) -> PyResult<Step> {
         let vm = self.vm;
@@ -226,12 +253,7 @@ impl Planner<'_> {
             })
         };
         let args: Vec<PyObjectRef> = node.args_tuple().as_slice().to_vec();
-        let kwargs: KwArgs = node
-            .kwargs_dict()
-            .items_vec()
-            .into_iter()
-            .filter_map(|(k, v)| Some((k.downcast_ref::<PyStr>()?.expect_str().to_owned(), v)))
-            .collect();
+        let kwargs = binding::kwargs(&node.kwargs_dict().into(), vm);
         let target = node.target();
         let first = args.first().and_then(node_of);
         match node.op() {
@@ -267,18 +289,7 @@ impl Planner<'_> {
                         },
                     });
                 }
-                let op = registry()
-                    .named(&name)
-                    .find(|op| op.places.contains(&Place::Method));
-                match op {
-                    Some(op) => Ok(self
-                        .op_step(op, args, kwargs, out)?
-                        .unwrap_or(Step::Python {
-                            node: node.to_owned().into(),
-                            out,
-                        })),
-                    None => python(),
-                }
+                self.op_or_python(node, method_op(&name), args, kwargs, out)
             }
             Kind::CallFunction => {
                 let module = target
@@ -295,15 +306,7 @@ impl Planner<'_> {
                     let name = name.unwrap_or_default();
                     return self.operator_step(node, &name, args, kwargs, out);
                 }
-                match binding::op_of(&target, vm) {
-                    Some(op) => Ok(self
-                        .op_step(op, args, kwargs, out)?
-                        .unwrap_or(Step::Python {
-                            node: node.to_owned().into(),
-                            out,
-                        })),
-                    None => python(),
-                }
+                self.op_or_python(node, binding::op_of(&target, vm), args, kwargs, out)
             }
             _ => python(),
         }
@@ -416,13 +419,7 @@ impl Planner<'_> {
                     return Ok(python);
                 };
                 let method = method.str(vm)?.expect_str().to_owned();
-                let op = registry()
-                    .named(&method)
-                    .find(|op| op.places.contains(&Place::Method));
-                match op {
-                    Some(op) => Ok(self.op_step(op, args, kwargs, out)?.unwrap_or(python)),
-                    None => Ok(python),
-                }
+                self.op_or_python(node, method_op(&method), args, kwargs, out)
             }
             _ => Ok(python),
         }
@@ -527,15 +524,8 @@ pub(crate) fn python_args(
         .iter()
         .map(|a| substitute(a, slots, slot_of, vm))
         .collect::<PyResult<Vec<_>>>()?;
-    let mut kwargs = KwArgs::default();
-    for (k, v) in node.kwargs_dict().items_vec() {
-        let key = k.str(vm)?.expect_str().to_owned();
-        kwargs = kwargs
-            .into_iter()
-            .chain([(key, substitute(&v, slots, slot_of, vm)?)])
-            .collect();
-    }
-    Ok((args, kwargs))
+    let kwargs = substitute(&node.kwargs_dict().into(), slots, slot_of, vm)?;
+    Ok((args, binding::kwargs(&kwargs, vm)))
 }
 
 /// `o` with nodes replaced by their values (tuples, lists, dicts, slices

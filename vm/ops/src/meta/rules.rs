@@ -354,6 +354,31 @@ fn window(
     Ok(out)
 }
 
+/// [`window`] for each spatial size.
+fn windows(
+    cx: &mut Ctx<'_>,
+    sizes: &[Expr],
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil: bool,
+) -> Result<Vec<Expr>> {
+    (0..sizes.len())
+        .map(|d| {
+            window(
+                cx,
+                &sizes[d],
+                kernel[d],
+                stride[d],
+                padding[d],
+                dilation[d],
+                ceil,
+            )
+        })
+        .collect()
+}
+
 /// A per-dimension parameter (`stride=2` or `(2, 1)`) for `n` dims.
 fn per_dim(cx: &Ctx<'_>, param: &str, n: usize, default: &[i64]) -> Result<Vec<i64>> {
     let v = match cx.arg(param) {
@@ -367,21 +392,28 @@ fn per_dim(cx: &Ctx<'_>, param: &str, n: usize, default: &[i64]) -> Result<Vec<i
     })
 }
 
-/// `convN(input, weight, bias, stride, padding, dilation, groups)`.
-pub(crate) fn conv(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+/// A convolution's input, weight, spatial dim count and (constant)
+/// kernel sizes.
+fn conv_operands(cx: &Ctx<'_>) -> Result<(TensorMeta, TensorMeta, usize, Vec<i64>)> {
     let x = cx.tensor("input")?;
     let w = cx.tensor("weight")?;
     let n = w.ndim().saturating_sub(2);
     if x.ndim() < n + 1 {
         return Err(cx.bad("input"));
     }
-    let stride = per_dim(cx, "stride", n, &[1])?;
-    let dilation = per_dim(cx, "dilation", n, &[1])?;
     let kernel: Vec<i64> = w.sizes[2..]
         .iter()
         .map(|k| k.as_int().map(|k| k as i64))
         .collect::<Option<_>>()
         .ok_or_else(|| cx.bad("weight"))?;
+    Ok((x, w, n, kernel))
+}
+
+/// `convN(input, weight, bias, stride, padding, dilation, groups)`.
+pub(crate) fn conv(cx: &mut Ctx<'_>) -> Result<MetaOut> {
+    let (x, w, n, kernel) = conv_operands(cx)?;
+    let stride = per_dim(cx, "stride", n, &[1])?;
+    let dilation = per_dim(cx, "dilation", n, &[1])?;
     let padding = match cx.value("padding") {
         Value::Str(mode) if mode == "valid" => vec![0; n],
         Value::Str(_) => {
@@ -395,18 +427,10 @@ pub(crate) fn conv(cx: &mut Ctx<'_>) -> Result<MetaOut> {
     let lead = x.ndim() - n;
     let mut sizes: Vec<Expr> = x.sizes[..lead - 1].to_vec();
     sizes.push(w.sizes[0].clone());
-    for d in 0..n {
-        let s = x.sizes[lead + d].clone();
-        sizes.push(window(
-            cx,
-            &s,
-            kernel[d],
-            stride[d],
-            padding[d],
-            dilation[d],
-            false,
-        )?);
-    }
+    let spatial = &x.sizes[lead..];
+    sizes.extend(windows(
+        cx, spatial, &kernel, &stride, &padding, &dilation, false,
+    )?);
     Ok(MetaOut::Tensor(TensorMeta::new(sizes, x.dtype)))
 }
 
@@ -414,22 +438,12 @@ pub(crate) fn conv(cx: &mut Ctx<'_>) -> Result<MetaOut> {
 /// groups, dilation)`: `(size − 1)·stride − 2·pad + dilation·(k − 1) +
 /// output_padding + 1` per spatial dim, `weight[1]·groups` channels.
 pub(crate) fn conv_transpose(cx: &mut Ctx<'_>) -> Result<MetaOut> {
-    let x = cx.tensor("input")?;
-    let w = cx.tensor("weight")?;
-    let n = w.ndim().saturating_sub(2);
-    if x.ndim() < n + 1 {
-        return Err(cx.bad("input"));
-    }
+    let (x, w, n, kernel) = conv_operands(cx)?;
     let stride = per_dim(cx, "stride", n, &[1])?;
     let padding = per_dim(cx, "padding", n, &[0])?;
     let output_padding = per_dim(cx, "output_padding", n, &[0])?;
     let dilation = per_dim(cx, "dilation", n, &[1])?;
     let groups = cx.const_int("groups")?;
-    let kernel: Vec<i64> = w.sizes[2..]
-        .iter()
-        .map(|k| k.as_int().map(|k| k as i64))
-        .collect::<Option<_>>()
-        .ok_or_else(|| cx.bad("weight"))?;
     let lead = x.ndim() - n;
     let mut sizes: Vec<Expr> = x.sizes[..lead - 1].to_vec();
     sizes.push(cx.sym(w.sizes[1].mul(&Expr::int(groups as i128)))?);
@@ -614,18 +628,10 @@ pub(crate) fn pool(cx: &mut Ctx<'_>) -> Result<MetaOut> {
     }
     let lead = x.ndim() - n;
     let mut sizes: Vec<Expr> = x.sizes[..lead].to_vec();
-    for d in 0..n {
-        let s = x.sizes[lead + d].clone();
-        sizes.push(window(
-            cx,
-            &s,
-            kernel[d],
-            stride[d],
-            padding[d],
-            dilation[d],
-            ceil,
-        )?);
-    }
+    let spatial = &x.sizes[lead..];
+    sizes.extend(windows(
+        cx, spatial, &kernel, &stride, &padding, &dilation, ceil,
+    )?);
     let out = TensorMeta::new(sizes, x.dtype);
     if cx.op.schema.position("return_indices").is_some() && cx.bool("return_indices") {
         let indices = TensorMeta::new(out.sizes.clone(), DType::I64);
