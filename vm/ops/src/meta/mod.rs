@@ -8,6 +8,7 @@
 //! the answer as a guard. An op without a rule leaves the caller to run the
 //! kernel on real examples instead.
 
+mod layers;
 mod pointwise;
 mod rules;
 mod subscript;
@@ -19,6 +20,7 @@ use fxvm_tensor::{DType, Result, TensorError};
 use crate::op::Op;
 use crate::value::Value;
 
+pub(crate) use layers::*;
 pub(crate) use pointwise::{like_first, pointwise};
 pub(crate) use rules::*;
 pub use subscript::Item;
