@@ -704,12 +704,7 @@ pub fn zip_map<T: Element, U: Element>(
                 xb[start..start + len].iter().map(|&y| f(x, y))
             })
         }
-        _ => a
-            .layout()
-            .offsets()
-            .zip(b.layout().offsets())
-            .map(|(oa, ob)| f(xa[oa], xb[ob]))
-            .collect(),
+        _ => super::strided::zip_strided(a.layout(), xa, b.layout(), xb, f),
     };
     Tensor::from_vec(out, a.shape())
 }

@@ -31,5 +31,6 @@ pub mod search;
 pub mod shape;
 mod skinny;
 pub mod sort;
+pub(crate) mod strided;
 pub mod subscript;
 pub mod unique;

@@ -1,0 +1,210 @@
+//! Pairwise maps over two views of one shape with any strides (broadcast
+//! operands, transposes, slices), row by row: dims are merged where both
+//! operands step evenly, each innermost run is a slice loop — stride 1 or 0
+//! on either side vectorises — and rows go to threads for large outputs.
+//! (Walking both views element by element costs ~70× PyTorch's time for a
+//! broadcast bias add.)
+
+use std::mem::MaybeUninit;
+
+use rayon::prelude::*;
+
+use crate::layout::Layout;
+use crate::storage::Element;
+
+/// Outputs at least this large are filled in parallel.
+const PARALLEL_MIN: usize = 1 << 15;
+/// Elements per parallel task, in whole rows.
+const TASK: usize = 1 << 14;
+
+/// `(size, stride in a, stride in b)` per dim, size-1 dims dropped and
+/// neighbours merged where both operands step evenly across them.
+fn merged_dims(a: &Layout, b: &Layout) -> Vec<(usize, usize, usize)> {
+    let mut dims: Vec<(usize, usize, usize)> = Vec::with_capacity(a.shape.len());
+    for ((&size, &sa), &sb) in a.shape.iter().zip(&a.strides).zip(&b.strides) {
+        if size == 1 {
+            continue;
+        }
+        match dims.last_mut() {
+            Some(last) if last.1 == sa * size && last.2 == sb * size => {
+                *last = (last.0 * size, sa, sb);
+            }
+            _ => dims.push((size, sa, sb)),
+        }
+    }
+    dims
+}
+
+/// `f(a[i], b[i])` for every index of the common shape, in row-major order.
+/// `xa`/`xb` are the storages the layouts index.
+pub(crate) fn zip_strided<T: Element, U: Element>(
+    a: &Layout,
+    xa: &[T],
+    b: &Layout,
+    xb: &[T],
+    f: impl Fn(T, T) -> U + Sync + Send,
+) -> Vec<U> {
+    assert_eq!(a.shape, b.shape, "zip_strided: operands of one shape");
+    let n: usize = a.shape.iter().product();
+    crate::alloc::ensure::<U>(n);
+    let mut out: Vec<U> = Vec::with_capacity(n);
+    if n == 0 {
+        return out;
+    }
+    let dims = merged_dims(a, b);
+    let (len, sa, sb) = dims.last().copied().unwrap_or((1, 0, 0));
+    let outer = &dims[..dims.len().saturating_sub(1)];
+    // The storage offsets where row `r` starts in `a` and `b`.
+    let row_start = |mut r: usize| {
+        let (mut oa, mut ob) = (a.offset, b.offset);
+        for &(size, da, db) in outer.iter().rev() {
+            let i = r % size;
+            r /= size;
+            oa += i * da;
+            ob += i * db;
+        }
+        (oa, ob)
+    };
+    let fill_row = |row: usize, dst: &mut [MaybeUninit<U>]| {
+        let (oa, ob) = row_start(row);
+        match (sa, sb) {
+            (1, 1) => {
+                let pairs = xa[oa..oa + len].iter().zip(&xb[ob..ob + len]);
+                for (slot, (&x, &y)) in dst.iter_mut().zip(pairs) {
+                    slot.write(f(x, y));
+                }
+            }
+            (1, 0) => {
+                let y = xb[ob];
+                for (slot, &x) in dst.iter_mut().zip(&xa[oa..oa + len]) {
+                    slot.write(f(x, y));
+                }
+            }
+            (0, 1) => {
+                let x = xa[oa];
+                for (slot, &y) in dst.iter_mut().zip(&xb[ob..ob + len]) {
+                    slot.write(f(x, y));
+                }
+            }
+            _ => {
+                for (j, slot) in dst.iter_mut().enumerate() {
+                    slot.write(f(xa[oa + j * sa], xb[ob + j * sb]));
+                }
+            }
+        }
+    };
+    let rows_per_task = (TASK / len).max(1);
+    let dst = &mut out.spare_capacity_mut()[..n];
+    let task = |(t, chunk): (usize, &mut [MaybeUninit<U>])| {
+        for (i, row) in chunk.chunks_mut(len).enumerate() {
+            fill_row(t * rows_per_task + i, row);
+        }
+    };
+    if n >= PARALLEL_MIN {
+        dst.par_chunks_mut(rows_per_task * len)
+            .enumerate()
+            .for_each(task);
+    } else {
+        dst.chunks_mut(rows_per_task * len)
+            .enumerate()
+            .for_each(task);
+    }
+    // SAFETY: the tasks' chunks cover `out[..n]` in whole rows of `len`, and
+    // `fill_row` writes every slot of its row (each arm zips `dst` with a
+    // source run of exactly `len` elements, or walks all of `dst`).
+    unsafe { out.set_len(n) };
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference: both views walked element by element.
+    fn naive(a: &Layout, xa: &[f32], b: &Layout, xb: &[f32]) -> Vec<f32> {
+        a.offsets()
+            .zip(b.offsets())
+            .map(|(i, j)| xa[i] * 10.0 + xb[j])
+            .collect()
+    }
+
+    fn data(n: usize) -> Vec<f32> {
+        (0..n).map(|i| i as f32).collect()
+    }
+
+    #[test]
+    fn broadcast_transposed_and_sliced_views_match_the_element_walk() {
+        let cases: Vec<(Layout, usize, Layout, usize)> = vec![
+            // bias over rows
+            (
+                Layout::contiguous(&[16, 384]),
+                16 * 384,
+                Layout::contiguous(&[384]).broadcast_to(&[16, 384]),
+                384,
+            ),
+            // a column against rows, and a scalar
+            (
+                Layout::contiguous(&[5, 1]).broadcast_to(&[5, 7]),
+                5,
+                Layout::contiguous(&[7]).broadcast_to(&[5, 7]),
+                7,
+            ),
+            (
+                Layout::contiguous(&[3, 4]),
+                12,
+                Layout::contiguous(&[1]).broadcast_to(&[3, 4]),
+                1,
+            ),
+            // a transpose against a dense operand
+            (
+                Layout::contiguous(&[6, 4]).transpose(0, 1),
+                24,
+                Layout::contiguous(&[4, 6]),
+                24,
+            ),
+            // NCHW plus a per-channel bias [C, 1, 1]
+            (
+                Layout::contiguous(&[2, 3, 4, 5]),
+                120,
+                Layout::contiguous(&[3, 1, 1]).broadcast_to(&[2, 3, 4, 5]),
+                3,
+            ),
+            // a strided slice
+            (
+                Layout::contiguous(&[8, 6]).slice(0, 1, 3, 2),
+                48,
+                Layout::contiguous(&[3, 6]),
+                18,
+            ),
+            // large enough to run in parallel, with a broadcast middle dim
+            (
+                Layout::contiguous(&[64, 1, 1024]).broadcast_to(&[64, 3, 1024]),
+                64 * 1024,
+                Layout::contiguous(&[3, 1024]).broadcast_to(&[64, 3, 1024]),
+                3 * 1024,
+            ),
+        ];
+        for (a, na, b, nb) in cases {
+            let (xa, xb) = (data(na), data(nb));
+            let got = zip_strided(&a, &xa, &b, &xb, |x: f32, y: f32| x * 10.0 + y);
+            assert_eq!(
+                got,
+                naive(&a, &xa, &b, &xb),
+                "{:?} / {:?}",
+                a.shape,
+                b.strides
+            );
+        }
+    }
+
+    #[test]
+    fn empty_and_single_element_shapes() {
+        let e = Layout::contiguous(&[0, 3]);
+        assert!(zip_strided(&e, &[0f32; 0], &e, &[0f32; 0], |x: f32, y: f32| x + y).is_empty());
+        let one = Layout::contiguous(&[1, 1]);
+        assert_eq!(
+            zip_strided(&one, &[2f32], &one, &[3f32], |x: f32, y: f32| x * y),
+            [6.0]
+        );
+    }
+}
