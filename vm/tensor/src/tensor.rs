@@ -165,7 +165,7 @@ impl Tensor {
         with_storage!(&*storage, v, S => {
             match self.layout.contiguous_range() {
                 Some(r) => v[r].iter().map(|&x| x.cast::<T>()).collect(),
-                None => self.layout.offsets().map(|o| v[o].cast::<T>()).collect(),
+                None => crate::ops::strided::map_strided(&self.layout, v, |x| x.cast::<T>()),
             }
         })
     }

@@ -313,10 +313,7 @@ pub fn map<T: Element, U: Element>(t: &Tensor, f: impl Fn(T) -> U + Sync + Send)
                 src[start..start + len].iter().map(|&x| f(x))
             })
         }
-        None => {
-            crate::alloc::ensure::<U>(t.numel());
-            t.layout().offsets().map(|o| f(src[o])).collect()
-        }
+        None => super::strided::map_strided(t.layout(), src, f),
     };
     Tensor::from_vec(out, t.shape())
 }

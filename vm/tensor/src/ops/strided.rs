@@ -116,6 +116,16 @@ pub(crate) fn zip_strided<T: Element, U: Element>(
     out
 }
 
+/// `f(x[i])` for every index of a view of any strides, in row-major order
+/// (one operand read as both sides of [`zip_strided`]).
+pub(crate) fn map_strided<T: Element, U: Element>(
+    layout: &Layout,
+    xs: &[T],
+    f: impl Fn(T) -> U + Sync + Send,
+) -> Vec<U> {
+    zip_strided(layout, xs, layout, xs, |x, _| f(x))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,6 +205,14 @@ mod tests {
                 b.strides
             );
         }
+    }
+
+    #[test]
+    fn a_single_view_maps_in_row_major_order() {
+        let t = Layout::contiguous(&[3, 5]).transpose(0, 1);
+        let xs = data(15);
+        let want: Vec<f32> = t.offsets().map(|o| xs[o] + 1.0).collect();
+        assert_eq!(map_strided(&t, &xs, |x: f32| x + 1.0), want);
     }
 
     #[test]
