@@ -93,21 +93,7 @@ pub(crate) fn map(
         return c.dict.as_object().call((out,), vm);
     }
     if let Some(s) = a.downcast_ref::<PySlice>() {
-        let part = |x: Option<&PyObjectRef>, leaf: &mut Leaf<'_>| -> PyResult<PyObjectRef> {
-            match x {
-                Some(x) => map(x, c, leaf, vm),
-                None => Ok(vm.ctx.none()),
-            }
-        };
-        let start = part(s.start.as_ref(), leaf)?;
-        let stop = part(Some(&s.stop), leaf)?;
-        let step = part(s.step.as_ref(), leaf)?;
-        return vm
-            .ctx
-            .types
-            .slice_type
-            .as_object()
-            .call((start, stop, step), vm);
+        return map_slice(s, |x| map(x, c, leaf, vm), vm);
     }
     leaf.apply(a)
 }
@@ -142,4 +128,21 @@ pub(crate) fn is_flat_tuple(a: &PyTuple) -> bool {
                 || x.downcast_ref::<PyDict>().is_some()
                 || x.downcast_ref::<PySlice>().is_some())
     })
+}
+
+/// A new slice with `f` applied to each bound (`None` for a missing one).
+pub(crate) fn map_slice(
+    s: &PySlice,
+    mut f: impl FnMut(&PyObjectRef) -> PyResult,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let none = vm.ctx.none();
+    let start = f(s.start.as_ref().unwrap_or(&none))?;
+    let stop = f(&s.stop)?;
+    let step = f(s.step.as_ref().unwrap_or(&none))?;
+    vm.ctx
+        .types
+        .slice_type
+        .as_object()
+        .call((start, stop, step), vm)
 }

@@ -1,7 +1,7 @@
 //! `torch._C._fx`: the native torch.fx IR — nodes, graphs, naming, text and
 //! code generation. The frozen `torch.fx` package builds on it.
 
-mod args;
+pub(crate) mod args;
 mod codegen;
 mod dispatch;
 mod format;

@@ -87,16 +87,7 @@ impl Recorder<'_> {
         }
         if cls.is(vm.ctx.types.slice_type) {
             let s = a.downcast_ref::<PySlice>().expect("a slice");
-            let none = vm.ctx.none();
-            let start = self.arg(s.start.as_ref().unwrap_or(&none))?;
-            let stop = self.arg(&s.stop)?;
-            let step = self.arg(s.step.as_ref().unwrap_or(&none))?;
-            return vm
-                .ctx
-                .types
-                .slice_type
-                .as_object()
-                .call((start, stop, step), vm);
+            return super::args::map_slice(s, |x| self.arg(x), vm);
         }
         vm.call_method(self.tracer, "create_arg", (a.clone(),))
     }

@@ -568,16 +568,7 @@ pub(crate) fn substitute(
         return Ok(out.into());
     }
     if let Some(s) = o.downcast_ref::<rustpython_vm::builtins::PySlice>() {
-        let none = vm.ctx.none();
-        let start = substitute(s.start.as_ref().unwrap_or(&none), slots, slot_of, vm)?;
-        let stop = substitute(&s.stop, slots, slot_of, vm)?;
-        let step = substitute(s.step.as_ref().unwrap_or(&none), slots, slot_of, vm)?;
-        return vm
-            .ctx
-            .types
-            .slice_type
-            .as_object()
-            .call((start, stop, step), vm);
+        return crate::fx::args::map_slice(s, |x| substitute(x, slots, slot_of, vm), vm);
     }
     Ok(o.clone())
 }
