@@ -107,12 +107,14 @@ fn max_pool_row(decl: &'static str, places: &'static [Place], spatial: usize) ->
                 dilation: &dilation,
                 ceil_mode,
             };
+            if !(return_indices || pair) {
+                return pool::max_pool_values(&x, &w, spatial).map(Value::Tensor);
+            }
             let (values, indices) = pool::max_pool(&x, &w, spatial)?;
-            Ok(if return_indices || pair {
-                Value::Tuple(vec![Value::Tensor(values), Value::Tensor(indices)])
-            } else {
-                Value::Tensor(values)
-            })
+            Ok(Value::Tuple(vec![
+                Value::Tensor(values),
+                Value::Tensor(indices),
+            ]))
         },
     )
 }

@@ -279,6 +279,95 @@ pub fn max_pool(t: &Tensor, w: &Window, spatial: usize) -> Result<(Tensor, Tenso
     Ok(split(best, &shape_with(t, spatial, &outs), t.dtype()))
 }
 
+/// `max_pool1d/2d/3d` without indices, in the input's own float type (what
+/// a model's `F.max_pool2d(x, 2)` asks for; [`max_pool`] serves the rest).
+pub fn max_pool_values(t: &Tensor, w: &Window, spatial: usize) -> Result<Tensor> {
+    fn run<F: num_traits::Float + crate::storage::Element>(
+        t: &Tensor,
+        ax: &[Axis; 3],
+        n: usize,
+        [_, h, width]: [usize; 3],
+    ) -> Vec<F> {
+        let outs = ax.map(|a| a.output);
+        let (plane_in, plane_out): (usize, usize) =
+            (ax.iter().map(|a| a.input).product(), outs.iter().product());
+        t.with_slice(|x: &[F]| {
+            // Windows wholly inside a 2-d plane (no padding, dilation or
+            // ceil overhang): plain loops, no tap filtering.
+            let inside = ax[0].output == 1
+                && ax[0].kernel == 1
+                && ax[1..].iter().all(|a| {
+                    a.pad == 0 && a.dilation == 1 && (a.output - 1) * a.stride + a.kernel <= a.input
+                });
+            let pool_plane = |(dst, src): (&mut [F], &[F])| {
+                if inside {
+                    let (y, x) = (&ax[1], &ax[2]);
+                    for oy in 0..y.output {
+                        for ox in 0..x.output {
+                            let mut m = F::neg_infinity();
+                            for ky in 0..y.kernel {
+                                let row = (oy * y.stride + ky) * width + ox * x.stride;
+                                for &v in &src[row..row + x.kernel] {
+                                    // NaN wins, as in PyTorch.
+                                    if v > m || v.is_nan() && !m.is_nan() {
+                                        m = v;
+                                    }
+                                }
+                            }
+                            dst[oy * x.output + ox] = m;
+                        }
+                    }
+                    return;
+                }
+                for (i, [oz, oy, ox]) in grid(outs) {
+                    let mut m = F::neg_infinity();
+                    'window: for iz in ax[0].taps(oz) {
+                        for iy in ax[1].taps(oy) {
+                            for ix in ax[2].taps(ox) {
+                                let v = src[(iz * h + iy) * width + ix];
+                                // NaN wins and stays, as in PyTorch.
+                                if v.is_nan() {
+                                    m = v;
+                                    break 'window;
+                                }
+                                if v > m {
+                                    m = v;
+                                }
+                            }
+                        }
+                    }
+                    dst[i] = m;
+                }
+            };
+            let mut out = vec![F::zero(); crate::alloc::ensure_numel::<F>(&[n, plane_out])];
+            if plane_out > 0 && plane_in > 0 {
+                if x.len() >= 1 << 16 {
+                    out.par_chunks_mut(plane_out)
+                        .zip(x.par_chunks(plane_in))
+                        .for_each(pool_plane);
+                } else {
+                    out.chunks_mut(plane_out)
+                        .zip(x.chunks(plane_in))
+                        .for_each(pool_plane);
+                }
+            }
+            out
+        })
+    }
+    let op = name("max_pool", spatial);
+    check_float(op, t)?;
+    if !matches!(t.dtype(), DType::F32 | DType::F64) {
+        return max_pool(t, w, spatial).map(|(values, _)| values);
+    }
+    let ax = axes(op, t, w, spatial)?;
+    let (n, dims) = planes(op, t, spatial)?;
+    let shape = shape_with(t, spatial, &ax.map(|a| a.output));
+    Ok(match t.dtype() {
+        DType::F32 => Tensor::from_vec(run::<f32>(t, &ax, n, dims), &shape),
+        _ => Tensor::from_vec(run::<f64>(t, &ax, n, dims), &shape),
+    })
+}
+
 /// `avg_pool1d/2d/3d`.
 pub fn avg_pool(
     t: &Tensor,
@@ -491,4 +580,56 @@ pub fn max_unpool(
     let mut shape = t.shape()[..t.ndim() - spatial].to_vec();
     shape.extend(output);
     Ok(Tensor::from_vec(out, &shape).to_dtype(t.dtype()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The values-only pool agrees with the indexed one (padding, dilation,
+    /// ceil mode, NaN, both float types, parallel and not).
+    #[test]
+    fn values_only_max_pool_matches_the_indexed_one() {
+        // kernel, stride, padding, dilation, ceil mode
+        type Case = (
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            &'static [i64],
+            bool,
+        );
+        let windows: [Case; 4] = [
+            (&[2], &[], &[0], &[1], false),
+            (&[3], &[2], &[1], &[1], true),
+            (&[3, 2], &[1, 2], &[1, 0], &[2, 1], false),
+            (&[2], &[1], &[1], &[1], true),
+        ];
+        for shape in [[1usize, 3, 7, 9], [2, 16, 64, 66]] {
+            let n: usize = shape.iter().product();
+            let mut data: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1009) as f32 - 500.0).collect();
+            data[5] = f32::NAN;
+            let t = Tensor::from_vec(data, &shape);
+            for (kernel, stride, padding, dilation, ceil_mode) in windows {
+                let w = Window {
+                    kernel,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                };
+                for x in [t.clone(), t.to_dtype(DType::F64)] {
+                    let fast = max_pool_values(&x, &w, 2).unwrap();
+                    let (slow, _) = max_pool(&x, &w, 2).unwrap();
+                    assert_eq!(fast.shape(), slow.shape());
+                    let (a, b) = (fast.to_vec::<f64>(), slow.to_vec::<f64>());
+                    assert!(
+                        a.iter()
+                            .zip(&b)
+                            .all(|(x, y)| x == y || x.is_nan() && y.is_nan()),
+                        "{shape:?} {kernel:?} {stride:?}"
+                    );
+                }
+            }
+        }
+    }
 }
