@@ -9,6 +9,9 @@ const LN2_LO: f32 = -2.121_944_4e-4;
 const ROUND: f32 = 12_582_912.0;
 const MIN: f32 = -87.0;
 const MAX: f32 = 88.0;
+/// Below this `exp` rounds to 0 in f32 (exp(-104) ≈ 6.8e-46, under half
+/// the smallest subnormal).
+const UNDERFLOW: f32 = -104.0;
 
 #[inline(always)]
 #[allow(clippy::excessive_precision)] // the polynomial's coefficients as fitted
@@ -40,13 +43,16 @@ pub fn exp_shifted(src: &[f32], shift: f32, dst: &mut [f32]) {
     let mut outside = false;
     for (o, &x) in dst.iter_mut().zip(src) {
         let v = x - shift;
-        outside |= !(MIN..=MAX).contains(&v);
-        *o = exp_in_range(v);
+        // Far below the range `exp` is exactly 0 (a masked score's -inf):
+        // no scalar redo for those.
+        let zero = v < UNDERFLOW;
+        outside |= !((MIN..=MAX).contains(&v) || zero);
+        *o = if zero { 0.0 } else { exp_in_range(v) };
     }
     if outside {
         for (o, &x) in dst.iter_mut().zip(src) {
             let v = x - shift;
-            if !(MIN..=MAX).contains(&v) {
+            if !((MIN..=MAX).contains(&v) || v < UNDERFLOW) {
                 *o = v.exp();
             }
         }
@@ -162,7 +168,15 @@ mod tests {
     fn matches_std_exp_within_two_ulp() {
         let xs: Vec<f32> = (-2000..=2000)
             .map(|i| i as f32 * 0.05)
-            .chain([f32::NEG_INFINITY, -100.0, 100.0, f32::NAN])
+            .chain([
+                f32::NEG_INFINITY,
+                -100.0,
+                -103.5,
+                -104.5,
+                -200.0,
+                100.0,
+                f32::NAN,
+            ])
             .collect();
         let mut out = vec![0.0; xs.len()];
         exp_shifted(&xs, 0.0, &mut out);
