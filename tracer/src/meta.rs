@@ -214,9 +214,21 @@ pub(crate) fn infer(
     hint: PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult {
-    let Some(op) = binding::op_of(&func, vm).filter(|op| op.has_meta()) else {
-        return Ok(vm.ctx.none());
-    };
+    match binding::op_of(&func, vm).filter(|op| op.has_meta()) {
+        Some(op) => infer_op(op, args, kwargs, holds, hint, vm),
+        None => Ok(vm.ctx.none()),
+    }
+}
+
+/// [`infer`] for the registry row `op`, which has a shape rule.
+fn infer_op(
+    op: &'static fxvm_ops::Op,
+    args: PyObjectRef,
+    kwargs: PyObjectRef,
+    holds: PyObjectRef,
+    hint: PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult {
     let positional = args
         .downcast_ref::<PyTuple>()
         .map(|t| t.as_slice().to_vec())
@@ -381,7 +393,7 @@ pub(crate) fn fake_torch_function(
     }
     let env = shape_env(&all, vm)
         .ok_or_else(|| vm.new_type_error("no fake tensor among the arguments"))?;
-    if binding::op_of(&func, vm).is_none() {
+    let Some(op) = binding::op_of(&func, vm) else {
         // A function written in Python (`F.multi_head_attention_forward`,
         // a library's own): its body, whose ops come back here one by one.
         let run = vm
@@ -391,10 +403,14 @@ pub(crate) fn fake_torch_function(
         let mut call_args = vec![func];
         call_args.extend(positional);
         return run.call(FuncArgs::new(call_args, binding::kwargs(&kwargs, vm)), vm);
-    }
-    let holds = env.get_attr("_holds", vm)?;
-    let hint = env.get_attr("_hint", vm)?;
-    let out = infer(func.clone(), args, kwargs.clone(), holds, hint, vm)?;
+    };
+    let out = if op.has_meta() {
+        let holds = env.get_attr("_holds", vm)?;
+        let hint = env.get_attr("_hint", vm)?;
+        infer_op(op, args, kwargs.clone(), holds, hint, vm)?
+    } else {
+        vm.ctx.none()
+    };
     if vm.is_none(&out) {
         let name = func
             .get_attr("__qualname__", vm)

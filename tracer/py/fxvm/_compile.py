@@ -15,7 +15,7 @@ import torch
 import torch._dynamo
 import torch.compiler
 from torch.fx._symbolic_trace import _is_fx_tracing_flag as _tracing
-from torch.fx._symbolic_trace import is_fx_tracing
+from torch.fx._symbolic_trace import _parameter_defaults, is_fx_tracing
 from torch.fx._native import fx as _fx
 from torch.fx.experimental.fake import _OPERATORS
 from torch.fx.experimental.shape_trace import annotate, shape_trace
@@ -139,7 +139,7 @@ class CompiledFunction:
         code = fn.__code__
         names = list(code.co_varnames[: code.co_argcount])
         self._names = names[1:] if self._module is not None else names
-        self._defaults = _defaults(fn)
+        self._defaults = _parameter_defaults(fn)
         self.__name__ = getattr(fn, "__name__", "forward") if self._module is None else type(target).__name__
         self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -293,13 +293,6 @@ def _plan(gm, shape_env):
     flat = inline_modules(gm, shape_env)
     annotate(flat, shape_env)
     return Plan(list(flat.graph.nodes), flat, _OPERATORS)
-
-
-def _defaults(fn):
-    co = fn.__code__
-    names = co.co_varnames[: co.co_argcount]
-    defaults = fn.__defaults__ or ()
-    return dict(zip(names[len(names) - len(defaults) :], defaults))
 
 
 class OptimizedModule(torch.nn.Module):

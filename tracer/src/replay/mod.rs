@@ -242,10 +242,14 @@ impl PyPlan {
                         }
                     }
                 }
-                let result = op
-                    .run(values.clone())
-                    .map_err(|e| binding::error_to_py(e, vm))?;
-                Ok(V::from_value(result, &values, vm))
+                let result = op.run(values).map_err(|e| binding::error_to_py(e, vm))?;
+                // An in-place op returns its argument: read it again from
+                // its slot rather than keeping every argument per call.
+                let input = |i: usize| match args.get(i).and_then(|a| self.arg_value(a, slots)) {
+                    Some(fxvm_ops::Value::Tensor(t)) => V::Tensor(t),
+                    _ => V::None,
+                };
+                Ok(V::from_value(result, &input, vm))
             }
             Step::Item { from, index, .. } => {
                 let item = match &slots[*from] {

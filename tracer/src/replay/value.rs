@@ -84,14 +84,12 @@ impl V {
         }
     }
 
-    /// A typed op result as a slot value (`Input(i)` is the `i`-th argument).
-    pub(crate) fn from_value(v: Value, inputs: &[Value], vm: &VirtualMachine) -> V {
+    /// A typed op result as a slot value (`Input(i)` is `input(i)`, the op's
+    /// `i`-th argument).
+    pub(crate) fn from_value(v: Value, input: &dyn Fn(usize) -> V, vm: &VirtualMachine) -> V {
         match v {
             Value::Tensor(t) => V::Tensor(t),
-            Value::Input(i) => match inputs.get(i) {
-                Some(Value::Tensor(t)) => V::Tensor(t.clone()),
-                _ => V::None,
-            },
+            Value::Input(i) => input(i),
             Value::Int(i) => V::Int(i),
             Value::Float(f) => V::Float(f),
             Value::Bool(b) => V::Bool(b),
@@ -104,7 +102,7 @@ impl V {
             Value::Tuple(items) | Value::ReturnType(_, items) => V::Seq(
                 items
                     .into_iter()
-                    .map(|x| V::from_value(x, inputs, vm))
+                    .map(|x| V::from_value(x, input, vm))
                     .collect(),
             ),
             other => binding::value_to_py(other, &[], vm).map_or(V::None, V::Py),

@@ -13,7 +13,7 @@ import builtins
 
 import torch
 from torch.fx._native import fx as _fx
-from torch.fx._symbolic_trace import Tracer, _suspended
+from torch.fx._symbolic_trace import Tracer, _parameter_defaults, _suspended
 from torch.fx.experimental.fake import _OPERATORS, FakeTensor, NoShapeRule, _infer, fake_mode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.fx.graph_module import GraphModule
@@ -307,10 +307,9 @@ def _check_examples(fn, names, example_inputs, concrete_args):
     for name in example_inputs:
         if name not in names:
             raise TypeError(f"shape_trace: {name!r} is not a parameter of {where}")
-    defaults = fn.__defaults__ or ()
-    required = names[: len(names) - len(defaults)] if defaults else names
-    for name in required:
-        if name not in example_inputs and name not in (concrete_args or {}):
+    defaults = _parameter_defaults(fn)
+    for name in names:
+        if name not in defaults and name not in example_inputs and name not in (concrete_args or {}):
             raise TypeError(f"shape_trace: no example for input {name!r} of {where}")
     return example_inputs
 
