@@ -68,6 +68,43 @@ fn symbolic_traces_match_torch_fx() {
     );
 }
 
+/// Every script in `fixtures/passes/`: torch.fx's passes (fusion, splits,
+/// constant folding, partitions, re-sorting) must give torch.fx's graphs,
+/// code and modules.
+#[test]
+fn passes_match_torch_fx() {
+    let dir = fixtures().join("passes");
+    let mut scripts: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixtures/passes")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    scripts.sort();
+    assert!(
+        scripts.len() >= 4,
+        "expected the pass fixtures, found {}",
+        scripts.len()
+    );
+    for script in &scripts {
+        let golden = script.with_extension("out");
+        let expected = std::fs::read_to_string(&golden).expect("golden file");
+        let out = run(&["run", script.to_str().unwrap()]);
+        assert_eq!(
+            out.status,
+            Some(0),
+            "{} failed:\n{}",
+            script.display(),
+            out.stderr
+        );
+        let diff = unified_diff(&expected, &out.stdout, &golden.display().to_string());
+        assert!(
+            diff.is_empty(),
+            "{} differs from torch.fx:\n{diff}",
+            script.display()
+        );
+    }
+}
+
 #[test]
 fn nodes_come_only_from_graphs() {
     // A Node built directly had no payload and failed later with a confusing error.

@@ -144,7 +144,9 @@ pub(crate) fn create_proxy(
         node.meta(vm)
             .set_item("nn_module_stack", vm.call_method(&stack, "copy", ())?, vm)?;
     }
-    if let Some(loc) = user_location(vm) {
+    if tracer.get_attr("record_source_loc", vm)?.try_to_bool(vm)?
+        && let Some(loc) = user_location(vm)
+    {
         node.meta(vm)
             .set_item("source_loc", vm.ctx.new_str(loc).into(), vm)?;
     }

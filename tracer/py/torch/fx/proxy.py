@@ -55,6 +55,9 @@ class TracerBase:
 
     graph: Graph
     record_stack_traces = False
+    # fxvm's own: the user's file:line in node.meta["source_loc"] (for errors
+    # and profiles); off where passes append nodes, as torch.fx adds no meta there.
+    record_source_loc = True
     check_mutable_operations = False
     trace_asserts = False
     proxy_buffer_attributes = False
@@ -74,7 +77,7 @@ class TracerBase:
                     node.meta[key] = current.meta[key]
         elif self.module_stack:
             node.meta["nn_module_stack"] = self.module_stack.copy()
-        location = _fx.user_location()
+        location = _fx.user_location() if self.record_source_loc else None
         if location is not None:
             node.meta["source_loc"] = location
         if self.record_stack_traces and not node.stack_trace:
@@ -216,6 +219,8 @@ _preserving = [False]
 
 class GraphAppendingTracer(TracerBase):
     """A tracer that appends nodes to an existing graph (for decompositions)."""
+
+    record_source_loc = False
 
     def __init__(self, graph):
         super().__init__()
