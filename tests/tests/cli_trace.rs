@@ -429,3 +429,175 @@ fn trace_with_example_shapes_prints_symbolic_shapes_and_guards() {
         assert_eq!(out.stderr, message);
     }
 }
+
+/// Node names and `(from, to)` edges of an SVG picture, parsed as XML (a
+/// parse error fails the test: the file must be well-formed).
+fn svg_graph(svg: &str) -> (Vec<String>, Vec<(String, String)>) {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(svg);
+    let (mut nodes, mut edges, mut depth) = (vec![], vec![], 0i64);
+    let attr = |e: &quick_xml::events::BytesStart, key: &[u8]| -> Option<String> {
+        e.attributes()
+            .map(|a| a.expect("attribute"))
+            .find(|a| a.key.as_ref() == key)
+            .map(|a| a.unescape_value().expect("escaped value").into_owned())
+    };
+    loop {
+        match reader.read_event().expect("well-formed SVG") {
+            Event::Eof => break,
+            Event::Start(e) => {
+                depth += 1;
+                if e.name().as_ref() == b"g"
+                    && attr(&e, b"class").is_some_and(|c| c.starts_with("node "))
+                {
+                    nodes.push(attr(&e, b"data-name").expect("data-name"));
+                }
+            }
+            Event::End(_) => depth -= 1,
+            Event::Empty(e) if attr(&e, b"class").as_deref() == Some("edge") => {
+                edges.push((
+                    attr(&e, b"data-from").unwrap(),
+                    attr(&e, b"data-to").unwrap(),
+                ));
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(depth, 0, "unbalanced SVG");
+    (nodes, edges)
+}
+
+/// The DOT text's node names (weights excluded: their names have a dot)
+/// and edges between graph nodes (which are `node.users`).
+fn dot_graph(dot: &str) -> (Vec<String>, Vec<(String, String)>) {
+    let unquote = |s: &str| s.trim().trim_matches('"').to_owned();
+    let mut nodes = vec![];
+    let mut edges = vec![];
+    for line in dot.lines() {
+        if let Some((a, b)) = line.strip_suffix(';').and_then(|l| l.split_once(" -> ")) {
+            if !a.contains('.') {
+                edges.push((unquote(a), unquote(b)));
+            }
+            continue;
+        }
+        match line.split_once(" [label=") {
+            Some((name, _)) if !name.contains('.') => nodes.push(unquote(name)),
+            _ => {}
+        }
+    }
+    (nodes, edges)
+}
+
+#[test]
+fn trace_draws_the_graph_as_dot_svg_and_html() {
+    let model = cli("resnet50.py");
+    let dot = run(&["trace", &model, "--format", "dot"]);
+    assert_eq!(dot.status, Some(0), "{}", dot.stderr);
+    assert!(
+        dot.stdout.starts_with("digraph ResNet50 {\nrankdir=TB;\n"),
+        "{}",
+        &dot.stdout[..80]
+    );
+    let (dot_nodes, dot_edges) = dot_graph(&dot.stdout);
+    assert_eq!(dot_nodes.len(), 177);
+
+    let svg = run(&[
+        "trace",
+        &model,
+        "--format",
+        "svg",
+        "--example",
+        "x=1x3x64x64",
+    ]);
+    assert_eq!(svg.status, Some(0), "{}", svg.stderr);
+    let (nodes, mut edges) = svg_graph(&svg.stdout);
+    // Every node drawn once, every edge is a use, in both pictures.
+    assert_eq!(nodes, dot_nodes);
+    let mut expected = dot_edges.clone();
+    expected.sort();
+    edges.sort();
+    assert_eq!(edges, expected);
+    // Labels carry the target, the shape from the example and the user's line.
+    assert!(
+        svg.stdout.contains(">layer1.0.conv1: Conv2d</text>"),
+        "module targets"
+    );
+    assert!(svg.stdout.contains(">f32[1, 16, 16, 16]</text>"), "shapes");
+    assert!(
+        svg.stdout.contains(">resnet50.py:22</text>"),
+        "source lines"
+    );
+    assert!(svg.stdout.contains("class=\"node op-call_module\""));
+
+    let html = run(&[
+        "trace",
+        &model,
+        "--format",
+        "html",
+        "--example",
+        "x=1x3x64x64",
+    ]);
+    assert_eq!(html.status, Some(0), "{}", html.stderr);
+    let page = &html.stdout;
+    assert!(page.starts_with("<!DOCTYPE html>") && page.trim_end().ends_with("</html>"));
+    assert_eq!(page.matches("<tr data-name=").count(), 177);
+    // The module tree folds by path: layer1 holds its three bottlenecks.
+    assert!(page.contains("<summary>layer1 <span class=\"count\">(32)</span></summary>"));
+    // Self-contained: nothing is fetched (the SVG namespace is a name, not a fetch).
+    assert!(!page.contains("src=") && !page.contains("href=\"http"));
+    let start = page.find("<svg").expect("svg in page");
+    let end = page.find("</svg>").expect("svg end") + "</svg>".len();
+    assert_eq!(svg_graph(&page[start..end]).0.len(), 177);
+}
+
+#[test]
+fn html_pictures_open_in_a_browser() {
+    let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            std::process::Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+    else {
+        eprintln!("skipped: no chromium on PATH (apt-get install chromium to run this check)");
+        return;
+    };
+    let scratch = Scratch::new("picture");
+    let page = scratch.path().join("resnet50.html");
+    let shot = scratch.path().join("resnet50.png");
+    let out = run(&[
+        "trace",
+        &cli("resnet50.py"),
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    let status = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=1200,900",
+        ])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&page)
+        .output()
+        .expect("browser runs");
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let png = std::fs::read(&shot).expect("screenshot written");
+    assert_eq!(&png[1..4], b"PNG");
+    // A blank page compresses to a few KB; boxes, text and edges do not.
+    assert!(
+        png.len() > 30_000,
+        "screenshot of {} bytes looks blank",
+        png.len()
+    );
+}

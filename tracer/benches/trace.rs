@@ -72,6 +72,19 @@ fn main() {
             shapes / plain
         );
     }
+    if let (Some(nodes), Some(trace), Some(html)) = (
+        ours.get("gpt_deep_nodes"),
+        ours.get("gpt_deep_trace"),
+        ours.get("gpt_deep_html"),
+    ) {
+        println!(
+            "{:<15} {:>8.1}ms {:>8.1}ms {:>7.2}×  (--format html of {nodes} nodes ÷ tracing them; target < 2 s)",
+            "picture_html",
+            html * 1e3,
+            trace * 1e3,
+            html / trace
+        );
+    }
     for (label, argv) in [
         ("fxvm", Some(&fxvm_argv)),
         ("torch.fx", torch_argv.as_ref()),

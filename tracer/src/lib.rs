@@ -5,6 +5,7 @@ pub mod diff;
 mod fx;
 pub mod lint;
 mod meta;
+mod picture;
 mod replay;
 mod sym;
 

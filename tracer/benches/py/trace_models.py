@@ -377,3 +377,16 @@ if shape_trace is not None:
     idx = torch.zeros(1, 8, dtype=torch.long)
     print("gpt2_small_plain", best(lambda: fx.symbolic_trace(gpt)))
     print("gpt2_small_shapes", best(lambda: shape_trace(gpt, (idx,), dynamic={"idx": [1]})))
+
+# Pictures (fxvm only): the HTML page of a ~2,000-node GPT (layout, SVG and
+# node table), against tracing the same model.
+try:
+    from torch.fx.passes.graph_drawer import render
+except ImportError:
+    render = None
+if render is not None:
+    deep = GPT2(vocab=64, block=16, n_layer=80, n_embd=16, n_head=2)
+    traced = fx.symbolic_trace(deep)
+    print("gpt_deep_nodes", len(traced.graph.nodes))
+    print("gpt_deep_trace", best(lambda: fx.symbolic_trace(deep), repeat=3))
+    print("gpt_deep_html", best(lambda: render(traced, "gpt", "html"), repeat=3))

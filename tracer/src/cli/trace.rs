@@ -18,14 +18,23 @@ pub(crate) enum Format {
     Tabular,
     /// `gm.print_readable()`
     Readable,
+    /// DOT text, as torch.fx's `FxGraphDrawer(gm, name).get_dot_graph()`
+    Dot,
+    /// An SVG picture laid out natively (no graphviz)
+    Svg,
+    /// One self-contained HTML page: the picture, a searchable node table, a module tree
+    Html,
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 4] = [
+    pub(crate) const ALL: [Format; 7] = [
         Format::Graph,
         Format::Code,
         Format::Tabular,
         Format::Readable,
+        Format::Dot,
+        Format::Svg,
+        Format::Html,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -34,6 +43,9 @@ impl Format {
             Format::Code => "code",
             Format::Tabular => "tabular",
             Format::Readable => "readable",
+            Format::Dot => "dot",
+            Format::Svg => "svg",
+            Format::Html => "html",
         }
     }
 }

@@ -439,23 +439,7 @@ impl Gen<'_> {
             .iter()
             .find_map(|k| node.meta_get(k, vm));
         let Some(val) = val else { return Ok(None) };
-        let tensor = self.globals.torch.get_attr("Tensor", vm)?;
-        let is_tensor = val.is_instance(&tensor, vm)?;
-        let class = val.class().name().to_string();
-        if matches!(class.as_str(), "SymInt" | "SymFloat" | "SymBool") {
-            return Ok(Some(format!(": \"Sym({})\"", val.str(vm)?.expect_str())));
-        }
-        if !is_tensor && class != "TensorMetadata" && class != "FakeTensor" {
-            return Ok(None);
-        }
-        let dtype = val.get_attr("dtype", vm)?.str(vm)?;
-        let abbr = super::format::dtype_abbr(dtype.expect_str().trim_start_matches("torch."));
-        let shape: Vec<PyObjectRef> = val.get_attr("shape", vm)?.try_to_value(vm)?;
-        let shape = shape
-            .iter()
-            .map(|s| s.str(vm).map(|s| s.expect_str().to_owned()))
-            .collect::<PyResult<Vec<_>>>()?;
-        Ok(Some(format!(": \"{abbr}[{}]\"", shape.join(", "))))
+        Ok(super::format::value_summary(&val, vm)?.map(|s| format!(": \"{s}\"")))
     }
 }
 

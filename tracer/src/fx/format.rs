@@ -159,6 +159,43 @@ pub(crate) fn format_arg(arg: &PyObject, vm: &VirtualMachine) -> PyResult<String
     py_str(arg, vm)
 }
 
+/// `_format_arg(arg, max_list_len)`: a top-level list or tuple shows its
+/// first `max` items, then `...[total_len=N]`.
+pub(crate) fn format_arg_limited(
+    arg: &PyObject,
+    max: usize,
+    vm: &VirtualMachine,
+) -> PyResult<String> {
+    let items = if let Some(l) = arg.downcast_ref::<PyList>() {
+        l.borrow_vec().to_vec()
+    } else if let Some(t) = arg.downcast_ref::<PyTuple>() {
+        t.as_slice().to_vec()
+    } else {
+        return format_arg(arg, vm);
+    };
+    if vm
+        .get_attribute_opt(arg.to_owned(), "_custom_fx_repr_fn")?
+        .is_some()
+    {
+        return format_arg(arg, vm);
+    }
+    let parts = items
+        .iter()
+        .take(max)
+        .map(|a| format_arg(a, vm))
+        .collect::<PyResult<Vec<_>>>()?;
+    let more = if items.len() > max {
+        format!(", ...[total_len={}]", items.len())
+    } else {
+        String::new()
+    };
+    if arg.downcast_ref::<PyList>().is_some() {
+        return Ok(format!("[{}{more}]", parts.join(", ")));
+    }
+    let comma = if items.len() == 1 { "," } else { "" };
+    Ok(format!("({}{comma}{more})", parts.join(", ")))
+}
+
 /// `Node.format_node`.
 pub(crate) fn format_node(
     node: &Py<PyNode>,
@@ -314,6 +351,27 @@ pub(crate) fn graph_str(graph: &Py<PyGraph>, vm: &VirtualMachine) -> PyResult<St
         }
     }
     Ok(s)
+}
+
+/// What a node's example value is, in short: `f32[2, s0]` for a tensor
+/// (real, fake or ShapeProp's metadata), `Sym(s0)` for a symbolic size.
+pub(crate) fn value_summary(val: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<String>> {
+    let class = val.class().name().to_string();
+    if matches!(class.as_str(), "SymInt" | "SymFloat" | "SymBool") {
+        return Ok(Some(format!("Sym({})", val.str(vm)?.expect_str())));
+    }
+    let tensor = vm.import("torch", 0)?.get_attr("Tensor", vm)?;
+    if !val.is_instance(&tensor, vm)? && class != "TensorMetadata" && class != "FakeTensor" {
+        return Ok(None);
+    }
+    let dtype = val.get_attr("dtype", vm)?.str(vm)?;
+    let abbr = dtype_abbr(dtype.expect_str().trim_start_matches("torch."));
+    let shape: Vec<PyObjectRef> = val.get_attr("shape", vm)?.try_to_value(vm)?;
+    let shape = shape
+        .iter()
+        .map(|s| s.str(vm).map(|s| s.expect_str().to_owned()))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(Some(format!("{abbr}[{}]", shape.join(", "))))
 }
 
 /// A dtype's short name in verbose code and tensor metadata (`f32`).

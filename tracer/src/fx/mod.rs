@@ -229,6 +229,70 @@ mod module {
         Ok(super::tabular::simple_table(&headers, &rows))
     }
 
+    /// A node value in short (`f32[2, s0]`, `Sym(s0)`), or None.
+    #[pyfunction]
+    fn value_summary(val: PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<String>> {
+        super::format::value_summary(&val, vm)
+    }
+
+    /// A picture of a graph as `"svg"` or `"html"`: `nodes` are
+    /// `(name, op, target, shape, source, module)` strings in graph order,
+    /// `edges` `(from, to)` indices into them.
+    #[pyfunction]
+    fn render_picture(
+        title: String,
+        nodes: Vec<Vec<String>>,
+        edges: Vec<Vec<usize>>,
+        format: String,
+        vm: &VirtualMachine,
+    ) -> PyResult<String> {
+        let edges = edges
+            .into_iter()
+            .map(|pair| match pair[..] {
+                [a, b] => Ok((a, b)),
+                _ => Err(vm.new_value_error("a picture edge is (from, to)")),
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        if let Some(&(a, b)) = edges
+            .iter()
+            .find(|(a, b)| *a >= nodes.len() || *b >= nodes.len())
+        {
+            return Err(vm.new_index_error(format!(
+                "edge ({a}, {b}) names a node past the {} given",
+                nodes.len()
+            )));
+        }
+        let nodes = nodes
+            .into_iter()
+            .map(|fields| match <[String; 6]>::try_from(fields) {
+                Ok([name, op, target, shape, source, module]) => Ok(crate::picture::Node {
+                    name,
+                    op,
+                    target,
+                    shape,
+                    source,
+                    module,
+                }),
+                Err(fields) => Err(vm.new_value_error(format!(
+                    "a picture node is (name, op, target, shape, source, module), not {} strings",
+                    fields.len()
+                ))),
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let picture = crate::picture::Picture {
+            title,
+            nodes,
+            edges,
+        };
+        match format.as_str() {
+            "svg" => Ok(crate::picture::to_svg(&picture)),
+            "html" => Ok(crate::picture::to_html(&picture)),
+            other => Err(vm.new_value_error(format!(
+                "unknown picture format {other:?}; choose svg or html"
+            ))),
+        }
+    }
+
     #[derive(rustpython_vm::FromArgs)]
     struct CreateProxyArgs {
         #[pyarg(positional)]
@@ -382,9 +446,21 @@ mod module {
         super::record::user_location(vm)
     }
 
+    #[derive(rustpython_vm::FromArgs)]
+    struct FormatArgArgs {
+        #[pyarg(any)]
+        arg: PyObjectRef,
+        /// Items of a top-level list or tuple shown before `...[total_len=N]`.
+        #[pyarg(any, optional)]
+        max_list_len: rustpython_vm::function::OptionalArg<usize>,
+    }
+
     #[pyfunction]
-    fn _format_arg(a: PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
-        super::format::format_arg(&a, vm)
+    fn _format_arg(a: FormatArgArgs, vm: &VirtualMachine) -> PyResult<String> {
+        match a.max_list_len.into_option() {
+            Some(max) => super::format::format_arg_limited(&a.arg, max, vm),
+            None => super::format::format_arg(&a.arg, vm),
+        }
     }
 
     #[pyfunction]

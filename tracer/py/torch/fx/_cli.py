@@ -13,7 +13,7 @@ import torch
 import torch.fx as fx
 from torch.fx._native import fx as _fx
 
-FORMATS = ("graph", "code", "tabular", "readable")
+FORMATS = ("graph", "code", "tabular", "readable", "dot", "svg", "html")
 
 
 class CliError(Exception):
@@ -139,7 +139,15 @@ def _dynamic(items, examples):
     return dynamic
 
 
-def render(gm, form):
+def render(gm, form, title="model"):
+    if form == "dot":
+        from torch.fx.passes.graph_drawer import FxGraphDrawer
+
+        return FxGraphDrawer(gm, title).get_dot_graph().to_string()
+    if form in ("svg", "html"):
+        from torch.fx.passes.graph_drawer import render as draw
+
+        return draw(gm, title, form)
     if form == "graph":
         return str(gm.graph) + "\n"
     if form == "code":
@@ -166,11 +174,16 @@ def trace_file(path, module_expr, function, form, concrete, example=(), dynamic=
         root = discover(module, path, module_expr, function)
         if isinstance(root, torch.nn.Module):
             root.eval()
+        title = getattr(root, "__name__", type(root).__name__)
         if not examples:
-            return render(fx.symbolic_trace(root, concrete_args=concrete_args), form)
+            text = render(fx.symbolic_trace(root, concrete_args=concrete_args), form, title)
+            return text.replace(os.path.abspath(path), path)
         from torch.fx.experimental.shape_trace import shape_trace
 
         gm = shape_trace(root, examples, dynamic_dims, concrete_args=concrete_args)
     # Guards name the script as the command line did.
     guards = gm.shape_env.format_guards().replace(os.path.abspath(path), path)
-    return render(gm, form) + ("# guards:\n" + "".join(f"#{line}\n" for line in guards.splitlines()) if guards else "")
+    text = render(gm, form, title).replace(os.path.abspath(path), path)
+    if form in ("dot", "svg", "html"):
+        return text
+    return text + ("# guards:\n" + "".join(f"#{line}\n" for line in guards.splitlines()) if guards else "")
