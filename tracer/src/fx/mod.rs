@@ -229,6 +229,31 @@ mod module {
         Ok(super::tabular::simple_table(&headers, &rows))
     }
 
+    /// The typed signatures of a builtin registry op's overloads (see
+    /// `Schema::overload_signatures`); None for anything else, including
+    /// functions PyTorch writes in Python (`inspect.signature` has those).
+    #[pyfunction]
+    fn op_signatures(f: PyObjectRef, vm: &VirtualMachine) -> PyObjectRef {
+        if f.get_attr("__text_signature__", vm)
+            .is_ok_and(|t| !vm.is_none(&t))
+        {
+            return vm.ctx.none();
+        }
+        match fxvm_vm::binding::op_of(&f, vm) {
+            Some(op) => vm
+                .ctx
+                .new_list(
+                    op.schema
+                        .overload_signatures()
+                        .into_iter()
+                        .map(|s| vm.ctx.new_str(s).into())
+                        .collect(),
+                )
+                .into(),
+            None => vm.ctx.none(),
+        }
+    }
+
     /// A node value in short (`f32[2, s0]`, `Sym(s0)`), or None.
     #[pyfunction]
     fn value_summary(val: PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<String>> {

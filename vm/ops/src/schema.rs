@@ -64,6 +64,26 @@ impl Ty {
         }
     }
 
+    /// The Python type TorchScript signatures give this type (a dtype is an
+    /// `int` there, as in PyTorch's own lookups).
+    pub fn python_annotation(&self) -> &'static str {
+        match self {
+            Ty::Tensor => "Tensor",
+            Ty::TensorList => "List[Tensor]",
+            Ty::Int | Ty::DType => "int",
+            Ty::IntList => "List[int]",
+            Ty::OptIntList => "List[Optional[int]]",
+            Ty::Float => "float",
+            Ty::FloatList => "List[float]",
+            Ty::Scalar => "Number",
+            Ty::Bool => "bool",
+            Ty::Str => "str",
+            Ty::Device => "Device",
+            Ty::Data | Ty::Union(_) => "Any",
+            Ty::Generator => "Generator",
+        }
+    }
+
     /// How messages name the type (`tuple of ints`, `Tensor or Number`).
     pub fn describe(&self) -> String {
         match self {
@@ -195,6 +215,86 @@ impl Schema {
         }
     }
 
+    /// The parameters as a Python signature, `(input, dim=None, *, out=None)`
+    /// (what `inspect.signature` shows for functions PyTorch writes in Python).
+    pub fn python_signature(&self) -> String {
+        let mut parts: Vec<String> = Vec::with_capacity(self.params.len() + 1);
+        let mut star = false;
+        for p in &self.params {
+            if p.kw_only && !star && !p.varargs {
+                parts.push("*".into());
+                star = true;
+            }
+            let mut part = if p.varargs {
+                format!("*{}", p.name)
+            } else {
+                p.name.to_owned()
+            };
+            star |= p.varargs;
+            if let Some(d) = &p.default {
+                part.push('=');
+                part.push_str(d.text);
+            }
+            parts.push(part);
+        }
+        format!("({})", parts.join(", "))
+    }
+
+    /// The typed Python signatures of the overloads a TorchScript-style
+    /// schema lookup sees: one per alternative of each `A|B` parameter,
+    /// annotated with `Tensor`, `Number`, `int`, `List[int]`, `Optional[...]`
+    /// (names a caller resolves), as `torch.fx.operator_schemas` matches them.
+    pub fn overload_signatures(&self) -> Vec<String> {
+        let mut variants: Vec<Vec<&Ty>> = vec![vec![]];
+        for p in &self.params {
+            let alts: Vec<&Ty> = match &p.ty {
+                Ty::Union(alts) => alts.iter().collect(),
+                ty => vec![ty],
+            };
+            variants = variants
+                .into_iter()
+                .flat_map(|v| {
+                    alts.iter().map(move |a| {
+                        let mut v = v.clone();
+                        v.push(*a);
+                        v
+                    })
+                })
+                .collect();
+        }
+        variants
+            .into_iter()
+            .map(|types| {
+                let mut parts = vec![];
+                let mut star = false;
+                for (p, ty) in self.params.iter().zip(types) {
+                    if p.kw_only && !star && !p.varargs {
+                        parts.push("*".to_owned());
+                        star = true;
+                    }
+                    star |= p.varargs;
+                    let mut ann = ty.python_annotation().to_owned();
+                    if p.optional {
+                        ann = format!("Optional[{ann}]");
+                    }
+                    let mut part = format!("{}{}: {ann}", if p.varargs { "*" } else { "" }, p.name);
+                    if let Some(d) = &p.default {
+                        part.push_str(" = ");
+                        part.push_str(d.text);
+                    }
+                    parts.push(part);
+                }
+                format!("({})", parts.join(", "))
+            })
+            .collect()
+    }
+
+    /// Whether PyTorch declares this op with several overloads that a call
+    /// picks between by argument types (a `Tensor|Scalar` parameter).
+    pub fn overloaded(&self) -> bool {
+        self.params.iter().any(|p| matches!(p.ty, Ty::Union(_)))
+    }
+
     pub fn position(&self, name: &str) -> Option<usize> {
         self.params.iter().position(|p| p.name == name)
     }
@@ -311,6 +411,29 @@ mod tests {
             Ty::parse("Tensor|Scalar", "").describe(),
             "Tensor or Number"
         );
+    }
+
+    #[test]
+    fn spells_python_signatures_and_one_typed_signature_per_overload() {
+        let s = Schema::parse("softmax(Tensor input, int? dim=None, *, ScalarType? dtype=None)");
+        assert_eq!(s.python_signature(), "(input, dim=None, *, dtype=None)");
+        assert!(!s.overloaded());
+        let s = Schema::parse("add(Tensor input, Tensor|Scalar other, *, Scalar alpha=1)");
+        assert!(s.overloaded());
+        assert_eq!(
+            s.overload_signatures(),
+            [
+                "(input: Tensor, other: Tensor, *, alpha: Number = 1)",
+                "(input: Tensor, other: Number, *, alpha: Number = 1)"
+            ]
+        );
+        let s = Schema::parse("cat(Tensor[] tensors, int dim=0)");
+        assert_eq!(
+            s.overload_signatures(),
+            ["(tensors: List[Tensor], dim: int = 0)"]
+        );
+        let s = Schema::parse("block_diag(Tensor *tensors, int[]? sizes=None)");
+        assert_eq!(s.python_signature(), "(*tensors, sizes=None)");
     }
 
     #[test]

@@ -172,10 +172,13 @@ fn make_call(
 }
 
 /// A builtin function whose `__module__` reads `module`, as PyTorch's do.
+/// `doc`, when given, starts with the text signature (`name(sig)\n--\n\n`)
+/// that `inspect.signature` reads.
 fn native_function<Kind>(
     name: &'static str,
     module: &'static str,
     call: impl IntoPyNativeFn<Kind>,
+    doc: Option<&'static str>,
     vm: &VirtualMachine,
 ) -> PyObjectRef {
     // Op tables live as long as the process, so their method defs may too.
@@ -183,7 +186,7 @@ fn native_function<Kind>(
         name,
         func: Box::leak(Box::new(call.into_func())),
         flags: PyMethodFlags::empty(),
-        doc: None,
+        doc,
     }));
     def.to_function()
         .with_module(vm.ctx.intern_str(module))
@@ -225,6 +228,11 @@ pub(crate) fn bind(vm: &VirtualMachine) -> PyResult<(PyObjectRef, PyObjectRef, P
                         leak(format!("{module}.{name}")),
                         place.python_form(),
                     ),
+                    // Functions PyTorch writes in Python have signatures;
+                    // its builtins have none.
+                    place
+                        .python_form()
+                        .map(|_| leak(format!("{name}{}\n--\n\n", op.schema.python_signature()))),
                     vm,
                 ),
             };

@@ -9,6 +9,7 @@ import math
 import warnings
 
 import torch as _torch
+from torch._jit_internal import boolean_dispatched as _boolean_dispatched
 
 globals().update(_torch._functional)
 
@@ -30,6 +31,7 @@ def _boolean_dispatch(name, index, if_true, if_false):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = __name__
+    _boolean_dispatched[fn] = {"if_true": if_true, "if_false": if_false, "index": index, "default": False, "arg_name": "return_indices"}
     return fn
 
 

@@ -12,6 +12,7 @@ import torch
 import torch.fx
 from torch.fx._native import fx as _fx
 from torch.fx.node import _format_arg, _get_qualified_name
+from torch.fx.operator_schemas import normalize_function
 
 __all__ = ["FxGraphDrawer", "Dot", "render"]
 
@@ -176,9 +177,8 @@ class FxGraphDrawer:
         dot_graph_shape=None,
         normalize_args=False,
     ):
-        if normalize_args:
-            raise NotImplementedError("FxGraphDrawer(normalize_args=True) needs torch.fx.operator_schemas, which fxvm lacks")
         self._name = name
+        self.normalize_args = normalize_args
         self.dot_graph_shape = dot_graph_shape if dot_graph_shape is not None else "record"
         options = (ignore_getattr, ignore_parameters_and_buffers, skip_node_names_in_args, parse_stack_trace)
         self._dot_graphs = {name: self._to_dot(graph_module, name, *options)}
@@ -262,10 +262,17 @@ class FxGraphDrawer:
             label += r"\n"
         else:
             label += f"|target={self._typename(node.target)}" + r"\n"
-            if node.args:
-                label += self._args_label(node.args, skip_node_names_in_args)
-            if node.kwargs:
-                label += self._args_label(node.kwargs, skip_node_names_in_args)
+            args, kwargs = node.args, node.kwargs
+            if self.normalize_args:
+                try:
+                    args, kwargs = normalize_function(node.target, node.args, node.kwargs, normalize_to_only_use_kwargs=True)
+                except Exception:
+                    # Some targets need their overload given; draw them as called.
+                    args, kwargs = node.args, node.kwargs
+            if args:
+                label += self._args_label(args, skip_node_names_in_args)
+            if kwargs:
+                label += self._args_label(kwargs, skip_node_names_in_args)
             label += f"|num_users={len(node.users)}" + r"\n"
         label += self._tensor_meta_to_label(node.meta.get("tensor_meta"))
         if parse_stack_trace and node.stack_trace is not None:
