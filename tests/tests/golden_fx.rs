@@ -28,20 +28,19 @@ fn to_folder_writes_a_package_that_rebuilds_the_module() {
     check("to_folder");
 }
 
-/// Every script in `fixtures/trace/`: `symbolic_trace` on functions and
-/// models (and its errors) must print what torch.fx prints.
-#[test]
-fn symbolic_traces_match_torch_fx() {
-    let dir = fixtures().join("trace");
+/// Runs every script in `fixtures/<dir>/` and compares its output with the
+/// `.out` beside it (all mismatches reported together).
+fn check_scripts(dir: &str, at_least: usize, what: &str) {
+    let dir = fixtures().join(dir);
     let mut scripts: Vec<_> = std::fs::read_dir(&dir)
-        .expect("fixtures/trace")
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "py"))
         .collect();
     scripts.sort();
     assert!(
-        scripts.len() >= 40,
-        "expected the trace fixtures, found {}",
+        scripts.len() >= at_least,
+        "expected the {what} fixtures, found {}",
         scripts.len()
     );
     let mut failures = vec![];
@@ -61,48 +60,26 @@ fn symbolic_traces_match_torch_fx() {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} traces differ from torch.fx:\n{}",
+        "{} of {} {what} scripts differ from torch.fx:\n{}",
         failures.len(),
         scripts.len(),
         failures.join("\n")
     );
 }
 
+/// Every script in `fixtures/trace/`: `symbolic_trace` on functions and
+/// models (and its errors) must print what torch.fx prints.
+#[test]
+fn symbolic_traces_match_torch_fx() {
+    check_scripts("trace", 40, "trace");
+}
+
 /// Every script in `fixtures/passes/`: torch.fx's passes (fusion, splits,
-/// constant folding, partitions, re-sorting) must give torch.fx's graphs,
-/// code and modules.
+/// constant folding, partitions, normalisation, re-sorting, drawing) must
+/// give torch.fx's graphs, code, modules and DOT text.
 #[test]
 fn passes_match_torch_fx() {
-    let dir = fixtures().join("passes");
-    let mut scripts: Vec<_> = std::fs::read_dir(&dir)
-        .expect("fixtures/passes")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "py"))
-        .collect();
-    scripts.sort();
-    assert!(
-        scripts.len() >= 4,
-        "expected the pass fixtures, found {}",
-        scripts.len()
-    );
-    for script in &scripts {
-        let golden = script.with_extension("out");
-        let expected = std::fs::read_to_string(&golden).expect("golden file");
-        let out = run(&["run", script.to_str().unwrap()]);
-        assert_eq!(
-            out.status,
-            Some(0),
-            "{} failed:\n{}",
-            script.display(),
-            out.stderr
-        );
-        let diff = unified_diff(&expected, &out.stdout, &golden.display().to_string());
-        assert!(
-            diff.is_empty(),
-            "{} differs from torch.fx:\n{diff}",
-            script.display()
-        );
-    }
+    check_scripts("passes", 6, "pass");
 }
 
 #[test]

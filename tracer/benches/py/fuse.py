@@ -5,22 +5,13 @@ under CPython + PyTorch."""
 
 import os
 import sys
-import time
 
 import torch
 from torch.fx.experimental.optimization import fuse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "fixtures", "cli"))
 from resnet50 import ResNet50  # noqa: E402
-
-
-def best(fn, repeat=5):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+from timing import best  # noqa: E402
 
 
 torch.manual_seed(0)

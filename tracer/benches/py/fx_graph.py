@@ -1,10 +1,9 @@
 """Builds a 10,000-node chain graph, prints it and generates its code; prints
 `case seconds` lines (best of a few runs). Runs under fxvm and CPython+PyTorch."""
 
-import time
-
 import torch
 import torch.fx as fx
+from timing import best
 
 N = 10_000
 
@@ -18,19 +17,10 @@ def build():
     return g
 
 
-def best(fn, repeat=3):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 g = build()
-build_t = best(build)
-str_t = best(lambda: str(g))
-code_t = best(lambda: g.python_code("self"))
+build_t = best(build, 3)
+str_t = best(lambda: str(g), 3)
+code_t = best(lambda: g.python_code("self"), 3)
 print("build", build_t)
 print("print", str_t)
 print("codegen", code_t)
