@@ -601,3 +601,48 @@ fn html_pictures_open_in_a_browser() {
         png.len()
     );
 }
+
+#[test]
+fn check_of_a_picture_lists_the_nodes_that_changed() {
+    let scratch = Scratch::new("check-structure");
+    let source = std::fs::read_to_string(cli("gpt_block.py")).unwrap();
+    let script = scratch.write("model.py", &source);
+    let script = script.to_str().unwrap();
+    for (format, added) in [
+        ("svg", "+ relu  call_function torch.relu\n"),
+        (
+            "dot",
+            "+ relu  {name=%relu|op_code=call_function\\n|target=torch.relu\\n|num_users=1\\n}\n",
+        ),
+        (
+            "graph",
+            "+ relu  call_function[target=torch.relu](args = (%attn_proj,), kwargs = {})\n",
+        ),
+    ] {
+        std::fs::write(script, &source).unwrap();
+        let golden = scratch.path().join(format!("model.{format}"));
+        let golden = golden.to_str().unwrap();
+        let bless = run(&[
+            "check", script, "--format", format, "--expect", golden, "--bless",
+        ]);
+        assert_eq!(bless.status, Some(0), "{}", bless.stderr);
+        let edited = source.replace(
+            "return x + self.attn(self.ln(x))",
+            "return x + torch.relu(self.attn(self.ln(x)))",
+        );
+        assert_ne!(edited, source);
+        std::fs::write(script, edited).unwrap();
+        let fail = run(&["check", script, "--format", format, "--expect", golden]);
+        assert_eq!(fail.status, Some(1), "{format}: {}", fail.stderr);
+        assert!(
+            fail.stdout.contains("+++ traced\n"),
+            "{format}: the text diff comes first"
+        );
+        assert!(
+            fail.stdout.contains("structure: 1 nodes added, 0 removed"),
+            "{format}: {}",
+            fail.stdout
+        );
+        assert!(fail.stdout.contains(added), "{format}: {}", fail.stdout);
+    }
+}

@@ -7,6 +7,7 @@ pub mod lint;
 mod meta;
 mod picture;
 mod replay;
+mod structure;
 mod sym;
 
 use rustpython_vm::Interpreter;

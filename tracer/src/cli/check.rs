@@ -12,7 +12,7 @@ use crate::diff::unified_diff;
 /// Check traced output against golden files (a unified diff on mismatch).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "A directory checks every *.py with goldens beside it, named <stem>.<format>\n(model.py → model.code, model.graph, model.tabular, model.readable).\n\nExamples:\n  fxvm check model.py --expect model.code\n  fxvm check model.py --expect model.graph --format graph --bless\n  fxvm check fixtures/models/"
+    after_help = "A directory checks every *.py with goldens beside it, named <stem>.<format>\n(model.py → model.code, model.graph, model.tabular, model.readable, model.dot, model.svg, model.html).\nA mismatch in a form that shows the graph (graph, dot, svg, html) also lists the nodes\nadded, removed and changed.\n\nExamples:\n  fxvm check model.py --expect model.code\n  fxvm check model.py --expect model.graph --format graph --bless\n  fxvm check fixtures/models/"
 )]
 pub(crate) struct CheckArgs {
     #[command(flatten)]
@@ -71,6 +71,16 @@ fn check_one(
             color
         )
     ));
+    // Forms that show a graph (graph, dot, svg, html) also get a per-node account.
+    if let (Some(before), Some(after)) = (
+        crate::structure::parse(&expected),
+        crate::structure::parse(&actual),
+    ) {
+        super::out(format_args!(
+            "{}",
+            crate::structure::structural_diff(&before, &after)
+        ));
+    }
     Ok(Outcome::Failed)
 }
 
