@@ -190,6 +190,13 @@ fn api_coverage_report_is_current() {
     check_in("api", "coverage");
 }
 
+/// `inspect.signature` of every layer's `forward` (return annotations) and
+/// of the functionals PyTorch writes in Python.
+#[test]
+fn layer_and_functional_signatures_match_pytorch() {
+    check_in("nn", "signatures");
+}
+
 #[test]
 fn shuffle_and_distance_layers_match_pytorch() {
     check_in("nn", "shuffle_distance");

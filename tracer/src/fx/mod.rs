@@ -254,6 +254,16 @@ mod module {
         }
     }
 
+    /// The return annotation text (`Tensor`, `tuple[Tensor, Tensor]`) of a
+    /// registry function PyTorch writes in Python, or None.
+    #[pyfunction]
+    fn op_returns(f: PyObjectRef, vm: &VirtualMachine) -> Option<&'static str> {
+        f.get_attr("__text_signature__", vm)
+            .ok()
+            .filter(|t| !vm.is_none(t))?;
+        fxvm_vm::binding::op_of(&f, vm)?.schema.returns
+    }
+
     /// A node value in short (`f32[2, s0]`, `Sym(s0)`), or None.
     #[pyfunction]
     fn value_summary(val: PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<String>> {

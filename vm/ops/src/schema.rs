@@ -151,11 +151,21 @@ pub struct Schema {
     /// (`view(2, 3)`): PyTorch allows it when that list is the one
     /// positional parameter besides `self`.
     pub int_varargs: Option<usize>,
+    /// The Python return annotation (`Tensor`, `tuple[Tensor, Tensor]`) of
+    /// ops PyTorch writes in Python; `inspect` cannot read it from a
+    /// builtin's text signature, so torch.fx's type annotation asks for it.
+    pub returns: Option<&'static str>,
 }
 
 impl Schema {
     /// Parses a declaration; the table is static, so a malformed one is a bug.
     pub fn parse(decl: &'static str) -> Schema {
+        // `name(params) -> T`: the return annotation of the Python function
+        // PyTorch writes for this op, when it writes one.
+        let (decl, returns) = match decl.rsplit_once(") -> ") {
+            Some((params, ret)) => (&decl[..params.len() + 1], Some(ret)),
+            None => (decl, None),
+        };
         let open = decl
             .find('(')
             .unwrap_or_else(|| panic!("bad signature {decl}"));
@@ -212,6 +222,7 @@ impl Schema {
             name,
             params,
             int_varargs,
+            returns,
         }
     }
 
@@ -434,6 +445,16 @@ mod tests {
         );
         let s = Schema::parse("block_diag(Tensor *tensors, int[]? sizes=None)");
         assert_eq!(s.python_signature(), "(*tensors, sizes=None)");
+    }
+
+    #[test]
+    fn reads_the_return_annotation_after_the_parameters() {
+        let s = Schema::parse(
+            "max_pool2d_with_indices(Tensor input, int[] kernel_size) -> tuple[Tensor, Tensor]",
+        );
+        assert_eq!(s.returns, Some("tuple[Tensor, Tensor]"));
+        assert_eq!(s.params.len(), 2);
+        assert_eq!(Schema::parse("relu(Tensor input)").returns, None);
     }
 
     #[test]

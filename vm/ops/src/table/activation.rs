@@ -150,15 +150,15 @@ fn threshold(x: &Tensor, threshold: f64, value: f64) -> Result<Tensor> {
 
 pub(crate) fn rows() -> Vec<Op> {
     vec![
-        inplace_unary("relu(Tensor input, bool inplace=False)", Unary::Relu).meta(meta::pointwise),
-        inplace_unary("silu(Tensor input, bool inplace=False)", Unary::Silu).meta(meta::pointwise),
-        inplace_unary("mish(Tensor input, bool inplace=False)", Unary::Mish).meta(meta::pointwise),
+        inplace_unary("relu(Tensor input, bool inplace=False) -> Tensor", Unary::Relu).meta(meta::pointwise),
+        inplace_unary("silu(Tensor input, bool inplace=False) -> Tensor", Unary::Silu).meta(meta::pointwise),
+        inplace_unary("mish(Tensor input, bool inplace=False) -> Tensor", Unary::Mish).meta(meta::pointwise),
         softmax_row(
-            "softmax(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None)",
+            "softmax(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None) -> Tensor",
             SoftmaxKind::Softmax,
         ).meta(meta::pointwise),
         softmax_row(
-            "log_softmax(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None)",
+            "log_softmax(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None) -> Tensor",
             SoftmaxKind::LogSoftmax,
         ).meta(meta::pointwise),
         op(
@@ -200,7 +200,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::pointwise),
         op(
-            "hardtanh(Tensor input, float min_val=-1.0, float max_val=1.0, bool inplace=False)",
+            "hardtanh(Tensor input, float min_val=-1.0, float max_val=1.0, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, lo, hi, inplace): (Tensor, f64, f64, bool)| {
                 maybe_in_place(&x, hardtanh(&x, lo, hi), inplace)
@@ -212,7 +212,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, lo, hi): (Tensor, f64, f64)| in_place(&x, hardtanh(&x, lo, hi)),
         ).meta(meta::pointwise),
         op(
-            "relu6(Tensor input, bool inplace=False)",
+            "relu6(Tensor input, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, inplace): (Tensor, bool)| {
                 if x.dtype() == DType::Bool {
@@ -224,7 +224,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::pointwise),
         op(
-            "leaky_relu(Tensor input, float negative_slope=0.01, bool inplace=False)",
+            "leaky_relu(Tensor input, float negative_slope=0.01, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, slope, inplace): (Tensor, f64, bool)| {
                 maybe_in_place(&x, leaky_relu(&x, slope), inplace)
@@ -236,7 +236,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, slope): (Tensor, f64)| in_place(&x, leaky_relu(&x, slope)),
         ).meta(meta::pointwise),
         op(
-            "elu(Tensor input, float alpha=1.0, bool inplace=False)",
+            "elu(Tensor input, float alpha=1.0, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, alpha, inplace): (Tensor, f64, bool)| maybe_in_place(&x, elu(&x, alpha), inplace),
         ).meta(meta::pointwise),
@@ -246,7 +246,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, alpha): (Tensor, f64)| in_place(&x, elu(&x, alpha)),
         ).meta(meta::pointwise),
         op(
-            "hardsigmoid(Tensor input, bool inplace=False)",
+            "hardsigmoid(Tensor input, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, inplace): (Tensor, bool)| {
                 float_kernel(&x, "hardsigmoid_cpu")?;
@@ -254,7 +254,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::pointwise),
         op(
-            "hardswish(Tensor input, bool inplace=False)",
+            "hardswish(Tensor input, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, inplace): (Tensor, bool)| {
                 float_kernel(&x, "hardswish_cpu")?;
@@ -268,7 +268,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::pointwise),
         op(
-            "celu(Tensor input, float alpha=1.0, bool inplace=False)",
+            "celu(Tensor input, float alpha=1.0, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, alpha, inplace): (Tensor, f64, bool)| maybe_in_place(&x, celu(&x, alpha), inplace),
         ).meta(meta::pointwise),
@@ -278,7 +278,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, alpha): (Tensor, f64)| in_place(&x, celu(&x, alpha)),
         ).meta(meta::pointwise),
         op(
-            "selu(Tensor input, bool inplace=False)",
+            "selu(Tensor input, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, inplace): (Tensor, bool)| maybe_in_place(&x, selu(&x), inplace),
         ).meta(meta::pointwise),
@@ -338,7 +338,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x,): (Tensor,)| bin(Binary::Sub, &x, ew::unary(Unary::Tanh, &x)?),
         ).meta(meta::pointwise),
         op(
-            "threshold(Tensor input, float threshold, float value, bool inplace=False)",
+            "threshold(Tensor input, float threshold, float value, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, t, v, inplace): (Tensor, f64, f64, bool)| {
                 maybe_in_place(&x, threshold(&x, t, v), inplace)
@@ -350,7 +350,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, t, v): (Tensor, f64, f64)| in_place(&x, threshold(&x, t, v)),
         ).meta(meta::pointwise),
         op(
-            "softmin(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None)",
+            "softmin(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None) -> Tensor",
             &[Functional(1)],
             |(x, dim, _stacklevel, dtype): (Tensor, Option<i64>, i64, Option<DType>)| {
                 let dim = softmax_dim(&x, dim);
@@ -386,7 +386,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::pointwise),
         op(
-            "glu(Tensor input, int dim=-1)",
+            "glu(Tensor input, int dim=-1) -> Tensor",
             &[Functional(1)],
             |(x, dim): (Tensor, i64)| {
                 if x.ndim() == 0 {
@@ -414,7 +414,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "normalize(Tensor input, float p=2.0, int dim=1, float eps=1e-12, Tensor? out=None)",
+            "normalize(Tensor input, float p=2.0, int dim=1, float eps=1e-12, Tensor? out=None) -> Tensor",
             &[Functional(1)],
             |(x, p, dim, eps, _out): (Tensor, f64, i64, f64, Option<Tensor>)| {
                 let norm = reduce::norm(&x, p, Some(&[dim]), true)?;

@@ -762,7 +762,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "einsum(str equation, Tensor[] *operands)",
+            "einsum(str equation, Tensor[] *operands) -> Tensor",
             &[Place::TorchFunctional(2)],
             |(equation, operands): (String, Vec<Tensor>)| einsum::einsum(&equation, &operands),
         )

@@ -89,7 +89,7 @@ type CtcArgs<R> = (
 pub(crate) fn rows() -> Vec<Op> {
     vec![
         op(
-            "ctc_loss(Tensor log_probs, Tensor targets, Tensor|int[] input_lengths, Tensor|int[] target_lengths, int blank=0, str reduction='mean', bool zero_infinity=False)",
+            "ctc_loss(Tensor log_probs, Tensor targets, Tensor|int[] input_lengths, Tensor|int[] target_lengths, int blank=0, str reduction='mean', bool zero_infinity=False) -> Tensor",
             &[Functional(4)],
             |(lp, t, il, tl, blank, reduction, zero_inf): CtcArgs<String>| {
                 let r = Reduction::parse(&reduction)?;
@@ -116,7 +116,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "cross_entropy(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, int ignore_index=-100, bool? reduce=None, str reduction='mean', float label_smoothing=0.0)",
+            "cross_entropy(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, int ignore_index=-100, bool? reduce=None, str reduction='mean', float label_smoothing=0.0) -> Tensor",
             &[Functional(2)],
             |(x, t, w, size_average, ignore_index, reduce, reduction, label_smoothing): (
                 Tensor,
@@ -138,7 +138,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::loss),
         op(
-            "nll_loss(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, int ignore_index=-100, bool? reduce=None, str reduction='mean')",
+            "nll_loss(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, int ignore_index=-100, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
             |(x, t, w, size_average, ignore_index, reduce, reduction): (
                 Tensor,
@@ -154,7 +154,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::loss),
         op(
-            "mse_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', Tensor? weight=None)",
+            "mse_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', Tensor? weight=None) -> Tensor",
             &[Functional(2)],
             |(x, t, size_average, reduce, reduction, weight): (
                 Tensor,
@@ -202,7 +202,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::loss),
         op(
-            "l1_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            "l1_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
             |(x, t, size_average, reduce, reduction): (
                 Tensor,
@@ -219,7 +219,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::loss),
         op(
-            "binary_cross_entropy(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            "binary_cross_entropy(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
             |(x, t, w, size_average, reduce, reduction): (
                 Tensor,
@@ -239,7 +239,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::loss),
         op(
-            "binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean', Tensor? pos_weight=None)",
+            "binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean', Tensor? pos_weight=None) -> Tensor",
             &[Functional(2)],
             |(x, t, w, size_average, reduce, reduction, pos_weight): (
                 Tensor,
@@ -264,7 +264,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::loss),
         op(
-            "smooth_l1_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', float beta=1.0)",
+            "smooth_l1_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', float beta=1.0) -> Tensor",
             &[Functional(2)],
             |(x, t, size_average, reduce, reduction, beta): (
                 Tensor,
@@ -291,7 +291,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::loss),
         op(
-            "huber_loss(Tensor input, Tensor target, str reduction='mean', float delta=1.0, Tensor? weight=None)",
+            "huber_loss(Tensor input, Tensor target, str reduction='mean', float delta=1.0, Tensor? weight=None) -> Tensor",
             &[Functional(2)],
             |(x, t, reduction, delta, w): (Tensor, Tensor, String, f64, Option<Tensor>)| {
                 let r = Reduction::from_args(None, None, &reduction)?;
@@ -303,7 +303,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::loss),
         op(
-            "kl_div(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', bool log_target=False)",
+            "kl_div(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', bool log_target=False) -> Tensor",
             &[Functional(2)],
             |(x, t, size_average, reduce, reduction, log_target): (
                 Tensor,

@@ -37,7 +37,7 @@ fn log_sigmoid(x: &Tensor) -> Result<Tensor> {
 pub(crate) fn rows() -> Vec<Op> {
     vec![
         op(
-            "margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            "margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(3)],
             |(a, b, t, margin, sa, re, name): (
                 Tensor,
@@ -70,7 +70,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "hinge_embedding_loss(Tensor input, Tensor target, float margin=1.0, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            "hinge_embedding_loss(Tensor input, Tensor target, float margin=1.0, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
             |(x, t, margin, sa, re, name): (
                 Tensor,
@@ -88,7 +88,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "soft_margin_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            "soft_margin_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
             |(x, t, sa, re, name): (Tensor, Tensor, Option<bool>, Option<bool>, String)| {
                 let r = reduction(sa, re, &name)?;
@@ -97,7 +97,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            "cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(3)],
             |(a, b, t, margin, sa, re, name): (
                 Tensor,
@@ -129,7 +129,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "poisson_nll_loss(Tensor input, Tensor target, bool log_input=True, bool full=False, bool? size_average=None, float eps=1e-08, bool? reduce=None, str reduction='mean')",
+            "poisson_nll_loss(Tensor input, Tensor target, bool log_input=True, bool full=False, bool? size_average=None, float eps=1e-08, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
             |(x, t, log_input, full, sa, eps, re, name): (
                 Tensor,
@@ -166,7 +166,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "gaussian_nll_loss(Tensor input, Tensor target, Tensor|float var, bool full=False, float eps=1e-06, str reduction='mean')",
+            "gaussian_nll_loss(Tensor input, Tensor target, Tensor|float var, bool full=False, float eps=1e-06, str reduction='mean') -> Tensor",
             &[Functional(3)],
             |(x, t, var, full, eps, name): (
                 Tensor,
@@ -223,7 +223,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2, float eps=1e-06, bool swap=False, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            "triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2, float eps=1e-06, bool swap=False, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(3)],
             |(a, pos, neg, margin, p, eps, swap, sa, re, name): (
                 Tensor,
@@ -249,7 +249,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "multi_margin_loss(Tensor input, Tensor target, int p=1, float margin=1.0, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            "multi_margin_loss(Tensor input, Tensor target, int p=1, float margin=1.0, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
             |(x, t, p, margin, w, sa, re, name): (
                 Tensor,
@@ -278,14 +278,14 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "multilabel_margin_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            "multilabel_margin_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
             |(x, t, sa, re, name): (Tensor, Tensor, Option<bool>, Option<bool>, String)| {
                 reduction(sa, re, &name)?.apply(margins::multilabel_margin(&x, &t)?)
             },
         ),
         op(
-            "multilabel_soft_margin_loss(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean')",
+            "multilabel_soft_margin_loss(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
             |(x, t, w, sa, re, name): (
                 Tensor,

@@ -372,7 +372,7 @@ pub(crate) fn rows() -> Vec<Op> {
             1,
         ).meta(meta::pool),
         max_pool_row(
-            "max_pool1d_with_indices(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
+            "max_pool1d_with_indices(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False) -> tuple[Tensor, Tensor]",
             &[Functional(2)],
             1,
         ),
@@ -382,7 +382,7 @@ pub(crate) fn rows() -> Vec<Op> {
             2,
         ).meta(meta::pool),
         max_pool_row(
-            "max_pool2d_with_indices(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
+            "max_pool2d_with_indices(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False) -> tuple[Tensor, Tensor]",
             &[Functional(2)],
             2,
         ).meta(meta::pool),
@@ -397,7 +397,7 @@ pub(crate) fn rows() -> Vec<Op> {
             3,
         ).meta(meta::pool),
         max_pool_row(
-            "max_pool3d_with_indices(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
+            "max_pool3d_with_indices(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False) -> tuple[Tensor, Tensor]",
             &[Functional(2)],
             3,
         ),
@@ -411,7 +411,7 @@ pub(crate) fn rows() -> Vec<Op> {
             1,
         ).meta(meta::adaptive_pool),
         adaptive_max_pool_row(
-            "adaptive_max_pool1d_with_indices(Tensor input, int?[] output_size, bool return_indices=False)",
+            "adaptive_max_pool1d_with_indices(Tensor input, int?[] output_size, bool return_indices=False) -> tuple[Tensor, Tensor]",
             &[Functional(2)],
             1,
         ),
@@ -434,7 +434,7 @@ pub(crate) fn rows() -> Vec<Op> {
             2,
         ).meta(meta::adaptive_pool),
         adaptive_max_pool_row(
-            "adaptive_max_pool2d_with_indices(Tensor input, int?[] output_size, bool return_indices=False)",
+            "adaptive_max_pool2d_with_indices(Tensor input, int?[] output_size, bool return_indices=False) -> tuple[Tensor, Tensor]",
             &[Functional(2)],
             2,
         ),
@@ -444,51 +444,51 @@ pub(crate) fn rows() -> Vec<Op> {
             3,
         ),
         adaptive_max_pool_row(
-            "adaptive_max_pool3d_with_indices(Tensor input, int?[] output_size, bool return_indices=False)",
+            "adaptive_max_pool3d_with_indices(Tensor input, int?[] output_size, bool return_indices=False) -> tuple[Tensor, Tensor]",
             &[Functional(2)],
             3,
         ),
         op(
-            "adaptive_avg_pool3d(Tensor input, int?[] output_size)",
+            "adaptive_avg_pool3d(Tensor input, int?[] output_size) -> Tensor",
             &[Functional(2)],
             |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 3),
         ).meta(meta::adaptive_pool),
         lp_pool_row(
-            "lp_pool1d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False)",
+            "lp_pool1d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False) -> Tensor",
             1,
         ),
         lp_pool_row(
-            "lp_pool2d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False)",
+            "lp_pool2d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False) -> Tensor",
             2,
         ),
         lp_pool_row(
-            "lp_pool3d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False)",
+            "lp_pool3d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False) -> Tensor",
             3,
         ),
         op(
-            "unfold(Tensor input, int[] kernel_size, int[] dilation=1, int[] padding=0, int[] stride=1)",
+            "unfold(Tensor input, int[] kernel_size, int[] dilation=1, int[] padding=0, int[] stride=1) -> Tensor",
             &[Functional(2)],
             |(x, k, d, p, s): (Tensor, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)| {
                 conv::fold::unfold(&x, &k, &d, &p, &s)
             },
         ),
         op(
-            "fold(Tensor input, int[] output_size, int[] kernel_size, int[] dilation=1, int[] padding=0, int[] stride=1)",
+            "fold(Tensor input, int[] output_size, int[] kernel_size, int[] dilation=1, int[] padding=0, int[] stride=1) -> Tensor",
             &[Functional(3)],
             |(x, o, k, d, p, s): (Tensor, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)| {
                 conv::fold::fold(&x, &o, &k, &d, &p, &s)
             },
         ),
         max_unpool_row(
-            "max_unpool1d(Tensor input, Tensor indices, int[] kernel_size, int[]? stride=None, int[] padding=0, int[]? output_size=None)",
+            "max_unpool1d(Tensor input, Tensor indices, int[] kernel_size, int[]? stride=None, int[] padding=0, int[]? output_size=None) -> Tensor",
             1,
         ),
         max_unpool_row(
-            "max_unpool2d(Tensor input, Tensor indices, int[] kernel_size, int[]? stride=None, int[] padding=0, int[]? output_size=None)",
+            "max_unpool2d(Tensor input, Tensor indices, int[] kernel_size, int[]? stride=None, int[] padding=0, int[]? output_size=None) -> Tensor",
             2,
         ),
         max_unpool_row(
-            "max_unpool3d(Tensor input, Tensor indices, int[] kernel_size, int[]? stride=None, int[] padding=0, int[]? output_size=None)",
+            "max_unpool3d(Tensor input, Tensor indices, int[] kernel_size, int[]? stride=None, int[] padding=0, int[]? output_size=None) -> Tensor",
             3,
         ),
         avg_pool_row(
@@ -501,12 +501,12 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 1),
         ).meta(meta::adaptive_pool),
         op(
-            "adaptive_avg_pool2d(Tensor input, int?[] output_size)",
+            "adaptive_avg_pool2d(Tensor input, int?[] output_size) -> Tensor",
             &[Torch, Functional(2)],
             |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 2),
         ).meta(meta::adaptive_pool),
         op(
-            "batch_norm(Tensor input, Tensor? running_mean, Tensor? running_var, Tensor? weight=None, Tensor? bias=None, bool training=False, float? momentum=0.1, float eps=1e-05)",
+            "batch_norm(Tensor input, Tensor? running_mean, Tensor? running_var, Tensor? weight=None, Tensor? bias=None, bool training=False, float? momentum=0.1, float eps=1e-05) -> Tensor",
             &[Torch, Functional(3)],
             |(x, rm, rv, w, b, training, momentum, eps): (
                 Tensor,
@@ -531,7 +531,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::same),
         op(
-            "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05)",
+            "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
             &[Torch, Functional(2)],
             |(x, shape, w, b, eps): (Tensor, Vec<i64>, Option<Tensor>, Option<Tensor>, f64)| {
                 let shape: Vec<usize> = shape.into_iter().map(|d| d.max(0) as usize).collect();
@@ -539,7 +539,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::same),
         op(
-            "rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None)",
+            "rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
             &[Torch, Functional(2)],
             |(x, shape, w, eps): (Tensor, Vec<i64>, Option<Tensor>, Option<f64>)| {
                 let shape: Vec<usize> = shape.into_iter().map(|d| d.max(0) as usize).collect();
@@ -553,14 +553,14 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::same),
         op(
-            "local_response_norm(Tensor input, int size, float alpha=0.0001, float beta=0.75, float k=1.0)",
+            "local_response_norm(Tensor input, int size, float alpha=0.0001, float beta=0.75, float k=1.0) -> Tensor",
             &[Functional(2)],
             |(x, size, alpha, beta, k): (Tensor, i64, f64, f64, f64)| {
                 norm::local_response_norm(&x, size, alpha, beta, k)
             },
         ).meta(meta::same),
         op(
-            "instance_norm(Tensor input, Tensor? running_mean=None, Tensor? running_var=None, Tensor? weight=None, Tensor? bias=None, bool use_input_stats=True, float momentum=0.1, float eps=1e-05)",
+            "instance_norm(Tensor input, Tensor? running_mean=None, Tensor? running_var=None, Tensor? weight=None, Tensor? bias=None, bool use_input_stats=True, float momentum=0.1, float eps=1e-05) -> Tensor",
             &[Functional(1)],
             |(x, rm, rv, w, b, use_input_stats, momentum, eps): (
                 Tensor,
@@ -585,14 +585,14 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::same),
         op(
-            "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05)",
+            "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
             &[Torch, Functional(2)],
             |(x, groups, w, b, eps): (Tensor, i64, Option<Tensor>, Option<Tensor>, f64)| {
                 nn::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps)
             },
         ).meta(meta::same),
         op(
-            "embedding_bag(Tensor input, Tensor weight, Tensor? offsets=None, float? max_norm=None, float norm_type=2, bool scale_grad_by_freq=False, str mode='mean', bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int? padding_idx=None)",
+            "embedding_bag(Tensor input, Tensor weight, Tensor? offsets=None, float? max_norm=None, float norm_type=2, bool scale_grad_by_freq=False, str mode='mean', bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int? padding_idx=None) -> Tensor",
             &[Functional(2)],
             |(x, w, offsets, _, _, _, mode, _, psw, last, padding_idx): (
                 Tensor,
@@ -643,7 +643,7 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "embedding(Tensor input, Tensor weight, int? padding_idx=None, float? max_norm=None, float norm_type=2.0, bool scale_grad_by_freq=False, bool sparse=False)",
+            "embedding(Tensor input, Tensor weight, int? padding_idx=None, float? max_norm=None, float norm_type=2.0, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
             &[Functional(2)],
             |(x, w, padding_idx, _, _, _, _): (
                 Tensor,
@@ -656,14 +656,14 @@ pub(crate) fn rows() -> Vec<Op> {
             )| { nn::embedding(&x, &w, padding_idx) },
         ).meta(meta::embedding),
         op(
-            "pad(Tensor input, int[] pad, str mode='constant', float? value=None)",
+            "pad(Tensor input, int[] pad, str mode='constant', float? value=None) -> Tensor",
             &[Functional(2)],
             |(x, pad, mode, value): (Tensor, Vec<i64>, String, Option<f64>)| {
                 resample::pad(&x, &pad, PadMode::parse(&mode)?, value)
             },
         ).meta(meta::pad),
         op(
-            "interpolate(Tensor input, int[]? size=None, float[]? scale_factor=None, str mode='nearest', bool? align_corners=None, bool? recompute_scale_factor=None, bool antialias=False)",
+            "interpolate(Tensor input, int[]? size=None, float[]? scale_factor=None, str mode='nearest', bool? align_corners=None, bool? recompute_scale_factor=None, bool antialias=False) -> Tensor",
             &[Functional(1)],
             |(x, size, scale, mode, align, recompute, _): (
                 Tensor,
@@ -718,13 +718,13 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::attention),
         dropout_row(
-            "dropout(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
+            "dropout(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
             &[Torch, Functional(1)],
             PLAIN,
             None,
         ).meta(meta::same),
         dropout_row(
-            "alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False)",
+            "alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False) -> Tensor",
             &[Torch, Functional(1)],
             DropoutKind {
                 feature: false,
@@ -733,7 +733,7 @@ pub(crate) fn rows() -> Vec<Op> {
             None,
         ).meta(meta::same),
         dropout_row(
-            "feature_alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False)",
+            "feature_alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False) -> Tensor",
             &[Torch, Functional(1)],
             DropoutKind {
                 feature: true,
@@ -742,19 +742,19 @@ pub(crate) fn rows() -> Vec<Op> {
             None,
         ).meta(meta::same),
         dropout_row(
-            "dropout1d(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
+            "dropout1d(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
             &[Functional(1)],
             FEATURE,
             Some(1),
         ).meta(meta::same),
         dropout_row(
-            "dropout2d(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
+            "dropout2d(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
             &[Functional(1)],
             FEATURE,
             Some(2),
         ).meta(meta::same),
         dropout_row(
-            "dropout3d(Tensor input, float p=0.5, bool training=True, bool inplace=False)",
+            "dropout3d(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
             &[Functional(1)],
             FEATURE,
             Some(3),

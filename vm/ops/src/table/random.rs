@@ -275,7 +275,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, p, g): (Tensor, f64, Generator)| filled(fill::geometric_(&x, p, &g)),
         ),
         op(
-            "rrelu(Tensor input, float lower=0.125, float upper=0.3333333333333333, bool training=False, bool inplace=False)",
+            "rrelu(Tensor input, float lower=0.125, float upper=0.3333333333333333, bool training=False, bool inplace=False) -> Tensor",
             &[Place::Functional(1)],
             |(x, lower, upper, training, inplace): (Tensor, f64, f64, bool, bool)| {
                 maybe_in_place(

@@ -135,7 +135,7 @@ pub(crate) fn rows() -> Vec<Op> {
         )
         .meta(meta::chunk),
         op(
-            "split(Tensor tensor, int|int[] split_size_or_sections, int dim=0)",
+            "split(Tensor tensor, int|int[] split_size_or_sections, int dim=0) -> tuple[Tensor, ...]",
             &[Place::TorchFunctional(2), Place::Method],
             |(x, how, dim): (Tensor, Or<i64, Vec<i64>>, i64)| {
                 let how = match how {
@@ -235,7 +235,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, k, dims): (Tensor, i64, Vec<i64>)| rearrange::rot90(&x, k, &dims),
         ),
         op(
-            "meshgrid(Tensor[] *tensors, *, str? indexing=None)",
+            "meshgrid(Tensor[] *tensors, *, str? indexing=None) -> tuple[Tensor, ...]",
             &[Place::TorchFunctional(1)],
             |(tensors, indexing): (Vec<Tensor>, Option<String>)| {
                 rearrange::meshgrid(&tensors, indexing.as_deref().unwrap_or("ij"))

@@ -8,6 +8,7 @@ import torch
 import torch.fx
 from torch._jit_internal import boolean_dispatched
 from torch.fx import Transformer
+from torch.fx._native import fx as _fx
 
 __all__ = ["AnnotateTypesWithSchema"]
 
@@ -65,4 +66,8 @@ class AnnotateTypesWithSchema(Transformer):
             signature = inspect.signature(target)
         except (ValueError, TypeError):
             return None
-        return signature.return_annotation if signature.return_annotation is not inspect.Signature.empty else None
+        if signature.return_annotation is not inspect.Signature.empty:
+            return signature.return_annotation
+        # fxvm's functionals are registry builtins: the registry has it.
+        declared = _fx.op_returns(target)
+        return None if declared is None else eval(declared, {"Tensor": torch.Tensor, "tuple": tuple})

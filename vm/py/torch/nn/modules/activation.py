@@ -4,6 +4,7 @@ from torch.nn import init
 from torch.nn.parameter import Parameter
 from torch.nn.modules.module import Module
 from torch.nn.modules.linear import NonDynamicallyQuantizableLinear
+from torch import Tensor
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "ELU", "Hardtanh", "Softplus", "Softmax", "LogSoftmax", "MultiheadAttention",
            "CELU", "SELU", "GLU", "Hardsigmoid", "Hardswish", "LogSigmoid", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink",
@@ -22,17 +23,17 @@ class _Inplace(Module):
 
 
 class ReLU(_Inplace):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.relu(input, inplace=self.inplace)
 
 
 class SiLU(_Inplace):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.silu(input, inplace=self.inplace)
 
 
 class Mish(_Inplace):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.mish(input, inplace=self.inplace)
 
 
@@ -45,7 +46,7 @@ class Hardtanh(Module):
         self.max_val = max_val
         self.inplace = inplace
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self):
@@ -69,7 +70,7 @@ class LeakyReLU(Module):
         self.negative_slope = negative_slope
         self.inplace = inplace
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self):
@@ -85,7 +86,7 @@ class ELU(Module):
         self.alpha = alpha
         self.inplace = inplace
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self):
@@ -100,7 +101,7 @@ class GELU(Module):
         super().__init__()
         self.approximate = approximate
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.gelu(input, approximate=self.approximate)
 
     def extra_repr(self):
@@ -108,12 +109,12 @@ class GELU(Module):
 
 
 class Sigmoid(Module):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return torch.sigmoid(input)
 
 
 class Tanh(Module):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return torch.tanh(input)
 
 
@@ -125,7 +126,7 @@ class Softplus(Module):
         self.beta = beta
         self.threshold = threshold
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self):
@@ -144,7 +145,7 @@ class Softmax(Module):
         if not hasattr(self, "dim"):
             self.dim = None
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self):
@@ -152,7 +153,7 @@ class Softmax(Module):
 
 
 class LogSoftmax(Softmax):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
 
@@ -213,7 +214,7 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
-    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None, average_attn_weights=True, is_causal=False):
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None, average_attn_weights=True, is_causal=False) -> tuple[Tensor, Tensor | None]:
         batched = query.dim() == 3
         if self.batch_first and batched:
             query, key, value = (x.transpose(1, 0) for x in (query, key, value))
@@ -238,7 +239,7 @@ class CELU(Module):
         self.alpha = alpha
         self.inplace = inplace
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.celu(input, self.alpha, self.inplace)
 
     def extra_repr(self):
@@ -247,7 +248,7 @@ class CELU(Module):
 
 
 class SELU(_Inplace):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.selu(input, self.inplace)
 
 
@@ -258,7 +259,7 @@ class GLU(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.glu(input, self.dim)
 
     def extra_repr(self):
@@ -272,7 +273,7 @@ class Hardsigmoid(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.hardsigmoid(input, self.inplace)
 
 
@@ -283,12 +284,12 @@ class Hardswish(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.hardswish(input, self.inplace)
 
 
 class LogSigmoid(Module):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.logsigmoid(input)
 
 
@@ -304,22 +305,22 @@ class _Shrink(Module):
 
 
 class Hardshrink(_Shrink):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.hardshrink(input, self.lambd)
 
 
 class Softshrink(_Shrink):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.softshrink(input, self.lambd)
 
 
 class Softsign(Module):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.softsign(input)
 
 
 class Tanhshrink(Module):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.tanhshrink(input)
 
 
@@ -332,7 +333,7 @@ class Threshold(Module):
         self.value = value
         self.inplace = inplace
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self):
@@ -352,7 +353,7 @@ class Softmin(Module):
         if not hasattr(self, "dim"):
             self.dim = None
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.softmin(input, self.dim, _stacklevel=5)
 
     def extra_repr(self):
@@ -360,7 +361,7 @@ class Softmin(Module):
 
 
 class Softmax2d(Module):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         if input.dim() not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
         return F.softmax(input, -3, _stacklevel=5)
@@ -379,7 +380,7 @@ class PReLU(Module):
     def reset_parameters(self):
         torch.nn.init.constant_(self.weight, self.init)
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.prelu(input, self.weight)
 
     def extra_repr(self):
@@ -395,7 +396,7 @@ class RReLU(Module):
         self.upper = upper
         self.inplace = inplace
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self):

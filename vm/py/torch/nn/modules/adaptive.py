@@ -51,7 +51,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             projection.reset_parameters()
             output.reset_parameters()
 
-    def forward(self, input_, target_):
+    def forward(self, input_, target_) -> _ASMoutput:
         if target_.dim() == 1:
             if input_.size(0) != target_.size(0):
                 raise RuntimeError("Input and target should have the same size in the batch dimension.")

@@ -1,5 +1,6 @@
 from torch.nn import functional as F
 from torch.nn.modules.module import Module
+from torch import Tensor
 
 __all__ = ["ChannelShuffle"]
 
@@ -11,7 +12,7 @@ class ChannelShuffle(Module):
         super().__init__()
         self.groups = groups
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.channel_shuffle(input, self.groups)
 
     def extra_repr(self):

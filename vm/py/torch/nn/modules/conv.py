@@ -6,6 +6,7 @@ from torch.nn import init
 from torch.nn.parameter import Parameter
 from torch.nn.modules.module import Module
 from torch.nn.modules.utils import _single, _pair, _triple, _reverse_repeat_tuple
+from torch import Tensor
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
@@ -100,7 +101,7 @@ class _Conv(_ConvNd):
             return conv(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias, self.stride, self._ntuple(0), self.dilation, self.groups)
         return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return self._conv_forward(input, self.weight, self.bias)
 
 
@@ -153,7 +154,7 @@ class _ConvTranspose(_ConvTransposeNd):
         n = self._ntuple
         super().__init__(in_channels, out_channels, n(kernel_size), n(stride), n(padding), n(dilation), True, n(output_padding), groups, bias, padding_mode, device, dtype)
 
-    def forward(self, input, output_size=None):
+    def forward(self, input, output_size=None) -> Tensor:
         if self.padding_mode != "zeros":
             raise ValueError(f"Only `zeros` padding mode is supported for {type(self).__name__}")
         spatial = len(self.kernel_size)

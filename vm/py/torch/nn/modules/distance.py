@@ -1,5 +1,6 @@
 from torch.nn import functional as F
 from torch.nn.modules.module import Module
+from torch import Tensor
 
 __all__ = ["PairwiseDistance", "CosineSimilarity"]
 
@@ -13,7 +14,7 @@ class PairwiseDistance(Module):
         self.eps = eps
         self.keepdim = keepdim
 
-    def forward(self, x1, x2):
+    def forward(self, x1, x2) -> Tensor:
         return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
@@ -25,5 +26,5 @@ class CosineSimilarity(Module):
         self.dim = dim
         self.eps = eps
 
-    def forward(self, x1, x2):
+    def forward(self, x1, x2) -> Tensor:
         return F.cosine_similarity(x1, x2, self.dim, self.eps)

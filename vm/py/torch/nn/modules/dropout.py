@@ -1,5 +1,6 @@
 from torch.nn import functional as F
 from torch.nn.modules.module import Module
+from torch import Tensor
 
 __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
@@ -19,30 +20,30 @@ class _DropoutNd(Module):
 
 
 class Dropout(_DropoutNd):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(_DropoutNd):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(_DropoutNd):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.dropout3d(input, self.p, self.training, self.inplace)
 
 
 class AlphaDropout(_DropoutNd):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.alpha_dropout(input, self.p, self.training)
 
 
 class FeatureAlphaDropout(_DropoutNd):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.feature_alpha_dropout(input, self.p, self.training)

@@ -1,4 +1,5 @@
 from torch.nn.modules.module import Module
+from torch import Tensor
 
 __all__ = ["Flatten", "Unflatten"]
 
@@ -11,7 +12,7 @@ class Flatten(Module):
         self.start_dim = start_dim
         self.end_dim = end_dim
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self):
@@ -29,7 +30,7 @@ class Unflatten(Module):
         self.dim = dim
         self.unflattened_size = unflattened_size
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self):

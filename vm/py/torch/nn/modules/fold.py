@@ -1,5 +1,6 @@
 from torch.nn import functional as F
 from torch.nn.modules.module import Module
+from torch import Tensor
 
 __all__ = ["Fold", "Unfold"]
 
@@ -15,7 +16,7 @@ class Fold(Module):
         self.padding = padding
         self.stride = stride
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self):
@@ -32,7 +33,7 @@ class Unfold(Module):
         self.padding = padding
         self.stride = stride
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self):

@@ -2,6 +2,7 @@ import warnings
 
 from torch.nn import functional as F
 from torch.nn.modules.batchnorm import _NormBase
+from torch import Tensor
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
@@ -31,7 +32,7 @@ class _InstanceNorm(_NormBase):
             self.eps,
         )
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         self._check_input_dim(input)
         feature_dim = input.dim() - self._get_no_batch_dim()
         if input.size(feature_dim) != self.num_features:

@@ -5,6 +5,7 @@ from torch.nn import functional as F
 from torch.nn import init
 from torch.nn.parameter import Parameter
 from torch.nn.modules.module import Module
+from torch import Tensor
 
 __all__ = ["Identity", "Linear", "Bilinear", "NonDynamicallyQuantizableLinear"]
 
@@ -13,7 +14,7 @@ class Identity(Module):
     def __init__(self, *args, **kwargs):
         super().__init__()
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return input
 
 
@@ -38,7 +39,7 @@ class Linear(Module):
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
@@ -65,7 +66,7 @@ class Bilinear(Module):
         if self.bias is not None:
             init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, input1, input2):
+    def forward(self, input1, input2) -> Tensor:
         y = torch.einsum("...i,oij,...j->...o", input1, self.weight, input2)
         return y + self.bias if self.bias is not None else y
 

@@ -72,7 +72,7 @@ def _move_to_front(d, key):
     d.update(rest)
 
 
-def _forward_unimplemented(self, *input):
+def _forward_unimplemented(self, *input) -> None:
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 

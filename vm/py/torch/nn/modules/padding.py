@@ -1,6 +1,7 @@
 from torch.nn import functional as F
 from torch.nn.modules.module import Module
 from torch.nn.modules.utils import _ntuple, _pair, _quadruple
+from torch import Tensor
 
 __all__ = [
     "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
@@ -23,7 +24,7 @@ class _PadNd(Module):
         super().__init__()
         self.padding = self._expand(padding)
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.pad(input, self.padding, self.mode)
 
     def extra_repr(self):
@@ -36,7 +37,7 @@ class _CircularPadNd(_PadNd):
     def _check_input_dim(self, input):
         raise NotImplementedError
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         self._check_input_dim(input)
         return super().forward(input)
 
@@ -74,7 +75,7 @@ class _ConstantPadNd(Module):
         self.padding = self._expand(padding)
         self.value = value
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.pad(input, self.padding, "constant", self.value)
 
     def extra_repr(self):

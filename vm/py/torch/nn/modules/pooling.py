@@ -1,6 +1,7 @@
 from torch.nn import functional as F
 from torch.nn.modules.module import Module
 from torch.nn.modules.utils import _single, _pair, _triple
+from torch import Tensor
 
 __all__ = [
     "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
@@ -54,7 +55,7 @@ class AvgPool1d(Module):
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
 
 
@@ -73,12 +74,12 @@ class AvgPool2d(Module):
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad, self.divisor_override)
 
 
 class AvgPool3d(AvgPool2d):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad, self.divisor_override)
 
 
@@ -94,17 +95,17 @@ class _AdaptiveAvgPoolNd(Module):
 
 
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.adaptive_avg_pool1d(input, self.output_size)
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.adaptive_avg_pool2d(input, self.output_size)
 
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.adaptive_avg_pool3d(input, self.output_size)
 
 
@@ -148,7 +149,7 @@ class _MaxUnpoolNd(Module):
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
-    def forward(self, input, indices, output_size=None):
+    def forward(self, input, indices, output_size=None) -> Tensor:
         return type(self)._functional(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
@@ -180,7 +181,7 @@ class _LPPoolNd(Module):
     def extra_repr(self):
         return "norm_type={norm_type}, kernel_size={kernel_size}, stride={stride}, ceil_mode={ceil_mode}".format(**self.__dict__)
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return type(self)._functional(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
 

@@ -6,6 +6,7 @@ import torch
 from torch.nn import init
 from torch.nn.parameter import Parameter
 from torch.nn.modules.module import Module
+from torch import Tensor
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -322,7 +323,7 @@ class RNNCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device, dtype=dtype)
         self.nonlinearity = nonlinearity
 
-    def forward(self, input, hx=None):
+    def forward(self, input, hx=None) -> Tensor:
         input, hx, batched = self._batch(input, hx)
         if hx is None:
             hx = torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
@@ -339,7 +340,7 @@ class LSTMCell(RNNCellBase):
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
-    def forward(self, input, hx=None):
+    def forward(self, input, hx=None) -> tuple[Tensor, Tensor]:
         input, hx, batched = self._batch(input, hx)
         if hx is None:
             zeros = torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
@@ -352,7 +353,7 @@ class GRUCell(RNNCellBase):
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
 
-    def forward(self, input, hx=None):
+    def forward(self, input, hx=None) -> Tensor:
         input, hx, batched = self._batch(input, hx)
         if hx is None:
             hx = torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype)

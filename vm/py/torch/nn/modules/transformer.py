@@ -10,6 +10,7 @@ from torch.nn.modules.dropout import Dropout
 from torch.nn.modules.linear import Linear
 from torch.nn.modules.module import Module
 from torch.nn.modules.normalization import LayerNorm
+from torch import Tensor
 
 __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer"]
 
@@ -94,7 +95,7 @@ class Transformer(Module):
         self.nhead = nhead
         self.batch_first = batch_first
 
-    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None, memory_is_causal=False):
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None, memory_is_causal=False) -> Tensor:
         is_batched = src.dim() == 3
         batch = 0 if self.batch_first else 1
         if is_batched and src.size(batch) != tgt.size(batch):
@@ -167,7 +168,7 @@ class TransformerEncoder(Module):
             return False
         return True
 
-    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None) -> Tensor:
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", None if mask is None else mask.dtype, "mask", src.dtype)
         mask = _canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
         keep = None if src_key_padding_mask is None else src_key_padding_mask == 0
@@ -193,7 +194,7 @@ class TransformerDecoder(Module):
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False) -> Tensor:
         output = tgt
         tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, _get_seq_len(tgt, self.layers[0].self_attn.batch_first))
         for mod in self.layers:
@@ -227,7 +228,7 @@ class TransformerEncoderLayer(Module):
         if not hasattr(self, "activation"):
             self.activation = F.relu
 
-    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False) -> Tensor:
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", None if src_mask is None else src_mask.dtype, "src_mask", src.dtype)
         src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
         x = src
@@ -275,7 +276,7 @@ class TransformerDecoderLayer(Module):
             state["activation"] = F.relu
         super().__setstate__(state)
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False) -> Tensor:
         x = tgt
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)

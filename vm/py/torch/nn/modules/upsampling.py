@@ -1,5 +1,6 @@
 from torch.nn import functional as F
 from torch.nn.modules.module import Module
+from torch import Tensor
 
 __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
@@ -19,7 +20,7 @@ class Upsample(Module):
         self.align_corners = align_corners
         self.recompute_scale_factor = recompute_scale_factor
 
-    def forward(self, input):
+    def forward(self, input) -> Tensor:
         return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners, recompute_scale_factor=self.recompute_scale_factor)
 
     def __setstate__(self, state):
