@@ -565,41 +565,44 @@ fn html_pictures_open_in_a_browser() {
         return;
     };
     let scratch = Scratch::new("picture");
-    let page = scratch.path().join("resnet50.html");
-    let shot = scratch.path().join("resnet50.png");
-    let out = run(&[
-        "trace",
-        &cli("resnet50.py"),
-        "--format",
-        "html",
-        "-o",
-        page.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status, Some(0), "{}", out.stderr);
-    let status = std::process::Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--window-size=1200,900",
-        ])
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(&page)
-        .output()
-        .expect("browser runs");
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    let png = std::fs::read(&shot).expect("screenshot written");
-    assert_eq!(&png[1..4], b"PNG");
-    // A blank page compresses to a few KB; boxes, text and edges do not.
-    assert!(
-        png.len() > 30_000,
-        "screenshot of {} bytes looks blank",
-        png.len()
-    );
+    for model in ["resnet50", "gpt_block"] {
+        let page = scratch.path().join(format!("{model}.html"));
+        let shot = scratch.path().join(format!("{model}.png"));
+        let script = cli(&format!("{model}.py"));
+        let out = run(&[
+            "trace",
+            &script,
+            "--format",
+            "html",
+            "-o",
+            page.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status, Some(0), "{}", out.stderr);
+        let status = std::process::Command::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--window-size=1200,900",
+            ])
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg(&page)
+            .output()
+            .expect("browser runs");
+        assert!(
+            status.status.success(),
+            "{}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+        let png = std::fs::read(&shot).expect("screenshot written");
+        assert_eq!(&png[1..4], b"PNG");
+        // A blank page compresses to a few KB; boxes, text and edges do not.
+        assert!(
+            png.len() > 30_000,
+            "{model}: screenshot of {} bytes looks blank",
+            png.len()
+        );
+    }
 }
 
 #[test]
