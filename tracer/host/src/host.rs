@@ -1,0 +1,450 @@
+//! The host: one interpreter with `torch` and `torch.fx`, entered for each
+//! call under the host's limits; errors come back as [`Error`]s.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use rustpython_vm::builtins::{PyBaseExceptionRef, PyDictRef};
+use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
+use rustpython_vm::signal::UserSignalSender;
+use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, VirtualMachine};
+
+use crate::budget::Budget;
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::{self, Graph};
+use crate::value::{Handle, Value, values_of};
+
+/// Limits a host puts on every call into Python.
+#[derive(Debug, Clone, Default)]
+pub struct Limits {
+    /// Wall time one call may take before the script is stopped.
+    pub time: Option<Duration>,
+    /// Python's recursion limit (`sys.setrecursionlimit`).
+    pub recursion: Option<usize>,
+}
+
+/// Configures a [`Host`].
+#[derive(Debug, Clone, Default)]
+pub struct HostBuilder {
+    limits: Limits,
+    path: Vec<String>,
+}
+
+impl HostBuilder {
+    /// Stops any call that runs longer than `limit` with
+    /// [`ErrorKind::TimeLimit`]; the script cannot catch it and carry on.
+    pub fn time_limit(mut self, limit: Duration) -> Self {
+        self.limits.time = Some(limit);
+        self
+    }
+
+    /// Python's recursion limit for scripts of this host.
+    pub fn recursion_limit(mut self, depth: usize) -> Self {
+        self.limits.recursion = Some(depth);
+        self
+    }
+
+    /// Adds a folder scripts import modules from (first added, first searched).
+    pub fn import_path(mut self, dir: impl Into<String>) -> Self {
+        self.path.push(dir.into());
+        self
+    }
+
+    pub fn build(self) -> Result<Host> {
+        let config = fxvm_vm::Config {
+            argv: vec!["<host>".into()],
+            path: self.path,
+            // SIGINT belongs to the embedding program.
+            no_signal_handlers: true,
+        };
+        let (sender, receiver) = rustpython_vm::signal::user_signal_channel();
+        let interp = fxvm_vm::build_from(
+            fxvm_tracer::builder(&config).init_hook(move |vm| vm.set_user_signal_channel(receiver)),
+        );
+        let (module, stop_class) = interp
+            .enter(|vm| host_module(vm, self.limits.recursion))
+            .map_err(|e| interp.enter(|vm| error_of(&e, vm)))?;
+        Ok(Host {
+            interp,
+            limits: self.limits,
+            signals: sender,
+            module,
+            stop_class,
+        })
+    }
+}
+
+/// Creates `fxvm_host` (the registered Rust functions and the exception a
+/// time limit raises) and applies the recursion limit.
+fn host_module(
+    vm: &VirtualMachine,
+    recursion: Option<usize>,
+) -> PyResult<(PyObjectRef, PyObjectRef)> {
+    let dict = vm.ctx.new_dict();
+    let module: PyObjectRef = vm.new_module("fxvm_host", dict.clone(), None).into();
+    vm.sys_module
+        .get_attr("modules", vm)?
+        .set_item("fxvm_host", module.clone(), vm)?;
+    let source = "class TimeLimitExceeded(BaseException):\n    \"\"\"Raised when the host's time budget runs out; raised again on every instruction until the call returns.\"\"\"\n";
+    let code = vm
+        .builtins
+        .get_attr("compile", vm)?
+        .call((source, "fxvm_host", "exec"), vm)?;
+    vm.builtins
+        .get_attr("exec", vm)?
+        .call((code, dict.clone()), vm)?;
+    if let Some(depth) = recursion {
+        vm.sys_module
+            .get_attr("setrecursionlimit", vm)?
+            .call((depth,), vm)?;
+    }
+    let stop = dict.get_item("TimeLimitExceeded", vm)?;
+    Ok((module, stop))
+}
+
+/// The traceback text as Python prints it: through `traceback` (which
+/// reads sources the host ran from `linecache`), else the VM's own.
+fn traceback_text(exc: &PyBaseExceptionRef, vm: &VirtualMachine) -> String {
+    let formatted = vm.import("traceback", 0).and_then(|tb| {
+        let lines = tb
+            .get_attr("format_exception", vm)?
+            .call((exc.clone(),), vm)?;
+        let lines: Vec<PyObjectRef> = lines.try_to_value(vm)?;
+        lines
+            .iter()
+            .map(|l| l.str(vm).map(|s| s.to_string_lossy().into_owned()))
+            .collect::<PyResult<String>>()
+    });
+    formatted.unwrap_or_else(|_| {
+        let mut text = String::new();
+        let _ = vm.write_exception(&mut text, exc);
+        text
+    })
+}
+
+/// A Python exception as a host error, with its traceback text.
+fn error_of(exc: &PyBaseExceptionRef, vm: &VirtualMachine) -> Error {
+    let traceback = traceback_text(exc, vm);
+    let message = exc
+        .as_object()
+        .str(vm)
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Error {
+        kind: ErrorKind::Python(exc.class().name().to_string()),
+        message,
+        traceback,
+    }
+}
+
+/// A Rust program's Python interpreter: runs scripts, imports them as
+/// modules, calls into them with [`Value`]s, traces models.
+pub struct Host {
+    interp: Interpreter,
+    limits: Limits,
+    signals: UserSignalSender,
+    module: PyObjectRef,
+    stop_class: PyObjectRef,
+}
+
+impl Host {
+    /// A host with no limits.
+    pub fn new() -> Result<Host> {
+        Host::builder().build()
+    }
+
+    pub fn builder() -> HostBuilder {
+        HostBuilder::default()
+    }
+
+    /// Runs `f` in the interpreter under the host's limits.
+    fn enter<T>(&self, f: impl FnOnce(&VirtualMachine) -> PyResult<T>) -> Result<T> {
+        let budget = self
+            .limits
+            .time
+            .map(|limit| Budget::start(limit, self.signals.clone(), self.stop_class.clone()));
+        let result = self.interp.enter(f);
+        // The budget ends before the error is formatted (which runs Python).
+        let expired = budget.is_some_and(Budget::finish);
+        result.map_err(|exc| {
+            let mut e = self.interp.enter(|vm| error_of(&exc, vm));
+            if expired {
+                e.kind = ErrorKind::TimeLimit;
+            }
+            e
+        })
+    }
+
+    fn exec(vm: &VirtualMachine, source: &str, filename: &str, globals: PyDictRef) -> PyResult<()> {
+        // Compiled through the guarded builtin: nesting limits apply.
+        let code = vm
+            .builtins
+            .get_attr("compile", vm)?
+            .call((source, filename, "exec"), vm)?;
+        // Tracebacks show the source lines.
+        let lines: Vec<PyObjectRef> = source
+            .split_inclusive('\n')
+            .map(|l| vm.ctx.new_str(l).into())
+            .collect();
+        let entry = vm.ctx.new_tuple(vec![
+            vm.ctx.new_int(source.len()).into(),
+            vm.ctx.none(),
+            vm.ctx.new_list(lines).into(),
+            vm.ctx.new_str(filename).into(),
+        ]);
+        vm.import("linecache", 0)?
+            .get_attr("cache", vm)?
+            .set_item(filename, entry.into(), vm)?;
+        vm.builtins
+            .get_attr("exec", vm)?
+            .call((code, globals), vm)
+            .map(drop)
+    }
+
+    /// Runs `source` as a fresh `__main__` module.
+    pub fn run_str(&self, source: &str) -> Result<()> {
+        self.enter(|vm| {
+            let scope = vm.new_scope_with_main()?;
+            Host::exec(vm, source, "<string>", scope.globals)
+        })
+    }
+
+    /// Runs the script at `path` as a fresh `__main__` module.
+    pub fn run_file(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        let path = path.as_ref();
+        let source = read(path)?;
+        let name = path.to_string_lossy().into_owned();
+        self.enter(|vm| {
+            let scope = vm.new_scope_with_main()?;
+            scope
+                .globals
+                .set_item("__file__", vm.ctx.new_str(name.as_str()).into(), vm)?;
+            Host::exec(vm, &source, &name, scope.globals)
+        })
+    }
+
+    /// Imports `source` as the module `name` (tracebacks show `name.py`).
+    pub fn import_source(&self, name: &str, source: &str) -> Result<Object<'_>> {
+        self.import_named(name, &format!("{name}.py"), source)
+    }
+
+    /// Imports the script at `path` as a module named after its file.
+    pub fn import_file(&self, path: impl AsRef<std::path::Path>) -> Result<Object<'_>> {
+        let path = path.as_ref();
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .ok_or_else(|| Error::conversion(format!("{} names no file", path.display())))?;
+        self.import_named(&name, &path.to_string_lossy(), &read(path)?)
+    }
+
+    fn import_named(&self, name: &str, filename: &str, source: &str) -> Result<Object<'_>> {
+        let module = self.enter(|vm| {
+            let module = vm
+                .import("types", 0)?
+                .get_attr("ModuleType", vm)?
+                .call((name,), vm)?;
+            module.set_attr("__file__", vm.ctx.new_str(filename), vm)?;
+            let dict: PyDictRef = module
+                .get_attr("__dict__", vm)?
+                .downcast()
+                .map_err(|_| vm.new_type_error("module without a __dict__"))?;
+            vm.sys_module
+                .get_attr("modules", vm)?
+                .set_item(name, module.clone(), vm)?;
+            Host::exec(vm, source, filename, dict)?;
+            Ok(module)
+        })?;
+        Ok(Object {
+            host: self,
+            obj: module,
+        })
+    }
+
+    /// `importlib.import_module(name)`.
+    pub fn import(&self, name: &str) -> Result<Object<'_>> {
+        let obj = self.enter(|vm| {
+            vm.import("importlib", 0)?
+                .get_attr("import_module", vm)?
+                .call((name,), vm)
+        })?;
+        Ok(Object { host: self, obj })
+    }
+
+    /// The object behind a handle returned by an earlier call.
+    pub fn object(&self, handle: &Handle) -> Object<'_> {
+        Object {
+            host: self,
+            obj: handle.0.clone(),
+        }
+    }
+
+    /// Makes `f` callable from Python as `fxvm_host.<name>`. Tracing records
+    /// a call of it as one `call_function` node (a leaf, as `torch.fx.wrap`
+    /// makes a function); otherwise it runs with the call's values. An `Err`
+    /// raises `RuntimeError` with its text.
+    pub fn register_function<F>(&self, name: &str, f: F) -> Result<()>
+    where
+        F: Fn(&[Value]) -> std::result::Result<Value, String> + Send + Sync + 'static,
+    {
+        // A registered function lives as long as the process, like a builtin.
+        let name: &'static str = Box::leak(name.to_owned().into_boxed_str());
+        let me: &'static OnceLock<PyObjectRef> = Box::leak(Box::new(OnceLock::new()));
+        let call = move |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+            let torch_c = vm.import("torch", 0)?.get_attr("_C", vm)?;
+            let this = me.get().expect("set when registered").clone();
+            let kwargs = vm.ctx.new_dict();
+            for (k, v) in &args.kwargs {
+                kwargs.set_item(k.as_str(), v.clone(), vm)?;
+            }
+            let handled = torch_c
+                .get_attr("_handle_torch_function", vm)?
+                .call((this, vm.ctx.new_tuple(args.args.clone()), kwargs), vm)?;
+            let pair: Vec<PyObjectRef> = handled.try_to_value(vm)?;
+            if let [done, result] = &pair[..]
+                && done.clone().try_to_bool(vm)?
+            {
+                return Ok(result.clone());
+            }
+            match f(&values_of(&args.args, vm)?) {
+                Ok(v) => Ok(v.to_py(vm)),
+                Err(message) => Err(vm.new_runtime_error(message)),
+            }
+        };
+        let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
+            name,
+            func: Box::leak(Box::new(call.into_func())),
+            flags: PyMethodFlags::empty(),
+            doc: None,
+        }));
+        self.enter(|vm| {
+            let function: PyObjectRef = def
+                .to_function()
+                .with_module(vm.ctx.intern_str("fxvm_host"))
+                .into_ref(&vm.ctx)
+                .into();
+            let _ = me.set(function.clone());
+            self.module.set_attr(name, function, vm)
+        })
+    }
+}
+
+fn read(path: &std::path::Path) -> Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| Error::conversion(format!("can't read '{}': {e}", path.display())))
+}
+
+/// A Python object of a host: a module, a model, a function.
+#[derive(Clone)]
+pub struct Object<'h> {
+    host: &'h Host,
+    obj: PyObjectRef,
+}
+
+impl std::fmt::Debug for Object<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<{} object>", self.obj.class().name())
+    }
+}
+
+impl<'h> Object<'h> {
+    fn wrap(&self, obj: PyObjectRef) -> Object<'h> {
+        Object {
+            host: self.host,
+            obj,
+        }
+    }
+
+    /// The attribute `name`, as an object.
+    pub fn attr(&self, name: &str) -> Result<Object<'h>> {
+        let obj = self
+            .host
+            .enter(|vm| self.obj.get_attr(&*vm.ctx.new_str(name), vm))?;
+        Ok(self.wrap(obj))
+    }
+
+    /// The attribute `name`, as a value.
+    pub fn get(&self, name: &str) -> Result<Value> {
+        self.attr(name)?.value()
+    }
+
+    /// This object as a value (numbers, strings, tensors, lists, tuples;
+    /// anything else as a handle).
+    pub fn value(&self) -> Result<Value> {
+        self.host.enter(|vm| Ok(Value::from_py(&self.obj, vm)))?
+    }
+
+    /// A handle to keep this object beyond the borrow of the host.
+    pub fn handle(&self) -> Handle {
+        Handle(self.obj.clone())
+    }
+
+    /// Calls this object with positional arguments.
+    pub fn call_self(&self, args: &[Value]) -> Result<Value> {
+        let out = self.host.enter(|vm| {
+            let args: Vec<PyObjectRef> = args.iter().map(|a| a.to_py(vm)).collect();
+            self.obj.call(args, vm)
+        })?;
+        self.wrap(out).value()
+    }
+
+    /// Calls the attribute `name` (a function of a module, a method).
+    pub fn call(&self, name: &str, args: &[Value]) -> Result<Value> {
+        self.attr(name)?.call_self(args)
+    }
+
+    /// Evaluates a Python expression in this module's namespace
+    /// (`model.eval_expr("GPT(GPTConfig(n_layer=2))")`).
+    pub fn eval_expr(&self, expr: &str) -> Result<Object<'h>> {
+        let obj = self.host.enter(|vm| {
+            let globals = self.obj.get_attr("__dict__", vm)?;
+            let code = vm
+                .builtins
+                .get_attr("compile", vm)?
+                .call((expr, "<expr>", "eval"), vm)?;
+            vm.builtins.get_attr("eval", vm)?.call((code, globals), vm)
+        })?;
+        Ok(self.wrap(obj))
+    }
+
+    /// `torch.fx.symbolic_trace` of this module or function, as data.
+    pub fn trace(&self) -> Result<Graph> {
+        self.host.enter(|vm| {
+            let fx = vm.import("torch.fx", 0)?.get_attr("fx", vm)?;
+            let gm = fx
+                .get_attr("symbolic_trace", vm)?
+                .call((self.obj.clone(),), vm)?;
+            graph::read(&gm, vm)
+        })
+    }
+
+    /// Traces with example inputs, each node getting its symbolic shape;
+    /// `dynamic` names the dims of each input (by parameter name) that
+    /// stay symbolic. The graph's guards say what the trace assumed.
+    pub fn trace_with_examples(
+        &self,
+        examples: &[Value],
+        dynamic: &[(&str, &[usize])],
+    ) -> Result<Graph> {
+        self.host.enter(|vm| {
+            let module = vm.import("torch.fx.experimental.shape_trace", 0)?;
+            let shape_trace = module
+                .get_attr("fx", vm)?
+                .get_attr("experimental", vm)?
+                .get_attr("shape_trace", vm)?
+                .get_attr("shape_trace", vm)?;
+            let examples = vm
+                .ctx
+                .new_tuple(examples.iter().map(|v| v.to_py(vm)).collect());
+            let dims = vm.ctx.new_dict();
+            for (name, d) in dynamic {
+                let list = vm
+                    .ctx
+                    .new_list(d.iter().map(|&i| vm.ctx.new_int(i).into()).collect());
+                dims.set_item(*name, list.into(), vm)?;
+            }
+            let gm = shape_trace.call((self.obj.clone(), examples, dims), vm)?;
+            graph::read(&gm, vm)
+        })
+    }
+}

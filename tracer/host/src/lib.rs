@@ -1,0 +1,28 @@
+//! Embedding fxvm: a [`Host`] runs PyTorch model scripts in its own
+//! interpreter, passes tensors both ways without copying, calls Python from
+//! Rust and Rust from Python, and traces models into graphs a Rust program
+//! walks as plain data.
+//!
+//! ```no_run
+//! use fxvm::{Host, Value};
+//! use fxvm::tensor::Tensor;
+//!
+//! let host = Host::new()?;
+//! let model = host.import_source("model", "import torch\ndef double(x):\n    return x * 2\n")?;
+//! let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]);
+//! let y = model.call("double", &[Value::Tensor(x)])?;
+//! println!("{y:?}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod budget;
+mod error;
+mod graph;
+mod host;
+mod value;
+
+pub use error::{Error, ErrorKind};
+pub use fxvm_tensor as tensor;
+pub use graph::{Graph, Node};
+pub use host::{Host, HostBuilder, Limits, Object};
+pub use value::Value;

@@ -1,0 +1,228 @@
+//! The embedding API as a Rust program uses it.
+
+use std::time::{Duration, Instant};
+
+use fxvm::tensor::{DType, Tensor};
+use fxvm::{ErrorKind, Host, Value};
+
+#[path = "../examples/embed.rs"]
+#[allow(dead_code)]
+mod embed;
+
+#[test]
+fn the_example_runs_a_model_script_and_walks_its_graph() {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/cli/gpt_block.py");
+    let out = embed::run(&script, "Block()").expect("the example runs");
+    assert!(out.starts_with("output [2, 8, 16], first values"), "{out}");
+    assert!(out.contains("x            placeholder    x"), "{out}");
+    assert!(
+        out.contains("attn_qkv     call_module    attn.qkv"),
+        "{out}"
+    );
+    // The sequence length is symbolic in every shape that depends on it.
+    let shape = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("softmax"))
+        .expect("softmax node");
+    assert!(
+        shape.contains("torch.nn.functional.softmax") && shape.contains("f32[2, 2, s"),
+        "{shape}"
+    );
+}
+
+#[test]
+fn scripts_raise_errors_with_their_traceback() {
+    let host = Host::new().unwrap();
+    host.run_str("x = 1\nraise ValueError('bad ' + str(x))")
+        .map(|_| ())
+        .unwrap_err();
+    let e = host
+        .run_str("x = 1\nraise ValueError('bad ' + str(x))")
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Python("ValueError".into()));
+    assert_eq!(e.message, "bad 1");
+    assert_eq!(e.to_string(), "ValueError: bad 1");
+    assert!(
+        e.traceback.contains("File \"<string>\", line 2"),
+        "{}",
+        e.traceback
+    );
+    assert!(
+        e.traceback.contains("raise ValueError('bad ' + str(x))"),
+        "{}",
+        e.traceback
+    );
+    let module = host
+        .import_source(
+            "broken",
+            "import torch\n\ndef f(x):\n    return x.view(5)\n",
+        )
+        .unwrap();
+    let t = Tensor::zeros(&[2, 3], DType::F32);
+    let e = module.call("f", &[Value::Tensor(t)]).unwrap_err();
+    assert_eq!(e.exception_type(), Some("RuntimeError"));
+    assert!(
+        e.traceback.contains("File \"broken.py\", line 4, in f"),
+        "{}",
+        e.traceback
+    );
+    // The host stays usable.
+    host.run_str("y = 2").unwrap();
+}
+
+#[test]
+fn tensors_cross_without_copies_both_ways() {
+    let host = Host::new().unwrap();
+    let m = host
+        .import_source(
+            "shared",
+            "import torch\nkept = None\ndef bump(x):\n    x.add_(1)\n    return x\ndef keep(x):\n    global kept\n    kept = x\ndef total():\n    return float(kept.sum())\n",
+        )
+        .unwrap();
+    // Python writes, Rust reads.
+    let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]);
+    let back = m.call("bump", &[Value::Tensor(t.clone())]).unwrap();
+    assert_eq!(t.to_vec::<f32>(), [2.0, 3.0, 4.0]);
+    assert_eq!(back.as_tensor().unwrap().to_vec::<f32>(), [2.0, 3.0, 4.0]);
+    // Rust writes, Python reads.
+    m.call("keep", &[Value::Tensor(t.clone())]).unwrap();
+    t.fill(fxvm::tensor::Scalar::Float(10.0));
+    match m.call("total", &[]).unwrap() {
+        Value::Float(x) => assert_eq!(x, 30.0),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn values_convert_and_oversized_ints_are_errors() {
+    let host = Host::new().unwrap();
+    let m = host
+        .import_source("vals", "def echo(*a):\n    return a\ndef big():\n    return 2 ** 70\nclass C: pass\ndef obj():\n    return C()\n")
+        .unwrap();
+    let args = [
+        Value::None,
+        Value::Bool(true),
+        Value::Int(-3),
+        Value::Float(0.5),
+        Value::Str("s".into()),
+        Value::List(vec![Value::Int(1)]),
+    ];
+    match m.call("echo", &args).unwrap() {
+        Value::Tuple(items) => {
+            assert_eq!(format!("{items:?}"), format!("{:?}", args.to_vec()));
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = m.call("big", &[]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Conversion);
+    assert!(e.message.contains("1180591620717411303424"), "{e}");
+    let Value::Object(handle) = m.call("obj", &[]).unwrap() else {
+        panic!("an object")
+    };
+    let obj = host.object(&handle);
+    assert!(format!("{obj:?}").contains("C object"));
+}
+
+#[test]
+fn rust_functions_are_callable_and_traced_as_leaves() {
+    let host = Host::new().unwrap();
+    host.register_function("scale", |args| match args {
+        [Value::Tensor(t), Value::Float(k)] => {
+            let data: Vec<f32> = t.to_vec::<f32>().iter().map(|v| v * *k as f32).collect();
+            Ok(Value::Tensor(Tensor::from_vec(data, t.shape())))
+        }
+        _ => Err(format!(
+            "scale(tensor, float), not {} arguments",
+            args.len()
+        )),
+    })
+    .unwrap();
+    let m = host
+        .import_source(
+            "uses",
+            "import torch\nfrom fxvm_host import scale\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(scale(x, 2.0)) + 1\n",
+        )
+        .unwrap();
+    let model = m.eval_expr("M()").unwrap();
+    let x = Tensor::from_vec(vec![-1.0f32, 2.0], &[2]);
+    let y = model.call_self(&[Value::Tensor(x)]).unwrap();
+    assert_eq!(y.as_tensor().unwrap().to_vec::<f32>(), [1.0, 5.0]);
+    let graph = model.trace().unwrap();
+    let node = graph.node("scale").expect("a scale node");
+    assert_eq!(
+        (node.op.as_str(), node.target.as_str()),
+        ("call_function", "fxvm_host.scale")
+    );
+    assert_eq!(node.args, ["%x", "2.0"]);
+    assert_eq!(node.users, ["relu"]);
+    assert!(
+        graph.code.contains("scale = fxvm_host_scale(x, 2.0)"),
+        "{}",
+        graph.code
+    );
+    let e = m.call("scale", &[Value::Int(1)]).unwrap_err();
+    assert_eq!(e.exception_type(), Some("RuntimeError"));
+    assert_eq!(e.message, "scale(tensor, float), not 1 arguments");
+}
+
+#[test]
+fn runaway_scripts_stop_at_the_time_limit_even_when_they_catch_everything() {
+    let host = Host::builder()
+        .time_limit(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    for script in [
+        "while True:\n    pass\n",
+        "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass\n",
+        "def spin():\n    try:\n        while True:\n            pass\n    except:\n        spin()\nspin()\n",
+    ] {
+        let start = Instant::now();
+        let e = host.run_str(script).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::TimeLimit, "{script}: {e}");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{script}: {:?}",
+            start.elapsed()
+        );
+    }
+    // The next call runs normally, with a fresh budget.
+    host.run_str("total = sum(range(1000))").unwrap();
+}
+
+#[test]
+fn recursion_is_limited() {
+    let host = Host::builder().recursion_limit(200).build().unwrap();
+    let e = host
+        .run_str("def f(n):\n    return f(n + 1)\nf(0)")
+        .unwrap_err();
+    assert_eq!(e.exception_type(), Some("RecursionError"), "{e}");
+    host.run_str("def g(n):\n    return 0 if n == 0 else g(n - 1)\ng(100)")
+        .unwrap();
+}
+
+#[test]
+fn many_hosts_run_on_many_threads() {
+    let workers: Vec<_> = (0..4)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let host = Host::builder()
+                    .time_limit(Duration::from_secs(30))
+                    .build()
+                    .unwrap();
+                let m = host
+                    .import_source(
+                        "w",
+                        "import torch\ndef f(n):\n    return int(torch.arange(n).sum())\n",
+                    )
+                    .unwrap();
+                match m.call("f", &[Value::Int(10 + i)]).unwrap() {
+                    Value::Int(v) => v,
+                    other => panic!("{other:?}"),
+                }
+            })
+        })
+        .collect();
+    let sums: Vec<i64> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+    assert_eq!(sums, [45, 55, 66, 78]);
+}
