@@ -1,13 +1,15 @@
 //! The host: one interpreter with `torch` and `torch.fx`, entered for each
 //! call under the host's limits; errors come back as [`Error`]s.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyDictRef};
 use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
 use rustpython_vm::signal::UserSignalSender;
 use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, VirtualMachine};
+
+use fxvm_tensor::cap::MemoryCap;
 
 use crate::budget::Budget;
 use crate::error::{Error, ErrorKind, Result};
@@ -21,6 +23,9 @@ pub struct Limits {
     pub time: Option<Duration>,
     /// Python's recursion limit (`sys.setrecursionlimit`).
     pub recursion: Option<usize>,
+    /// Bytes of tensor storage the host's scripts may hold at once; past
+    /// it an allocation raises `MemoryError` (the host goes on).
+    pub tensor_memory: Option<usize>,
 }
 
 /// Configures a [`Host`].
@@ -41,6 +46,12 @@ impl HostBuilder {
     /// Python's recursion limit for scripts of this host.
     pub fn recursion_limit(mut self, depth: usize) -> Self {
         self.limits.recursion = Some(depth);
+        self
+    }
+
+    /// Caps the tensor memory the host's scripts hold at once.
+    pub fn memory_limit(mut self, bytes: usize) -> Self {
+        self.limits.tensor_memory = Some(bytes);
         self
     }
 
@@ -66,6 +77,7 @@ impl HostBuilder {
             .map_err(|e| interp.enter(|vm| error_of(&e, vm)))?;
         Ok(Host {
             interp,
+            memory: self.limits.tensor_memory.map(MemoryCap::new),
             limits: self.limits,
             signals: sender,
             module,
@@ -142,12 +154,19 @@ fn error_of(exc: &PyBaseExceptionRef, vm: &VirtualMachine) -> Error {
 pub struct Host {
     interp: Interpreter,
     limits: Limits,
+    memory: Option<Arc<MemoryCap>>,
     signals: UserSignalSender,
     module: PyObjectRef,
     stop_class: PyObjectRef,
 }
 
 impl Host {
+    /// Bytes of tensor storage the host's scripts hold now (under a
+    /// [`HostBuilder::memory_limit`]; 0 without one).
+    pub fn tensor_memory(&self) -> usize {
+        self.memory.as_ref().map_or(0, |cap| cap.live())
+    }
+
     /// A host with no limits.
     pub fn new() -> Result<Host> {
         Host::builder().build()
@@ -163,7 +182,10 @@ impl Host {
             .limits
             .time
             .map(|limit| Budget::start(limit, self.signals.clone(), self.stop_class.clone()));
-        let result = self.interp.enter(f);
+        let result = match &self.memory {
+            Some(cap) => fxvm_tensor::cap::under(cap, || self.interp.enter(f)),
+            None => self.interp.enter(f),
+        };
         // The budget ends before the error is formatted (which runs Python).
         let expired = budget.is_some_and(Budget::finish);
         result.map_err(|exc| {

@@ -226,3 +226,23 @@ fn many_hosts_run_on_many_threads() {
     let sums: Vec<i64> = workers.into_iter().map(|w| w.join().unwrap()).collect();
     assert_eq!(sums, [45, 55, 66, 78]);
 }
+
+#[test]
+fn a_script_past_the_memory_cap_gets_memory_error_and_the_host_goes_on() {
+    let host = Host::builder().memory_limit(1 << 20).build().unwrap();
+    let e = host
+        .run_str("import torch\nkeep = [torch.zeros(1024, 64) for _ in range(8)]\n")
+        .unwrap_err();
+    assert_eq!(e.exception_type(), Some("MemoryError"), "{e}");
+    assert!(e.message.contains("host's limit of 1048576 bytes"), "{e}");
+    assert!(e.traceback.contains("line 2"), "{}", e.traceback);
+    // What the failed script held is freed with it; the next script runs.
+    assert_eq!(host.tensor_memory(), 0);
+    host.run_str("import torch\nx = torch.ones(1024, 64)\nassert float(x.sum()) == 65536.0\n")
+        .unwrap();
+    // Kernel outputs count too.
+    let e = host
+        .run_str("import torch\na = torch.ones(512, 256)\nb = a @ a.t()\n")
+        .unwrap_err();
+    assert_eq!(e.exception_type(), Some("MemoryError"), "{e}");
+}

@@ -19,6 +19,7 @@ pub(crate) fn to_py_err(e: TensorError, vm: &VirtualMachine) -> PyBaseExceptionR
         ErrorKind::NotImplemented => vm.new_not_implemented_error(msg),
         ErrorKind::Type => vm.new_type_error(msg),
         ErrorKind::LinAlg => linalg_error(msg, vm),
+        ErrorKind::Memory => vm.new_memory_error(msg),
     }
 }
 

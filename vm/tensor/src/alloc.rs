@@ -37,6 +37,7 @@ fn reserve_bytes(numel: usize, element: usize) -> Result<()> {
             bytes: numel.saturating_mul(element),
         });
     };
+    crate::cap::check(bytes)?;
     if bytes >= PROBE_BYTES {
         Vec::<u8>::new()
             .try_reserve_exact(bytes)

@@ -16,6 +16,8 @@ pub enum ErrorKind {
     /// `torch.linalg.LinAlgError` (a RuntimeError): singular or
     /// non-positive-definite input.
     LinAlg,
+    /// `MemoryError`: an embedding host's tensor-memory cap.
+    Memory,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -46,6 +48,12 @@ pub enum TensorError {
     },
     /// An allocation the system refused (or that no machine could satisfy).
     OutOfMemory { bytes: usize },
+    /// An allocation that would pass an embedding host's tensor-memory cap.
+    MemoryCap {
+        bytes: usize,
+        live: usize,
+        limit: usize,
+    },
     /// A new tensor's sizes whose element count overflows int64.
     SizeOverflow { sizes: Vec<usize> },
     /// A view whose element count overflows int64.
@@ -91,6 +99,7 @@ impl TensorError {
             TensorError::NotImplementedFor { .. } => ErrorKind::NotImplemented,
             TensorError::Other { kind, .. } => *kind,
             TensorError::Argument { .. } => ErrorKind::Type,
+            TensorError::MemoryCap { .. } => ErrorKind::Memory,
             _ => ErrorKind::Runtime,
         }
     }
@@ -239,6 +248,10 @@ impl fmt::Display for TensorError {
             TensorError::OutOfMemory { bytes } => write!(
                 f,
                 "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate {bytes} bytes. Error code 12 (Cannot allocate memory)"
+            ),
+            TensorError::MemoryCap { bytes, live, limit } => write!(
+                f,
+                "tensor memory cap: allocating {bytes} bytes with {live} in use would pass the host's limit of {limit} bytes"
             ),
             TensorError::SizeOverflow { sizes } => write!(
                 f,

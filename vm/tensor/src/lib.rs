@@ -4,6 +4,7 @@
 pub mod alloc;
 pub mod buffer;
 pub mod bytes;
+pub mod cap;
 pub mod dtype;
 pub mod error;
 pub mod format;

@@ -7,9 +7,17 @@ use super::error::{Result, TensorError};
 use super::layout::Layout;
 use super::storage::{Element, Storage, with_dtype, with_storage};
 
+/// A storage and, under an embedding host's memory cap, its charge
+/// (released when the last tensor viewing it is dropped).
+#[derive(Debug)]
+pub(crate) struct Shared {
+    data: RwLock<Storage>,
+    _charge: Option<crate::cap::Charge>,
+}
+
 #[derive(Clone, Debug)]
 pub struct Tensor {
-    storage: Arc<RwLock<Storage>>,
+    storage: Arc<Shared>,
     /// Shared, so cloning a handle (every argument of every call) copies no sizes.
     layout: Arc<Layout>,
     dtype: DType,
@@ -50,8 +58,12 @@ impl Tensor {
 
     pub fn from_storage(storage: Storage, shape: &[usize]) -> Tensor {
         let dtype = storage.dtype();
+        let charge = crate::cap::Charge::new(storage.len() * crate::bytes::element_size(dtype));
         Tensor {
-            storage: Arc::new(RwLock::new(storage)),
+            storage: Arc::new(Shared {
+                data: RwLock::new(storage),
+                _charge: charge,
+            }),
             layout: Arc::new(Layout::contiguous(shape)),
             dtype,
         }
@@ -132,16 +144,16 @@ impl Tensor {
         }
     }
 
-    pub(crate) fn storage(&self) -> &Arc<RwLock<Storage>> {
+    pub(crate) fn storage(&self) -> &Arc<Shared> {
         &self.storage
     }
 
     pub fn read(&self) -> RwLockReadGuard<'_, Storage> {
-        self.storage.read().unwrap_or_else(|e| e.into_inner())
+        self.storage.data.read().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn write(&self) -> RwLockWriteGuard<'_, Storage> {
-        self.storage.write().unwrap_or_else(|e| e.into_inner())
+        self.storage.data.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Wraps a negative dim and checks it against `ndim` (a 0-dim tensor takes -1 and 0).
