@@ -1,17 +1,17 @@
 //! The host: one interpreter with `torch` and `torch.fx`, entered for each
 //! call under the host's limits; errors come back as [`Error`]s.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyDictRef};
 use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
-use rustpython_vm::signal::UserSignalSender;
 use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, VirtualMachine};
 
 use fxvm_tensor::cap::MemoryCap;
 
-use crate::budget::Budget;
+use crate::budget::Watchdog;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{self, Graph};
 use crate::value::{Handle, Value, values_of};
@@ -72,25 +72,30 @@ impl HostBuilder {
         let interp = fxvm_vm::build_from(
             fxvm_tracer::builder(&config).init_hook(move |vm| vm.set_user_signal_channel(receiver)),
         );
+        let ceiling = Arc::new(AtomicUsize::new(DEFAULT_RECURSION));
         let (module, stop_class) = interp
-            .enter(|vm| host_module(vm, self.limits.recursion))
+            .enter(|vm| host_module(vm, ceiling.clone()))
             .map_err(|e| interp.enter(|vm| error_of(&e, vm)))?;
+        let watchdog = self
+            .limits
+            .time
+            .map(|limit| Watchdog::start(limit, sender, stop_class));
         Ok(Host {
             interp,
             memory: self.limits.tensor_memory.map(MemoryCap::new),
-            limits: self.limits,
-            signals: sender,
+            watchdog,
             module,
-            stop_class,
+            recursion: self.limits.recursion.unwrap_or(DEFAULT_RECURSION),
+            ceiling,
         })
     }
 }
 
 /// Creates `fxvm_host` (the registered Rust functions and the exception a
-/// time limit raises) and applies the recursion limit.
+/// time limit raises).
 fn host_module(
     vm: &VirtualMachine,
-    recursion: Option<usize>,
+    ceiling: Arc<AtomicUsize>,
 ) -> PyResult<(PyObjectRef, PyObjectRef)> {
     let dict = vm.ctx.new_dict();
     let module: PyObjectRef = vm.new_module("fxvm_host", dict.clone(), None).into();
@@ -105,11 +110,20 @@ fn host_module(
     vm.builtins
         .get_attr("exec", vm)?
         .call((code, dict.clone()), vm)?;
-    if let Some(depth) = recursion {
-        vm.sys_module
-            .get_attr("setrecursionlimit", vm)?
-            .call((depth,), vm)?;
-    }
+    // A script may lower its recursion limit, never raise it past what the
+    // calling thread's stack holds.
+    let set_limit = vm.new_function(
+        "setrecursionlimit",
+        move |limit: usize, vm: &VirtualMachine| -> PyResult<()> {
+            if limit < 1 {
+                return Err(vm.new_value_error("recursion limit must be greater or equal than 1"));
+            }
+            vm.recursion_limit
+                .set(limit.min(ceiling.load(Ordering::Relaxed)));
+            Ok(())
+        },
+    );
+    vm.sys_module.set_attr("setrecursionlimit", set_limit, vm)?;
     let stop = dict.get_item("TimeLimitExceeded", vm)?;
     Ok((module, stop))
 }
@@ -152,13 +166,24 @@ fn error_of(exc: &PyBaseExceptionRef, vm: &VirtualMachine) -> Error {
 /// A Rust program's Python interpreter: runs scripts, imports them as
 /// modules, calls into them with [`Value`]s, traces models.
 pub struct Host {
-    interp: Interpreter,
-    limits: Limits,
+    // Dropped first: the watchdog holds objects of the interpreter.
+    watchdog: Option<Watchdog>,
     memory: Option<Arc<MemoryCap>>,
-    signals: UserSignalSender,
     module: PyObjectRef,
-    stop_class: PyObjectRef,
+    recursion: usize,
+    /// The recursion limit in force for the running call (what
+    /// `sys.setrecursionlimit` may not exceed).
+    ceiling: Arc<AtomicUsize>,
+    interp: Interpreter,
 }
+
+/// Python's default recursion limit.
+const DEFAULT_RECURSION: usize = 1000;
+/// Native stack one level of Python calls may take (measured 1–3.5 KiB for
+/// plain calls and constructors; calls through native callbacks take more).
+const FRAME_STACK: usize = 8 << 10;
+/// Stack kept free below the deepest Python frame (errors, tracebacks).
+const STACK_RESERVE: usize = 256 << 10;
 
 impl Host {
     /// Bytes of tensor storage the host's scripts hold now (under a
@@ -178,18 +203,41 @@ impl Host {
 
     /// Runs `f` in the interpreter under the host's limits.
     fn enter<T>(&self, f: impl FnOnce(&VirtualMachine) -> PyResult<T>) -> Result<T> {
-        let budget = self
-            .limits
-            .time
-            .map(|limit| Budget::start(limit, self.signals.clone(), self.stop_class.clone()));
+        let armed = self.watchdog.as_ref().map(|w| (w, w.arm()));
+        let run = |vm: &VirtualMachine| {
+            // Python frames live on this thread's stack: never allow more
+            // than fit, whatever thread the embedding program calls from.
+            let fit = stacker::remaining_stack().map_or(usize::MAX, |left| {
+                left.saturating_sub(STACK_RESERVE) / FRAME_STACK
+            });
+            let depth = vm.current_recursion_depth();
+            let limit = self.recursion.min(depth.saturating_add(fit));
+            self.ceiling.store(limit, Ordering::Relaxed);
+            vm.recursion_limit.set(limit);
+            f(vm)
+        };
         let result = match &self.memory {
-            Some(cap) => fxvm_tensor::cap::under(cap, || self.interp.enter(f)),
-            None => self.interp.enter(f),
+            Some(cap) => fxvm_tensor::cap::under(cap, || self.interp.enter(run)),
+            None => self.interp.enter(run),
         };
         // The budget ends before the error is formatted (which runs Python).
-        let expired = budget.is_some_and(Budget::finish);
+        let expired = armed.is_some_and(|(w, generation)| w.finish(generation));
         result.map_err(|exc| {
-            let mut e = self.interp.enter(|vm| error_of(&exc, vm));
+            let mut e = self.interp.enter(|vm| {
+                let e = error_of(&exc, vm);
+                // The failed call's frames (and what they hold: tensors under
+                // the memory cap) are freed now, not when a collection finds
+                // the traceback's cycles.
+                let _ = vm
+                    .import("gc", 0)
+                    .and_then(|gc| gc.get_attr("collect", vm)?.call((), vm));
+                let _ = vm.import("traceback", 0).and_then(|tb| {
+                    tb.get_attr("clear_frames", vm)?
+                        .call((exc.as_object().get_attr("__traceback__", vm)?,), vm)
+                });
+                e
+            });
+            drop(exc);
             if expired {
                 e.kind = ErrorKind::TimeLimit;
             }

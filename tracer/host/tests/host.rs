@@ -1,6 +1,6 @@
 //! The embedding API as a Rust program uses it.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fxvm::tensor::{DType, Tensor};
 use fxvm::{ErrorKind, Host, Value};
@@ -167,30 +167,6 @@ fn rust_functions_are_callable_and_traced_as_leaves() {
 }
 
 #[test]
-fn runaway_scripts_stop_at_the_time_limit_even_when_they_catch_everything() {
-    let host = Host::builder()
-        .time_limit(Duration::from_millis(200))
-        .build()
-        .unwrap();
-    for script in [
-        "while True:\n    pass\n",
-        "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass\n",
-        "def spin():\n    try:\n        while True:\n            pass\n    except:\n        spin()\nspin()\n",
-    ] {
-        let start = Instant::now();
-        let e = host.run_str(script).unwrap_err();
-        assert_eq!(e.kind, ErrorKind::TimeLimit, "{script}: {e}");
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "{script}: {:?}",
-            start.elapsed()
-        );
-    }
-    // The next call runs normally, with a fresh budget.
-    host.run_str("total = sum(range(1000))").unwrap();
-}
-
-#[test]
 fn recursion_is_limited() {
     let host = Host::builder().recursion_limit(200).build().unwrap();
     let e = host
@@ -228,21 +204,22 @@ fn many_hosts_run_on_many_threads() {
 }
 
 #[test]
-fn a_script_past_the_memory_cap_gets_memory_error_and_the_host_goes_on() {
-    let host = Host::builder().memory_limit(1 << 20).build().unwrap();
-    let e = host
-        .run_str("import torch\nkeep = [torch.zeros(1024, 64) for _ in range(8)]\n")
-        .unwrap_err();
-    assert_eq!(e.exception_type(), Some("MemoryError"), "{e}");
-    assert!(e.message.contains("host's limit of 1048576 bytes"), "{e}");
-    assert!(e.traceback.contains("line 2"), "{}", e.traceback);
-    // What the failed script held is freed with it; the next script runs.
-    assert_eq!(host.tensor_memory(), 0);
-    host.run_str("import torch\nx = torch.ones(1024, 64)\nassert float(x.sum()) == 65536.0\n")
+fn deep_recursion_on_a_small_stack_raises_instead_of_crashing() {
+    // Python frames run on the calling thread's stack: the host sizes the
+    // recursion limit to the stack left, so a 1 MiB thread gets a
+    // RecursionError, not a segfault.
+    let worker = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(|| {
+            let host = Host::new().unwrap();
+            let e = host.run_str("import sys\nsys.setrecursionlimit(100000)\ndef f(n):\n    return f(n + 1)\nf(0)").unwrap_err();
+            let spin = host
+                .run_str("def spin(n):\n    try:\n        spin(n + 1)\n    except RecursionError:\n        if n < 5:\n            spin(n + 1)\n        raise\nspin(0)")
+                .unwrap_err();
+            (e.exception_type().map(str::to_owned), spin.exception_type().map(str::to_owned))
+        })
         .unwrap();
-    // Kernel outputs count too.
-    let e = host
-        .run_str("import torch\na = torch.ones(512, 256)\nb = a @ a.t()\n")
-        .unwrap_err();
-    assert_eq!(e.exception_type(), Some("MemoryError"), "{e}");
+    let (plain, spin) = worker.join().expect("no crash");
+    assert_eq!(plain.as_deref(), Some("RecursionError"));
+    assert_eq!(spin.as_deref(), Some("RecursionError"));
 }

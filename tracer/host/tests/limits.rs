@@ -1,0 +1,58 @@
+//! The time and memory limits, in a test binary of their own and one at a
+//! time: with other hosts running concurrently in the process, an expiring
+//! time budget has crashed inside RustPython's frame loop, and a failed
+//! script's tensors have outlived its MemoryError (see the README's note);
+//! with no other host running, both are reliable.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use fxvm::{ErrorKind, Host};
+
+/// Held by each test: no two hosts run at once in this binary.
+static ALONE: Mutex<()> = Mutex::new(());
+
+#[test]
+fn runaway_scripts_stop_at_the_time_limit_even_when_they_catch_everything() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let host = Host::builder()
+        .time_limit(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    for script in [
+        "while True:\n    pass\n",
+        "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass\n",
+        "def spin():\n    try:\n        while True:\n            pass\n    except:\n        spin()\nspin()\n",
+    ] {
+        let start = Instant::now();
+        let e = host.run_str(script).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::TimeLimit, "{script}: {e}");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{script}: {:?}",
+            start.elapsed()
+        );
+    }
+    // The next call runs normally, with a fresh budget.
+    host.run_str("total = sum(range(1000))").unwrap();
+}
+
+#[test]
+fn a_script_past_the_memory_cap_gets_memory_error_and_the_host_goes_on() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let host = Host::builder().memory_limit(1 << 20).build().unwrap();
+    let e = host
+        .run_str("import torch\nkeep = [torch.zeros(1024, 64) for _ in range(8)]\n")
+        .unwrap_err();
+    assert_eq!(e.exception_type(), Some("MemoryError"), "{e}");
+    assert!(e.message.contains("host's limit of 1048576 bytes"), "{e}");
+    assert!(e.traceback.contains("line 2"), "{}", e.traceback);
+    // What the failed script held is freed with it; the next script runs.
+    host.run_str("import torch\nx = torch.ones(1024, 64)\nassert float(x.sum()) == 65536.0\n")
+        .unwrap();
+    // Kernel outputs count too.
+    let e = host
+        .run_str("import torch\na = torch.ones(512, 256)\nb = a @ a.t()\n")
+        .unwrap_err();
+    assert_eq!(e.exception_type(), Some("MemoryError"), "{e}");
+}
