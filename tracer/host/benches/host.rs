@@ -19,6 +19,11 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
 }
 
 fn main() {
+    let bare = best(5, || Host::new().expect("host"));
+    println!(
+        "host alone              {:>9.1} ms",
+        bare.as_secs_f64() * 1e3
+    );
     let create = best(5, || {
         let host = Host::new().expect("host");
         host.run_str("import torch").expect("torch imports");
@@ -28,38 +33,27 @@ fn main() {
         "host + import torch     {:>9.1} ms  (target ≤ 40)",
         create.as_secs_f64() * 1e3
     );
+    let plain = per_call(&Host::new().expect("host"));
+    println!("call a Python function  {plain:>9.2} µs  (target ≤ 2)");
+    let limited = Host::builder()
+        .time_limit(Duration::from_secs(60))
+        .build()
+        .expect("host");
+    println!("  … with a time limit   {:>9.2} µs", per_call(&limited));
+}
 
-    let host = Host::new().expect("host");
+/// Microseconds per call of a two-argument Python function from Rust.
+fn per_call(host: &Host) -> f64 {
+    const N: u32 = 20_000;
     let m = host
         .import_source("f", "def add(a, b):\n    return a + b\n")
         .expect("module");
     let add = m.attr("add").expect("function");
     let args = [Value::Int(1), Value::Int(2)];
-    const N: u32 = 20_000;
     let calls = best(5, || {
         for _ in 0..N {
             std::hint::black_box(add.call_self(&args).expect("call"));
         }
     });
-    println!(
-        "call a Python function  {:>9.2} µs  (target ≤ 2)",
-        calls.as_secs_f64() * 1e6 / f64::from(N)
-    );
-    let limited = Host::builder()
-        .time_limit(Duration::from_secs(60))
-        .build()
-        .expect("host");
-    let m = limited
-        .import_source("f", "def add(a, b):\n    return a + b\n")
-        .expect("module");
-    let add = m.attr("add").expect("function");
-    let calls = best(5, || {
-        for _ in 0..N {
-            std::hint::black_box(add.call_self(&args).expect("call"));
-        }
-    });
-    println!(
-        "  … with a time limit   {:>9.2} µs",
-        calls.as_secs_f64() * 1e6 / f64::from(N)
-    );
+    calls.as_secs_f64() * 1e6 / f64::from(N)
 }
