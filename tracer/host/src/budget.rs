@@ -1,20 +1,27 @@
 //! The time budget. One watchdog thread per host checks the deadline of
 //! the call in progress (arming a call is two atomic stores, so a call under
 //! a limit costs no more than one without). Past the deadline it asks the
-//! interpreter, through its user-signal channel (checked between bytecode
-//! instructions), to raise `TimeLimitExceeded`; each raise queues the next,
-//! so it is raised again on every instruction until the call returns — no
-//! `except:` can catch it and carry on (the handler's first instruction
-//! raises again). The watchdog keeps re-signalling too: the pending flag
-//! interpreters poll is process-wide, and another host may consume it.
+//! interpreter, through its user-signal channel, to stop the call: the
+//! signal turns on tracing for this interpreter — a trace function on every
+//! frame of the stack and every frame entered after — which raises
+//! `TimeLimitExceeded` at the next instruction of any frame outside
+//! importlib (whose `finally`/`__exit__` code releases a process-wide lock).
+//! An exception from a trace function ends its frame without consulting the
+//! frame's own `try` blocks, and every frame a handler up the stack enters
+//! ends the same way, so no `except:` can carry on. Raising from the signal
+//! itself would unwind through exception tables at whatever instruction the
+//! signal lands on, which RustPython does not always survive when other
+//! hosts share the process-wide signal flag.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use rustpython_vm::builtins::PyBaseExceptionRef;
+use rustpython_vm::function::FuncArgs;
 use rustpython_vm::signal::{UserSignal, UserSignalSender};
-use rustpython_vm::{PyObjectRef, VirtualMachine};
+use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
 
 /// How often the watchdog re-signals once a deadline has passed.
 const NAG: Duration = Duration::from_millis(2);
@@ -30,8 +37,12 @@ struct Shared {
     /// The generation whose deadline passed.
     expired: AtomicU64,
     shutdown: AtomicBool,
+    /// Set once the running call's interpreter is tracing to stop it.
+    tracing: AtomicU64,
     class: PyObjectRef,
     sender: UserSignalSender,
+    /// The trace function (made on first use, inside the interpreter).
+    tracer: std::sync::OnceLock<PyObjectRef>,
 }
 
 impl Shared {
@@ -39,29 +50,80 @@ impl Shared {
         u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// The signal that raises `TimeLimitExceeded` in call `generation` and
-    /// queues itself again.
+    fn current(&self, generation: u64) -> bool {
+        self.generation.load(Ordering::Acquire) == generation
+            && self.deadline.load(Ordering::Acquire) != 0
+    }
+
+    /// The trace function: raises `TimeLimitExceeded` on any event of the
+    /// call it was installed for, outside importlib; keeps tracing otherwise.
+    fn tracer(self: &Arc<Self>, vm: &VirtualMachine) -> PyObjectRef {
+        self.tracer
+            .get_or_init(|| {
+                let shared = self.clone();
+                vm.new_function(
+                    "_fxvm_time_limit",
+                    move |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+                        let me = shared
+                            .tracer
+                            .get()
+                            .cloned()
+                            .unwrap_or_else(|| vm.ctx.none());
+                        if !shared.current(shared.tracing.load(Ordering::Acquire)) {
+                            return Ok(vm.ctx.none());
+                        }
+                        let frame = args.args.first().cloned().unwrap_or_else(|| vm.ctx.none());
+                        // New frames trace their instructions too.
+                        frame.set_attr("f_trace_opcodes", vm.ctx.new_bool(true), vm)?;
+                        if in_import_machinery(vm) {
+                            return Ok(me);
+                        }
+                        Err(shared.stop_exception(vm)?)
+                    },
+                )
+                .into()
+            })
+            .clone()
+    }
+
+    fn stop_exception(&self, vm: &VirtualMachine) -> PyResult<PyBaseExceptionRef> {
+        let exc = self.class.call(("the host's time budget ran out",), vm)?;
+        exc.downcast()
+            .map_err(|_| vm.new_type_error("TimeLimitExceeded is not an exception"))
+    }
+
+    /// The signal that starts tracing to stop call `generation`.
     fn signal(self: &Arc<Self>, generation: u64) -> UserSignal {
         let shared = self.clone();
         Box::new(move |vm: &VirtualMachine| {
-            if shared.generation.load(Ordering::Acquire) != generation
-                || shared.deadline.load(Ordering::Acquire) == 0
-            {
+            if !shared.current(generation) || shared.tracing.load(Ordering::Acquire) == generation {
                 return Ok(());
             }
             shared.expired.store(generation, Ordering::Release);
-            let _ = shared.sender.send(shared.signal(generation));
-            // The import machinery releases its locks (one is process-wide)
-            // in `finally`/`__exit__` code: let it, and raise on the next
-            // instruction outside it.
-            if in_import_machinery(vm) {
-                return Ok(());
+            let tracer = shared.tracer(vm);
+            // Every frame on the stack traces from its next instruction on.
+            let mut frame: Option<PyObjectRef> = vm.current_frame().map(Into::into);
+            while let Some(f) = frame.filter(|f| !vm.is_none(f)) {
+                f.set_attr("f_trace", tracer.clone(), vm)?;
+                f.set_attr("f_trace_opcodes", vm.ctx.new_bool(true), vm)?;
+                frame = Some(f.get_attr("f_back", vm)?);
             }
-            let exc = shared.class.call(("the host's time budget ran out",), vm)?;
-            Err(exc
-                .downcast()
-                .map_err(|_| vm.new_type_error("TimeLimitExceeded is not an exception"))?)
+            vm.sys_module
+                .get_attr("settrace", vm)?
+                .call((tracer,), vm)?;
+            shared.tracing.store(generation, Ordering::Release);
+            Ok(())
         })
+    }
+
+    /// Turns the tracing off after the call `generation` ended.
+    pub(crate) fn untrace(&self, vm: &VirtualMachine) {
+        if self.tracer.get().is_some() {
+            let _ = vm
+                .sys_module
+                .get_attr("settrace", vm)
+                .and_then(|f| f.call((vm.ctx.none(),), vm));
+        }
     }
 }
 
@@ -90,8 +152,10 @@ impl Watchdog {
             generation: AtomicU64::new(0),
             expired: AtomicU64::new(0),
             shutdown: AtomicBool::new(false),
+            tracing: AtomicU64::new(0),
             class,
             sender,
+            tracer: std::sync::OnceLock::new(),
         });
         // Deadlines are noticed within a tick: an eighth of the limit, 1–10 ms.
         let tick = (limit / 8).clamp(Duration::from_millis(1), Duration::from_millis(10));
@@ -99,8 +163,11 @@ impl Watchdog {
         let thread = std::thread::spawn(move || {
             while !s.shutdown.load(Ordering::Acquire) {
                 let deadline = s.deadline.load(Ordering::Acquire);
-                if deadline != 0 && s.now() >= deadline {
-                    let generation = s.generation.load(Ordering::Acquire);
+                let generation = s.generation.load(Ordering::Acquire);
+                if deadline != 0
+                    && s.now() >= deadline
+                    && s.tracing.load(Ordering::Acquire) != generation
+                {
                     if s.sender.send(s.signal(generation)).is_err() {
                         return;
                     }
@@ -130,6 +197,11 @@ impl Watchdog {
     pub(crate) fn finish(&self, generation: u64) -> bool {
         self.shared.deadline.store(0, Ordering::Release);
         self.shared.expired.load(Ordering::Acquire) == generation
+    }
+
+    /// Stops the tracing a run-out budget started (inside the interpreter).
+    pub(crate) fn untrace(&self, vm: &VirtualMachine) {
+        self.shared.untrace(vm);
     }
 }
 

@@ -222,6 +222,9 @@ impl Host {
         };
         // The budget ends before the error is formatted (which runs Python).
         let expired = armed.is_some_and(|(w, generation)| w.finish(generation));
+        if expired && let Some(w) = &self.watchdog {
+            self.interp.enter(|vm| w.untrace(vm));
+        }
         result.map_err(|exc| {
             let mut e = self.interp.enter(|vm| {
                 let e = error_of(&exc, vm);

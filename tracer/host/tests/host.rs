@@ -1,6 +1,6 @@
 //! The embedding API as a Rust program uses it.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fxvm::tensor::{DType, Tensor};
 use fxvm::{ErrorKind, Host, Value};
@@ -164,6 +164,30 @@ fn rust_functions_are_callable_and_traced_as_leaves() {
     let e = m.call("scale", &[Value::Int(1)]).unwrap_err();
     assert_eq!(e.exception_type(), Some("RuntimeError"));
     assert_eq!(e.message, "scale(tensor, float), not 1 arguments");
+}
+
+#[test]
+fn runaway_scripts_stop_at_the_time_limit_even_when_they_catch_everything() {
+    let host = Host::builder()
+        .time_limit(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    for script in [
+        "while True:\n    pass\n",
+        "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass\n",
+        "def spin():\n    try:\n        while True:\n            pass\n    except:\n        spin()\nspin()\n",
+    ] {
+        let start = Instant::now();
+        let e = host.run_str(script).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::TimeLimit, "{script}: {e}");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{script}: {:?}",
+            start.elapsed()
+        );
+    }
+    // The next call runs normally, with a fresh budget.
+    host.run_str("total = sum(range(1000))").unwrap();
 }
 
 #[test]

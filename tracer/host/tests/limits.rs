@@ -1,41 +1,14 @@
-//! The time and memory limits, in a test binary of their own and one at a
-//! time: with other hosts running concurrently in the process, an expiring
-//! time budget has crashed inside RustPython's frame loop, and a failed
-//! script's tensors have outlived its MemoryError (see the README's note);
-//! with no other host running, both are reliable.
+//! The memory limit, in a test binary of its own and one host at a time:
+//! with other hosts running concurrently in the process, a failed script's
+//! tensors have sometimes outlived its MemoryError (see the README's note);
+//! with no other host running, it is reliable.
 
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
-use fxvm::{ErrorKind, Host};
+use fxvm::Host;
 
 /// Held by each test: no two hosts run at once in this binary.
 static ALONE: Mutex<()> = Mutex::new(());
-
-#[test]
-fn runaway_scripts_stop_at_the_time_limit_even_when_they_catch_everything() {
-    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
-    let host = Host::builder()
-        .time_limit(Duration::from_millis(200))
-        .build()
-        .unwrap();
-    for script in [
-        "while True:\n    pass\n",
-        "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass\n",
-        "def spin():\n    try:\n        while True:\n            pass\n    except:\n        spin()\nspin()\n",
-    ] {
-        let start = Instant::now();
-        let e = host.run_str(script).unwrap_err();
-        assert_eq!(e.kind, ErrorKind::TimeLimit, "{script}: {e}");
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "{script}: {:?}",
-            start.elapsed()
-        );
-    }
-    // The next call runs normally, with a fresh budget.
-    host.run_str("total = sum(range(1000))").unwrap();
-}
 
 #[test]
 fn a_script_past_the_memory_cap_gets_memory_error_and_the_host_goes_on() {
