@@ -435,10 +435,9 @@ impl Gen<'_> {
     /// The annotation `: "f32[2, 3]"` that verbose code shows for known shapes.
     fn meta_annotation(&mut self, node: &Py<PyNode>) -> PyResult<Option<String>> {
         let vm = self.vm;
-        let val = ["val", "tensor_meta", "example_value"]
-            .iter()
-            .find_map(|k| node.meta_get(k, vm));
-        let Some(val) = val else { return Ok(None) };
+        let Some(val) = node.value_meta(vm) else {
+            return Ok(None);
+        };
         Ok(super::format::value_summary(&val, vm)?.map(|s| format!(": \"{s}\"")))
     }
 }

@@ -302,10 +302,7 @@ fn format_node_with(
 
 /// `Tensor "f32[2, 3][3, 1]cpu" ` for a node whose meta holds a tensor value.
 fn tensor_annotation(node: &Py<PyNode>, vm: &VirtualMachine) -> PyResult<Option<String>> {
-    let Some(val) = ["val", "tensor_meta", "example_value"]
-        .iter()
-        .find_map(|k| node.meta_get(k, vm))
-    else {
+    let Some(val) = node.value_meta(vm) else {
         return Ok(None);
     };
     let tensor = vm.import("torch", 0)?.get_attr("Tensor", vm)?;

@@ -264,6 +264,12 @@ mod module {
         fxvm_vm::binding::op_of(&f, vm)?.schema.returns
     }
 
+    /// A node's example value (see `PyNode::value_meta`), or None.
+    #[pyfunction]
+    fn node_value(node: rustpython_vm::PyRef<PyNode>, vm: &VirtualMachine) -> PyObjectRef {
+        node.value_meta(vm).unwrap_or_else(|| vm.ctx.none())
+    }
+
     /// A node value in short (`f32[2, s0]`, `Sym(s0)`), or None.
     #[pyfunction]
     fn value_summary(val: PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<String>> {

@@ -223,6 +223,14 @@ impl PyNode {
         meta.get_item_opt(key, vm).ok().flatten()
     }
 
+    /// The node's example value: the first of `meta["val"]` (shape tracing),
+    /// `meta["tensor_meta"]` (ShapeProp) and `meta["example_value"]` set.
+    pub(crate) fn value_meta(&self, vm: &VirtualMachine) -> Option<PyObjectRef> {
+        ["val", "tensor_meta", "example_value"]
+            .iter()
+            .find_map(|k| self.meta_get(k, vm).filter(|v| !vm.is_none(v)))
+    }
+
     /// Stores new arguments (normalised as torch.fx stores them) and moves
     /// this node from the users of its old inputs to those of its new ones.
     pub(crate) fn set_args_kwargs(

@@ -231,13 +231,16 @@ pub fn place(sizes: &[Size], edges: &[(usize, usize)]) -> Placement {
     let rows = order(&layers);
     let total = layers.rank.len();
     let mut x = vec![0.0; total];
-    let gaps = |row: &[usize]| -> Vec<f64> {
-        row.windows(2)
-            .map(|p| (layers.width[p[0]] + layers.width[p[1]]) / 2.0 + GAP_X)
-            .collect()
-    };
-    for row in &rows {
-        let g = gaps(row);
+    // Spacing between neighbours of a row: fixed, as widths and order are.
+    let gaps: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|row| {
+            row.windows(2)
+                .map(|p| (layers.width[p[0]] + layers.width[p[1]]) / 2.0 + GAP_X)
+                .collect()
+        })
+        .collect();
+    for (row, g) in rows.iter().zip(&gaps) {
         let mut at = 0.0;
         for (i, &node) in row.iter().enumerate() {
             x[node] = at;
@@ -271,7 +274,7 @@ pub fn place(sizes: &[Size], edges: &[(usize, usize)]) -> Placement {
                     }
                 })
                 .collect();
-            for (node, value) in row.iter().zip(fit_row(&wanted, &gaps(row))) {
+            for (node, value) in row.iter().zip(fit_row(&wanted, &gaps[r])) {
                 x[*node] = value;
             }
         }
@@ -317,12 +320,12 @@ pub fn place(sizes: &[Size], edges: &[(usize, usize)]) -> Placement {
         .iter()
         .map(|chain| {
             let last = chain.len() - 1;
+            let forward = layers.rank[chain[0]] <= layers.rank[chain[last]];
             chain
                 .iter()
                 .enumerate()
                 .map(|(i, &node)| {
                     let (cx, cy) = center(node);
-                    let forward = layers.rank[chain[0]] <= layers.rank[chain[last]];
                     let leaving = (i == 0) == forward;
                     match (i == 0 || i == last, leaving) {
                         (true, true) => (cx, cy + half_height(node)),

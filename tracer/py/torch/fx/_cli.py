@@ -176,14 +176,13 @@ def trace_file(path, module_expr, function, form, concrete, example=(), dynamic=
             root.eval()
         title = getattr(root, "__name__", type(root).__name__)
         if not examples:
-            text = render(fx.symbolic_trace(root, concrete_args=concrete_args), form, title)
-            return text.replace(os.path.abspath(path), path)
+            return render(fx.symbolic_trace(root, concrete_args=concrete_args), form, title)
         from torch.fx.experimental.shape_trace import shape_trace
 
         gm = shape_trace(root, examples, dynamic_dims, concrete_args=concrete_args)
-    # Guards name the script as the command line did.
-    guards = gm.shape_env.format_guards().replace(os.path.abspath(path), path)
-    text = render(gm, form, title).replace(os.path.abspath(path), path)
+    text = render(gm, form, title)
     if form in ("dot", "svg", "html"):
         return text
+    # Guards name the script as the command line did.
+    guards = gm.shape_env.format_guards().replace(os.path.abspath(path), path)
     return text + ("# guards:\n" + "".join(f"#{line}\n" for line in guards.splitlines()) if guards else "")

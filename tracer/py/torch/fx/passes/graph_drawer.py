@@ -132,9 +132,10 @@ class Dot:
 
     def create_svg(self):
         """The graph drawn as SVG (bytes, as pydot returns), laid out natively."""
-        index = {name: i for i, (name, _) in enumerate(self.get_nodes())}
+        listed = self.get_nodes()
+        index = {name: i for i, (name, _) in enumerate(listed)}
         nodes = []
-        for name, attrs in self.get_nodes():
+        for name, attrs in listed:
             parts = [p for p in re.split(r"\\[nl]|\||\n", attrs.get("label", "").strip("{}")) if p]
             op = next((p[len("op_code=") :] for p in parts if p.startswith("op_code=")), "")
             rest = [p for p in parts if not p.startswith(("name=", "op_code="))]
@@ -357,14 +358,11 @@ def _target_text(gm, node):
 
 
 def _shape_text(node):
-    for key in ("val", "tensor_meta", "example_value"):
-        value = node.meta.get(key)
-        if value is None:
-            continue
-        values = value if isinstance(value, (list, tuple)) else (value,)
-        texts = [_fx.value_summary(v) for v in values]
-        return ", ".join(t for t in texts if t)
-    return ""
+    value = _fx.node_value(node)
+    if value is None:
+        return ""
+    values = value if isinstance(value, (list, tuple)) else (value,)
+    return ", ".join(t for t in map(_fx.value_summary, values) if t)
 
 
 def _module_path(node):
