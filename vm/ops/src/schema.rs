@@ -229,26 +229,7 @@ impl Schema {
     /// The parameters as a Python signature, `(input, dim=None, *, out=None)`
     /// (what `inspect.signature` shows for functions PyTorch writes in Python).
     pub fn python_signature(&self) -> String {
-        let mut parts: Vec<String> = Vec::with_capacity(self.params.len() + 1);
-        let mut star = false;
-        for p in &self.params {
-            if p.kw_only && !star && !p.varargs {
-                parts.push("*".into());
-                star = true;
-            }
-            let mut part = if p.varargs {
-                format!("*{}", p.name)
-            } else {
-                p.name.to_owned()
-            };
-            star |= p.varargs;
-            if let Some(d) = &p.default {
-                part.push('=');
-                part.push_str(d.text);
-            }
-            parts.push(part);
-        }
-        format!("({})", parts.join(", "))
+        self.signature_text(None)
     }
 
     /// The typed Python signatures of the overloads a TorchScript-style
@@ -274,36 +255,42 @@ impl Schema {
                 .collect();
         }
         variants
-            .into_iter()
-            .map(|types| {
-                let mut parts = vec![];
-                let mut star = false;
-                for (p, ty) in self.params.iter().zip(types) {
-                    if p.kw_only && !star && !p.varargs {
-                        parts.push("*".to_owned());
-                        star = true;
-                    }
-                    star |= p.varargs;
-                    let mut ann = ty.python_annotation().to_owned();
-                    if p.optional {
-                        ann = format!("Optional[{ann}]");
-                    }
-                    let mut part = format!("{}{}: {ann}", if p.varargs { "*" } else { "" }, p.name);
-                    if let Some(d) = &p.default {
-                        part.push_str(" = ");
-                        part.push_str(d.text);
-                    }
-                    parts.push(part);
-                }
-                format!("({})", parts.join(", "))
-            })
+            .iter()
+            .map(|types| self.signature_text(Some(types)))
             .collect()
     }
 
-    /// Whether PyTorch declares this op with several overloads that a call
-    /// picks between by argument types (a `Tensor|Scalar` parameter).
-    pub fn overloaded(&self) -> bool {
-        self.params.iter().any(|p| matches!(p.ty, Ty::Union(_)))
+    /// `(a, b=1, *, c=None)`, or with `types` (one per parameter) annotated:
+    /// `(a: Tensor, b: int = 1, *, c: Optional[int] = None)`.
+    fn signature_text(&self, types: Option<&[&Ty]>) -> String {
+        let mut parts = Vec::with_capacity(self.params.len() + 1);
+        let mut star = false;
+        for (i, p) in self.params.iter().enumerate() {
+            if p.kw_only && !star && !p.varargs {
+                parts.push("*".to_owned());
+                star = true;
+            }
+            star |= p.varargs;
+            let mut part = format!("{}{}", if p.varargs { "*" } else { "" }, p.name);
+            let equals = match types {
+                Some(types) => {
+                    let ann = types[i].python_annotation();
+                    part.push_str(&if p.optional {
+                        format!(": Optional[{ann}]")
+                    } else {
+                        format!(": {ann}")
+                    });
+                    " = "
+                }
+                None => "=",
+            };
+            if let Some(d) = &p.default {
+                part.push_str(equals);
+                part.push_str(d.text);
+            }
+            parts.push(part);
+        }
+        format!("({})", parts.join(", "))
     }
 
     pub fn position(&self, name: &str) -> Option<usize> {
@@ -428,9 +415,7 @@ mod tests {
     fn spells_python_signatures_and_one_typed_signature_per_overload() {
         let s = Schema::parse("softmax(Tensor input, int? dim=None, *, ScalarType? dtype=None)");
         assert_eq!(s.python_signature(), "(input, dim=None, *, dtype=None)");
-        assert!(!s.overloaded());
         let s = Schema::parse("add(Tensor input, Tensor|Scalar other, *, Scalar alpha=1)");
-        assert!(s.overloaded());
         assert_eq!(
             s.overload_signatures(),
             [

@@ -14,7 +14,7 @@ import torch
 from torch._jit_internal import boolean_dispatched
 from torch.fx._native import fx as _fx
 
-__all__ = ["ArgsKwargsPair", "check_for_mutable_operation", "get_signature_for_torch_op", "create_type_hint", "type_matches", "normalize_function", "normalize_module"]
+__all__ = ["ArgsKwargsPair", "get_signature_for_torch_op", "create_type_hint", "type_matches", "normalize_function", "normalize_module"]
 
 
 class ArgsKwargsPair(NamedTuple):
@@ -54,20 +54,6 @@ def get_signature_for_torch_op(op, return_schemas=False):
     if signatures is None:
         signatures = _signature_cache[key] = [_signature_of(t) for t in texts]
     return (signatures, texts) if return_schemas else signatures
-
-
-def check_for_mutable_operation(target, args, kwargs):
-    """Raises when a builtin op called with these arguments writes into one."""
-    signatures, texts = get_signature_for_torch_op(target, return_schemas=True)
-    if not signatures:
-        return
-    for signature, text in zip(signatures, texts):
-        try:
-            signature.bind(*args, **kwargs)
-        except TypeError:
-            continue
-        if "out" in kwargs and kwargs["out"] is not None:
-            raise RuntimeError(f"Tried to trace mutable operation {text}. FX only supports functional code, so operations that mutate operands in-place (e.g. via `out` arguments) are not supported")
 
 
 def create_type_hint(x):
@@ -123,10 +109,8 @@ def type_matches(signature_type, argument_type):
 
 
 def _written_in_python(target):
-    """Functions PyTorch writes in Python (and user functions) are matched by
-    their own signature; builtins by their overloads."""
-    if _fx.op_signatures(target) is not None:
-        return False
+    """Functions PyTorch writes in Python (and user functions), which are
+    matched by their own signature; other builtins have none."""
     return not isinstance(target, types.BuiltinFunctionType) or getattr(target, "__text_signature__", None) is not None
 
 
@@ -136,7 +120,9 @@ def normalize_function(target, args, kwargs=None, arg_types=None, kwarg_types=No
     ``normalize_to_only_use_kwargs``), or None when that cannot be decided.
     Builtins with several overloads need ``arg_types``/``kwarg_types``."""
     kwargs = {} if kwargs is None else kwargs
-    if _written_in_python(target):
+    # Builtin ops are matched by their overloads.
+    signatures = get_signature_for_torch_op(target)
+    if signatures is None and _written_in_python(target):
         analysed = target
         if target in boolean_dispatched:
             dispatched = boolean_dispatched[target]
@@ -149,7 +135,6 @@ def normalize_function(target, args, kwargs=None, arg_types=None, kwarg_types=No
         except (TypeError, ValueError):
             return None
         return _args_kwargs_to_normalized_args_kwargs(signature, args, kwargs, normalize_to_only_use_kwargs)
-    signatures = get_signature_for_torch_op(target)
     if not signatures:
         return None
     matched = []
