@@ -116,7 +116,7 @@ impl Shared {
         })
     }
 
-    /// Turns the tracing off after the call `generation` ended.
+    /// Turns off the tracing a run-out budget started (after the call).
     pub(crate) fn untrace(&self, vm: &VirtualMachine) {
         if self.tracer.get().is_some() {
             let _ = vm

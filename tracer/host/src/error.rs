@@ -12,6 +12,8 @@ pub enum ErrorKind {
     TimeLimit,
     /// A value could not cross between Rust and Python (an int past i64 …).
     Conversion,
+    /// A script file could not be read.
+    Io,
 }
 
 /// A host error. `traceback` holds the Python traceback text (with the
@@ -24,12 +26,17 @@ pub struct Error {
 }
 
 impl Error {
-    pub(crate) fn conversion(message: impl Into<String>) -> Error {
+    /// An error raised on the Rust side (no traceback).
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         Error {
-            kind: ErrorKind::Conversion,
+            kind,
             message: message.into(),
             traceback: String::new(),
         }
+    }
+
+    pub(crate) fn conversion(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Conversion, message)
     }
 
     /// The Python exception class name, when the script raised.
@@ -47,7 +54,7 @@ impl fmt::Display for Error {
             ErrorKind::Python(name) if self.message.is_empty() => write!(f, "{name}"),
             ErrorKind::Python(name) => write!(f, "{name}: {}", self.message),
             ErrorKind::TimeLimit => write!(f, "time limit exceeded: {}", self.message),
-            ErrorKind::Conversion => write!(f, "{}", self.message),
+            ErrorKind::Conversion | ErrorKind::Io => write!(f, "{}", self.message),
         }
     }
 }

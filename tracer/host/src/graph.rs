@@ -82,13 +82,9 @@ fn names(o: PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<String>> {
 
 /// Reads `gm` (a GraphModule) into a [`Graph`].
 pub(crate) fn read(gm: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Graph> {
-    // `import torch.fx._native` binds `torch`; the native module is `_native.fx`.
-    let fx = vm
-        .import("torch.fx._native", 0)?
-        .get_attr("fx", vm)?
-        .get_attr("_native", vm)?
-        .get_attr("fx", vm)?;
+    let fx = crate::host::module(vm, "torch.fx._native")?.get_attr("fx", vm)?;
     let format_arg = fx.get_attr("_format_arg", vm)?;
+    let value = fx.get_attr("node_value", vm)?;
     let summary = fx.get_attr("value_summary", vm)?;
     let graph = gm.get_attr("graph", vm)?;
     let nodes = list(graph.get_attr("nodes", vm)?, vm)?;
@@ -116,22 +112,15 @@ pub(crate) fn read(gm: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Graph> {
             let v = kwargs.get_item(&*k, vm)?;
             kw.push((text(&k, vm)?, text(&format_arg.call((v,), vm)?, vm)?));
         }
+        let summarised = summary.call((value.call((node.clone(),), vm)?,), vm)?;
+        let shape = (!vm.is_none(&summarised))
+            .then(|| text(&summarised, vm))
+            .transpose()?;
         let meta = node.get_attr("meta", vm)?;
-        let lookup = |key: &str| -> PyResult<Option<PyObjectRef>> {
-            let v = vm.call_method(&meta, "get", (key,))?;
-            Ok((!vm.is_none(&v)).then_some(v))
-        };
-        let mut shape = None;
-        for key in ["val", "tensor_meta", "example_value"] {
-            if let Some(v) = lookup(key)? {
-                let s = summary.call((v,), vm)?;
-                if !vm.is_none(&s) {
-                    shape = Some(text(&s, vm)?);
-                }
-                break;
-            }
-        }
-        let source = lookup("source_loc")?.map(|s| text(&s, vm)).transpose()?;
+        let source = vm.call_method(&meta, "get", ("source_loc",))?;
+        let source = (!vm.is_none(&source))
+            .then(|| text(&source, vm))
+            .transpose()?;
         out.push(Node {
             name: text(&node.get_attr("name", vm)?, vm)?,
             op,

@@ -21,7 +21,8 @@ use crate::value::{Handle, Value, values_of};
 pub struct Limits {
     /// Wall time one call may take before the script is stopped.
     pub time: Option<Duration>,
-    /// Python's recursion limit (`sys.setrecursionlimit`).
+    /// The most Python frames a call may nest (fewer when the calling
+    /// thread's stack holds fewer); 1000 by default.
     pub recursion: Option<usize>,
     /// Bytes of tensor storage the host's scripts may hold at once; past
     /// it an allocation raises `MemoryError` (the host goes on).
@@ -43,7 +44,8 @@ impl HostBuilder {
         self
     }
 
-    /// Python's recursion limit for scripts of this host.
+    /// The most Python frames a call may nest (fewer when the calling
+    /// thread's stack holds fewer).
     pub fn recursion_limit(mut self, depth: usize) -> Self {
         self.limits.recursion = Some(depth);
         self
@@ -102,7 +104,7 @@ fn host_module(
     vm.sys_module
         .get_attr("modules", vm)?
         .set_item("fxvm_host", module.clone(), vm)?;
-    let source = "class TimeLimitExceeded(BaseException):\n    \"\"\"Raised when the host's time budget runs out; raised again on every instruction until the call returns.\"\"\"\n";
+    let source = "class TimeLimitExceeded(BaseException):\n    \"\"\"Raised when the host's time budget runs out, in every frame of the call until it returns.\"\"\"\n";
     let code = vm
         .builtins
         .get_attr("compile", vm)?
@@ -231,9 +233,6 @@ impl Host {
                 // The failed call's frames (and what they hold: tensors under
                 // the memory cap) are freed now, not when a collection finds
                 // the traceback's cycles.
-                let _ = vm
-                    .import("gc", 0)
-                    .and_then(|gc| gc.get_attr("collect", vm)?.call((), vm));
                 let _ = vm.import("traceback", 0).and_then(|tb| {
                     tb.get_attr("clear_frames", vm)?
                         .call((exc.as_object().get_attr("__traceback__", vm)?,), vm)
@@ -307,7 +306,9 @@ impl Host {
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
-            .ok_or_else(|| Error::conversion(format!("{} names no file", path.display())))?;
+            .ok_or_else(|| {
+                Error::new(ErrorKind::Io, format!("{} names no file", path.display()))
+            })?;
         self.import_named(&name, &path.to_string_lossy(), &read(path)?)
     }
 
@@ -363,16 +364,16 @@ impl Host {
         // A registered function lives as long as the process, like a builtin.
         let name: &'static str = Box::leak(name.to_owned().into_boxed_str());
         let me: &'static OnceLock<PyObjectRef> = Box::leak(Box::new(OnceLock::new()));
+        // `__torch_function__` dispatch, looked up once rather than per call.
+        let dispatch =
+            self.enter(|vm| module(vm, "torch._C")?.get_attr("_handle_torch_function", vm))?;
         let call = move |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
-            let torch_c = vm.import("torch", 0)?.get_attr("_C", vm)?;
             let this = me.get().expect("set when registered").clone();
             let kwargs = vm.ctx.new_dict();
             for (k, v) in &args.kwargs {
                 kwargs.set_item(k.as_str(), v.clone(), vm)?;
             }
-            let handled = torch_c
-                .get_attr("_handle_torch_function", vm)?
-                .call((this, vm.ctx.new_tuple(args.args.clone()), kwargs), vm)?;
+            let handled = dispatch.call((this, vm.ctx.new_tuple(args.args.clone()), kwargs), vm)?;
             let pair: Vec<PyObjectRef> = handled.try_to_value(vm)?;
             if let [done, result] = &pair[..]
                 && done.clone().try_to_bool(vm)?
@@ -402,9 +403,22 @@ impl Host {
     }
 }
 
+/// The module `name` itself (`vm.import` of a dotted name returns the top
+/// package, as `__import__` does).
+pub(crate) fn module(vm: &VirtualMachine, name: &'static str) -> PyResult {
+    let top = vm.import(name, 0)?;
+    name.split('.')
+        .skip(1)
+        .try_fold(top, |m, part| m.get_attr(part, vm))
+}
+
 fn read(path: &std::path::Path) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| Error::conversion(format!("can't read '{}': {e}", path.display())))
+    std::fs::read_to_string(path).map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            format!("can't read '{}': {e}", path.display()),
+        )
+    })
 }
 
 /// A Python object of a host: a module, a model, a function.
@@ -483,8 +497,7 @@ impl<'h> Object<'h> {
     /// `torch.fx.symbolic_trace` of this module or function, as data.
     pub fn trace(&self) -> Result<Graph> {
         self.host.enter(|vm| {
-            let fx = vm.import("torch.fx", 0)?.get_attr("fx", vm)?;
-            let gm = fx
+            let gm = module(vm, "torch.fx")?
                 .get_attr("symbolic_trace", vm)?
                 .call((self.obj.clone(),), vm)?;
             graph::read(&gm, vm)
@@ -500,12 +513,8 @@ impl<'h> Object<'h> {
         dynamic: &[(&str, &[usize])],
     ) -> Result<Graph> {
         self.host.enter(|vm| {
-            let module = vm.import("torch.fx.experimental.shape_trace", 0)?;
-            let shape_trace = module
-                .get_attr("fx", vm)?
-                .get_attr("experimental", vm)?
-                .get_attr("shape_trace", vm)?
-                .get_attr("shape_trace", vm)?;
+            let shape_trace =
+                module(vm, "torch.fx.experimental.shape_trace")?.get_attr("shape_trace", vm)?;
             let examples = vm
                 .ctx
                 .new_tuple(examples.iter().map(|v| v.to_py(vm)).collect());

@@ -247,3 +247,40 @@ fn deep_recursion_on_a_small_stack_raises_instead_of_crashing() {
     assert_eq!(plain.as_deref(), Some("RecursionError"));
     assert_eq!(spin.as_deref(), Some("RecursionError"));
 }
+
+#[test]
+fn files_run_and_modules_import_from_the_host_path() {
+    let dir = std::env::temp_dir().join(format!("fxvm-host-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("helper.py"),
+        "SCALE = 3\ndef triple(x):\n    return x * SCALE\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.py"),
+        "import helper\nassert helper.triple(2) == 6\nraise KeyError('done')\n",
+    )
+    .unwrap();
+    let host = Host::builder()
+        .import_path(dir.to_string_lossy())
+        .build()
+        .unwrap();
+    let helper = host.import("helper").unwrap();
+    assert!(matches!(helper.get("SCALE").unwrap(), Value::Int(3)));
+    assert!(matches!(
+        helper.call("triple", &[Value::Int(5)]).unwrap(),
+        Value::Int(15)
+    ));
+    let script = dir.join("main.py");
+    let e = host.run_file(&script).unwrap_err();
+    assert_eq!(e.exception_type(), Some("KeyError"));
+    let at = format!("File \"{}\", line 3, in <module>", script.display());
+    assert!(e.traceback.contains(&at), "{}", e.traceback);
+    let missing = host.run_file(dir.join("absent.py")).unwrap_err();
+    assert_eq!(missing.kind, ErrorKind::Io);
+    assert!(missing.message.starts_with("can't read '"), "{missing}");
+    let e = host.import("no_such_module").unwrap_err();
+    assert_eq!(e.exception_type(), Some("ModuleNotFoundError"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
