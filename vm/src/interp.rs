@@ -23,6 +23,10 @@ pub fn build(config: &Config) -> Interpreter {
 /// and puts fxvm's guards on the builtins that compile source text.
 pub fn build_from(builder: InterpreterBuilder) -> Interpreter {
     let interp = builder.build();
+    interp.enter(crate::native::type_names::intern);
+    interp
+        .enter(crate::policy::guard_shared)
+        .expect("_io.FileIO and type.__subclasses__ exist");
     interp
         .enter(crate::native::compile_guard::install)
         .expect("the builtins module has compile, exec and eval");

@@ -8,6 +8,7 @@ pub mod binding;
 mod interp;
 mod native;
 pub mod nesting;
+pub mod policy;
 pub mod script;
 
 pub use fxvm_tensor as tensor;

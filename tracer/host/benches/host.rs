@@ -1,5 +1,6 @@
-//! Embedding costs: creating a host and importing torch, and calling a
-//! Python function from Rust (targets: ≤ 40 ms and ≤ 2 µs).
+//! Embedding costs: creating a host and importing torch, calling a Python
+//! function from Rust, and what the capability policy costs a trace
+//! (targets: ≤ 40 ms, ≤ 2 µs, < 2 %).
 //!
 //! `cargo bench -p fxvm --bench host`
 
@@ -40,6 +41,38 @@ fn main() {
         .build()
         .expect("host");
     println!("  … with a time limit   {:>9.2} µs", per_call(&limited));
+    let full = best(5, || Host::builder().allow_all().build().expect("host"));
+    println!(
+        "host, full access       {:>9.1} ms  (the policy's install: {:+.1} ms)",
+        full.as_secs_f64() * 1e3,
+        (bare.as_secs_f64() - full.as_secs_f64()) * 1e3
+    );
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/cli/resnet50.py"
+    );
+    // Interleaved rounds, so both hosts see the same machine load.
+    let sandboxed = Host::new().expect("host");
+    let open = Host::builder().allow_all().build().expect("host");
+    let (mut s, mut o) = (Duration::MAX, Duration::MAX);
+    let models: Vec<_> = [&sandboxed, &open]
+        .iter()
+        .map(|h| {
+            h.import_file(fixture)
+                .and_then(|m| m.eval_expr("ResNet50()"))
+                .expect("model")
+        })
+        .collect();
+    for _ in 0..7 {
+        s = s.min(best(1, || models[0].trace().expect("trace")));
+        o = o.min(best(1, || models[1].trace().expect("trace")));
+    }
+    println!(
+        "trace ResNet-50 sandboxed {:>7.1} ms vs full access {:.1} ms: {:.3}×  (target < 1.02)",
+        s.as_secs_f64() * 1e3,
+        o.as_secs_f64() * 1e3,
+        s.as_secs_f64() / o.as_secs_f64()
+    );
 }
 
 /// Microseconds per call of a two-argument Python function from Rust.

@@ -19,7 +19,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rustpython_vm::builtins::PyBaseExceptionRef;
-use rustpython_vm::function::FuncArgs;
+use rustpython_vm::function::{ArgIntoFloat, FuncArgs};
 use rustpython_vm::signal::{UserSignal, UserSignalSender};
 use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
 
@@ -197,6 +197,38 @@ impl Watchdog {
     pub(crate) fn finish(&self, generation: u64) -> bool {
         self.shared.deadline.store(0, Ordering::Release);
         self.shared.expired.load(Ordering::Acquire) == generation
+    }
+
+    /// Bounds `time.sleep` by the running call's budget: a sleep past the
+    /// deadline sleeps to it and raises `TimeLimitExceeded` (a blocked
+    /// thread runs no instructions for the tracing to stop).
+    pub(crate) fn bound_sleep(&self, vm: &VirtualMachine) -> PyResult<()> {
+        let time = vm.import("time", 0)?;
+        let original = time.get_attr("sleep", vm)?;
+        let shared = self.shared.clone();
+        let sleep = vm.new_function(
+            "sleep",
+            move |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+                let deadline = shared.deadline.load(Ordering::Acquire);
+                let asked = args
+                    .args
+                    .first()
+                    .and_then(|s| s.clone().try_into_value::<ArgIntoFloat>(vm).ok())
+                    .map(ArgIntoFloat::into_float);
+                if let Some(seconds) = asked
+                    && deadline != 0
+                {
+                    #[allow(clippy::cast_precision_loss)]
+                    let left = deadline.saturating_sub(shared.now()) as f64 / 1e9;
+                    if seconds > left {
+                        original.call((left,), vm)?;
+                        return Err(shared.stop_exception(vm)?);
+                    }
+                }
+                original.call(args, vm)
+            },
+        );
+        time.set_attr("sleep", sleep, vm)
     }
 
     /// Stops the tracing a run-out budget started (inside the interpreter).

@@ -1,6 +1,7 @@
 //! The host: one interpreter with `torch` and `torch.fx`, entered for each
 //! call under the host's limits; errors come back as [`Error`]s.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -10,6 +11,7 @@ use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFla
 use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, VirtualMachine};
 
 use fxvm_tensor::cap::MemoryCap;
+use fxvm_vm::policy::{Folders, Policy, Registration};
 
 use crate::budget::Watchdog;
 use crate::error::{Error, ErrorKind, Result};
@@ -29,11 +31,20 @@ pub struct Limits {
     pub tensor_memory: Option<usize>,
 }
 
-/// Configures a [`Host`].
+/// Configures a [`Host`]. A host grants nothing by default: its scripts
+/// compute, import `torch` and the computing part of the standard library,
+/// and read the folders they are imported from; files, network, processes,
+/// environment variables, threads, other modules and native code are each
+/// refused with a `PermissionError` (an `ImportError` for imports) that
+/// names the method granting them.
 #[derive(Debug, Clone, Default)]
 pub struct HostBuilder {
     limits: Limits,
     path: Vec<String>,
+    policy: Policy,
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+    full: bool,
 }
 
 impl HostBuilder {
@@ -57,13 +68,84 @@ impl HostBuilder {
         self
     }
 
-    /// Adds a folder scripts import modules from (first added, first searched).
+    /// Adds a folder scripts import modules from (first added, first
+    /// searched); scripts may read files in it.
     pub fn import_path(mut self, dir: impl Into<String>) -> Self {
-        self.path.push(dir.into());
+        let dir = dir.into();
+        self.read.push(PathBuf::from(&dir));
+        self.path.push(dir);
+        self
+    }
+
+    /// Lets scripts read files in `dir` and below (an existing folder;
+    /// symlinks count where they lead).
+    pub fn allow_read(mut self, dir: impl AsRef<Path>) -> Self {
+        self.read.push(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Lets scripts create, write, rename and remove files in `dir` and
+    /// below, and read them.
+    pub fn allow_write(mut self, dir: impl AsRef<Path>) -> Self {
+        self.write.push(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Lets scripts use sockets (`socket`, `ssl`, `select`).
+    pub fn allow_network(mut self) -> Self {
+        self.policy.network = true;
+        self
+    }
+
+    /// Lets scripts start, signal and wait for processes, and change the
+    /// process (`subprocess`, `os.system`, `os.kill`, `signal`, `os._exit`).
+    pub fn allow_processes(mut self) -> Self {
+        self.policy.processes = true;
+        self
+    }
+
+    /// Lets scripts read and set environment variables, change the working
+    /// directory, the umask and the locale, and read the user database.
+    pub fn allow_environment(mut self) -> Self {
+        self.policy.environment = true;
+        self
+    }
+
+    /// Lets scripts start threads.
+    pub fn allow_threads(mut self) -> Self {
+        self.policy.threads = true;
+        self
+    }
+
+    /// Lets scripts load native code: `ctypes`, compiled extension modules,
+    /// `mmap`, `fcntl`, `termios`, `sqlite3`.
+    pub fn allow_native(mut self) -> Self {
+        self.policy.native = true;
+        self
+    }
+
+    /// Lets scripts import the module or package `name` (a top-level name)
+    /// beyond the default allow list.
+    pub fn allow_import(mut self, name: impl Into<String>) -> Self {
+        self.policy.imports.push(name.into());
+        self
+    }
+
+    /// Lets scripts import any module (what each then reaches stays subject
+    /// to the other capabilities).
+    pub fn allow_all_imports(mut self) -> Self {
+        self.policy.all_imports = true;
+        self
+    }
+
+    /// Grants everything, as `fxvm run` has.
+    pub fn allow_all(mut self) -> Self {
+        self.full = true;
         self
     }
 
     pub fn build(self) -> Result<Host> {
+        let policy = self.policy()?;
         let config = fxvm_vm::Config {
             argv: vec!["<host>".into()],
             path: self.path,
@@ -75,6 +157,9 @@ impl HostBuilder {
             fxvm_tracer::builder(&config).init_hook(move |vm| vm.set_user_signal_channel(receiver)),
         );
         let ceiling = Arc::new(AtomicUsize::new(DEFAULT_RECURSION));
+        let registration = interp
+            .enter(|vm| fxvm_vm::policy::install(vm, policy))
+            .map_err(|e| interp.enter(|vm| error_of(&e, vm)))?;
         let (module, stop_class) = interp
             .enter(|vm| host_module(vm, ceiling.clone()))
             .map_err(|e| interp.enter(|vm| error_of(&e, vm)))?;
@@ -82,6 +167,11 @@ impl HostBuilder {
             .limits
             .time
             .map(|limit| Watchdog::start(limit, sender, stop_class));
+        if let Some(w) = &watchdog {
+            interp
+                .enter(|vm| w.bound_sleep(vm))
+                .map_err(|e| interp.enter(|vm| error_of(&e, vm)))?;
+        }
         Ok(Host {
             interp,
             memory: self.limits.tensor_memory.map(MemoryCap::new),
@@ -89,7 +179,31 @@ impl HostBuilder {
             module,
             recursion: self.limits.recursion.unwrap_or(DEFAULT_RECURSION),
             ceiling,
+            _policy: registration,
         })
+    }
+
+    /// The policy, its folders made canonical (each must exist).
+    fn policy(&self) -> Result<Policy> {
+        if self.full {
+            return Ok(Policy::full());
+        }
+        let mut policy = self.policy.clone();
+        let grant = |folders: &mut Folders, dir: &PathBuf| {
+            folders.grant(dir).map_err(|e| {
+                Error::new(
+                    ErrorKind::Io,
+                    format!("can't grant access to '{}': {e}", dir.display()),
+                )
+            })
+        };
+        for dir in &self.read {
+            grant(&mut policy.read, dir)?;
+        }
+        for dir in &self.write {
+            grant(&mut policy.write, dir)?;
+        }
+        Ok(policy)
     }
 }
 
@@ -177,6 +291,23 @@ pub struct Host {
     /// `sys.setrecursionlimit` may not exceed).
     ceiling: Arc<AtomicUsize>,
     interp: Interpreter,
+    // Dropped after the interpreter: its policy stays in force to the end.
+    _policy: Registration,
+}
+
+impl Drop for Host {
+    /// What scripts printed reaches the terminal: Python's streams are
+    /// buffered, and dropping the interpreter does not flush them.
+    fn drop(&mut self) {
+        let _ = self.enter(|vm| {
+            for name in ["stdout", "stderr"] {
+                if let Ok(stream) = vm.sys_module.get_attr(name, vm) {
+                    vm.call_method(&stream, "flush", ())?;
+                }
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Python's default recursion limit.
@@ -240,7 +371,8 @@ impl Host {
                 e
             });
             drop(exc);
-            if expired {
+            // A bounded sleep raises before the watchdog notices.
+            if expired || e.exception_type() == Some("TimeLimitExceeded") {
                 e.kind = ErrorKind::TimeLimit;
             }
             e

@@ -176,6 +176,9 @@ fn runaway_scripts_stop_at_the_time_limit_even_when_they_catch_everything() {
         "while True:\n    pass\n",
         "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass\n",
         "def spin():\n    try:\n        while True:\n            pass\n    except:\n        spin()\nspin()\n",
+        // Blocked in native calls, not running instructions.
+        "import time\ntime.sleep(3600)\n",
+        "import time\nwhile True:\n    try:\n        time.sleep(3600)\n    except BaseException:\n        pass\n",
     ] {
         let start = Instant::now();
         let e = host.run_str(script).unwrap_err();
@@ -283,4 +286,23 @@ fn files_run_and_modules_import_from_the_host_path() {
     let e = host.import("no_such_module").unwrap_err();
     assert_eq!(e.exception_type(), Some("ModuleNotFoundError"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn what_scripts_print_is_flushed_when_the_host_is_dropped() {
+    const NAME: &str = "what_scripts_print_is_flushed_when_the_host_is_dropped";
+    if std::env::var_os("FXVM_FLUSH_CHILD").is_some() {
+        let host = Host::new().unwrap();
+        host.run_str("print('printed', 'before', end=' the drop')")
+            .unwrap();
+        return;
+    }
+    // In a child process whose stdout is a pipe (block-buffered in Python).
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+        .env("FXVM_FLUSH_CHILD", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("printed before the drop"), "{stdout}");
 }

@@ -12,3 +12,4 @@ pub(crate) mod load;
 pub(crate) mod ops;
 pub(crate) mod tensor;
 pub(crate) mod torch_c;
+pub(crate) mod type_names;

@@ -1,0 +1,160 @@
+//! Code objects: RustPython trusts the bytecode it runs (a hand-made
+//! `co_code` reaches `unreachable!` and unchecked state), so a host without
+//! the native capability may not make code from bytes — `code.replace` of
+//! anything but the signature (what the tracer rewrites for `*args`),
+//! `types.CodeType(...)`, `marshal.loads`. `compile` stays: its bytecode
+//! comes from the compiler. The code type is shared by the process's
+//! interpreters, so the guards look up the caller's policy.
+
+use std::sync::{Once, OnceLock};
+
+use rustpython_vm::builtins::PyType;
+use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
+use rustpython_vm::{Py, PyObjectRef, PyRef, PyResult, VirtualMachine};
+
+use super::registry::policy_of;
+use super::{Capability, denied};
+
+/// What `replace` may change without the native capability: the signature
+/// and the names tracebacks show.
+const SIGNATURE: &[&str] = &[
+    "co_argcount",
+    "co_posonlyargcount",
+    "co_kwonlyargcount",
+    "co_flags",
+    "co_name",
+    "co_qualname",
+    "co_filename",
+    "co_firstlineno",
+];
+/// The `co_flags` bits a signature change may flip.
+const VARARGS_FLAGS: i64 = 0x04 | 0x08;
+
+/// A class's constructor slot.
+type NewFunc = fn(PyRef<PyType>, FuncArgs, &VirtualMachine) -> PyResult;
+
+static REPLACE: OnceLock<PyObjectRef> = OnceLock::new();
+static NEW: OnceLock<NewFunc> = OnceLock::new();
+
+pub(crate) fn guard_once(vm: &VirtualMachine) -> PyResult<()> {
+    static DONE: Once = Once::new();
+    let mut result = Ok(());
+    DONE.call_once(|| result = patch(vm));
+    result
+}
+
+fn restricted(vm: &VirtualMachine) -> bool {
+    policy_of(vm).is_some_and(|p| !p.native)
+}
+
+fn patch(vm: &VirtualMachine) -> PyResult<()> {
+    let class: &'static Py<PyType> = vm.ctx.types.code_type;
+    let replace = vm.ctx.intern_str("replace");
+    let original = class
+        .attributes
+        .read()
+        .get(replace)
+        .cloned()
+        .ok_or_else(|| vm.new_attribute_error("code has no replace"))?;
+    let _ = REPLACE.set(original);
+    let guarded = |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+        let original = REPLACE.get().expect("set before the method is replaced");
+        if restricted(vm) {
+            check_replace(&args, vm)?;
+        }
+        original.call(args, vm)
+    };
+    let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
+        name: "replace",
+        func: Box::leak(Box::new(guarded.into_func())),
+        flags: PyMethodFlags::METHOD,
+        doc: Some("Return a copy of the code object with new values for the specified fields."),
+    }));
+    class.set_attr(replace, def.build_method(&vm.ctx, class).into());
+
+    if let Some(new) = class.slots.new.load() {
+        let _ = NEW.set(new);
+        class.slots.new.store(Some(guarded_new));
+        let new_name = vm.ctx.intern_str("__new__");
+        let constructor = vm.new_function(
+            "__new__",
+            |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+                let mut args = args;
+                if args.args.is_empty() {
+                    return Err(vm.new_type_error("code.__new__(): not enough arguments"));
+                }
+                let cls: PyRef<PyType> =
+                    args.args.remove(0).downcast().map_err(|_| {
+                        vm.new_type_error("code.__new__(X): X is not a type object")
+                    })?;
+                guarded_new(cls, args, vm)
+            },
+        );
+        class.set_attr(new_name, constructor.into());
+    }
+    Ok(())
+}
+
+fn guarded_new(cls: PyRef<PyType>, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+    if restricted(vm) {
+        return Err(denied(
+            vm,
+            Capability::Native,
+            "types.CodeType() (code from bytes)",
+        ));
+    }
+    let original = NEW.get().expect("set before the slot is replaced");
+    original(cls, args, vm)
+}
+
+/// A `replace` that only re-declares the signature (counts within the
+/// code's locals, only the varargs flags flipped).
+fn check_replace(args: &FuncArgs, vm: &VirtualMachine) -> PyResult<()> {
+    let refuse = |what: &str| {
+        Err(denied(
+            vm,
+            Capability::Native,
+            &format!("code.replace({what}=...)"),
+        ))
+    };
+    let Some(code) = args.args.first() else {
+        return Ok(());
+    };
+    if args.args.len() > 1 {
+        return refuse("positional");
+    }
+    if let Some(key) = args
+        .kwargs
+        .keys()
+        .find(|k| !SIGNATURE.contains(&k.as_str()))
+    {
+        return refuse(key);
+    }
+    let int = |name: &'static str| -> PyResult<i64> {
+        match args.kwargs.get(name) {
+            Some(v) => v.clone().try_into_value(vm),
+            None => code.get_attr(name, vm)?.try_into_value(vm),
+        }
+    };
+    let old_flags: i64 = code.get_attr("co_flags", vm)?.try_into_value(vm)?;
+    let flags = int("co_flags")?;
+    if (flags ^ old_flags) & !VARARGS_FLAGS != 0 {
+        return refuse("co_flags");
+    }
+    let nlocals: i64 = code.get_attr("co_nlocals", vm)?.try_into_value(vm)?;
+    let (argcount, posonly, kwonly) = (
+        int("co_argcount")?,
+        int("co_posonlyargcount")?,
+        int("co_kwonlyargcount")?,
+    );
+    let star = i64::from(flags & 0x04 != 0) + i64::from(flags & 0x08 != 0);
+    if argcount < 0
+        || kwonly < 0
+        || posonly < 0
+        || posonly > argcount
+        || argcount + kwonly + star > nlocals
+    {
+        return refuse("co_argcount");
+    }
+    Ok(())
+}

@@ -1,0 +1,105 @@
+//! `_thread.lock`: without threads, a blocking `acquire` of a held lock can
+//! never return (no other thread exists to release it) and no time limit
+//! interrupts it. In a host that does not grant threads it raises
+//! `RuntimeError` instead; a bounded wait returns False at once. The lock
+//! type is shared by the process's interpreters, so the guard looks up the
+//! caller's policy (none, or threads granted: the original behaviour).
+
+use std::sync::{Once, OnceLock};
+
+use rustpython_vm::builtins::PyType;
+use rustpython_vm::function::{ArgIntoFloat, FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
+use rustpython_vm::{Py, PyObjectRef, PyRef, PyResult, VirtualMachine};
+
+use super::registry::policy_of;
+use super::{Capability, message};
+
+/// The methods that wait for the lock, and their originals.
+const WAITING: [&str; 3] = ["acquire", "acquire_lock", "__enter__"];
+static ORIGINALS: OnceLock<Vec<PyObjectRef>> = OnceLock::new();
+
+pub(crate) fn guard_once(vm: &VirtualMachine) -> PyResult<()> {
+    static DONE: Once = Once::new();
+    let mut result = Ok(());
+    DONE.call_once(|| result = patch(vm));
+    result
+}
+
+fn patch(vm: &VirtualMachine) -> PyResult<()> {
+    let class: PyRef<PyType> = vm
+        .import("_thread", 0)?
+        .get_attr("LockType", vm)?
+        .downcast()
+        .map_err(|_| vm.new_type_error("_thread.LockType is not a class"))?;
+    let class: &'static Py<PyType> = Box::leak(Box::new(class));
+    let mut originals = Vec::new();
+    for name in WAITING {
+        let interned = vm.ctx.intern_str(name);
+        let original = class
+            .attributes
+            .read()
+            .get(interned)
+            .cloned()
+            .ok_or_else(|| vm.new_attribute_error(format!("lock has no {name}")))?;
+        originals.push(original);
+    }
+    let _ = ORIGINALS.set(originals);
+    for (index, name) in WAITING.into_iter().enumerate() {
+        let guarded = move |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
+            let original = &ORIGINALS
+                .get()
+                .expect("set before the methods are replaced")[index];
+            match policy_of(vm) {
+                Some(policy) if !policy.threads => acquire_alone(original, args, name, vm),
+                _ => original.call(args, vm),
+            }
+        };
+        let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
+            name,
+            func: Box::leak(Box::new(guarded.into_func())),
+            flags: PyMethodFlags::METHOD,
+            doc: Some("Lock the lock."),
+        }));
+        class.set_attr(
+            vm.ctx.intern_str(name),
+            def.build_method(&vm.ctx, class).into(),
+        );
+    }
+    Ok(())
+}
+
+/// `acquire(blocking=True, timeout=-1)` in an interpreter with one thread.
+fn acquire_alone(
+    original: &PyObjectRef,
+    args: FuncArgs,
+    name: &str,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let Some(zelf) = args.args.first().cloned() else {
+        return original.call(args, vm);
+    };
+    let blocking = match args.args.get(1).or_else(|| args.kwargs.get("blocking")) {
+        Some(b) if name != "__enter__" => b.clone().try_to_bool(vm)?,
+        _ => true,
+    };
+    let timeout = args
+        .args
+        .get(2)
+        .or_else(|| args.kwargs.get("timeout"))
+        .cloned();
+    let got = original.call((zelf, false), vm)?;
+    if got.clone().try_to_bool(vm)? || !blocking {
+        return Ok(got);
+    }
+    let forever = match &timeout {
+        None => true,
+        Some(t) => t.clone().try_into_value::<ArgIntoFloat>(vm)?.into_float() < 0.0,
+    };
+    if forever {
+        let why = message(Capability::Threads, "waiting for a lock this thread holds");
+        return Err(vm.new_runtime_error(format!(
+            "deadlock: {why}, so no other thread can release it"
+        )));
+    }
+    Ok(vm.ctx.new_bool(false).into())
+}
