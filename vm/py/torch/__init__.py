@@ -137,7 +137,6 @@ def _install_c_module(name, functions):
 _install_c_module("_nn", _functional.values())
 _install_c_module("_linalg", _linalg.values())
 
-from torch import nn
 from torch import linalg
 
 
@@ -159,7 +158,7 @@ def _assert(condition, message):
 
 # Submodules PyTorch makes reachable as attributes of `torch`; imported on
 # first use, since most scripts need only a few of them.
-_LAZY_SUBMODULES = {"accelerator", "backends", "compiler", "cuda", "functional", "fx", "hub", "jit", "library", "onnx", "optim", "utils"}
+_LAZY_SUBMODULES = {"accelerator", "backends", "compiler", "cuda", "functional", "fx", "hub", "jit", "library", "nn", "onnx", "optim", "utils"}
 
 
 def __getattr__(name):

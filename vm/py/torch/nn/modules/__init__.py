@@ -29,7 +29,6 @@ from torch.nn.modules.loss import (
     TripletMarginLoss, TripletMarginWithDistanceLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, MultiLabelMarginLoss,
     CTCLoss, LinearCrossEntropyLoss,
 )
-from torch.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions
 from torch.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from torch.nn.modules.padding import (
     CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
@@ -44,3 +43,21 @@ from torch.nn.modules.rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, 
 
 # `from torch.nn.modules import *` gives the layers, not this package's submodules.
 __all__ = [name for name, value in globals().items() if isinstance(value, type) and not name.startswith("_")]
+
+# Made on first use: it is a dataclass, and importing dataclasses (with
+# inspect, dis and tokenize behind it) would double the time of `import torch`.
+_LAZY = {"LinearCrossEntropyOptions": "torch.nn.modules.linear_cross_entropy_options"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
