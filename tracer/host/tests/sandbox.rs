@@ -106,6 +106,12 @@ fn files_outside_the_granted_folders_cannot_be_read() {
         format!(
             "import importlib.machinery\nimportlib.machinery.SourceFileLoader('m', {s}).get_data({s})"
         ),
+        // Checkpoint loaders open files in Rust.
+        format!("import torch\ntorch.load({s})"),
+        format!("import torch\ntorch.load({s}, mmap=True)"),
+        format!("import torch\ntorch._C._load_checkpoint_file({s}, False, True, {{}}, None)"),
+        format!("import safetensors.torch\nsafetensors.torch.load_file({s})"),
+        format!("import torch\ntorch._C._safetensors_load_file({s})"),
         // An opener may return any descriptor.
         format!(
             "open({:?}, opener=lambda p, f: 0)",
@@ -204,6 +210,16 @@ fn writes_stay_in_the_granted_folder() {
              os.symlink('b.txt', os.path.join(d, 'rel'))\nassert open(os.path.join(d, 'rel')).read() == 'hi'"
         ),
     );
+    // Checkpoints save and load inside the folder.
+    runs(
+        &host,
+        &format!(
+            "import torch, safetensors.torch\nt = {{'w': torch.arange(6.0).reshape(2, 3)}}\n\
+             torch.save(t, {d} + '/ck.pt')\nassert torch.equal(torch.load({d} + '/ck.pt')['w'], t['w'])\n\
+             safetensors.torch.save_file(t, {d} + '/ck.safetensors')\n\
+             assert torch.equal(safetensors.torch.load_file({d} + '/ck.safetensors')['w'], t['w'])"
+        ),
+    );
     let o = lit(&outside);
     for source in [
         format!(
@@ -218,6 +234,7 @@ fn writes_stay_in_the_granted_folder() {
         format!("import os\nos.truncate({o} + '/keep.txt', 0)"),
         format!("import shutil\nshutil.rmtree({o})"),
         format!("import tempfile\ntempfile.mkstemp(dir={o})"),
+        format!("import torch\ntorch.save({{}}, {o} + '/ck.pt')"),
         // A link is a door: made to lead out, it is refused; made by the
         // embedding program, it does not open.
         format!("import os\nos.symlink({o} + '/keep.txt', {d} + '/door')"),

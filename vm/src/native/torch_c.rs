@@ -182,6 +182,7 @@ mod _c {
         find_class: PyObjectRef,
         vm: &VirtualMachine,
     ) -> PyResult {
+        crate::policy::check_read(vm, "torch.load", &path)?;
         let io_error = |e: std::io::Error| vm.new_os_error(format!("{path}: {e}"));
         let file = std::fs::File::open(&path).map_err(io_error)?;
         let source = if mmap {
@@ -246,6 +247,7 @@ mod _c {
         path: String,
         vm: &VirtualMachine,
     ) -> PyResult<(PyObjectRef, PyObjectRef)> {
+        crate::policy::check_read(vm, "safetensors load_file", &path)?;
         let data = std::fs::File::open(&path)
             .and_then(|file| fxvm_checkpoint::source::map(&file))
             .map_err(|e| vm.new_os_error(format!("{path}: {e}")))?;

@@ -162,6 +162,22 @@ pub(crate) fn denied(
     .upcast()
 }
 
+/// Checks that the interpreter's policy lets native code read the file at
+/// `path` (checkpoint loaders open files in Rust, past `open`'s guard).
+pub(crate) fn check_read(vm: &VirtualMachine, what: &str, path: &str) -> PyResult<()> {
+    match registry::policy_of(vm) {
+        Some(policy) if !policy.is_full() => rules::check_path(
+            &policy,
+            what,
+            Path::new(path),
+            rules::Access::Read,
+            true,
+            vm,
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// Puts `policy` in force in the interpreter of `vm`; call once, before any
 /// script runs. Returns a registration to keep as long as the interpreter
 /// (drop it after the interpreter).
