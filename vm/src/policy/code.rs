@@ -6,13 +6,14 @@
 //! comes from the compiler. The code type is shared by the process's
 //! interpreters, so the guards look up the caller's policy.
 
-use std::sync::{Once, OnceLock};
+use std::sync::OnceLock;
 
 use rustpython_vm::builtins::PyType;
-use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
+use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{Py, PyObjectRef, PyRef, PyResult, VirtualMachine};
 
 use super::registry::policy_of;
+use super::shared::set_method;
 use super::{Capability, denied};
 
 /// What `replace` may change without the native capability: the signature
@@ -36,24 +37,16 @@ type NewFunc = fn(PyRef<PyType>, FuncArgs, &VirtualMachine) -> PyResult;
 static REPLACE: OnceLock<PyObjectRef> = OnceLock::new();
 static NEW: OnceLock<NewFunc> = OnceLock::new();
 
-pub(crate) fn guard_once(vm: &VirtualMachine) -> PyResult<()> {
-    static DONE: Once = Once::new();
-    let mut result = Ok(());
-    DONE.call_once(|| result = patch(vm));
-    result
-}
-
 fn restricted(vm: &VirtualMachine) -> bool {
     policy_of(vm).is_some_and(|p| !p.native)
 }
 
-fn patch(vm: &VirtualMachine) -> PyResult<()> {
+pub(super) fn patch(vm: &VirtualMachine) -> PyResult<()> {
     let class: &'static Py<PyType> = vm.ctx.types.code_type;
-    let replace = vm.ctx.intern_str("replace");
     let original = class
         .attributes
         .read()
-        .get(replace)
+        .get(vm.ctx.intern_str("replace"))
         .cloned()
         .ok_or_else(|| vm.new_attribute_error("code has no replace"))?;
     let _ = REPLACE.set(original);
@@ -64,13 +57,13 @@ fn patch(vm: &VirtualMachine) -> PyResult<()> {
         }
         original.call(args, vm)
     };
-    let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
-        name: "replace",
-        func: Box::leak(Box::new(guarded.into_func())),
-        flags: PyMethodFlags::METHOD,
-        doc: Some("Return a copy of the code object with new values for the specified fields."),
-    }));
-    class.set_attr(replace, def.build_method(&vm.ctx, class).into());
+    set_method(
+        vm,
+        class,
+        "replace",
+        "Return a copy of the code object with new values for the specified fields.",
+        guarded,
+    );
 
     if let Some(new) = class.slots.new.load() {
         let _ = NEW.set(new);

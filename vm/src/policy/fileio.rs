@@ -4,15 +4,16 @@
 //! per interpreter: its initialiser is guarded once per process and looks
 //! up the policy of the interpreter calling it (none: full access).
 
-use std::sync::{Once, OnceLock};
+use std::sync::OnceLock;
 
 use rustpython_vm::builtins::PyType;
-use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
+use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{Py, PyObjectRef, PyRef, PyResult, VirtualMachine};
 
 use super::Policy;
 use super::registry::policy_of;
 use super::rules::{Access, Arg, Target, check_fd, check_path, take};
+use super::shared::set_method;
 
 /// The type of a class's initialiser slot.
 type InitFunc = fn(PyObjectRef, FuncArgs, &VirtualMachine) -> PyResult<()>;
@@ -21,14 +22,8 @@ static ORIGINAL: OnceLock<InitFunc> = OnceLock::new();
 
 /// Guards `FileIO`'s initialiser (its slot and its `__init__`), once per
 /// process, before any interpreter subclasses it.
-pub(crate) fn guard_once(vm: &VirtualMachine) -> PyResult<()> {
-    static DONE: Once = Once::new();
-    let mut result = Ok(());
-    DONE.call_once(|| result = patch(vm));
-    result
-}
 
-fn patch(vm: &VirtualMachine) -> PyResult<()> {
+pub(super) fn patch(vm: &VirtualMachine) -> PyResult<()> {
     let class: PyRef<PyType> = vm
         .import("_io", 0)?
         .get_attr("FileIO", vm)?
@@ -51,15 +46,12 @@ fn patch(vm: &VirtualMachine) -> PyResult<()> {
         let zelf = args.args.remove(0);
         guarded_init(zelf, args, vm)
     };
-    let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
-        name: "__init__",
-        func: Box::leak(Box::new(init.into_func())),
-        flags: PyMethodFlags::METHOD,
-        doc: Some("Initialize self.  See help(type(self)) for accurate signature."),
-    }));
-    class.set_attr(
-        vm.ctx.intern_str("__init__"),
-        def.build_method(&vm.ctx, class).into(),
+    set_method(
+        vm,
+        class,
+        "__init__",
+        "Initialize self.  See help(type(self)) for accurate signature.",
+        init,
     );
     Ok(())
 }

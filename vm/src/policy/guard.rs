@@ -3,7 +3,7 @@
 //! Rust closure holds — no Python object refers to it any more once every
 //! module that bound it is rebound.
 
-use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
+use rustpython_vm::function::{FuncArgs, PyMethodFlags};
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 /// A check run before the original: `Ok(args)` (possibly rewritten, e.g. a
@@ -80,14 +80,7 @@ pub(crate) fn wrap(
         let args = check(args, vm)?;
         target.call(args, vm)
     };
-    // Leaked as every native function's definition is: a guard lives as
-    // long as the process (a few hundred bytes per guarded function).
-    let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
-        name: name.as_str(),
-        func: Box::leak(Box::new(guarded.into_func())),
-        flags: PyMethodFlags::empty(),
-        doc: None,
-    }));
+    let def = super::shared::definition(name.as_str(), guarded, PyMethodFlags::empty(), None);
     let mut function = def.to_function();
     if let Some(module_name) = module
         .get_attr("__name__", vm)

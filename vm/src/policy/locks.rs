@@ -5,27 +5,21 @@
 //! type is shared by the process's interpreters, so the guard looks up the
 //! caller's policy (none, or threads granted: the original behaviour).
 
-use std::sync::{Once, OnceLock};
+use std::sync::OnceLock;
 
 use rustpython_vm::builtins::PyType;
-use rustpython_vm::function::{ArgIntoFloat, FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
+use rustpython_vm::function::{ArgIntoFloat, FuncArgs};
 use rustpython_vm::{Py, PyObjectRef, PyRef, PyResult, VirtualMachine};
 
 use super::registry::policy_of;
+use super::shared::set_method;
 use super::{Capability, message};
 
 /// The methods that wait for the lock, and their originals.
 const WAITING: [&str; 3] = ["acquire", "acquire_lock", "__enter__"];
 static ORIGINALS: OnceLock<Vec<PyObjectRef>> = OnceLock::new();
 
-pub(crate) fn guard_once(vm: &VirtualMachine) -> PyResult<()> {
-    static DONE: Once = Once::new();
-    let mut result = Ok(());
-    DONE.call_once(|| result = patch(vm));
-    result
-}
-
-fn patch(vm: &VirtualMachine) -> PyResult<()> {
+pub(super) fn patch(vm: &VirtualMachine) -> PyResult<()> {
     let class: PyRef<PyType> = vm
         .import("_thread", 0)?
         .get_attr("LockType", vm)?
@@ -54,16 +48,7 @@ fn patch(vm: &VirtualMachine) -> PyResult<()> {
                 _ => original.call(args, vm),
             }
         };
-        let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
-            name,
-            func: Box::leak(Box::new(guarded.into_func())),
-            flags: PyMethodFlags::METHOD,
-            doc: Some("Lock the lock."),
-        }));
-        class.set_attr(
-            vm.ctx.intern_str(name),
-            def.build_method(&vm.ctx, class).into(),
-        );
+        set_method(vm, class, name, "Lock the lock.", guarded);
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ mod locks;
 pub mod paths;
 mod registry;
 mod rules;
+mod shared;
 mod subclasses;
 
 use std::path::Path;
@@ -197,11 +198,4 @@ pub fn install(vm: &VirtualMachine, policy: Policy) -> PyResult<Registration> {
 
 pub use registry::Registration;
 
-/// Guards what every interpreter of the process shares; once per process,
-/// before any interpreter runs a script.
-pub(crate) fn guard_shared(vm: &VirtualMachine) -> PyResult<()> {
-    code::guard_once(vm)?;
-    fileio::guard_once(vm)?;
-    locks::guard_once(vm)?;
-    subclasses::guard_once(vm)
-}
+pub(crate) use shared::guard as guard_shared;

@@ -24,6 +24,25 @@ pub(crate) enum Access {
     Own,
 }
 
+impl Access {
+    /// Whether `policy` grants this access to the file at `place`
+    /// (canonical).
+    fn granted(self, policy: &Policy, place: &Path) -> bool {
+        match self {
+            Access::Read => policy.read.cover(place) || policy.write.cover(place),
+            Access::Write | Access::Own => policy.write.cover(place),
+        }
+    }
+
+    /// The capability this access takes.
+    fn capability(self) -> Capability {
+        match self {
+            Access::Read => Capability::Read,
+            Access::Write | Access::Own => Capability::Write,
+        }
+    }
+}
+
 /// A positional index and the keyword the same argument may come as.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Arg(pub usize, pub &'static str);
@@ -546,28 +565,22 @@ pub(crate) fn check_path(
         return Ok(());
     }
     let real = paths::resolve(path, follow).map_err(|e| vm.new_os_error(e.to_string()))?;
-    let (granted, capability) = match access {
-        Access::Read => (
-            policy.read.cover(&real) || policy.write.cover(&real),
-            Capability::Read,
-        ),
-        Access::Write | Access::Own => (policy.write.cover(&real), Capability::Write),
-    };
-    if granted {
+    if access.granted(policy, &real) {
         Ok(())
     } else {
         Err(denied(
             vm,
-            capability,
+            access.capability(),
             &format!("{what}('{}')", path.display()),
         ))
     }
 }
 
 /// Whether `access` through descriptor `fd` is granted: standard output
-/// and error for writing, standard input for reading with the environment; a file by where it is; a
-/// socket with network access; a pipe with processes; nothing else (a descriptor the embedding
-/// program opened is not the script's).
+/// and error for writing, standard input for reading with the environment;
+/// a file by where it is; a socket with network access; a pipe with
+/// processes; nothing else (a descriptor the embedding program opened is
+/// not the script's).
 pub(crate) fn check_fd(
     policy: &Policy,
     what: &str,
@@ -583,15 +596,8 @@ pub(crate) fn check_fd(
     if stdio {
         return Ok(());
     }
-    let capability = match access {
-        Access::Read => Capability::Read,
-        _ => Capability::Write,
-    };
     let granted = match paths::descriptor(fd) {
-        Descriptor::File(place) => match access {
-            Access::Read => policy.read.cover(&place) || policy.write.cover(&place),
-            _ => policy.write.cover(&place),
-        },
+        Descriptor::File(place) => access.granted(policy, &place),
         Descriptor::Other(kind) if kind.starts_with("socket:") => {
             if !policy.network {
                 return Err(denied(vm, Capability::Network, &format!("{what}({fd})")));
@@ -607,7 +613,7 @@ pub(crate) fn check_fd(
     } else {
         Err(denied(
             vm,
-            capability,
+            access.capability(),
             &format!("{what}({fd}) on a descriptor outside the granted folders"),
         ))
     }

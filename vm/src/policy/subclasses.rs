@@ -4,29 +4,28 @@
 //! host's objects. A host under a restricting policy sees only the classes
 //! its own modules name; other interpreters see all, as before.
 
-use std::sync::{Once, OnceLock};
+use std::sync::OnceLock;
 
 use rustpython_vm::builtins::PyType;
-use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
+use rustpython_vm::function::FuncArgs;
 use rustpython_vm::types::PyTypeFlags;
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 
 use super::registry::policy_of;
+use super::shared::set_method;
 
 static ORIGINAL: OnceLock<PyObjectRef> = OnceLock::new();
 
 /// Replaces `type.__subclasses__`, once per process.
-pub(crate) fn guard_once(vm: &VirtualMachine) -> PyResult<()> {
-    static DONE: Once = Once::new();
-    let mut result = Ok(());
-    DONE.call_once(|| result = patch(vm));
-    result
-}
 
-fn patch(vm: &VirtualMachine) -> PyResult<()> {
+pub(super) fn patch(vm: &VirtualMachine) -> PyResult<()> {
     let class: &'static Py<PyType> = vm.ctx.types.type_type;
-    let name = vm.ctx.intern_str("__subclasses__");
-    let Some(original) = class.attributes.read().get(name).cloned() else {
+    let Some(original) = class
+        .attributes
+        .read()
+        .get(vm.ctx.intern_str("__subclasses__"))
+        .cloned()
+    else {
         return Ok(());
     };
     let _ = ORIGINAL.set(original);
@@ -45,13 +44,13 @@ fn patch(vm: &VirtualMachine) -> PyResult<()> {
         }
         Ok(vm.ctx.new_list(own).into())
     };
-    let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
-        name: "__subclasses__",
-        func: Box::leak(Box::new(guarded.into_func())),
-        flags: PyMethodFlags::METHOD,
-        doc: Some("Return a list of immediate subclasses."),
-    }));
-    class.set_attr(name, def.build_method(&vm.ctx, class).into());
+    set_method(
+        vm,
+        class,
+        "__subclasses__",
+        "Return a list of immediate subclasses.",
+        guarded,
+    );
     Ok(())
 }
 

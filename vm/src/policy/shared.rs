@@ -1,0 +1,60 @@
+//! What every interpreter of the process shares — RustPython's static types
+//! (`_io.FileIO`, `_thread.lock`, `code`, `type`) — is guarded once per
+//! process, before any interpreter runs a script; the guards look up the
+//! calling interpreter's policy ([`super::registry`]).
+
+use std::sync::Once;
+
+use rustpython_vm::builtins::PyType;
+use rustpython_vm::function::{IntoPyNativeFn, PyMethodDef, PyMethodFlags};
+use rustpython_vm::{Py, PyResult, VirtualMachine};
+
+/// Guards the shared types, once per process.
+pub(crate) fn guard(vm: &VirtualMachine) -> PyResult<()> {
+    static DONE: Once = Once::new();
+    let mut result = Ok(());
+    DONE.call_once(|| {
+        result = super::code::patch(vm)
+            .and_then(|()| super::fileio::patch(vm))
+            .and_then(|()| super::locks::patch(vm))
+            .and_then(|()| super::subclasses::patch(vm));
+    });
+    result
+}
+
+/// A native function's definition, leaked as every native definition is:
+/// it lives as long as the process (a few hundred bytes).
+pub(super) fn definition<F, Kind>(
+    name: &'static str,
+    f: F,
+    flags: PyMethodFlags,
+    doc: Option<&'static str>,
+) -> &'static PyMethodDef
+where
+    F: IntoPyNativeFn<Kind>,
+{
+    Box::leak(Box::new(PyMethodDef {
+        name,
+        func: Box::leak(Box::new(f.into_func())),
+        flags,
+        doc,
+    }))
+}
+
+/// Sets method `name` of a static `class` to `f` (called with the instance
+/// first).
+pub(super) fn set_method<F, Kind>(
+    vm: &VirtualMachine,
+    class: &'static Py<PyType>,
+    name: &'static str,
+    doc: &'static str,
+    f: F,
+) where
+    F: IntoPyNativeFn<Kind>,
+{
+    let def = definition(name, f, PyMethodFlags::METHOD, Some(doc));
+    class.set_attr(
+        vm.ctx.intern_str(name),
+        def.build_method(&vm.ctx, class).into(),
+    );
+}
