@@ -41,6 +41,8 @@ fn restricted(vm: &VirtualMachine) -> bool {
     policy_of(vm).is_some_and(|p| !p.native)
 }
 
+/// Guards `code.replace` and the code constructor, once per process
+/// ([`super::shared`]).
 pub(super) fn patch(vm: &VirtualMachine) -> PyResult<()> {
     let class: &'static Py<PyType> = vm.ctx.types.code_type;
     let original = class

@@ -21,8 +21,7 @@ type InitFunc = fn(PyObjectRef, FuncArgs, &VirtualMachine) -> PyResult<()>;
 static ORIGINAL: OnceLock<InitFunc> = OnceLock::new();
 
 /// Guards `FileIO`'s initialiser (its slot and its `__init__`), once per
-/// process, before any interpreter subclasses it.
-
+/// process, before any interpreter subclasses it ([`super::shared`]).
 pub(super) fn patch(vm: &VirtualMachine) -> PyResult<()> {
     let class: PyRef<PyType> = vm
         .import("_io", 0)?

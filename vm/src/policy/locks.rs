@@ -19,6 +19,8 @@ use super::{Capability, message};
 const WAITING: [&str; 3] = ["acquire", "acquire_lock", "__enter__"];
 static ORIGINALS: OnceLock<Vec<PyObjectRef>> = OnceLock::new();
 
+/// Guards the waiting methods of `_thread.lock`, once per process
+/// ([`super::shared`]).
 pub(super) fn patch(vm: &VirtualMachine) -> PyResult<()> {
     let class: PyRef<PyType> = vm
         .import("_thread", 0)?

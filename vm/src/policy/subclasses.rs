@@ -16,8 +16,7 @@ use super::shared::set_method;
 
 static ORIGINAL: OnceLock<PyObjectRef> = OnceLock::new();
 
-/// Replaces `type.__subclasses__`, once per process.
-
+/// Replaces `type.__subclasses__`, once per process ([`super::shared`]).
 pub(super) fn patch(vm: &VirtualMachine) -> PyResult<()> {
     let class: &'static Py<PyType> = vm.ctx.types.type_type;
     let Some(original) = class
