@@ -38,6 +38,11 @@ fn functional_kernels_match_pytorch() {
 }
 
 #[test]
+fn torch_namespace_functions_take_atens_signature_not_functionals() {
+    check("torch_namespace_norms");
+}
+
+#[test]
 fn nn_modules_print_register_and_run_as_pytorch() {
     check_in("nn", "models");
 }

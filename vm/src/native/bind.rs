@@ -60,12 +60,13 @@ pub(crate) fn bind_objects(
         }
         slot += 1;
     }
+    // PyTorch's parser reports a missing argument before a keyword it does
+    // not know (`torch.dropout(x, 0.5, training=False)` lacks "train").
+    let mut unknown = None;
     for (key, value) in kwargs {
         let Some(i) = schema.position(&key) else {
-            return Err(vm.new_type_error(format!(
-                "{}() got an unexpected keyword argument '{key}'",
-                schema.name
-            )));
+            unknown.get_or_insert(key);
+            continue;
         };
         if values[i].is_some() {
             return Err(vm.new_type_error(format!(
@@ -77,11 +78,18 @@ pub(crate) fn bind_objects(
     }
     for (p, v) in params.iter().zip(&values) {
         if v.is_none() && p.default.is_none() && !p.optional {
+            // Plural whatever the count, as PyTorch prints it.
             return Err(vm.new_type_error(format!(
-                "{}() missing 1 required positional argument: \"{}\"",
+                "{}() missing 1 required positional arguments: \"{}\"",
                 schema.name, p.name
             )));
         }
+    }
+    if let Some(key) = unknown {
+        return Err(vm.new_type_error(format!(
+            "{}() got an unexpected keyword argument '{key}'",
+            schema.name
+        )));
     }
     Ok(values)
 }

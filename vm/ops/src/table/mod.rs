@@ -5,6 +5,7 @@
 #![allow(clippy::type_complexity)]
 
 mod activation;
+mod aten;
 mod convert;
 mod counting;
 mod create;
@@ -57,6 +58,7 @@ pub(crate) fn all() -> Vec<Op> {
         sampling::rows(),
         scan::rows(),
         activation::rows(),
+        aten::rows(),
     ]
     .into_iter()
     .flatten()

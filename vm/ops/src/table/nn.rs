@@ -285,11 +285,11 @@ fn tuple(v: &[i64]) -> String {
     }
 }
 
-const PLAIN: DropoutKind = DropoutKind {
+pub(super) const PLAIN: DropoutKind = DropoutKind {
     feature: false,
     alpha: false,
 };
-const FEATURE: DropoutKind = DropoutKind {
+pub(super) const FEATURE: DropoutKind = DropoutKind {
     feature: true,
     alpha: false,
 };
@@ -298,7 +298,7 @@ const FEATURE: DropoutKind = DropoutKind {
 /// channel; unbatched input (`n + 1` dims) gets a batch dim for the draw.
 /// Only dropout1d refuses other ranks: PyTorch's dropout2d/3d warn and go on
 /// (dropout2d reading 3-D input as (N, C, L)).
-fn dropout_row(
+pub(super) fn dropout_row(
     decl: &'static str,
     places: &'static [Place],
     kind: DropoutKind,
@@ -308,31 +308,42 @@ fn dropout_row(
         decl,
         places,
         move |(x, p, training, inplace): (Tensor, f64, bool, bool)| {
-            create::check_dropout_probability(p)?;
-            let d = x.ndim();
-            if spatial == Some(1) && d != 2 && d != 3 {
-                return Err(TensorError::runtime(
-                    "dropout1d",
-                    format!(
-                        "dropout1d: Expected 2D or 3D input, but received a {d}D input. Note that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs)."
-                    ),
-                ));
-            }
-            if !training {
-                return Ok(Value::Input(0));
-            }
-            let unbatched =
-                matches!(spatial, Some(1) if d == 2) || matches!(spatial, Some(3) if d != 5);
-            let g = Generator::default_cpu();
-            let result = if unbatched {
-                let drawn = create::dropout(&shape::unsqueeze(&x, 0)?, p, kind, &g)?;
-                shape::squeeze(&drawn, Some(&[0]))
-            } else {
-                create::dropout(&x, p, kind, &g)
-            };
-            maybe_in_place(&x, result, inplace)
+            dropout(&x, p, training, inplace, kind, spatial)
         },
     )
+}
+
+/// Dropout of every kind: `spatial` names dropout1d/2d/3d's rank rules.
+pub(super) fn dropout(
+    x: &Tensor,
+    p: f64,
+    training: bool,
+    inplace: bool,
+    kind: DropoutKind,
+    spatial: Option<usize>,
+) -> Result<Value> {
+    create::check_dropout_probability(p)?;
+    let d = x.ndim();
+    if spatial == Some(1) && d != 2 && d != 3 {
+        return Err(TensorError::runtime(
+            "dropout1d",
+            format!(
+                "dropout1d: Expected 2D or 3D input, but received a {d}D input. Note that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs)."
+            ),
+        ));
+    }
+    if !training {
+        return Ok(Value::Input(0));
+    }
+    let unbatched = matches!(spatial, Some(1) if d == 2) || matches!(spatial, Some(3) if d != 5);
+    let g = Generator::default_cpu();
+    let result = if unbatched {
+        let drawn = create::dropout(&shape::unsqueeze(x, 0)?, p, kind, &g)?;
+        shape::squeeze(&drawn, Some(&[0]))
+    } else {
+        create::dropout(x, p, kind, &g)
+    };
+    maybe_in_place(x, result, inplace)
 }
 
 pub(crate) fn rows() -> Vec<Op> {
@@ -507,7 +518,7 @@ pub(crate) fn rows() -> Vec<Op> {
         ).meta(meta::adaptive_pool),
         op(
             "batch_norm(Tensor input, Tensor? running_mean, Tensor? running_var, Tensor? weight=None, Tensor? bias=None, bool training=False, float? momentum=0.1, float eps=1e-05) -> Tensor",
-            &[Torch, Functional(3)],
+            &[Functional(3)],
             |(x, rm, rv, w, b, training, momentum, eps): (
                 Tensor,
                 Option<Tensor>,
@@ -532,7 +543,7 @@ pub(crate) fn rows() -> Vec<Op> {
         ).meta(meta::same),
         op(
             "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
-            &[Torch, Functional(2)],
+            &[Functional(2)],
             |(x, shape, w, b, eps): (Tensor, Vec<i64>, Option<Tensor>, Option<Tensor>, f64)| {
                 let shape: Vec<usize> = shape.into_iter().map(|d| d.max(0) as usize).collect();
                 norm::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps)
@@ -586,7 +597,7 @@ pub(crate) fn rows() -> Vec<Op> {
         ).meta(meta::same),
         op(
             "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
-            &[Torch, Functional(2)],
+            &[Functional(2)],
             |(x, groups, w, b, eps): (Tensor, i64, Option<Tensor>, Option<Tensor>, f64)| {
                 nn::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps)
             },
@@ -719,13 +730,13 @@ pub(crate) fn rows() -> Vec<Op> {
         ).meta(meta::attention),
         dropout_row(
             "dropout(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
-            &[Torch, Functional(1)],
+            &[Functional(1)],
             PLAIN,
             None,
         ).meta(meta::same),
         dropout_row(
             "alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False) -> Tensor",
-            &[Torch, Functional(1)],
+            &[Functional(1)],
             DropoutKind {
                 feature: false,
                 alpha: true,
@@ -734,7 +745,7 @@ pub(crate) fn rows() -> Vec<Op> {
         ).meta(meta::same),
         dropout_row(
             "feature_alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False) -> Tensor",
-            &[Torch, Functional(1)],
+            &[Functional(1)],
             DropoutKind {
                 feature: true,
                 alpha: true,

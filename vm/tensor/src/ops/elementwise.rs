@@ -334,11 +334,19 @@ pub fn unary(op: Unary, t: &Tensor) -> Result<Tensor> {
         return Err(TensorError::not_implemented_for(kernel, dtype));
     }
     match (op.kind(), dtype) {
-        // float32 `exp` has a SIMD kernel (also softmax's).
+        // float32 `exp` and `gelu` have SIMD kernels (also softmax's exp).
         (_, DType::F32) if op == Unary::Exp => Ok(Tensor::from_vec(
             t.with_slice(|src: &[f32]| {
                 build_rows(src.len(), CHUNK, |r, dst| {
                     super::fastmath::exp_shifted(&src[r * CHUNK..], 0.0, dst)
+                })
+            }),
+            t.shape(),
+        )),
+        (_, DType::F32) if op == Unary::Gelu => Ok(Tensor::from_vec(
+            t.with_slice(|src: &[f32]| {
+                build_rows(src.len(), CHUNK, |r, dst| {
+                    super::fastmath::gelu(&src[r * CHUNK..], dst)
                 })
             }),
             t.shape(),

@@ -1,6 +1,7 @@
-//! Vectorisable `exp`, `sigmoid` and `tanh` for f32 slices, the inner loops
-//! of softmax and the recurrent cells. Cephes' polynomials (a few ulp);
-//! inputs outside their range (and NaN) are redone with the scalar functions.
+//! Vectorisable `exp`, `sigmoid`, `tanh` and `gelu` for f32 slices, the
+//! inner loops of softmax, the recurrent cells and transformer MLPs.
+//! Cephes' polynomials (a few ulp); inputs outside their range (and NaN)
+//! are redone with the scalar functions.
 
 const LOG2E: f32 = std::f32::consts::LOG2_E;
 const LN2_HI: f32 = 0.693_359_4;
@@ -120,6 +121,34 @@ pub fn tanh_in_place(v: &mut [f32]) {
     }
 }
 
+/// `erf(x)` to 1.5e-7 absolute (Abramowitz & Stegun 7.1.26, the
+/// approximation PyTorch's vectorised CPU kernels use): enough for `gelu`,
+/// where it is added to 1, not for `erf` itself near 0.
+#[inline(always)]
+#[allow(clippy::excessive_precision)] // the published coefficients
+fn erf_near(x: f32) -> f32 {
+    let a = x.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * a);
+    let poly = ((((1.061_405_429 * t - 1.453_152_027) * t + 1.421_413_741) * t - 0.284_496_736)
+        * t
+        + 0.254_829_592)
+        * t;
+    // Past |x| ≈ 9.3 exp clamps at e^-87: the product is 0 to f32 either way.
+    (1.0 - poly * exp_in_range(-a * a)).copysign(x)
+}
+
+/// `dst[i] = gelu(src[i])`, `x/2 · (1 + erf(x/√2))`; NaN stays NaN.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+fma",
+    "x86_64+avx2+fma",
+    "aarch64+neon"
+))]
+pub fn gelu(src: &[f32], dst: &mut [f32]) {
+    for (o, &x) in dst.iter_mut().zip(src) {
+        *o = 0.5 * x * (1.0 + erf_near(x * std::f32::consts::FRAC_1_SQRT_2));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,5 +220,29 @@ mod tests {
                 assert!(ulps <= 2, "exp({x}) = {y}, want {want} ({ulps} ulp)");
             }
         }
+    }
+
+    #[test]
+    fn gelu_is_within_a_few_ten_millionths_of_the_exact_one() {
+        let xs: Vec<f32> = (-6000..=6000)
+            .map(|i| i as f32 * 0.002)
+            .chain([1e-30, -1e-8, 3e-4, -20.0, 50.0, -100.0])
+            .collect();
+        let mut got = vec![0.0; xs.len()];
+        gelu(&xs, &mut got);
+        for (&x, &g) in xs.iter().zip(&got) {
+            let x64 = f64::from(x);
+            let want = 0.5 * x64 * (1.0 + libm::erf(x64 * std::f64::consts::FRAC_1_SQRT_2));
+            // The approximation (erf to 1.5e-7, halved by x/2) plus f32
+            // rounding of `1 - poly·e` and of the result.
+            let tolerance = 1.5e-7 * x64.abs() + 2.0 * f64::from(f32::EPSILON) * want.abs() + 1e-30;
+            assert!(
+                (f64::from(g) - want).abs() <= tolerance,
+                "gelu({x}) = {g}, want {want}"
+            );
+        }
+        let mut nan = [0.0];
+        gelu(&[f32::NAN], &mut nan);
+        assert!(nan[0].is_nan());
     }
 }

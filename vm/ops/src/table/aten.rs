@@ -1,0 +1,126 @@
+//! `torch.*` functions whose ATen signature differs from the
+//! `torch.nn.functional` function of the same name: `torch.batch_norm` takes
+//! the weight before the running statistics and a `cudnn_enabled` flag,
+//! `torch.dropout` a required `train`, `torch.embedding` the weight first.
+//! Each is its own public function, so its own row; the kernels are shared.
+
+use fxvm_tensor::ops::create::DropoutKind;
+use fxvm_tensor::ops::{nn, norm};
+use fxvm_tensor::{Result, Tensor};
+
+use super::nn::{FEATURE, PLAIN, dropout};
+use crate::meta;
+use crate::op::{Op, Place, op};
+use crate::value::Value;
+
+/// The arguments of `torch.batch_norm` and `torch.instance_norm`, in
+/// ATen's order: input, weight, bias, running mean and variance, whether
+/// to use the input's statistics, momentum, eps, cudnn_enabled.
+type AtenNorm = (
+    Tensor,
+    Option<Tensor>,
+    Option<Tensor>,
+    Option<Tensor>,
+    Option<Tensor>,
+    bool,
+    f64,
+    f64,
+    bool,
+);
+
+fn norm_args<'a>(
+    (w, b, rm, rv): (
+        &'a Option<Tensor>,
+        &'a Option<Tensor>,
+        &'a Option<Tensor>,
+        &'a Option<Tensor>,
+    ),
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> nn::BatchNorm<'a> {
+    nn::BatchNorm {
+        running_mean: rm.as_ref(),
+        running_var: rv.as_ref(),
+        weight: w.as_ref(),
+        bias: b.as_ref(),
+        training,
+        momentum,
+        eps,
+    }
+}
+
+/// `torch.dropout(input, p, train)` and its kin: ATen's three required
+/// arguments, never in place.
+fn dropout_row(decl: &'static str, kind: DropoutKind) -> Op {
+    op(
+        decl,
+        &[Place::Torch],
+        move |(x, p, train): (Tensor, f64, bool)| dropout(&x, p, train, false, kind, None),
+    )
+}
+
+pub(crate) fn rows() -> Vec<Op> {
+    vec![
+        op(
+            "batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
+            &[Place::Torch],
+            |(x, w, b, rm, rv, training, momentum, eps, _): AtenNorm| -> Result<Tensor> {
+                nn::batch_norm(&x, &norm_args((&w, &b, &rm, &rv), training, momentum, eps))
+            },
+        )
+        .meta(meta::same),
+        op(
+            "instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor",
+            &[Place::Torch],
+            |(x, w, b, rm, rv, use_input_stats, momentum, eps, _): AtenNorm| -> Result<Tensor> {
+                nn::instance_norm(&x, &norm_args((&w, &b, &rm, &rv), use_input_stats, momentum, eps))
+            },
+        )
+        .meta(meta::same),
+        op(
+            "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor",
+            &[Place::Torch],
+            |(x, shape, w, b, eps, _): (Tensor, Vec<i64>, Option<Tensor>, Option<Tensor>, f64, bool)| {
+                let shape: Vec<usize> = shape.into_iter().map(|d| d.max(0) as usize).collect();
+                norm::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps)
+            },
+        )
+        .meta(meta::same),
+        op(
+            "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor",
+            &[Place::Torch],
+            |(x, groups, w, b, eps, _): (Tensor, i64, Option<Tensor>, Option<Tensor>, f64, bool)| {
+                nn::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps)
+            },
+        )
+        .meta(meta::same),
+        dropout_row("dropout(Tensor input, float p, bool train) -> Tensor", PLAIN).meta(meta::same),
+        dropout_row("feature_dropout(Tensor input, float p, bool train) -> Tensor", FEATURE).meta(meta::same),
+        dropout_row(
+            "alpha_dropout(Tensor input, float p, bool train) -> Tensor",
+            DropoutKind {
+                feature: false,
+                alpha: true,
+            },
+        )
+        .meta(meta::same),
+        dropout_row(
+            "feature_alpha_dropout(Tensor input, float p, bool train) -> Tensor",
+            DropoutKind {
+                feature: true,
+                alpha: true,
+            },
+        )
+        .meta(meta::same),
+        op(
+            "embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
+            &[Place::Torch],
+            |(w, indices, padding_idx, _, _): (Tensor, Tensor, i64, bool, bool)| -> Result<Value> {
+                // ATen's -1 is "no padding index"; it only affects gradients.
+                let padding = (padding_idx >= 0).then_some(padding_idx);
+                nn::embedding(&indices, &w, padding).map(Value::Tensor)
+            },
+        ),
+    ]
+}
