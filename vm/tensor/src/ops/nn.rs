@@ -606,6 +606,12 @@ pub fn scaled_dot_product_attention(
         }
     }
     let scale = a.scale.unwrap_or(1.0 / (e as f64).sqrt());
+    if a.mask.is_none()
+        && a.dropout_p == 0.0
+        && let Some(out) = super::attention::fused(q, &k, &v, scale, a.is_causal)
+    {
+        return Ok(out);
+    }
     let kt = shape::transpose(&k, -2, -1)?;
     let mut scores = binary(
         Binary::Mul,
