@@ -8,7 +8,7 @@ use fxvm_tensor::ops::create::DropoutKind;
 use fxvm_tensor::ops::{nn, norm};
 use fxvm_tensor::{Result, Tensor};
 
-use super::nn::{FEATURE, PLAIN, dropout};
+use super::nn::{FEATURE, PLAIN, dropout, norm_args};
 use crate::meta;
 use crate::op::{Op, Place, op};
 use crate::value::Value;
@@ -28,28 +28,6 @@ type AtenNorm = (
     bool,
 );
 
-fn norm_args<'a>(
-    (w, b, rm, rv): (
-        &'a Option<Tensor>,
-        &'a Option<Tensor>,
-        &'a Option<Tensor>,
-        &'a Option<Tensor>,
-    ),
-    training: bool,
-    momentum: f64,
-    eps: f64,
-) -> nn::BatchNorm<'a> {
-    nn::BatchNorm {
-        running_mean: rm.as_ref(),
-        running_var: rv.as_ref(),
-        weight: w.as_ref(),
-        bias: b.as_ref(),
-        training,
-        momentum,
-        eps,
-    }
-}
-
 /// `torch.dropout(input, p, train)` and its kin: ATen's three required
 /// arguments, never in place.
 fn dropout_row(decl: &'static str, kind: DropoutKind) -> Op {
@@ -66,7 +44,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
             &[Place::Torch],
             |(x, w, b, rm, rv, training, momentum, eps, _): AtenNorm| -> Result<Tensor> {
-                nn::batch_norm(&x, &norm_args((&w, &b, &rm, &rv), training, momentum, eps))
+                nn::batch_norm(&x, &norm_args([&rm, &rv, &w, &b], training, momentum, eps))
             },
         )
         .meta(meta::same),
@@ -74,7 +52,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor",
             &[Place::Torch],
             |(x, w, b, rm, rv, use_input_stats, momentum, eps, _): AtenNorm| -> Result<Tensor> {
-                nn::instance_norm(&x, &norm_args((&w, &b, &rm, &rv), use_input_stats, momentum, eps))
+                nn::instance_norm(&x, &norm_args([&rm, &rv, &w, &b], use_input_stats, momentum, eps))
             },
         )
         .meta(meta::same),

@@ -285,6 +285,25 @@ fn tuple(v: &[i64]) -> String {
     }
 }
 
+/// Batch and instance norm's arguments: `[running_mean, running_var,
+/// weight, bias]`, whether to use the input's statistics, momentum, eps.
+pub(super) fn norm_args<'a>(
+    [running_mean, running_var, weight, bias]: [&'a Option<Tensor>; 4],
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> nn::BatchNorm<'a> {
+    nn::BatchNorm {
+        running_mean: running_mean.as_ref(),
+        running_var: running_var.as_ref(),
+        weight: weight.as_ref(),
+        bias: bias.as_ref(),
+        training,
+        momentum,
+        eps,
+    }
+}
+
 pub(super) const PLAIN: DropoutKind = DropoutKind {
     feature: false,
     alpha: false,
@@ -529,16 +548,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 f64,
                 f64,
             )| {
-                let args = nn::BatchNorm {
-                    running_mean: rm.as_ref(),
-                    running_var: rv.as_ref(),
-                    weight: w.as_ref(),
-                    bias: b.as_ref(),
-                    training,
-                    momentum,
-                    eps,
-                };
-                nn::batch_norm(&x, &args)
+                nn::batch_norm(&x, &norm_args([&rm, &rv, &w, &b], training, momentum, eps))
             },
         ).meta(meta::same),
         op(
@@ -583,16 +593,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 f64,
                 f64,
             )| {
-                let args = nn::BatchNorm {
-                    running_mean: rm.as_ref(),
-                    running_var: rv.as_ref(),
-                    weight: w.as_ref(),
-                    bias: b.as_ref(),
-                    training: use_input_stats,
-                    momentum,
-                    eps,
-                };
-                nn::instance_norm(&x, &args)
+                nn::instance_norm(&x, &norm_args([&rm, &rv, &w, &b], use_input_stats, momentum, eps))
             },
         ).meta(meta::same),
         op(
