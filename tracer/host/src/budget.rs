@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use rustpython_vm::builtins::PyBaseExceptionRef;
 use rustpython_vm::function::{ArgIntoFloat, FuncArgs};
 use rustpython_vm::signal::{UserSignal, UserSignalSender};
-use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
+use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 /// How often the watchdog re-signals once a deadline has passed.
 const NAG: Duration = Duration::from_millis(2);
@@ -43,6 +43,10 @@ struct Shared {
     sender: UserSignalSender,
     /// The trace function (made on first use, inside the interpreter).
     tracer: std::sync::OnceLock<PyObjectRef>,
+    /// `sys.settrace` as the interpreter started with it: a script may
+    /// rebind `sys.settrace` to disarm the budget, never this.
+    settrace: std::sync::OnceLock<PyObjectRef>,
+    import_code: std::sync::OnceLock<ImportCode>,
 }
 
 impl Shared {
@@ -75,7 +79,11 @@ impl Shared {
                         let frame = args.args.first().cloned().unwrap_or_else(|| vm.ctx.none());
                         // New frames trace their instructions too.
                         frame.set_attr("f_trace_opcodes", vm.ctx.new_bool(true), vm)?;
-                        if in_import_machinery(vm) {
+                        if shared
+                            .import_code
+                            .get()
+                            .is_some_and(|code| in_import_machinery(vm, code))
+                        {
                             return Ok(me);
                         }
                         Err(shared.stop_exception(vm)?)
@@ -108,9 +116,9 @@ impl Shared {
                 f.set_attr("f_trace_opcodes", vm.ctx.new_bool(true), vm)?;
                 frame = Some(f.get_attr("f_back", vm)?);
             }
-            vm.sys_module
-                .get_attr("settrace", vm)?
-                .call((tracer,), vm)?;
+            if let Some(settrace) = shared.settrace.get() {
+                settrace.call((tracer,), vm)?;
+            }
             shared.tracing.store(generation, Ordering::Release);
             Ok(())
         })
@@ -118,23 +126,74 @@ impl Shared {
 
     /// Turns off the tracing a run-out budget started (after the call).
     pub(crate) fn untrace(&self, vm: &VirtualMachine) {
-        if self.tracer.get().is_some() {
-            let _ = vm
-                .sys_module
-                .get_attr("settrace", vm)
-                .and_then(|f| f.call((vm.ctx.none(),), vm));
+        if self.tracer.get().is_some()
+            && let Some(settrace) = self.settrace.get()
+        {
+            let _ = settrace.call((vm.ctx.none(),), vm);
         }
     }
 }
 
+/// Importlib's own code objects, collected before any script runs: the
+/// trace function lets them finish (their `finally` releases a
+/// process-wide lock). Identity, not the file name, decides — a script can
+/// compile anything under the name `_frozen_importlib`.
+struct ImportCode {
+    ids: std::collections::HashSet<usize>,
+    /// Held so that no id is reused while the host lives.
+    _codes: Vec<PyObjectRef>,
+}
+
+const IMPORT_CODE: &str = "def _codes():
+    import _frozen_importlib as a, _frozen_importlib_external as b, types
+    seen = {}
+    def add(c):
+        if isinstance(c, types.CodeType) and id(c) not in seen:
+            seen[id(c)] = c
+            for k in c.co_consts:
+                add(k)
+    def visit(o, depth=0):
+        if isinstance(o, types.FunctionType):
+            add(o.__code__)
+        elif isinstance(o, (staticmethod, classmethod)):
+            visit(o.__func__, depth)
+        elif isinstance(o, property):
+            for f in (o.fget, o.fset, o.fdel):
+                visit(f, depth)
+        elif isinstance(o, type) and depth == 0:
+            for v in list(vars(o).values()):
+                visit(v, 1)
+    for m in (a, b):
+        for v in list(vars(m).values()):
+            visit(v)
+    return list(seen.values())
+";
+
+impl ImportCode {
+    fn collect(vm: &VirtualMachine) -> PyResult<ImportCode> {
+        let scope = vm.ctx.new_dict();
+        let code = vm
+            .builtins
+            .get_attr("compile", vm)?
+            .call((IMPORT_CODE, "<fxvm budget>", "exec"), vm)?;
+        vm.builtins
+            .get_attr("exec", vm)?
+            .call((code, scope.clone()), vm)?;
+        let codes: Vec<PyObjectRef> = scope
+            .get_item("_codes", vm)?
+            .call((), vm)?
+            .try_to_value(vm)?;
+        Ok(ImportCode {
+            ids: codes.iter().map(|c| c.get_id()).collect(),
+            _codes: codes,
+        })
+    }
+}
+
 /// Whether the innermost frame runs importlib's own code.
-fn in_import_machinery(vm: &VirtualMachine) -> bool {
-    vm.current_frame().is_some_and(|f| {
-        matches!(
-            f.code.source_path.as_str(),
-            "_frozen_importlib" | "_frozen_importlib_external"
-        )
-    })
+fn in_import_machinery(vm: &VirtualMachine, code: &ImportCode) -> bool {
+    vm.current_frame()
+        .is_some_and(|f| code.ids.contains(&f.code.as_object().get_id()))
 }
 
 /// A host's watchdog thread (stopped when the host is dropped).
@@ -156,6 +215,8 @@ impl Watchdog {
             class,
             sender,
             tracer: std::sync::OnceLock::new(),
+            settrace: std::sync::OnceLock::new(),
+            import_code: std::sync::OnceLock::new(),
         });
         // Deadlines are noticed within a tick: an eighth of the limit, 1–10 ms.
         let tick = (limit / 8).clamp(Duration::from_millis(1), Duration::from_millis(10));
@@ -199,10 +260,17 @@ impl Watchdog {
         self.shared.expired.load(Ordering::Acquire) == generation
     }
 
-    /// Bounds `time.sleep` by the running call's budget: a sleep past the
-    /// deadline sleeps to it and raises `TimeLimitExceeded` (a blocked
-    /// thread runs no instructions for the tracing to stop).
-    pub(crate) fn bound_sleep(&self, vm: &VirtualMachine) -> PyResult<()> {
+    /// Readies the interpreter before any script runs: keeps its own
+    /// `sys.settrace`, and bounds `time.sleep` by the running call's
+    /// budget — a sleep past the deadline sleeps to it and raises
+    /// `TimeLimitExceeded` (a blocked thread runs no instructions for the
+    /// tracing to stop).
+    pub(crate) fn install(&self, vm: &VirtualMachine) -> PyResult<()> {
+        let _ = self
+            .shared
+            .settrace
+            .set(vm.sys_module.get_attr("settrace", vm)?);
+        let _ = self.shared.import_code.set(ImportCode::collect(vm)?);
         let time = vm.import("time", 0)?;
         let original = time.get_attr("sleep", vm)?;
         let shared = self.shared.clone();

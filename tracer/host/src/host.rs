@@ -169,7 +169,7 @@ impl HostBuilder {
             .map(|limit| Watchdog::start(limit, sender, stop_class));
         if let Some(w) = &watchdog {
             interp
-                .enter(|vm| w.bound_sleep(vm))
+                .enter(|vm| w.install(vm))
                 .map_err(|e| interp.enter(|vm| error_of(&e, vm)))?;
         }
         Ok(Host {

@@ -176,6 +176,12 @@ fn runaway_scripts_stop_at_the_time_limit_even_when_they_catch_everything() {
         "while True:\n    pass\n",
         "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass\n",
         "def spin():\n    try:\n        while True:\n            pass\n    except:\n        spin()\nspin()\n",
+        // The trace hook the budget turns on, taken away beforehand.
+        "import sys\nsys.settrace = lambda f: None\nwhile True:\n    pass\n",
+        "import sys\nsys.settrace = None\ndef spin():\n    while True:\n        pass\nspin()\n",
+        // A loop under importlib's name (importlib's own code may finish).
+        "exec(compile('while True:\\n    pass\\n', '_frozen_importlib', 'exec'))\n",
+        "import _frozen_importlib as b\nexec(compile('while True:\\n    pass\\n', '_frozen_importlib', 'exec'), vars(b))\n",
         // Blocked in native calls, not running instructions.
         "import time\ntime.sleep(3600)\n",
         "import time\nwhile True:\n    try:\n        time.sleep(3600)\n    except BaseException:\n        pass\n",
