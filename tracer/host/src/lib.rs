@@ -3,6 +3,13 @@
 //! Rust and Rust from Python, and traces models into graphs a Rust program
 //! walks as plain data.
 //!
+//! A host is a sandbox: its scripts get no files, network, processes,
+//! environment, threads, native code or modules beyond a computing allow
+//! list unless [`HostBuilder`] grants them (`allow_read(dir)`,
+//! `allow_network()`, …, `allow_all()`); a refusal is a `PermissionError`
+//! naming the method that grants it. Limits on wall time, tensor memory and
+//! recursion stop a runaway script with an error the host survives.
+//!
 //! ```no_run
 //! use fxvm::{Host, Value};
 //! use fxvm::tensor::Tensor;
