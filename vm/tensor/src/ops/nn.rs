@@ -105,6 +105,18 @@ pub fn batch_norm(x: &Tensor, a: &BatchNorm) -> Result<Tensor> {
     let b = param(a.bias, c, |t| check("bias", t))?;
     let rm = param(a.running_mean, c, |t| check("running_mean", t))?;
     let rv = param(a.running_var, c, |t| check("running_var", t))?;
+    if !a.training && x.dtype() == DType::F32 {
+        let (rm, rv) = (
+            rm.as_ref().expect("checked above"),
+            rv.as_ref().expect("checked above"),
+        );
+        return Ok(eval_f32(x, c, inner, |ch| {
+            // As PyTorch folds it: y = x·α + β per channel.
+            let alpha = w.as_ref().map_or(1.0, |w| w[ch]) / (rv[ch] + a.eps).sqrt();
+            let beta = b.as_ref().map_or(0.0, |b| b[ch]) - rm[ch] * alpha;
+            (alpha as f32, beta as f32)
+        }));
+    }
     let data: Vec<f64> = x.to_vec();
     // Per channel: (mean, variance) used to normalise.
     let stats: Vec<(f64, f64)> = if a.training {
@@ -148,6 +160,7 @@ pub fn batch_norm(x: &Tensor, a: &BatchNorm) -> Result<Tensor> {
     let mut out = data;
     if inner > 0 {
         out.par_chunks_mut(inner)
+            .with_min_len(PARALLEL_MIN.div_ceil(inner))
             .enumerate()
             .for_each(|(i, plane)| {
                 let ch = i % c;
@@ -160,6 +173,31 @@ pub fn batch_norm(x: &Tensor, a: &BatchNorm) -> Result<Tensor> {
             });
     }
     Ok(Tensor::from_vec(out, x.shape()).to_dtype(x.dtype()))
+}
+
+/// Below this many values a batch norm's planes run on one thread.
+const PARALLEL_MIN: usize = 1 << 15;
+
+/// Evaluation-mode batch norm of an f32 tensor: each plane of channel `ch`
+/// becomes `x·α + β` with `fold(ch) = (α, β)`.
+fn eval_f32(
+    x: &Tensor,
+    c: usize,
+    inner: usize,
+    fold: impl Fn(usize) -> (f32, f32) + Sync,
+) -> Tensor {
+    let folded: Vec<(f32, f32)> = (0..c).map(fold).collect();
+    let mut out = x.contiguous().to_vec::<f32>();
+    if inner > 0 {
+        out.par_chunks_mut(inner)
+            .with_min_len(PARALLEL_MIN.div_ceil(inner))
+            .enumerate()
+            .for_each(|(i, plane)| {
+                let (alpha, beta) = folded[i % c];
+                plane.iter_mut().for_each(|v| *v = *v * alpha + beta);
+            });
+    }
+    Tensor::from_vec(out, x.shape())
 }
 
 /// `F.group_norm`: statistics per (sample, group), affine per channel.
@@ -701,6 +739,50 @@ pub fn instance_norm(x: &Tensor, a: &BatchNorm) -> Result<Tensor> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn eval_batch_norm_in_f32_matches_the_f64_path() {
+        let x64 = Tensor::from_vec(
+            (0..2 * 3 * 40)
+                .map(|i| ((i * 37) % 101) as f64 / 10.0 - 5.0)
+                .collect::<Vec<f64>>(),
+            &[2, 3, 5, 8],
+        );
+        let stats = |v: [f64; 3]| Tensor::from_vec(v.to_vec(), &[3]);
+        let (rm, rv, w, b) = (
+            stats([0.5, -1.0, 2.0]),
+            stats([1.0, 0.25, 4.0]),
+            stats([1.5, -2.0, 0.5]),
+            stats([0.1, 0.2, -0.3]),
+        );
+        let args = BatchNorm {
+            running_mean: Some(&rm),
+            running_var: Some(&rv),
+            weight: Some(&w),
+            bias: Some(&b),
+            training: false,
+            momentum: 0.1,
+            eps: 1e-5,
+        };
+        let want = batch_norm(&x64, &args).unwrap().to_vec::<f64>();
+        let x32 = x64.to_dtype(DType::F32);
+        let got = batch_norm(&x32, &args).unwrap();
+        assert_eq!(got.dtype(), DType::F32);
+        for (g, w) in got.to_vec::<f64>().iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "{g} vs {w}");
+        }
+        // A transposed (non-contiguous) view.
+        let t = x32.with_layout(x32.layout().transpose(2, 3));
+        let t64 = x64.with_layout(x64.layout().transpose(2, 3));
+        let (got, want) = (
+            batch_norm(&t, &args).unwrap(),
+            batch_norm(&t64, &args).unwrap(),
+        );
+        assert_eq!(got.shape(), want.shape());
+        for (g, w) in got.to_vec::<f64>().iter().zip(&want.to_vec::<f64>()) {
+            assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "{g} vs {w}");
+        }
+    }
 
     fn training<'a>(
         running_mean: Option<&'a Tensor>,
