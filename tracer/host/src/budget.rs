@@ -172,13 +172,7 @@ const IMPORT_CODE: &str = "def _codes():
 impl ImportCode {
     fn collect(vm: &VirtualMachine) -> PyResult<ImportCode> {
         let scope = vm.ctx.new_dict();
-        let code = vm
-            .builtins
-            .get_attr("compile", vm)?
-            .call((IMPORT_CODE, "<fxvm budget>", "exec"), vm)?;
-        vm.builtins
-            .get_attr("exec", vm)?
-            .call((code, scope.clone()), vm)?;
+        crate::host::Host::exec(vm, IMPORT_CODE, "<fxvm budget>", scope.clone())?;
         let codes: Vec<PyObjectRef> = scope
             .get_item("_codes", vm)?
             .call((), vm)?

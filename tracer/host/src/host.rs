@@ -379,7 +379,13 @@ impl Host {
         })
     }
 
-    fn exec(vm: &VirtualMachine, source: &str, filename: &str, globals: PyDictRef) -> PyResult<()> {
+    /// Runs `source` in `globals`, its lines in `linecache` for tracebacks.
+    pub(crate) fn exec(
+        vm: &VirtualMachine,
+        source: &str,
+        filename: &str,
+        globals: PyDictRef,
+    ) -> PyResult<()> {
         // Compiled through the guarded builtin: nesting limits apply.
         let code = vm
             .builtins
