@@ -13,7 +13,7 @@ use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{Py, PyObjectRef, PyRef, PyResult, VirtualMachine};
 
 use super::registry::policy_of;
-use super::shared::set_method;
+use super::shared::{own_method, set_method};
 use super::{Capability, denied};
 
 /// What `replace` may change without the native capability: the signature
@@ -28,8 +28,10 @@ const SIGNATURE: &[&str] = &[
     "co_filename",
     "co_firstlineno",
 ];
+const CO_VARARGS: i64 = 0x04;
+const CO_VARKEYWORDS: i64 = 0x08;
 /// The `co_flags` bits a signature change may flip.
-const VARARGS_FLAGS: i64 = 0x04 | 0x08;
+const VARARGS_FLAGS: i64 = CO_VARARGS | CO_VARKEYWORDS;
 
 /// A class's constructor slot.
 type NewFunc = fn(PyRef<PyType>, FuncArgs, &VirtualMachine) -> PyResult;
@@ -45,13 +47,7 @@ fn restricted(vm: &VirtualMachine) -> bool {
 /// ([`super::shared`]).
 pub(super) fn patch(vm: &VirtualMachine) -> PyResult<()> {
     let class: &'static Py<PyType> = vm.ctx.types.code_type;
-    let original = class
-        .attributes
-        .read()
-        .get(vm.ctx.intern_str("replace"))
-        .cloned()
-        .ok_or_else(|| vm.new_attribute_error("code has no replace"))?;
-    let _ = REPLACE.set(original);
+    let _ = REPLACE.set(own_method(vm, class, "replace")?);
     let guarded = |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
         let original = REPLACE.get().expect("set before the method is replaced");
         if restricted(vm) {
@@ -142,7 +138,7 @@ fn check_replace(args: &FuncArgs, vm: &VirtualMachine) -> PyResult<()> {
         int("co_posonlyargcount")?,
         int("co_kwonlyargcount")?,
     );
-    let star = i64::from(flags & 0x04 != 0) + i64::from(flags & 0x08 != 0);
+    let star = i64::from(flags & CO_VARARGS != 0) + i64::from(flags & CO_VARKEYWORDS != 0);
     if argcount < 0
         || kwonly < 0
         || posonly < 0

@@ -6,14 +6,13 @@
 
 use std::sync::OnceLock;
 
-use rustpython_vm::builtins::PyType;
 use rustpython_vm::function::FuncArgs;
-use rustpython_vm::{Py, PyObjectRef, PyRef, PyResult, VirtualMachine};
+use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
 
 use super::Policy;
 use super::registry::policy_of;
-use super::rules::{Access, Arg, Target, check_fd, check_path, take};
-use super::shared::set_method;
+use super::rules::{Access, Arg, check_target, take};
+use super::shared::{set_method, static_class};
 
 /// The type of a class's initialiser slot.
 type InitFunc = fn(PyObjectRef, FuncArgs, &VirtualMachine) -> PyResult<()>;
@@ -23,18 +22,13 @@ static ORIGINAL: OnceLock<InitFunc> = OnceLock::new();
 /// Guards `FileIO`'s initialiser (its slot and its `__init__`), once per
 /// process, before any interpreter subclasses it ([`super::shared`]).
 pub(super) fn patch(vm: &VirtualMachine) -> PyResult<()> {
-    let class: PyRef<PyType> = vm
-        .import("_io", 0)?
-        .get_attr("FileIO", vm)?
-        .downcast()
-        .map_err(|_| vm.new_type_error("_io.FileIO is not a class"))?;
+    let class = static_class(vm, "_io", "FileIO")?;
     let Some(original) = class.slots.init.load() else {
         return Ok(());
     };
     let _ = ORIGINAL.set(original);
     class.slots.init.store(Some(guarded_init));
     // `FileIO.__init__(f, path)` reads the class's dict, not the slot.
-    let class: &'static Py<PyType> = Box::leak(Box::new(class));
     let init = |args: FuncArgs, vm: &VirtualMachine| -> PyResult<()> {
         let mut args = args;
         if args.args.is_empty() {
@@ -57,7 +51,7 @@ pub(super) fn patch(vm: &VirtualMachine) -> PyResult<()> {
 
 fn guarded_init(zelf: PyObjectRef, args: FuncArgs, vm: &VirtualMachine) -> PyResult<()> {
     let args = match policy_of(vm) {
-        Some(policy) if !policy.write.cover(std::path::Path::new("/")) => check(&policy, args, vm)?,
+        Some(policy) if !policy.all_files() => check(&policy, args, vm)?,
         _ => args,
     };
     let original = ORIGINAL.get().expect("set before the slot is replaced");
@@ -78,10 +72,8 @@ fn check(policy: &Policy, mut args: FuncArgs, vm: &VirtualMachine) -> PyResult<F
     } else {
         Access::Read
     };
-    match take(&mut args, Arg(0, "file"), vm)? {
-        Some(Target::Fd(fd)) => check_fd(policy, "open", fd, access, vm)?,
-        Some(Target::Path(path)) => check_path(policy, "open", &path, access, true, vm)?,
-        None => {}
+    if let Some(target) = take(&mut args, Arg(0, "file"), vm)? {
+        check_target(policy, "open", &target, access, true, vm)?;
     }
     // An opener returns any descriptor it likes (the embedding program's
     // too), past the checks above: refused.

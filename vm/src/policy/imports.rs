@@ -1,9 +1,10 @@
 //! Which modules scripts may load. Every module an import creates comes from
 //! `_imp` (built-in modules from `create_builtin`, frozen ones — the standard
-//! library and `torch` — from `get_frozen_object`/`init_frozen`, compiled
-//! extensions from `create_dynamic`); guarding those covers `import`,
-//! `__import__`, `importlib` and hand-made specs alike. Files in the folders
-//! the host imports from compile through `compile` and are the host's own.
+//! library and `torch` — from `get_frozen_object`/`init_frozen`; RustPython
+//! 0.5 has no `create_dynamic`, so no compiled extension loads at all);
+//! guarding those covers `import`, `__import__`, `importlib` and hand-made
+//! specs alike. Files in the folders the host imports from compile through
+//! `compile` and are the host's own.
 
 use std::sync::Arc;
 
@@ -349,15 +350,13 @@ pub(crate) fn install(
                     .and_then(|n| n.downcast_ref::<PyStr>())
                     .and_then(|s| s.to_str().map(str::to_owned));
                 // Frozen code from the caller's bytes is code from bytes.
-                if args.args.len() > 1 || args.kwargs.contains_key("data") {
-                    let data = args.args.get(1).or_else(|| args.kwargs.get("data"));
-                    if data.is_some_and(|d| !vm.is_none(d)) && !p.native {
-                        return Err(denied(
-                            vm,
-                            Capability::Native,
-                            "_imp.get_frozen_object(name, data)",
-                        ));
-                    }
+                let data = args.args.get(1).or_else(|| args.kwargs.get("data"));
+                if data.is_some_and(|d| !vm.is_none(d)) && !p.native {
+                    return Err(denied(
+                        vm,
+                        Capability::Native,
+                        "_imp.get_frozen_object(name, data)",
+                    ));
                 }
                 if let Some(name) = name {
                     check(&p, &name).map_err(|capability| refused(vm, &name, capability))?;
@@ -370,20 +369,6 @@ pub(crate) fn install(
             }),
             replaced,
         )?;
-    }
-    if !policy.native {
-        for dynamic in ["create_dynamic", "exec_dynamic"] {
-            guard::wrap(
-                vm,
-                &imp,
-                dynamic,
-                guard::refuse(
-                    Capability::Native,
-                    "loading a compiled extension module".to_owned(),
-                ),
-                replaced,
-            )?;
-        }
     }
     Ok(())
 }

@@ -7,12 +7,11 @@
 
 use std::sync::OnceLock;
 
-use rustpython_vm::builtins::PyType;
 use rustpython_vm::function::{ArgIntoFloat, FuncArgs};
-use rustpython_vm::{Py, PyObjectRef, PyRef, PyResult, VirtualMachine};
+use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
 
 use super::registry::policy_of;
-use super::shared::set_method;
+use super::shared::{own_method, set_method, static_class};
 use super::{Capability, message};
 
 /// The methods that wait for the lock, and their originals.
@@ -22,23 +21,11 @@ static ORIGINALS: OnceLock<Vec<PyObjectRef>> = OnceLock::new();
 /// Guards the waiting methods of `_thread.lock`, once per process
 /// ([`super::shared`]).
 pub(super) fn patch(vm: &VirtualMachine) -> PyResult<()> {
-    let class: PyRef<PyType> = vm
-        .import("_thread", 0)?
-        .get_attr("LockType", vm)?
-        .downcast()
-        .map_err(|_| vm.new_type_error("_thread.LockType is not a class"))?;
-    let class: &'static Py<PyType> = Box::leak(Box::new(class));
-    let mut originals = Vec::new();
-    for name in WAITING {
-        let interned = vm.ctx.intern_str(name);
-        let original = class
-            .attributes
-            .read()
-            .get(interned)
-            .cloned()
-            .ok_or_else(|| vm.new_attribute_error(format!("lock has no {name}")))?;
-        originals.push(original);
-    }
+    let class = static_class(vm, "_thread", "LockType")?;
+    let originals = WAITING
+        .iter()
+        .map(|name| own_method(vm, class, name))
+        .collect::<PyResult<Vec<_>>>()?;
     let _ = ORIGINALS.set(originals);
     for (index, name) in WAITING.into_iter().enumerate() {
         let guarded = move |args: FuncArgs, vm: &VirtualMachine| -> PyResult {

@@ -119,14 +119,19 @@ impl Policy {
             && self.threads
             && self.native
             && self.all_imports
-            && self.write.cover(Path::new("/"))
+            && self.all_files()
+    }
+
+    /// Whether every file may be read and written (no path is checked).
+    pub(crate) fn all_files(&self) -> bool {
+        self.write.cover(Path::new("/"))
     }
 
     /// Whether a capability that is not about folders is granted (the
     /// folder ones are checked per path).
     pub(crate) fn grants(&self, capability: Capability) -> bool {
         match capability {
-            Capability::Read | Capability::Write => self.write.cover(Path::new("/")),
+            Capability::Read | Capability::Write => self.all_files(),
             Capability::Network => self.network,
             Capability::Processes => self.processes,
             Capability::Environment => self.environment,
@@ -167,7 +172,7 @@ pub(crate) fn denied(
 /// `path` (checkpoint loaders open files in Rust, past `open`'s guard).
 pub(crate) fn check_read(vm: &VirtualMachine, what: &str, path: &str) -> PyResult<()> {
     match registry::policy_of(vm) {
-        Some(policy) if !policy.is_full() => rules::check_path(
+        Some(policy) if !policy.all_files() => rules::check_path(
             &policy,
             what,
             Path::new(path),

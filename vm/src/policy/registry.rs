@@ -9,6 +9,7 @@ use super::Policy;
 
 /// The policies in force, by interpreter (its global state's address).
 static POLICIES: RwLock<Vec<(usize, Arc<Policy>)>> = RwLock::new(Vec::new());
+
 fn key(vm: &VirtualMachine) -> usize {
     std::ptr::from_ref(&*vm.state) as usize
 }

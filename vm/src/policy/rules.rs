@@ -343,10 +343,10 @@ const OTHERS: &[(&str, &str, Rule)] = &[
     ("sys", "remote_exec", PROCESSES),
     ("sys", "_current_frames", Rule::Safe),
     ("time", "tzset", ENVIRONMENT),
-    // The collector's lists span every interpreter of the process.
     // Code from bytes (see `super::code`).
     ("marshal", "loads", Rule::Deny(Capability::Native)),
     ("marshal", "load", Rule::Deny(Capability::Native)),
+    // The collector's lists span every interpreter of the process.
     ("gc", "get_objects", Rule::Deny(Capability::Native)),
     ("gc", "get_referrers", Rule::Deny(Capability::Native)),
     // Static types' referents are every interpreter's subclasses.
@@ -401,7 +401,7 @@ fn check_for(rule: Rule, name: &str, prefix: &str, policy: &Arc<Policy>) -> Opti
         Rule::Deny(capability) if policy.grants(capability) => None,
         Rule::Deny(capability) => Some(guard::refuse(capability, what)),
         Rule::Path { .. } | Rule::Paths(_) | Rule::Symlink | Rule::Open | Rule::Fds(_)
-            if policy.write.cover(Path::new("/")) =>
+            if policy.all_files() =>
         {
             None
         }
@@ -412,24 +412,17 @@ fn check_for(rule: Rule, name: &str, prefix: &str, policy: &Arc<Policy>) -> Opti
             default,
         } => Some(Box::new(move |mut args, vm| {
             no_dir_fd(&args, &what, vm)?;
-            match take(&mut args, arg, vm)? {
-                Some(Target::Path(p)) => check_path(&policy, &what, &p, access, follow, vm)?,
-                Some(Target::Fd(fd)) => check_fd(&policy, &what, fd, access, vm)?,
-                None => {
-                    if let Some(d) = default {
-                        check_path(&policy, &what, Path::new(d), access, follow, vm)?;
-                    }
-                }
+            let given = take(&mut args, arg, vm)?;
+            if let Some(target) = given.or(default.map(|d| Target::Path(PathBuf::from(d)))) {
+                check_target(&policy, &what, &target, access, follow, vm)?;
             }
             Ok(args)
         })),
         Rule::Paths(list) => Some(Box::new(move |mut args, vm| {
             no_dir_fd(&args, &what, vm)?;
             for &(arg, access, follow) in list {
-                match take(&mut args, arg, vm)? {
-                    Some(Target::Path(p)) => check_path(&policy, &what, &p, access, follow, vm)?,
-                    Some(Target::Fd(fd)) => check_fd(&policy, &what, fd, access, vm)?,
-                    None => {}
+                if let Some(target) = take(&mut args, arg, vm)? {
+                    check_target(&policy, &what, &target, access, follow, vm)?;
                 }
             }
             Ok(args)
@@ -550,6 +543,21 @@ fn no_dir_fd(args: &FuncArgs, what: &str, vm: &VirtualMachine) -> PyResult<()> {
     Ok(())
 }
 
+/// Checks what a path argument names: a path, or a descriptor.
+pub(super) fn check_target(
+    policy: &Policy,
+    what: &str,
+    target: &Target,
+    access: Access,
+    follow: bool,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    match target {
+        Target::Path(path) => check_path(policy, what, path, access, follow, vm),
+        Target::Fd(fd) => check_fd(policy, what, *fd, access, vm),
+    }
+}
+
 /// Whether `access` to the file at `path` is granted; refused with the
 /// capability it lacks otherwise.
 pub(crate) fn check_path(
@@ -581,7 +589,7 @@ pub(crate) fn check_path(
 /// a file by where it is; a socket with network access; a pipe with
 /// processes; nothing else (a descriptor the embedding program opened is
 /// not the script's).
-pub(crate) fn check_fd(
+fn check_fd(
     policy: &Policy,
     what: &str,
     fd: i32,

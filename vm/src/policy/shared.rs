@@ -7,7 +7,7 @@ use std::sync::Once;
 
 use rustpython_vm::builtins::PyType;
 use rustpython_vm::function::{IntoPyNativeFn, PyMethodDef, PyMethodFlags};
-use rustpython_vm::{Py, PyResult, VirtualMachine};
+use rustpython_vm::{Py, PyObjectRef, PyRef, PyResult, VirtualMachine};
 
 /// Guards the shared types, once per process.
 pub(crate) fn guard(vm: &VirtualMachine) -> PyResult<()> {
@@ -20,6 +20,35 @@ pub(crate) fn guard(vm: &VirtualMachine) -> PyResult<()> {
             .and_then(|()| super::subclasses::patch(vm));
     });
     result
+}
+
+/// The static class `module.name`, for the process's lifetime (static types
+/// live as long as the process).
+pub(super) fn static_class(
+    vm: &VirtualMachine,
+    module: &'static str,
+    name: &'static str,
+) -> PyResult<&'static Py<PyType>> {
+    let class: PyRef<PyType> = vm
+        .import(module, 0)?
+        .get_attr(name, vm)?
+        .downcast()
+        .map_err(|_| vm.new_type_error(format!("{module}.{name} is not a class")))?;
+    Ok(Box::leak(Box::new(class)))
+}
+
+/// The method `name` in `class`'s own dict, before a guard replaces it.
+pub(super) fn own_method(
+    vm: &VirtualMachine,
+    class: &Py<PyType>,
+    name: &'static str,
+) -> PyResult<PyObjectRef> {
+    class
+        .attributes
+        .read()
+        .get(vm.ctx.intern_str(name))
+        .cloned()
+        .ok_or_else(|| vm.new_attribute_error(format!("{} has no {name}", class.name())))
 }
 
 /// A native function's definition, leaked as every native definition is:

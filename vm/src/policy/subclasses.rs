@@ -12,22 +12,14 @@ use rustpython_vm::types::PyTypeFlags;
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 
 use super::registry::policy_of;
-use super::shared::set_method;
+use super::shared::{own_method, set_method};
 
 static ORIGINAL: OnceLock<PyObjectRef> = OnceLock::new();
 
 /// Replaces `type.__subclasses__`, once per process ([`super::shared`]).
 pub(super) fn patch(vm: &VirtualMachine) -> PyResult<()> {
     let class: &'static Py<PyType> = vm.ctx.types.type_type;
-    let Some(original) = class
-        .attributes
-        .read()
-        .get(vm.ctx.intern_str("__subclasses__"))
-        .cloned()
-    else {
-        return Ok(());
-    };
-    let _ = ORIGINAL.set(original);
+    let _ = ORIGINAL.set(own_method(vm, class, "__subclasses__")?);
     let guarded = |args: FuncArgs, vm: &VirtualMachine| -> PyResult {
         let original = ORIGINAL.get().expect("set before the method is replaced");
         let all = original.call(args, vm)?;
