@@ -293,6 +293,12 @@ impl Watchdog {
         time.set_attr("sleep", sleep, vm)
     }
 
+    /// Whether `exc` is the budget's own `TimeLimitExceeded` (a class a
+    /// script may name the same is not).
+    pub(crate) fn raised(&self, exc: &PyBaseExceptionRef) -> bool {
+        exc.class().is(&self.shared.class)
+    }
+
     /// Stops the tracing a run-out budget started (inside the interpreter).
     pub(crate) fn untrace(&self, vm: &VirtualMachine) {
         self.shared.untrace(vm);

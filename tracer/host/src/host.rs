@@ -117,8 +117,9 @@ impl HostBuilder {
         self
     }
 
-    /// Lets scripts load native code: `ctypes`, compiled extension modules,
-    /// `mmap`, `fcntl`, `termios`, `sqlite3`.
+    /// Lets scripts load native code and low-level system modules:
+    /// `ctypes`, `mmap`, `fcntl`, `termios`, `sqlite3`, code from bytes
+    /// (`marshal.loads`, `types.CodeType`), the collector's object lists.
     pub fn allow_native(mut self) -> Self {
         self.policy.native = true;
         self
@@ -359,6 +360,8 @@ impl Host {
             self.interp.enter(|vm| w.untrace(vm));
         }
         result.map_err(|exc| {
+            // A bounded sleep raises before the watchdog notices.
+            let stopped = expired || self.watchdog.as_ref().is_some_and(|w| w.raised(&exc));
             let mut e = self.interp.enter(|vm| {
                 let e = error_of(&exc, vm);
                 // The failed call's frames (and what they hold: tensors under
@@ -371,8 +374,7 @@ impl Host {
                 e
             });
             drop(exc);
-            // A bounded sleep raises before the watchdog notices.
-            if expired || e.exception_type() == Some("TimeLimitExceeded") {
+            if stopped {
                 e.kind = ErrorKind::TimeLimit;
             }
             e

@@ -195,6 +195,11 @@ fn runaway_scripts_stop_at_the_time_limit_even_when_they_catch_everything() {
             start.elapsed()
         );
     }
+    // A script's own exception of the same name is the script's error.
+    let e = host
+        .run_str("class TimeLimitExceeded(Exception):\n    pass\nraise TimeLimitExceeded('mine')\n")
+        .unwrap_err();
+    assert_eq!(e.exception_type(), Some("TimeLimitExceeded"), "{e}");
     // The next call runs normally, with a fresh budget.
     host.run_str("total = sum(range(1000))").unwrap();
 }
