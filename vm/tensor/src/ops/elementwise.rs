@@ -11,8 +11,7 @@ use crate::layout::broadcast_shapes;
 use crate::storage::{Element, with_dtype};
 use crate::tensor::Tensor;
 
-/// Below this many elements a kernel runs on one thread.
-const PARALLEL_MIN: usize = 1 << 15;
+use super::PARALLEL_MIN;
 
 /// How an op's output dtype follows from its input dtype.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -318,6 +317,13 @@ pub fn map<T: Element, U: Element>(t: &Tensor, f: impl Fn(T) -> U + Sync + Send)
     Tensor::from_vec(out, t.shape())
 }
 
+/// `t` (f32) mapped chunk by chunk by a slice kernel `f(src, dst)`.
+fn simd_f32(t: &Tensor, f: impl Fn(&[f32], &mut [f32]) + Sync + Send) -> Tensor {
+    let values = t
+        .with_slice(|src: &[f32]| build_rows(src.len(), CHUNK, |r, dst| f(&src[r * CHUNK..], dst)));
+    Tensor::from_vec(values, t.shape())
+}
+
 pub fn unary(op: Unary, t: &Tensor) -> Result<Tensor> {
     let dtype = t.dtype();
     // Activations have float kernels only; PyTorch does not promote for them.
@@ -335,22 +341,10 @@ pub fn unary(op: Unary, t: &Tensor) -> Result<Tensor> {
     }
     match (op.kind(), dtype) {
         // float32 `exp` and `gelu` have SIMD kernels (also softmax's exp).
-        (_, DType::F32) if op == Unary::Exp => Ok(Tensor::from_vec(
-            t.with_slice(|src: &[f32]| {
-                build_rows(src.len(), CHUNK, |r, dst| {
-                    super::fastmath::exp_shifted(&src[r * CHUNK..], 0.0, dst)
-                })
-            }),
-            t.shape(),
-        )),
-        (_, DType::F32) if op == Unary::Gelu => Ok(Tensor::from_vec(
-            t.with_slice(|src: &[f32]| {
-                build_rows(src.len(), CHUNK, |r, dst| {
-                    super::fastmath::gelu(&src[r * CHUNK..], dst)
-                })
-            }),
-            t.shape(),
-        )),
+        (_, DType::F32) if op == Unary::Exp => Ok(simd_f32(t, |src, dst| {
+            super::fastmath::exp_shifted(src, 0.0, dst)
+        })),
+        (_, DType::F32) if op == Unary::Gelu => Ok(simd_f32(t, super::fastmath::gelu)),
         (_, DType::F32) => Ok(op.map_float::<f32>(t)),
         (_, DType::F64) => Ok(op.map_float::<f64>(t)),
         (_, DType::F16 | DType::BF16) => Ok(unary(op, &t.to_dtype(DType::F32))?.narrowed_to(dtype)),

@@ -35,3 +35,7 @@ pub mod sort;
 pub(crate) mod strided;
 pub mod subscript;
 pub mod unique;
+
+/// Below this many elements a kernel runs on one thread: a hand-off to
+/// the pool costs more than the work.
+pub(crate) const PARALLEL_MIN: usize = 1 << 15;

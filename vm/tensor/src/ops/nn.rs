@@ -10,7 +10,7 @@ use crate::layout::Layout;
 use crate::tensor::Tensor;
 
 use super::elementwise::{Arg, Binary, binary};
-use super::{create, linalg, reduce, shape};
+use super::{PARALLEL_MIN, create, linalg, reduce, shape};
 
 pub(super) fn float_only(op: &'static str, t: &Tensor) -> Result<()> {
     if !t.dtype().is_float() {
@@ -174,9 +174,6 @@ pub fn batch_norm(x: &Tensor, a: &BatchNorm) -> Result<Tensor> {
     }
     Ok(Tensor::from_vec(out, x.shape()).to_dtype(x.dtype()))
 }
-
-/// Below this many values a batch norm's planes run on one thread.
-const PARALLEL_MIN: usize = 1 << 15;
 
 /// Evaluation-mode batch norm of an f32 tensor: each plane of channel `ch`
 /// becomes `x·α + β` with `fold(ch) = (α, β)`.

@@ -6,10 +6,8 @@ use rayon::prelude::*;
 use crate::error::{Result, TensorError};
 use crate::tensor::Tensor;
 
+use super::PARALLEL_MIN;
 use super::nn::{float_only, list, moments, param};
-
-/// Below this many values a norm runs on one thread.
-const PARALLEL_MIN: usize = 1 << 15;
 
 /// `F.layer_norm` over the trailing `normalized_shape` dims.
 pub fn layer_norm(
@@ -85,12 +83,10 @@ fn trailing_norm(
                 + b.as_ref().map_or(0.0, |b| b[i]);
         }
     };
-    // Threads only pay off past a few ten thousand values: a GPT block's
-    // [1, 16, 128] spent more on the hand-off than on the rows.
-    if row > 0 && data.len() >= PARALLEL_MIN {
-        data.par_chunks_mut(row).for_each(normalise);
-    } else if row > 0 {
-        data.chunks_mut(row).for_each(normalise);
+    if row > 0 {
+        data.par_chunks_mut(row)
+            .with_min_len(PARALLEL_MIN.div_ceil(row))
+            .for_each(normalise);
     }
     Ok(Tensor::from_vec(data, x.shape()).to_dtype(x.dtype()))
 }

@@ -12,8 +12,8 @@ use rayon::prelude::*;
 use crate::layout::Layout;
 use crate::storage::Element;
 
-/// Outputs at least this large are filled in parallel.
-const PARALLEL_MIN: usize = 1 << 15;
+use super::PARALLEL_MIN;
+
 /// Elements per parallel task, in whole rows.
 const TASK: usize = 1 << 14;
 
