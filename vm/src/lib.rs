@@ -5,6 +5,7 @@
 //! embedders share; [`script`] runs user code in it the way `python` would.
 
 pub mod binding;
+pub mod collector;
 mod interp;
 mod native;
 pub mod nesting;

@@ -107,6 +107,7 @@ pub(crate) fn create_proxy(
     type_expr: Option<PyObjectRef>,
     vm: &VirtualMachine,
 ) -> PyResult {
+    fxvm_vm::collector::collect_if_due();
     let r = Recorder {
         tracer: &tracer,
         proxy_cls: &proxy_cls,

@@ -51,6 +51,7 @@ pub(crate) fn guard<T>(
     vm: &VirtualMachine,
     f: impl FnOnce() -> PyResult<T>,
 ) -> PyResult<T> {
+    crate::collector::collect_if_due();
     DEPTH.with(|d| d.set(d.get() + 1));
     // The VM state `f` touches stays consistent: the error replaces the result,
     // and tensors a kernel was writing are only ever its own outputs.
