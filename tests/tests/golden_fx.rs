@@ -24,6 +24,12 @@ fn graph_modules_and_passes_behave_as_torch_fx() {
 }
 
 #[test]
+fn forward_is_the_latest_code_however_it_is_reached() {
+    // forward compiles on first use, not at each recompile.
+    check("forward_after_recompile");
+}
+
+#[test]
 fn to_folder_writes_a_package_that_rebuilds_the_module() {
     check("to_folder");
 }

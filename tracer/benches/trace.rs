@@ -60,6 +60,16 @@ fn main() {
             ),
             None => println!("{case:<15} {:>8.1}ms  ({nodes} nodes)", t * 1e3),
         }
+        let compiled = format!("{case}_compiled");
+        if let (Some(t), Some(p)) = (ours.get(&compiled), theirs.get(&compiled)) {
+            println!(
+                "{:<15} {:>8.1}ms {:>8.1}ms {:>7.2}×  (the trace with its forward compiled)",
+                "  + forward",
+                t * 1e3,
+                p * 1e3,
+                t / p
+            );
+        }
     }
     if let (Some(plain), Some(shapes)) =
         (ours.get("gpt2_small_plain"), ours.get("gpt2_small_shapes"))

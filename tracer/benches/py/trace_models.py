@@ -307,6 +307,9 @@ for name, model in models:
     nodes = len(fx.symbolic_trace(model).graph.nodes)
     print(name, best(lambda: fx.symbolic_trace(model)))
     print(name + "_nodes", nodes)
+    # The trace plus its forward ready to run (fxvm compiles the generated
+    # code on first use; torch.fx at the end of symbolic_trace).
+    print(name + "_compiled", best(lambda: fx.symbolic_trace(model).forward))
 
 # Tracing with example shapes (fxvm only): the GPT-2-like model with its
 # length symbolic, against symbolic_trace of the same model in this process.

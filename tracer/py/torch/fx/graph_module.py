@@ -45,17 +45,32 @@ class _EvalCacheLoader:
 _loader = _EvalCacheLoader()
 
 
-def _exec_with_source(src, globals, co_fields=None):
-    key = _loader.cache(src, globals, co_fields)
-    exec(compile(src, key, "exec"), globals)
-
-
-def _forward_from_src(src, globals, co_fields=None):
+def _forward_from_key(src, globals, key):
     globals_copy = globals.copy()
-    _exec_with_source(src, globals_copy, co_fields)
-    fn = globals_copy["forward"]
-    del globals_copy["forward"]
-    return fn
+    exec(compile(src, key, "exec"), globals_copy)
+    return globals_copy.pop("forward")
+
+
+class _LazyForward:
+    """A GraphModule class's ``forward`` until it is first looked up: the
+    generated code is registered (keeping PyTorch's ``<eval_with_key>.N``
+    numbering) at ``recompile`` but compiled on first use, then replaces this
+    descriptor. Compiling is most of what building a GraphModule costs, and
+    traces that are only printed or compared, or recompiled again by the next
+    pass, never run it (PyTorch's ``_LazyGraphModule`` defers it the same way)."""
+
+    __slots__ = ("src", "globals", "key")
+
+    def __init__(self, src, globals, key):
+        self.src, self.globals, self.key = src, globals, key
+
+    def __get__(self, obj, cls=None):
+        fn = _forward_from_key(self.src, self.globals, self.key)
+        for owner in (cls or type(obj)).__mro__:
+            if owner.__dict__.get("forward") is self:
+                owner.forward = fn
+                break
+        return fn if obj is None else fn.__get__(obj, cls)
 
 
 def _assign_attr(from_obj, to_module, target):
@@ -205,7 +220,7 @@ class GraphModule(torch.nn.Module):
         self._prologue_start = python_code._prologue_start
         cls = type(self)
         co_fields = getattr(self._graph, "_co_fields", {})
-        cls.forward = _forward_from_src(self._code, python_code.globals, co_fields)
+        cls.forward = _LazyForward(self._code, python_code.globals, _loader.cache(self._code, python_code.globals, co_fields))
         cls_call = cls.__call__ if "__call__" in vars(cls) else None
         if "_wrapped_call" not in vars(cls):
             cls._wrapped_call = _WrappedCall(cls, cls_call)
