@@ -18,6 +18,13 @@ fn check_in(dir: &str, name: &str) {
 }
 
 #[test]
+fn module_calls_run_hooks_and_replaced_call_impls() {
+    // `nn.Module.__call__` is native and skips `_call_impl` when it would
+    // only call forward.
+    check_in("nn", "module_call");
+}
+
+#[test]
 fn tensor_repr_indexing_and_torch_function() {
     check("basics");
 }

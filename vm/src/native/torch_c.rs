@@ -99,6 +99,12 @@ mod _c {
         static BODY_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 
+    /// `nn.Module.__call__` made from its `_call_impl` (see `module_call`).
+    #[pyfunction]
+    fn _module_call(call_impl: PyObjectRef, vm: &VirtualMachine) -> PyObjectRef {
+        crate::native::module_call::method(call_impl, vm)
+    }
+
     /// `func(*args, **kwargs)` with the functions written in Python running
     /// their own bodies rather than dispatching `__torch_function__` (what
     /// an override that decomposes them needs, as PyTorch's
