@@ -18,9 +18,9 @@ fn check_in(dir: &str, name: &str) {
 }
 
 #[test]
-fn module_calls_run_hooks_and_replaced_call_impls() {
-    // `nn.Module.__call__` is native and skips `_call_impl` when it would
-    // only call forward.
+fn module_calls_and_attribute_lookups_behave_as_pytorch() {
+    // `nn.Module.__call__` (skipping `_call_impl` when it would only call
+    // forward) and `__getattr__` are native.
     check_in("nn", "module_call");
 }
 

@@ -99,10 +99,16 @@ mod _c {
         static BODY_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 
-    /// `nn.Module.__call__` made from its `_call_impl` (see `module_call`).
+    /// `nn.Module.__call__` made from its `_call_impl` (see `module_methods`).
     #[pyfunction]
     fn _module_call(call_impl: PyObjectRef, vm: &VirtualMachine) -> PyObjectRef {
-        crate::native::module_call::method(call_impl, vm)
+        crate::native::module_methods::call_method(call_impl, vm)
+    }
+
+    /// `nn.Module.__getattr__` (see `module_methods`).
+    #[pyfunction]
+    fn _module_getattr(vm: &VirtualMachine) -> PyObjectRef {
+        crate::native::module_methods::getattr_method(vm)
     }
 
     /// `func(*args, **kwargs)` with the functions written in Python running

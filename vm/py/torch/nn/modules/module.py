@@ -168,21 +168,8 @@ class Module:
 
     # Attribute protocol, in PyTorch's order: parameters, buffers, modules.
 
-    def __getattr__(self, name):
-        d = self.__dict__
-        if "_parameters" in d:
-            params = d["_parameters"]
-            if name in params:
-                return params[name]
-        if "_buffers" in d:
-            buffers = d["_buffers"]
-            if name in buffers:
-                return buffers[name]
-        if "_modules" in d:
-            modules = d["_modules"]
-            if name in modules:
-                return modules[name]
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+    # Native: parameters, buffers, then submodules, else AttributeError.
+    __getattr__ = torch._C._module_getattr()
 
     def __setattr__(self, name, value):
         def remove_from(*dicts_or_sets):
