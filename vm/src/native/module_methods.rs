@@ -38,28 +38,7 @@ pub(crate) fn call_method(call_impl: PyObjectRef, vm: &VirtualMachine) -> PyObje
 /// submodules, else PyTorch's AttributeError.
 pub(crate) fn getattr_method(vm: &VirtualMachine) -> PyObjectRef {
     let getattr = |zelf: PyObjectRef, name: PyStrRef, vm: &VirtualMachine| -> PyResult {
-        if let Some(dict) = zelf.dict() {
-            for registry in ["_parameters", "_buffers", "_modules"] {
-                let Some(entries) = dict.get_item_opt(registry, vm)? else {
-                    continue;
-                };
-                let found = match entries.downcast_ref::<PyDict>() {
-                    Some(d) => d.get_item_opt(name.as_object(), vm)?,
-                    None if vm._contains(&entries, name.as_object())? => {
-                        Some(entries.get_item(name.as_object(), vm)?)
-                    }
-                    None => None,
-                };
-                if let Some(value) = found {
-                    return Ok(value);
-                }
-            }
-        }
-        Err(vm.new_attribute_error(format!(
-            "'{}' object has no attribute '{}'",
-            zelf.class().name(),
-            name.expect_str()
-        )))
+        registered(&zelf, &name, vm)?.ok_or_else(|| no_attribute(&zelf, &name, vm))
     };
     method_of(
         "__getattr__",
@@ -67,6 +46,75 @@ pub(crate) fn getattr_method(vm: &VirtualMachine) -> PyObjectRef {
         getattr,
         vm,
     )
+}
+
+/// The `__getattribute__` method for `nn.Module`, given its `__getattr__`.
+/// RustPython builds an AttributeError (its message formatted) for every
+/// attribute the ordinary lookup misses before it calls `__getattr__` — every
+/// `self.layer` of a forward. When the class keeps Module's `__getattr__`,
+/// this answers from the registries without that error; a class (or a
+/// tracer's patch) with its own `__getattr__` gets the usual error, and
+/// RustPython then calls it.
+pub(crate) fn getattribute_method(module_getattr: PyObjectRef, vm: &VirtualMachine) -> PyObjectRef {
+    let getattribute = move |zelf: PyObjectRef, name: PyStrRef, vm: &VirtualMachine| -> PyResult {
+        if let Some(value) = zelf.generic_getattr_opt(&name, None, vm)? {
+            return Ok(value);
+        }
+        let own = zelf
+            .class()
+            .get_attr(vm.ctx.intern_str("__getattr__"))
+            .is_some_and(|g| g.is(&module_getattr));
+        if own && let Some(value) = registered(&zelf, &name, vm)? {
+            return Ok(value);
+        }
+        Err(no_attribute(&zelf, &name, vm))
+    };
+    method_of(
+        "__getattribute__",
+        "Return getattr(self, name).",
+        getattribute,
+        vm,
+    )
+}
+
+/// A parameter, buffer or submodule named `name` (in that order).
+fn registered(
+    zelf: &PyObjectRef,
+    name: &PyStrRef,
+    vm: &VirtualMachine,
+) -> PyResult<Option<PyObjectRef>> {
+    let Some(dict) = zelf.dict() else {
+        return Ok(None);
+    };
+    for registry in ["_parameters", "_buffers", "_modules"] {
+        let Some(entries) = dict.get_item_opt(registry, vm)? else {
+            continue;
+        };
+        let found = match entries.downcast_ref::<PyDict>() {
+            Some(d) => d.get_item_opt(name.as_object(), vm)?,
+            None if vm._contains(&entries, name.as_object())? => {
+                Some(entries.get_item(name.as_object(), vm)?)
+            }
+            None => None,
+        };
+        if found.is_some() {
+            return Ok(found);
+        }
+    }
+    Ok(None)
+}
+
+/// PyTorch's (and Python's) error for a missing attribute.
+fn no_attribute(
+    zelf: &PyObjectRef,
+    name: &PyStrRef,
+    vm: &VirtualMachine,
+) -> rustpython_vm::builtins::PyBaseExceptionRef {
+    vm.new_attribute_error(format!(
+        "'{}' object has no attribute '{}'",
+        zelf.class().name(),
+        name.expect_str()
+    ))
 }
 
 /// A method descriptor for `f`, leaked as every native definition is.

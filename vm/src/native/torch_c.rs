@@ -111,6 +111,12 @@ mod _c {
         crate::native::module_methods::getattr_method(vm)
     }
 
+    /// `nn.Module.__getattribute__` made from its `__getattr__` (see `module_methods`).
+    #[pyfunction]
+    fn _module_getattribute(module_getattr: PyObjectRef, vm: &VirtualMachine) -> PyObjectRef {
+        crate::native::module_methods::getattribute_method(module_getattr, vm)
+    }
+
     /// `func(*args, **kwargs)` with the functions written in Python running
     /// their own bodies rather than dispatching `__torch_function__` (what
     /// an override that decomposes them needs, as PyTorch's

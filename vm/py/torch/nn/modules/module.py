@@ -170,6 +170,9 @@ class Module:
 
     # Native: parameters, buffers, then submodules, else AttributeError.
     __getattr__ = torch._C._module_getattr()
+    # Native: answers from the registries without first building the
+    # AttributeError RustPython makes for a missed ordinary lookup.
+    __getattribute__ = torch._C._module_getattribute(__getattr__)
 
     def __setattr__(self, name, value):
         def remove_from(*dicts_or_sets):
