@@ -54,6 +54,17 @@ pub fn tensor_of(o: &PyObjectRef) -> Option<Tensor> {
     o.downcast_ref::<PyTensor>().map(|t| t.tensor())
 }
 
+/// The tensor `o` is, if its class is exactly `torch.Tensor` (no subclass,
+/// so no `__torch_function__` override).
+pub fn plain_tensor_of(o: &PyObjectRef, vm: &VirtualMachine) -> Option<Tensor> {
+    use rustpython_vm::{AsObject, PyPayload};
+    if o.class().is(PyTensor::class(&vm.ctx)) {
+        tensor_of(o)
+    } else {
+        None
+    }
+}
+
 /// A Python sequence's items (lists and tuples).
 pub fn items(o: &PyObjectRef) -> Option<Vec<PyObjectRef>> {
     crate::native::bind::seq(o)
@@ -101,4 +112,26 @@ pub fn kwargs(o: &PyObjectRef, vm: &VirtualMachine) -> rustpython_vm::function::
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// A method descriptor for the native `f`, bound to `object` so that it
+/// serves as a method of any Python class it is set on (the instance comes
+/// first in the arguments); leaked as every native definition is.
+pub fn method_descriptor<F, Kind>(
+    name: &'static str,
+    doc: &'static str,
+    f: F,
+    vm: &VirtualMachine,
+) -> PyObjectRef
+where
+    F: rustpython_vm::function::IntoPyNativeFn<Kind>,
+{
+    use rustpython_vm::function::{PyMethodDef, PyMethodFlags};
+    let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
+        name,
+        func: Box::leak(Box::new(f.into_func())),
+        flags: PyMethodFlags::METHOD,
+        doc: Some(doc),
+    }));
+    def.build_method(&vm.ctx, vm.ctx.types.object_type).into()
 }

@@ -14,7 +14,6 @@ import weakref
 import torch
 import torch._dynamo
 import torch.compiler
-from torch.fx._symbolic_trace import _is_fx_tracing_flag as _tracing
 from torch.fx._symbolic_trace import _parameter_defaults, is_fx_tracing
 from torch.fx._native import fx as _fx
 from torch.fx.experimental.fake import _OPERATORS
@@ -29,7 +28,6 @@ Plan = _fx.Plan
 __all__ = ["CompiledFunction", "SignatureError", "global_function", "compile", "profile"]
 
 _clock = time.perf_counter
-_Tensor = torch.Tensor
 # Read on every call: whether replays are timed.
 _profiling = [False]
 
@@ -149,6 +147,7 @@ class CompiledFunction:
         self._limit = cache_size_limit
         self._signature = signature or {}
         self._entries = []
+        self._fxvm_exact = _fx.ExactCalls()
         self._eager_reason = None
         _compiled.add(self)
         # dims seen to change between captures, per input (automatic dynamic)
@@ -176,19 +175,11 @@ class CompiledFunction:
                 bound[n] = self._defaults[n]
         return bound
 
-    def __call__(self, *args, **kwargs):
-        if not kwargs and not _profiling[0] and not _tracing[0] and self._eager_reason is None:
-            # The common call: positional tensors matching a graph exactly.
-            for entry in self._entries:
-                exact = entry.exact
-                if exact is None or len(exact) != len(args):
-                    continue
-                for x, (dtype, shape) in zip(args, exact):
-                    if type(x) is not _Tensor or x.dtype != dtype or x.shape != shape:
-                        break
-                else:
-                    entry.calls += 1
-                    return entry._run(*args)
+    # Native: positional tensors matching a graph's dtypes and sizes exactly
+    # replay at once (`self._fxvm_exact`); every other call goes to `_call`.
+    __call__ = _fx.compiled_call()
+
+    def _call(self, *args, **kwargs):
         if is_fx_tracing() or self._eager_reason is not None:
             return self._target(*args, **kwargs)
         bound = self._bind(args, kwargs)
@@ -212,6 +203,7 @@ class CompiledFunction:
 
     def _run_eagerly(self, reason):
         self._eager_reason = reason
+        self._fxvm_exact.clear()
         warnings.warn(f"fxvm: {self.__qualname__} runs eagerly from now on: {reason}", stacklevel=3)
 
     def _dynamic_dims(self, bound):
@@ -255,6 +247,8 @@ class CompiledFunction:
             run = _plan(gm, guards.shape_env)
         entry = CacheEntry(gm, guards, constants, run, time.perf_counter() - t0, self._names)
         self._entries.append(entry)
+        if entry.exact is not None:
+            self._fxvm_exact.add(entry.exact, run, entry)
         return entry
 
     # -- introspection -------------------------------------------------
@@ -279,6 +273,7 @@ class CompiledFunction:
     def reset(self):
         """Forget every captured graph."""
         self._entries.clear()
+        self._fxvm_exact.clear()
         self._eager_reason = None
         self._changed.clear()
         self._first_sizes.clear()
@@ -307,8 +302,11 @@ class OptimizedModule(torch.nn.Module):
     def forward(self, *args, **kwargs):
         return self.__dict__["_fxvm_compiled"](*args, **kwargs)
 
-    def __call__(self, *args, **kwargs):
-        # Straight to the cache unless hooks are registered on the wrapper.
+    # Native: straight to the compiled function unless hooks are registered
+    # on the wrapper (then `_call`).
+    __call__ = _fx.optimized_module_call()
+
+    def _call(self, *args, **kwargs):
         if self._forward_hooks or self._forward_pre_hooks:
             return torch.nn.Module.__call__(self, *args, **kwargs)
         return self.__dict__["_fxvm_compiled"](*args, **kwargs)

@@ -173,6 +173,23 @@ mod module {
         crate::replay::PyPlan::make_static_type()
     }
 
+    #[pyattr(name = "ExactCalls")]
+    fn exact_calls_type(_vm: &VirtualMachine) -> PyTypeRef {
+        crate::replay::PyExactCalls::make_static_type()
+    }
+
+    /// `__call__` of a compiled function (see `replay::exact`).
+    #[pyfunction]
+    fn compiled_call(vm: &VirtualMachine) -> PyObjectRef {
+        crate::replay::compiled_call(vm)
+    }
+
+    /// `__call__` of `OptimizedModule` (see `replay::exact`).
+    #[pyfunction]
+    fn optimized_module_call(vm: &VirtualMachine) -> PyObjectRef {
+        crate::replay::optimized_module_call(vm)
+    }
+
     #[pyattr(name = "_node_list")]
     fn node_list_type(_vm: &VirtualMachine) -> PyTypeRef {
         super::graph::NodeList::make_static_type()

@@ -4,6 +4,7 @@
 //! and each call runs the steps, dropping every value after its last use.
 //! Registry ops run without Python; other nodes call back into it.
 
+mod exact;
 mod numeric;
 mod plan;
 mod value;
@@ -20,6 +21,8 @@ use crate::fx::node::{Op as Kind, PyNode};
 use fxvm_tensor::ops::subscript::{self, Index};
 use plan::{Arg, Item, Planner, Src, Step};
 use value::V;
+
+pub(crate) use exact::{PyExactCalls, compiled_call, optimized_module_call};
 
 /// A tuple or list's items.
 fn value_items(o: &PyObjectRef) -> Option<Vec<PyObjectRef>> {
@@ -53,6 +56,10 @@ static PROFILING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool:
 
 pub(crate) fn set_profiling(on: bool) {
     PROFILING.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn profiling() -> bool {
+    PROFILING.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 impl std::fmt::Debug for PyPlan {
@@ -378,7 +385,7 @@ impl PyPlan {
                 }
             };
         }
-        let profiling = PROFILING.load(std::sync::atomic::Ordering::Relaxed);
+        let profiling = profiling();
         for (i, (step, frees)) in self.steps.iter().zip(&self.frees).enumerate() {
             let start = profiling.then(std::time::Instant::now);
             let v = self

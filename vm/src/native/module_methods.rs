@@ -8,7 +8,7 @@
 //! `_call_impl` as before.
 
 use rustpython_vm::builtins::{PyDict, PyStrRef};
-use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
+use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 /// The `__call__` method for `nn.Module`, given its `_call_impl`.
@@ -26,7 +26,7 @@ pub(crate) fn call_method(call_impl: PyObjectRef, vm: &VirtualMachine) -> PyObje
         vm.call_method(&zelf, "_call_impl", args)
     };
     // One definition per interpreter (each holds its own `_call_impl`).
-    method_of(
+    crate::binding::method_descriptor(
         "__call__",
         "Runs the module: its forward hooks around forward(*args, **kwargs).",
         call,
@@ -40,7 +40,7 @@ pub(crate) fn getattr_method(vm: &VirtualMachine) -> PyObjectRef {
     let getattr = |zelf: PyObjectRef, name: PyStrRef, vm: &VirtualMachine| -> PyResult {
         registered(&zelf, &name, vm)?.ok_or_else(|| no_attribute(&zelf, &name, vm))
     };
-    method_of(
+    crate::binding::method_descriptor(
         "__getattr__",
         "A parameter, buffer or submodule of this module, by name.",
         getattr,
@@ -69,7 +69,7 @@ pub(crate) fn getattribute_method(module_getattr: PyObjectRef, vm: &VirtualMachi
         }
         Err(no_attribute(&zelf, &name, vm))
     };
-    method_of(
+    crate::binding::method_descriptor(
         "__getattribute__",
         "Return getattr(self, name).",
         getattribute,
@@ -115,26 +115,6 @@ fn no_attribute(
         zelf.class().name(),
         name.expect_str()
     ))
-}
-
-/// A method descriptor for `f`, leaked as every native definition is.
-fn method_of<F, Kind>(
-    name: &'static str,
-    doc: &'static str,
-    f: F,
-    vm: &VirtualMachine,
-) -> PyObjectRef
-where
-    F: IntoPyNativeFn<Kind>,
-{
-    let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
-        name,
-        func: Box::leak(Box::new(f.into_func())),
-        flags: PyMethodFlags::METHOD,
-        doc: Some(doc),
-    }));
-    // Bound to `object` so that the descriptor accepts any Module subclass.
-    def.build_method(&vm.ctx, vm.ctx.types.object_type).into()
 }
 
 /// Whether `_call_impl` would only call `forward`: the instance has no
