@@ -9,6 +9,7 @@ use fxvm_vm::binding;
 use rustpython_vm::builtins::PyDict;
 use rustpython_vm::common::lock::PyRwLock;
 use rustpython_vm::function::FuncArgs;
+use rustpython_vm::object::{Traverse, TraverseFn};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
 
 /// One graph whose every input is a tensor of fixed dtype and sizes.
@@ -22,10 +23,34 @@ struct Exact {
 
 /// `torch._C._fx.ExactCalls`: a compiled function's graphs that a call can
 /// match by its tensors' dtypes and sizes alone.
-#[pyclass(module = "torch._C._fx", name = "ExactCalls")]
+#[pyclass(module = "torch._C._fx", name = "ExactCalls", traverse = "manual")]
 #[derive(PyPayload, Default)]
 pub(crate) struct PyExactCalls {
     graphs: PyRwLock<Vec<Exact>>,
+}
+
+// SAFETY: `traverse` visits each object the table owns exactly once (each
+// graph's replay and entry), and `clear` moves all of them out. A table is
+// owned by its compiled function, so cycles through it must be collectable.
+unsafe impl Traverse for PyExactCalls {
+    fn traverse(&self, f: &mut TraverseFn<'_>) {
+        // Nothing else holds the lock during a collection; if something
+        // does, skipping only delays freeing.
+        let Some(graphs) = self.graphs.try_read() else {
+            return;
+        };
+        for g in graphs.iter() {
+            g.run.traverse(f);
+            g.entry.traverse(f);
+        }
+    }
+
+    fn clear(&mut self, out: &mut Vec<PyObjectRef>) {
+        for g in self.graphs.get_mut().drain(..) {
+            out.push(g.run);
+            out.push(g.entry);
+        }
+    }
 }
 
 impl std::fmt::Debug for PyExactCalls {
