@@ -1,5 +1,6 @@
 //! The `fxvm` command line: argument parsing and dispatch to subcommands.
 
+mod allocator;
 mod check;
 mod lint;
 mod run;
@@ -58,6 +59,7 @@ const USAGE_ERROR: u8 = 2;
 /// Parses the process arguments and runs the chosen subcommand; an error
 /// ends as one line `fxvm: error: …` and status 2.
 pub fn main() -> ExitCode {
+    allocator::tune();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
