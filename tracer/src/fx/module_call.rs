@@ -80,8 +80,9 @@ fn record_call(
 ) -> PyResult {
     let name_str = name
         .downcast_ref::<PyStr>()
-        .map(|s| s.expect_str().to_owned())
-        .ok_or_else(|| vm.new_type_error("a module's qualified name is a str"))?;
+        .ok_or_else(|| vm.new_type_error("a module's qualified name is a str"))
+        .and_then(|s| super::walk::utf8_name(s, vm))?
+        .to_owned();
     let num_calls = tracer.get_attr("num_calls", vm)?;
     let calls = match num_calls.get_item(name.as_object(), vm) {
         Ok(n) => n.try_to_value::<usize>(vm)?,
