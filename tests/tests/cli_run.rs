@@ -518,3 +518,29 @@ fn garbage_of_a_loop_of_traces_is_collected_without_gc_collect() {
         "{out:?}"
     );
 }
+
+#[test]
+fn strings_with_a_lone_surrogate_are_value_errors_not_crashes() {
+    // No Rust string holds a lone surrogate; op arguments, names in graphs
+    // and module paths holding one used to panic the process.
+    let dir = Scratch::new("surrogates");
+    let script = dir.write(
+        "s.py",
+        "import torch\nimport torch.fx as fx\nimport torch.nn as nn\nS = '\\ud800'\n\n\
+         class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        \
+         self.add_module(S, nn.ReLU())\n\n    def forward(self, x):\n        return getattr(self, S)(x)\n\n\
+         def rename():\n    g = fx.Graph()\n    g.placeholder('x').name = S\n\n\
+         def method():\n    g = fx.Graph()\n    g.call_method(S, (g.placeholder('x'),))\n    g.python_code('self')\n\n\
+         cases = [lambda: torch.einsum(S, torch.ones(2)), lambda: torch.ones(2).type(S),\n         \
+         lambda: torch.nn.functional.mse_loss(torch.ones(2), torch.ones(2), reduction=S),\n         \
+         lambda: fx.symbolic_trace(M()), rename, method]\n\
+         for case in cases:\n    try:\n        case()\n    except ValueError as e:\n        print(e)\n",
+    );
+    let out = run(&["run", script.to_str().unwrap()]);
+    let line = "fxvm needs UTF-8 text here, and '\\ud800' has a lone surrogate\n";
+    assert_eq!(
+        (out.status, out.stdout.as_str()),
+        (Some(0), line.repeat(6).as_str()),
+        "{out:?}"
+    );
+}

@@ -14,6 +14,7 @@ use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 use crate::sym::PySymExpr;
+use fxvm_vm::text::Utf8;
 
 /// The caller's answers, with the first Python error they raised kept.
 struct PyOracle<'a> {
@@ -414,7 +415,7 @@ pub(crate) fn fake_torch_function(
     if vm.is_none(&out) {
         let name = func
             .get_attr("__qualname__", vm)
-            .and_then(|q| q.str(vm).map(|s| s.expect_str().to_owned()))
+            .and_then(|q| q.str(vm).map(|s| s.lossy().into_owned()))
             .unwrap_or_else(|_| "this op".to_owned());
         // `import` answers the top package; the module itself is in sys.modules.
         let no_rule = vm

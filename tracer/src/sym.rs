@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use fxvm_symbolic::{Expr, Relation, SymbolicError, Value};
+use fxvm_vm::text::Utf8;
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyDictRef, PyFloat, PyInt, PyType};
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::types::{Constructor, Representable};
@@ -228,7 +229,7 @@ impl PySymExpr {
     fn eval(&self, bindings: PyDictRef, vm: &VirtualMachine) -> PyResult {
         let mut values = HashMap::new();
         for (k, v) in &bindings {
-            let name = k.str(vm)?.expect_str().to_owned();
+            let name = k.str(vm)?.text(vm)?.to_owned();
             let value = match constant(&v, vm)? {
                 Some(c) => match (c.as_bool(), c.as_number()) {
                     (Some(b), _) => Value::Bool(b),
@@ -253,7 +254,7 @@ impl PySymExpr {
     fn subs(&self, replacements: PyDictRef, vm: &VirtualMachine) -> PyResult<PyRef<Self>> {
         let mut map = HashMap::new();
         for (k, v) in &replacements {
-            map.insert(k.str(vm)?.expect_str().to_owned(), operand(&v, vm)?);
+            map.insert(k.str(vm)?.text(vm)?.to_owned(), operand(&v, vm)?);
         }
         self.expr
             .subs(&map)
@@ -294,7 +295,7 @@ impl PySymExpr {
             let [lo, hi] = <[PyObjectRef; 2]>::try_from(pair)
                 .map_err(|_| vm.new_type_error("a range is a (lo, hi) pair"))?;
             map.insert(
-                k.str(vm)?.expect_str().to_owned(),
+                k.str(vm)?.text(vm)?.to_owned(),
                 fxvm_symbolic::Range {
                     lo: end(lo)?,
                     hi: end(hi)?,

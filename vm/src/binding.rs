@@ -14,18 +14,18 @@ use crate::tensor::{DType, Tensor};
 /// by the name and module the callable reports.
 pub fn op_of(func: &PyObjectRef, vm: &VirtualMachine) -> Option<&'static Op> {
     let name = func.get_attr("__name__", vm).ok()?.str(vm).ok()?;
-    let name = name.expect_str();
+    let name = name.to_str()?;
     let qualname = func
         .get_attr("__qualname__", vm)
         .ok()
         .and_then(|q| q.str(vm).ok());
-    if qualname.is_some_and(|q| q.expect_str().starts_with("Tensor.")) {
+    if qualname.is_some_and(|q| q.to_str().is_some_and(|q| q.starts_with("Tensor."))) {
         return registry()
             .named(name)
             .find(|op| op.places.contains(&Place::Method));
     }
     let module = func.get_attr("__module__", vm).ok()?.str(vm).ok()?;
-    match module.expect_str() {
+    match module.to_str()? {
         "torch" | "torch.functional" => registry()
             .named(name)
             .find(|op| op.places.iter().any(|p| p.is_torch())),
@@ -108,7 +108,7 @@ pub fn kwargs(o: &PyObjectRef, vm: &VirtualMachine) -> rustpython_vm::function::
         .map(|d| {
             d.items_vec()
                 .into_iter()
-                .filter_map(|(k, v)| Some((k.str(vm).ok()?.expect_str().to_owned(), v)))
+                .filter_map(|(k, v)| Some((k.str(vm).ok()?.to_str()?.to_owned(), v)))
                 .collect()
         })
         .unwrap_or_default()

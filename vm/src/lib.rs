@@ -11,6 +11,7 @@ mod native;
 pub mod nesting;
 pub mod policy;
 pub mod script;
+pub mod text;
 
 pub use fxvm_tensor as tensor;
 pub use interp::{Config, build, build_from, builder};

@@ -6,6 +6,7 @@ use clap::{Args, ValueEnum};
 use rustpython_vm::{AsObject, PyResult, VirtualMachine};
 
 use super::ExitStatus;
+use fxvm_vm::text::Utf8;
 
 /// The text form to print.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -123,7 +124,7 @@ pub(crate) fn traced_text(target: &Target, format: Format) -> anyhow::Result<Opt
                 let message = exc
                     .as_object()
                     .str(vm)
-                    .map(|s| s.expect_str().to_owned())
+                    .map(|s| s.lossy().into_owned())
                     .unwrap_or_default();
                 Err(anyhow::anyhow!(message))
             }
@@ -188,7 +189,7 @@ fn run_trace(vm: &VirtualMachine, target: &Target, format: Format) -> PyResult<S
         rustpython_vm::function::FuncArgs::new(args, rustpython_vm::function::KwArgs::default()),
         vm,
     )?;
-    Ok(text.str(vm)?.expect_str().to_owned())
+    Ok(text.str(vm)?.text(vm)?.to_owned())
 }
 
 pub(crate) fn run(args: TraceArgs) -> anyhow::Result<ExitStatus> {

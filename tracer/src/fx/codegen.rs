@@ -12,6 +12,7 @@ use super::format::{qualified_name, type_repr as plain_type_repr};
 use super::graph::{PyGraph, reserved};
 use super::namespace::{CUSTOM_BUILTINS, Namespace};
 use super::node::{NodeRef, Op, PyNode, id};
+use fxvm_vm::text::Utf8;
 
 /// `operator` functions printed as Python operators.
 fn magic_method(name: &str) -> Option<&'static str> {
@@ -103,7 +104,7 @@ fn is_from_torch(obj: &PyObject, g: &Globals, vm: &VirtualMachine) -> PyResult<b
     if let Some(module) = vm.get_attribute_opt(obj.to_owned(), "__module__")?
         && let Some(module) = module.downcast_ref::<PyStr>()
     {
-        let parts: Vec<&str> = module.expect_str().split('.').collect();
+        let parts: Vec<&str> = module.text(vm)?.split('.').collect();
         let n = parts.len();
         return Ok(parts[0] == "torch"
             && parts.iter().all(|p| !p.is_empty())
@@ -114,10 +115,10 @@ fn is_from_torch(obj: &PyObject, g: &Globals, vm: &VirtualMachine) -> PyResult<b
     }
     if let Some(name) = vm.get_attribute_opt(obj.to_owned(), "__name__")?
         && let Some(name) = name.downcast_ref::<PyStr>()
-        && name.expect_str() != "torch"
+        && name.text(vm)? != "torch"
     {
         for guess in [&g.torch, &g.functional] {
-            if let Some(v) = super::attr(guess, name.expect_str(), vm)?
+            if let Some(v) = super::attr(guess, name.text(vm)?, vm)?
                 && v.is(obj)
             {
                 return Ok(true);
@@ -295,7 +296,7 @@ impl Gen<'_> {
             || cls.is(vm.ctx.types.bool_type)
             || vm.is_none(arg)
         {
-            return Ok(arg.repr(vm)?.expect_str().to_owned());
+            return Ok(arg.repr(vm)?.text(vm)?.to_owned());
         }
         if let Some(t) = arg.downcast_ref::<PyTuple>() {
             if !cls.is(vm.ctx.types.tuple_type)
@@ -305,10 +306,7 @@ impl Gen<'_> {
                 let qualified = qualified_name(&ty, vm)?;
                 let name = self.add_global(&qualified, &ty)?;
                 let plain = vm.ctx.new_tuple(t.as_slice().to_vec());
-                return Ok(format!(
-                    "{name}{}",
-                    plain.as_object().repr(vm)?.expect_str()
-                ));
+                return Ok(format!("{name}{}", plain.as_object().repr(vm)?.text(vm)?));
             }
             let parts = t
                 .iter()
@@ -326,7 +324,7 @@ impl Gen<'_> {
             let name = self.add_global(&cls.name(), &ty)?;
             return Ok(format!(
                 "{name}.{}",
-                arg.get_attr("name", vm)?.str(vm)?.expect_str()
+                arg.get_attr("name", vm)?.str(vm)?.text(vm)?
             ));
         }
         if let Some(c) = arg.downcast_ref::<PyComplex>() {
@@ -336,18 +334,18 @@ impl Gen<'_> {
                 let im = self.repr(&vm.ctx.new_float(v.im).into())?;
                 return Ok(format!("complex({re}, {im})"));
             }
-            return Ok(arg.repr(vm)?.expect_str().to_owned());
+            return Ok(arg.repr(vm)?.text(vm)?.to_owned());
         }
         let tensor = self.globals.torch.get_attr("Tensor", vm)?;
         if arg.is_instance(&tensor, vm)? {
             let size: Vec<PyObjectRef> = vm.call_method(arg, "size", ())?.try_to_value(vm)?;
             let size = size
                 .iter()
-                .map(|s| s.repr(vm).map(|s| s.expect_str().to_owned()))
+                .map(|s| Ok(s.repr(vm)?.text(vm)?.to_owned()))
                 .collect::<PyResult<Vec<_>>>()?;
             let dtype = arg.get_attr("dtype", vm)?.str(vm)?;
             let dtype = dtype
-                .expect_str()
+                .text(vm)?
                 .rsplit('.')
                 .next()
                 .unwrap_or_default()
@@ -378,11 +376,11 @@ impl Gen<'_> {
             let parts = d
                 .items_vec()
                 .into_iter()
-                .map(|(k, v)| Ok(format!("{}: {}", k.repr(vm)?.expect_str(), self.repr(&v)?)))
+                .map(|(k, v)| Ok(format!("{}: {}", k.repr(vm)?.text(vm)?, self.repr(&v)?)))
                 .collect::<PyResult<Vec<_>>>()?;
             return Ok(format!("{{{}}}", parts.join(", ")));
         }
-        Ok(arg.repr(vm)?.expect_str().to_owned())
+        Ok(arg.repr(vm)?.text(vm)?.to_owned())
     }
 
     fn format_args(&mut self, args: &[PyObjectRef], kwargs: &PyObject) -> PyResult<String> {
@@ -394,7 +392,7 @@ impl Gen<'_> {
             for (k, v) in d.items_vec() {
                 parts.push(format!(
                     "{} = {}",
-                    k.str(self.vm)?.expect_str(),
+                    k.str(self.vm)?.text(self.vm)?,
                     self.repr(&v)?
                 ));
             }
@@ -414,8 +412,8 @@ impl Gen<'_> {
             .get_attribute_opt(target.clone(), "__name__")?
             .and_then(|m| m.downcast::<PyStr>().ok());
         let kind = match (
-            module.as_ref().map(|m| m.expect_str()),
-            name.as_ref().map(|n| n.expect_str()),
+            module.as_ref().map(|m| m.text(vm)).transpose()?,
+            name.as_ref().map(|n| n.text(vm)).transpose()?,
         ) {
             (Some("_operator"), Some(n)) if magic_method(n).is_some() => {
                 Target::Magic(magic_method(n).expect("checked"))
@@ -451,7 +449,8 @@ fn stack_summary(node: &Py<PyNode>, vm: &VirtualMachine) -> String {
     let Some(trace) = trace else {
         return "No stacktrace found for following nodes".to_owned();
     };
-    let lines: Vec<&str> = trace.expect_str().lines().collect();
+    let text = trace.lossy();
+    let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate().rev() {
         let l = line.trim_start();
         if let Some(rest) = l.strip_prefix("File \"")
@@ -542,7 +541,7 @@ fn generate(
         let kwargs = node.kwargs_dict();
         match op {
             Op::Placeholder => {
-                let target = target.str(vm)?.expect_str().to_owned();
+                let target = target.str(vm)?.text(vm)?.to_owned();
                 let default = match args.as_slice().first() {
                     Some(d) => format!(" = {}", g.repr(d)?),
                     None => String::new(),
@@ -556,7 +555,7 @@ fn generate(
                 continue;
             }
             Op::CallMethod => {
-                let method = target.str(vm)?.expect_str().to_owned();
+                let method = target.str(vm)?.text(vm)?.to_owned();
                 let (first, rest) = args
                     .as_slice()
                     .split_first()
@@ -595,13 +594,13 @@ fn generate(
                     if global == "getattr"
                         && a.len() == 2
                         && let Some(attr) = a[1].downcast_ref::<PyStr>()
-                        && is_identifier(attr.expect_str())
+                        && is_identifier(attr.text(vm)?)
                     {
                         let recv = g.repr(&a[0])?;
                         let name = g.node_name(node);
                         body.push(format!(
                             "{name}{annotation} = {}",
-                            format_target(&recv, attr.expect_str())
+                            format_target(&recv, attr.text(vm)?)
                         ));
                     } else {
                         let call = g.format_args(a, kwargs.as_object())?;
@@ -617,7 +616,7 @@ fn generate(
                 }
             },
             Op::CallModule => {
-                let module = target.str(vm)?.expect_str().to_owned();
+                let module = target.str(vm)?.text(vm)?.to_owned();
                 let call = g.format_args(args.as_slice(), kwargs.as_object())?;
                 let name = g.node_name(node);
                 body.push(format!(
@@ -626,7 +625,7 @@ fn generate(
                 ));
             }
             Op::GetAttr => {
-                let attr = target.str(vm)?.expect_str().to_owned();
+                let attr = target.str(vm)?.text(vm)?.to_owned();
                 let name = g.node_name(node);
                 body.push(format!(
                     "{name}{annotation} = {}",

@@ -9,6 +9,7 @@ use rustpython_vm::builtins::{PyDict, PyList, PySlice, PyTuple, PyType};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 
 use super::hooks::{class, keeps, loaded};
+use fxvm_vm::text::Utf8;
 
 /// Whether `tracer` keeps every hook the native recorder stands for, and no
 /// Transformer is preserving node meta (which `create_node` must copy).
@@ -108,13 +109,13 @@ fn is_tensor_method(func: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
     {
         let name = owner.get_attr("__name__", vm)?;
         let name = name.str(vm)?;
-        return Ok(super::attr(&tensor, name.expect_str(), vm)?.is_some_and(|a| a.is(&owner)));
+        return Ok(super::attr(&tensor, name.text(vm)?, vm)?.is_some_and(|a| a.is(&owner)));
     }
     let Some(name) = super::attr(func, "__name__", vm)? else {
         return Ok(false);
     };
     let name = name.str(vm)?;
-    Ok(super::attr(&tensor, name.expect_str(), vm)?.is_some_and(|a| a.is(func)))
+    Ok(super::attr(&tensor, name.text(vm)?, vm)?.is_some_and(|a| a.is(func)))
 }
 
 /// `Proxy.__torch_function__(cls, func, types, args, kwargs)`.
@@ -149,8 +150,8 @@ pub(crate) fn torch_function(
             let method = func.str(vm)?;
             return Err(vm.new_runtime_error(format!(
                 "Found multiple different tracers {} while trying to trace operations {}",
-                list.expect_str(),
-                method.expect_str()
+                list.text(vm)?,
+                method.text(vm)?
             )));
         }
     };

@@ -6,16 +6,17 @@ use rustpython_vm::{AsObject, Py, PyObject, PyObjectRef, PyResult, VirtualMachin
 
 use super::graph::PyGraph;
 use super::node::{Op, PyNode};
+use fxvm_vm::text::Utf8;
 
 fn attr_str(obj: &PyObject, name: &str, vm: &VirtualMachine) -> PyResult<Option<String>> {
     match super::attr(obj, name, vm)? {
-        Some(v) if !vm.is_none(&v) => Ok(Some(v.str(vm)?.expect_str().to_owned())),
+        Some(v) if !vm.is_none(&v) => Ok(Some(v.str(vm)?.text(vm)?.to_owned())),
         _ => Ok(None),
     }
 }
 
 fn py_str(obj: &PyObject, vm: &VirtualMachine) -> PyResult<String> {
-    Ok(obj.str(vm)?.expect_str().to_owned())
+    Ok(obj.str(vm)?.text(vm)?.to_owned())
 }
 
 /// `_type_repr`: classes by module and qualified name, functions by name.
@@ -39,7 +40,7 @@ pub(crate) fn type_repr(obj: &PyObject, vm: &VirtualMachine) -> PyResult<String>
     if obj.class().is(vm.ctx.types.function_type) {
         return Ok(attr_str(obj, "__name__", vm)?.unwrap_or_default());
     }
-    Ok(obj.repr(vm)?.expect_str().to_owned())
+    Ok(obj.repr(vm)?.text(vm)?.to_owned())
 }
 
 /// `_get_qualified_name`: how code names a callable (`torch.relu`, `math.sqrt`).
@@ -94,7 +95,7 @@ pub(crate) fn qualified_name(func: &PyObject, vm: &VirtualMachine) -> PyResult<S
                 vm.new_runtime_error(format!(
                     "cannot find module for {}",
                     func.str(vm)
-                        .map(|s| s.expect_str().to_owned())
+                        .map(|s| s.lossy().into_owned())
                         .unwrap_or_default()
                 ))
             })?
@@ -109,7 +110,7 @@ pub(crate) fn qualified_name(func: &PyObject, vm: &VirtualMachine) -> PyResult<S
 /// `Node._pretty_print_target`: `operator.add`, `builtins.sum`, `torch.relu`.
 pub(crate) fn pretty_target(target: &PyObject, vm: &VirtualMachine) -> PyResult<String> {
     if let Some(s) = target.downcast_ref::<PyStr>() {
-        return Ok(s.expect_str().to_owned());
+        return Ok(s.text(vm)?.to_owned());
     }
     if let Some(module) = attr_str(target, "__module__", vm)? {
         let Some(name) = attr_str(target, "__name__", vm)? else {
@@ -355,18 +356,18 @@ pub(crate) fn graph_str(graph: &Py<PyGraph>, vm: &VirtualMachine) -> PyResult<St
 pub(crate) fn value_summary(val: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<String>> {
     let class = val.class().name().to_string();
     if matches!(class.as_str(), "SymInt" | "SymFloat" | "SymBool") {
-        return Ok(Some(format!("Sym({})", val.str(vm)?.expect_str())));
+        return Ok(Some(format!("Sym({})", val.str(vm)?.text(vm)?)));
     }
     let tensor = vm.import("torch", 0)?.get_attr("Tensor", vm)?;
     if !val.is_instance(&tensor, vm)? && class != "TensorMetadata" && class != "FakeTensor" {
         return Ok(None);
     }
     let dtype = val.get_attr("dtype", vm)?.str(vm)?;
-    let abbr = dtype_abbr(dtype.expect_str().trim_start_matches("torch."));
+    let abbr = dtype_abbr(dtype.text(vm)?.trim_start_matches("torch."));
     let shape: Vec<PyObjectRef> = val.get_attr("shape", vm)?.try_to_value(vm)?;
     let shape = shape
         .iter()
-        .map(|s| s.str(vm).map(|s| s.expect_str().to_owned()))
+        .map(|s| Ok(s.str(vm)?.text(vm)?.to_owned()))
         .collect::<PyResult<Vec<_>>>()?;
     Ok(Some(format!("{abbr}[{}]", shape.join(", "))))
 }

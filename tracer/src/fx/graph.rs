@@ -19,6 +19,7 @@ use rustpython_vm::{
 use super::args::Containers;
 use super::namespace::{Namespace, Reserved, snake_case};
 use super::node::{NodeRef, Op, PyNode, id};
+use fxvm_vm::text::Utf8;
 
 /// Where `create_node` puts new nodes (torch.fx's `graph._insert`).
 #[derive(Clone)]
@@ -107,7 +108,8 @@ pub(crate) fn reserved(vm: &VirtualMachine) -> &'static Reserved {
             .iter()
             .filter_map(|k| {
                 k.downcast_ref::<rustpython_vm::builtins::PyStr>()
-                    .map(|s| s.expect_str().to_owned())
+                    .and_then(|s| s.to_str())
+                    .map(str::to_owned)
             })
             .collect();
         Reserved::new(builtins.iter().map(String::as_str))
@@ -118,7 +120,7 @@ fn type_name(obj: &PyObjectRef, vm: &VirtualMachine) -> String {
     let class: PyObjectRef = obj.class().to_owned().into();
     class
         .repr(vm)
-        .map(|s| s.expect_str().to_owned())
+        .map(|s| s.lossy().into_owned())
         .unwrap_or_default()
 }
 
@@ -183,14 +185,14 @@ impl PyGraph {
             let users_repr = to_erase.as_object().get_attr("users", vm)?.repr(vm)?;
             return Err(vm.new_runtime_error(format!(
                 "Tried to erase Node {} but it still had {users} users in the graph: {}!",
-                to_erase.as_object().str(vm)?.expect_str(),
-                users_repr.expect_str()
+                to_erase.as_object().str(vm)?.text(vm)?,
+                users_repr.text(vm)?
             )));
         }
         if !to_erase.graph.is(zelf) {
             return Err(vm.new_runtime_error(format!(
                 "Attempting to remove {} from wrong graph!",
-                to_erase.as_object().str(vm)?.expect_str()
+                to_erase.as_object().str(vm)?.text(vm)?
             )));
         }
         if to_erase.is_erased() {
@@ -247,7 +249,7 @@ impl PyGraph {
     /// `_target_to_str`: the name a node calling `target` starts from.
     pub(crate) fn target_to_str(target: &PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
         if let Some(s) = target.downcast_ref::<rustpython_vm::builtins::PyStr>() {
-            let s = s.expect_str();
+            let s = s.text(vm)?;
             let op = if s.len() >= 4 && s.starts_with("__") && s.ends_with("__") {
                 &s[2..s.len() - 2]
             } else {
@@ -257,7 +259,7 @@ impl PyGraph {
         }
         if target.is_callable() {
             let name = target.get_attr("__name__", vm)?;
-            return Ok(snake_case(name.str(vm)?.expect_str()));
+            return Ok(snake_case(name.str(vm)?.text(vm)?));
         }
         Err(super::assertion(
             vm,
@@ -296,7 +298,7 @@ impl PyGraph {
             ));
         }
         let candidate = match &name {
-            Some(n) => n.expect_str().to_owned(),
+            Some(n) => n.text(vm)?.to_owned(),
             None => Self::target_to_str(&target, vm)?,
         };
         let reserved = reserved(vm);
@@ -327,9 +329,9 @@ impl PyGraph {
             let tname = vm.call_method(&torch, "typename", (target.clone(),))?;
             return Err(vm.new_value_error(format!(
                 "Node [graph = {}, name = '{name}'] target {} has type {} but {expected} is expected",
-                graph.str(vm)?.expect_str(),
-                target.str(vm)?.expect_str(),
-                tname.str(vm)?.expect_str()
+                graph.str(vm)?.text(vm)?,
+                target.str(vm)?.text(vm)?,
+                tname.str(vm)?.text(vm)?
             )));
         }
         let node = PyNode::new(graph, name.clone(), op, target, ty, vm).into_ref(&vm.ctx);
@@ -513,7 +515,7 @@ impl PyGraph {
     fn create_node(zelf: &Py<Self>, a: CreateNodeArgs, vm: &VirtualMachine) -> PyResult<NodeRef> {
         Self::create(
             zelf,
-            a.op.expect_str(),
+            a.op.text(vm)?,
             a.target,
             opt(a.args, vm),
             opt(a.kwargs, vm),
@@ -662,7 +664,7 @@ impl PyGraph {
         let op = kw.pop_kwarg("op").ok_or_else(|| {
             vm.new_type_error("find_nodes() missing required keyword-only argument: 'op'")
         })?;
-        let op = op.str(vm)?.expect_str().to_owned();
+        let op = op.str(vm)?.text(vm)?.to_owned();
         let target = kw.pop_kwarg("target").filter(|t| !vm.is_none(t));
         if op == "call_function" && target.is_none() {
             return Err(super::assertion(

@@ -48,6 +48,7 @@ mod module {
     use super::args::{self, Containers, Leaf};
     use super::graph::PyGraph;
     use super::node::PyNode;
+    use fxvm_vm::text::Utf8;
 
     /// `Node`, with its text methods (`format_node`, `_pretty_print_target`)
     /// installed from the text layer: the node data knows nothing of printing.
@@ -142,19 +143,16 @@ mod module {
                     .map_err(|_| vm.new_type_error("pytree info is (orig_args, has_out_spec)"))?;
                 let args: Vec<rustpython_vm::builtins::PyStrRef> = args.try_into_value(vm)?;
                 Some(super::codegen::PyTree {
-                    orig_args: args.iter().map(|a| a.expect_str().to_owned()).collect(),
+                    orig_args: args
+                        .iter()
+                        .map(|a| Ok(a.text(vm)?.to_owned()))
+                        .collect::<PyResult<_>>()?,
                     out_spec: out.try_to_bool(vm)?,
                 })
             }
             None => None,
         };
-        super::codegen::python_code(
-            &graph,
-            root_module.expect_str(),
-            verbose,
-            pytree.as_ref(),
-            vm,
-        )
+        super::codegen::python_code(&graph, root_module.text(vm)?, verbose, pytree.as_ref(), vm)
     }
 
     #[pyattr(name = "GraphBase")]
@@ -234,9 +232,9 @@ mod module {
     ) -> PyResult<String> {
         let text = |o: &PyObjectRef| -> PyResult<String> {
             if let Some(s) = o.downcast_ref::<PyStr>() {
-                return Ok(s.expect_str().to_owned());
+                return Ok(s.text(vm)?.to_owned());
             }
-            Ok(o.str(vm)?.expect_str().to_owned())
+            Ok(o.str(vm)?.text(vm)?.to_owned())
         };
         let headers = headers.iter().map(text).collect::<PyResult<Vec<_>>>()?;
         let rows = rows
@@ -378,7 +376,7 @@ mod module {
         super::record::create_proxy(
             a.tracer,
             a.proxy_cls,
-            a.kind.expect_str(),
+            a.kind.text(vm)?,
             a.target,
             a.args,
             a.kwargs,
@@ -438,7 +436,7 @@ mod module {
         kwargs: PyObjectRef,
         vm: &VirtualMachine,
     ) -> PyResult {
-        super::dispatch::record(tracer, kind.expect_str(), target, args, kwargs, vm)
+        super::dispatch::record(tracer, kind.text(vm)?, target, args, kwargs, vm)
     }
 
     /// `Graph.eliminate_dead_code` on this graph (see `passes.rs`); the
@@ -493,7 +491,7 @@ mod module {
             tensor,
         };
         for t in targets {
-            super::walk::copy_attr(&from, &to, t.expect_str(), &c, vm)?;
+            super::walk::copy_attr(&from, &to, t.text(vm)?, &c, vm)?;
         }
         Ok(())
     }

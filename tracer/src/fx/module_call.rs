@@ -9,6 +9,7 @@ use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 
 use super::hooks::{class, keeps, loaded};
+use fxvm_vm::text::Utf8;
 
 /// How to run a module that is traced into.
 pub(crate) enum Forward {
@@ -81,7 +82,7 @@ fn record_call(
     let name_str = name
         .downcast_ref::<PyStr>()
         .ok_or_else(|| vm.new_type_error("a module's qualified name is a str"))
-        .and_then(|s| super::walk::utf8_name(s, vm))?
+        .and_then(|s| s.text(vm))?
         .to_owned();
     let num_calls = tracer.get_attr("num_calls", vm)?;
     let calls = match num_calls.get_item(name.as_object(), vm) {
@@ -105,7 +106,7 @@ fn record_call(
     let leaf = if keeps(tracer, base, "is_leaf_module", vm) {
         let module = module_type.get_attr("__module__", vm)?;
         let module = module.str(vm)?;
-        let module = module.expect_str();
+        let module = module.text(vm)?;
         let sequential = loaded("torch.nn", vm)?.get_attr("Sequential", vm)?;
         (module.starts_with("torch.nn") || module.starts_with("torch.ao.nn"))
             && !m.is_instance(&sequential, vm)?
@@ -129,7 +130,7 @@ fn record_call(
             Some(d) => d
                 .items_vec()
                 .into_iter()
-                .map(|(k, v)| Ok((k.str(vm)?.expect_str().to_owned(), v)))
+                .map(|(k, v)| Ok((k.str(vm)?.text(vm)?.to_owned(), v)))
                 .collect::<PyResult<rustpython_vm::function::KwArgs>>()?,
             None => Default::default(),
         };

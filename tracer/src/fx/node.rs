@@ -14,6 +14,7 @@ use rustpython_vm::{
 
 use super::args::{self, Leaf};
 use super::graph::PyGraph;
+use fxvm_vm::text::Utf8;
 
 pub(crate) type NodeRef = PyRef<PyNode>;
 /// Nodes keyed by identity, in insertion order (torch.fx's `dict[Node, None]`).
@@ -384,7 +385,7 @@ impl PyNode {
                 vm,
             )?;
         }
-        zelf.s.write().name = value.expect_str().to_owned();
+        zelf.s.write().name = value.text(vm)?.to_owned();
         Ok(())
     }
 
@@ -395,8 +396,8 @@ impl PyNode {
 
     #[pygetset(setter, name = "op")]
     fn set_op(&self, value: PyStrRef, vm: &VirtualMachine) -> PyResult<()> {
-        let op = Op::parse(value.expect_str()).ok_or_else(|| {
-            vm.new_value_error(format!("op '{}' is not in _legal_ops", value.expect_str()))
+        let op = Op::parse(value.text(vm)?).ok_or_else(|| {
+            vm.new_value_error(format!("op '{}' is not in _legal_ops", value.lossy()))
         })?;
         self.s.write().op = op;
         Ok(())
@@ -587,7 +588,7 @@ impl PyNode {
         for (k, v) in zelf.kwargs_dict().items_vec() {
             d.set_item(&*k, v, vm)?;
         }
-        d.set_item(key.expect_str(), arg, vm)?;
+        d.set_item(key.text(vm)?, arg, vm)?;
         Self::set_args_kwargs(zelf, None, Some(d.into()), vm)
     }
 
@@ -666,12 +667,14 @@ impl PyNode {
 
     /// Renames to a fresh name derived from `candidate`.
     #[pymethod]
-    fn _rename(zelf: &Py<Self>, candidate: PyStrRef, vm: &VirtualMachine) {
-        if candidate.expect_str() == zelf.name() {
-            return;
+    fn _rename(zelf: &Py<Self>, candidate: PyStrRef, vm: &VirtualMachine) -> PyResult<()> {
+        let candidate = candidate.text(vm)?;
+        if candidate == zelf.name() {
+            return Ok(());
         }
-        let name = zelf.owner().rename(zelf, candidate.expect_str(), vm);
+        let name = zelf.owner().rename(zelf, candidate, vm);
         zelf.s.write().name = name;
+        Ok(())
     }
 
     /// Whether dead-code elimination must keep this node.

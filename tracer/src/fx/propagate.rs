@@ -8,6 +8,7 @@ use rustpython_vm::builtins::{PyInt, PyList, PyTuple};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 
 use super::node::{Op, PyNode};
+use fxvm_vm::text::Utf8;
 
 /// `a` with every node replaced by its value; `None` when a node has none
 /// or `a` holds something this pass leaves to Python (slices, dicts …).
@@ -108,7 +109,7 @@ fn native_value(
         && !target.is(getitem)
         && target
             .get_attr("__module__", vm)
-            .is_ok_and(|m| m.str(vm).is_ok_and(|s| s.expect_str() == "_operator"))
+            .is_ok_and(|m| m.str(vm).is_ok_and(|s| s.to_str() == Some("_operator")))
     {
         // An operator on fakes is the Tensor method computing it; on sizes
         // and numbers, the operator itself (SymInt arithmetic).
@@ -121,7 +122,7 @@ fn native_value(
             // `2 * x` has the sizes and dtype of `x * 2` (not so a product).
             let args = if is_fake(first) {
                 args.clone()
-            } else if name.str(vm)?.expect_str() != "matmul" {
+            } else if name.str(vm)?.text(vm)? != "matmul" {
                 vm.ctx
                     .new_tuple(vec![args_t[1].clone(), first.clone()])
                     .into()
@@ -153,7 +154,7 @@ fn native_value(
         Op::CallFunction => target,
         _ => {
             // A Tensor method on a fake (its own size methods stay in Python).
-            let name = target.str(vm)?.expect_str().to_owned();
+            let name = target.str(vm)?.text(vm)?.to_owned();
             if !is_fake(first) {
                 return Ok(None);
             }

@@ -2,7 +2,8 @@
 //! reading `_modules` and `__dict__` directly is far cheaper than running
 //! `named_modules()` generators in the interpreter.
 
-use rustpython_vm::builtins::{PyDict, PyDictRef, PyStr};
+use fxvm_vm::text::Utf8;
+use rustpython_vm::builtins::{PyDict, PyDictRef};
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 /// The children of `m` in order (`m._modules`, `None` entries skipped).
@@ -25,21 +26,11 @@ fn children(m: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Vec<(PyObjectRef, 
 
 fn join(prefix: &str, name: &PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
     let name = name.str(vm)?;
-    let name = utf8_name(&name, vm)?;
+    let name = name.text(vm)?;
     Ok(if prefix.is_empty() {
         name.to_owned()
     } else {
         format!("{prefix}.{name}")
-    })
-}
-
-/// A module or attribute name as UTF-8: fxvm's graphs name their targets in
-/// Rust strings, so a name with a lone surrogate is refused clearly.
-pub(crate) fn utf8_name<'a>(name: &'a PyStr, vm: &VirtualMachine) -> PyResult<&'a str> {
-    name.to_str().ok_or_else(|| {
-        vm.new_value_error(
-            "fxvm cannot trace a module whose submodule or attribute name has a lone surrogate (not valid UTF-8)",
-        )
     })
 }
 

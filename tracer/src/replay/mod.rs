@@ -19,6 +19,7 @@ use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyResult, VirtualMachi
 
 use crate::fx::node::{Op as Kind, PyNode};
 use fxvm_tensor::ops::subscript::{self, Index};
+use fxvm_vm::text::Utf8;
 use plan::{Arg, Item, Planner, Src, Step};
 use value::V;
 
@@ -101,7 +102,7 @@ impl PyPlan {
                 }
                 Kind::GetAttr => {
                     let mut value = root.clone();
-                    let target = node.target().str(vm)?.expect_str().to_owned();
+                    let target = node.target().str(vm)?.text(vm)?.to_owned();
                     for part in target.split('.') {
                         value = value.get_attr(&*vm.ctx.new_str(part), vm)?;
                     }
@@ -211,17 +212,17 @@ impl PyPlan {
         let message = exc
             .as_object()
             .str(vm)
-            .map(|s| s.expect_str().to_owned())
+            .map(|s| s.lossy().into_owned())
             .unwrap_or_default();
         let target = node
             .target()
             .str(vm)
-            .map(|s| s.expect_str().to_owned())
+            .map(|s| s.lossy().into_owned())
             .unwrap_or_default();
         let place = node
             .meta_get("source_loc", vm)
             .and_then(|l| l.str(vm).ok())
-            .map(|l| format!(", traced at {}", l.expect_str()))
+            .map(|l| format!(", traced at {}", l.lossy()))
             .unwrap_or_default();
         vm.new_exception_msg(
             exc.class().to_owned(),
@@ -578,13 +579,13 @@ impl PyPlan {
                         .ok()
                         .and_then(|m| m.str(vm).ok());
                     match module {
-                        Some(m) if m.expect_str() != "builtins" => {
-                            format!("{}.{}", m.expect_str(), q.str(vm)?.expect_str())
+                        Some(m) if m.text(vm)? != "builtins" => {
+                            format!("{}.{}", m.text(vm)?, q.str(vm)?.text(vm)?)
                         }
-                        _ => q.str(vm)?.expect_str().to_owned(),
+                        _ => q.str(vm)?.text(vm)?.to_owned(),
                     }
                 }
-                (_, Err(_)) => format!("Tensor.{}", target.str(vm)?.expect_str()),
+                (_, Err(_)) => format!("Tensor.{}", target.str(vm)?.text(vm)?),
             };
             rows.push(
                 vm.ctx

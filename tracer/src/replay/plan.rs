@@ -16,6 +16,7 @@ use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 use super::numeric::NumOp;
 use super::value::V;
 use crate::fx::node::{Op as Kind, PyNode};
+use fxvm_vm::text::Utf8;
 
 /// Where an op argument comes from.
 #[derive(Debug)]
@@ -258,7 +259,7 @@ impl Planner<'_> {
         let first = args.first().and_then(node_of);
         match node.op() {
             Kind::CallMethod => {
-                let name = target.str(vm)?.expect_str().to_owned();
+                let name = target.str(vm)?.text(vm)?.to_owned();
                 let Some(x) = first.filter(|n| makes(n, vm) == Makes::Tensor) else {
                     return python();
                 };
@@ -296,12 +297,12 @@ impl Planner<'_> {
                     .get_attr("__module__", vm)
                     .ok()
                     .and_then(|m| m.str(vm).ok())
-                    .map(|s| s.expect_str().to_owned());
+                    .map(|s| s.lossy().into_owned());
                 let name = target
                     .get_attr("__name__", vm)
                     .ok()
                     .and_then(|m| m.str(vm).ok())
-                    .map(|s| s.expect_str().to_owned());
+                    .map(|s| s.lossy().into_owned());
                 if matches!(module.as_deref(), Some("_operator" | "builtins" | "math")) {
                     let name = name.unwrap_or_default();
                     return self.operator_step(node, &name, args, kwargs, out);
@@ -378,7 +379,7 @@ impl Planner<'_> {
             ("getattr", [x, attr])
                 if attr
                     .downcast_ref::<PyStr>()
-                    .is_some_and(|s| s.expect_str() == "shape") =>
+                    .is_some_and(|s| s.to_str() == Some("shape")) =>
             {
                 match node_of(x)
                     .filter(|n| makes(n, vm) == Makes::Tensor)
@@ -418,7 +419,7 @@ impl Planner<'_> {
                 let Ok(method) = self.operators.get_item(name, vm) else {
                     return Ok(python);
                 };
-                let method = method.str(vm)?.expect_str().to_owned();
+                let method = method.str(vm)?.text(vm)?.to_owned();
                 self.op_or_python(node, method_op(&method), args, kwargs, out)
             }
             _ => Ok(python),

@@ -13,6 +13,7 @@ use crate::tensor::{Scalar, Tensor};
 use super::convert::{IntoPy, dtype_from_py, dtype_to_py, flatten_data, scalar, scalar_to_py};
 use super::generator::PyGenerator;
 use super::tensor::{PyTensor, wrap};
+use crate::text::Utf8;
 
 /// The object given for each parameter (explicit `None`s kept), in order,
 /// letting an `int[]` parameter also take its ints as varargs (`view(2, 3)`).
@@ -217,15 +218,16 @@ pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyRes
         Ty::Scalar => number()?.map(Value::Scalar),
         Ty::Bool => Some(Value::Bool(o.clone().try_to_bool(vm)?)),
         Ty::DType => dtype_from_py(o, vm).ok().map(Value::DType),
-        Ty::Str => o
-            .downcast_ref::<PyStr>()
-            .map(|s| Value::Str(s.expect_str().to_owned())),
+        Ty::Str => match o.downcast_ref::<PyStr>() {
+            Some(s) => Some(Value::Str(s.text(vm)?.to_owned())),
+            None => None,
+        },
         Ty::Device => {
             let is_device = o.downcast_ref::<PyStr>().is_some() || &*o.class().name() == "device";
             if !is_device {
                 return Ok(None);
             }
-            let name = o.str(vm)?.expect_str().to_owned();
+            let name = o.str(vm)?.text(vm)?.to_owned();
             // A CPU-only PyTorch refuses CUDA tensors with this error.
             if name.starts_with("cuda") {
                 return Err(vm.new_exception_msg(

@@ -9,6 +9,7 @@ use rustpython_vm::{
 };
 
 use crate::tensor::random::Generator;
+use crate::text::Utf8;
 
 #[pyclass(module = "torch._C", name = "Generator")]
 #[derive(Debug, PyPayload)]
@@ -96,7 +97,7 @@ impl Constructor for PyGenerator {
             .args
             .first()
             .or_else(|| args.kwargs.get("device"))
-            .map(|d| d.str(vm).map(|s| s.expect_str().to_owned()))
+            .map(|d| Ok(d.str(vm)?.text(vm)?.to_owned()))
             .transpose()?;
         if let Some(d) = device.filter(|d| d != "cpu") {
             return Err(vm.new_runtime_error(format!(

@@ -16,6 +16,7 @@ use crate::tensor::Tensor;
 
 use super::convert::IntoPy;
 use super::tensor::wrap;
+use crate::text::Utf8;
 
 /// Modules nothing may come from, even if the user allow-lists it (PyTorch's list).
 const BLOCKED_MODULES: [&str; 4] = ["sys", "os", "posix", "nt"];
@@ -416,7 +417,7 @@ impl<'a> Loader<'a> {
                         let k = k
                             .downcast::<PyStr>()
                             .map_err(|_| self.error("NEWOBJ_EX keywords must be strings".into()))?;
-                        fargs.kwargs.insert(k.expect_str().to_owned(), v);
+                        fargs.kwargs.insert(k.text(vm)?.to_owned(), v);
                     }
                 }
                 let new = cls.get_attr("__new__", vm)?;
@@ -511,14 +512,14 @@ impl<'a> Loader<'a> {
                 else {
                     return Err(self.error("_codecs.encode takes a str and an encoding".into()));
                 };
-                if !matches!(enc.expect_str(), "latin1" | "latin-1" | "iso-8859-1") {
+                if !matches!(enc.text(vm)?, "latin1" | "latin-1" | "iso-8859-1") {
                     return Err(self.refuse(format!(
                         "_codecs.encode with encoding {} is not allowed",
-                        enc.expect_str()
+                        enc.text(vm)?
                     )));
                 }
                 let bytes: Option<Vec<u8>> = s
-                    .expect_str()
+                    .text(vm)?
                     .chars()
                     .map(|c| u8::try_from(u32::from(c)).ok())
                     .collect();
@@ -561,14 +562,14 @@ impl<'a> Loader<'a> {
                     self.error("attribute names in the pickle must be strings".into())
                 })?;
                 if matches!(self.policy, Policy::WeightsOnly { .. })
-                    && k.expect_str().starts_with("__")
+                    && k.text(vm)?.starts_with("__")
                 {
                     return Err(self.refuse(format!(
                         "setting the attribute {} is not allowed",
-                        k.expect_str()
+                        k.text(vm)?
                     )));
                 }
-                target.set_attr(vm.ctx.intern_str(k.expect_str()), v, vm)?;
+                target.set_attr(vm.ctx.intern_str(k.text(vm)?), v, vm)?;
             }
         }
         Ok(())

@@ -13,6 +13,7 @@ use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyResult, VirtualMachi
 use super::bind::{bind_objects, bind_values, default_to_py, to_py};
 use super::convert::{IntoPy, scalar};
 use super::tensor::PyTensor;
+use crate::text::Utf8;
 
 /// Types among the arguments that override `__torch_function__`, subclasses
 /// before their bases, then left to right.
@@ -98,7 +99,7 @@ pub(super) fn dispatch(
         .iter()
         .map(|t| {
             t.repr(vm)
-                .map(|s| s.expect_str().to_owned())
+                .map(|s| s.lossy().into_owned())
                 .unwrap_or_default()
         })
         .collect();

@@ -22,6 +22,7 @@ use super::bind::to_arg;
 use super::convert::{
     IntoPy, PyDType, dtype_to_py, scalar, scalar_to_py, tensor_from_data, to_list,
 };
+use crate::text::Utf8;
 
 #[pyclass(module = "torch", name = "Tensor")]
 #[derive(Debug, PyPayload)]
@@ -497,7 +498,7 @@ impl PyTensor {
     fn is_contiguous(&self, args: ContiguityArgs, vm: &VirtualMachine) -> PyResult<bool> {
         let t = self.tensor();
         let format = match args.memory_format.into_option() {
-            Some(f) => f.str(vm)?.expect_str().to_owned(),
+            Some(f) => f.str(vm)?.text(vm)?.to_owned(),
             None => return Ok(t.is_contiguous()),
         };
         match format.as_str() {
@@ -530,15 +531,13 @@ impl PyTensor {
             Some(d) => d.dtype,
             None => {
                 let name = dtype.str(vm)?;
+                let name = name.text(vm)?;
                 DType::ALL
                     .into_iter()
                     .find(|d| {
-                        format!("torch.{}Tensor", crate::tensor::error::legacy_name(*d))
-                            == name.expect_str()
+                        format!("torch.{}Tensor", crate::tensor::error::legacy_name(*d)) == name
                     })
-                    .ok_or_else(|| {
-                        vm.new_value_error(format!("invalid type: '{}'", name.expect_str()))
-                    })?
+                    .ok_or_else(|| vm.new_value_error(format!("invalid type: '{name}'")))?
             }
         };
         if target == t.dtype() {

@@ -11,6 +11,7 @@ mod _c {
     use crate::native::generator::PyGenerator;
     use crate::native::tensor::PyTensor;
     use crate::tensor::DType;
+    use crate::text::Utf8;
 
     /// The fxvm release that built this module, for `torch.version.fxvm`.
     #[pyattr(name = "_fxvm_version")]
@@ -151,14 +152,14 @@ mod _c {
                 let key = k
                     .downcast::<rustpython_vm::builtins::PyStr>()
                     .map_err(|_| vm.new_type_error("keywords must be strings"))?;
-                call.kwargs.insert(key.expect_str().to_owned(), v);
+                call.kwargs.insert(key.text(vm)?.to_owned(), v);
             }
         }
         let name = func
             .get_attr("__name__", vm)
             .ok()
             .and_then(|n| n.str(vm).ok())
-            .map(|s| s.expect_str().to_owned())
+            .map(|s| s.lossy().into_owned())
             .unwrap_or_default();
         match crate::native::ops::torch_function(&func, &name, &call, vm)? {
             Some(r) => Ok((true, r)),
@@ -317,8 +318,8 @@ mod _c {
         let tensors: Vec<(String, crate::tensor::Tensor)> = names
             .iter()
             .zip(&tensors)
-            .map(|(n, t)| (n.expect_str().to_owned(), t.tensor()))
-            .collect();
+            .map(|(n, t)| Ok((n.text(vm)?.to_owned(), t.tensor())))
+            .collect::<PyResult<_>>()?;
         let metadata = match metadata.downcast_ref::<rustpython_vm::builtins::PyDict>() {
             None => None,
             Some(d) => Some(
@@ -326,8 +327,8 @@ mod _c {
                     .into_iter()
                     .map(|(k, v)| {
                         Ok((
-                            k.str(vm)?.expect_str().to_owned(),
-                            v.str(vm)?.expect_str().to_owned(),
+                            k.str(vm)?.text(vm)?.to_owned(),
+                            v.str(vm)?.text(vm)?.to_owned(),
                         ))
                     })
                     .collect::<PyResult<std::collections::HashMap<String, String>>>()?,
@@ -352,7 +353,7 @@ mod _c {
             .enumerate()
             .map(|(i, t)| (i.to_string(), t.tensor().storage_bytes()))
             .collect();
-        let bytes = fxvm_checkpoint::write_zip(name.expect_str(), pickle.as_bytes(), &records)
+        let bytes = fxvm_checkpoint::write_zip(name.text(vm)?, pickle.as_bytes(), &records)
             .map_err(|e| vm.new_runtime_error(e.to_string()))?;
         Ok(vm.ctx.new_bytes(bytes))
     }
