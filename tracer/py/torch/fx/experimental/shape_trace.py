@@ -159,7 +159,7 @@ class ShapeTracer(Tracer):
         if op == "call_module":
             modules = self.__dict__.get("_modules_by_name")
             if modules is None:
-                modules = self._modules_by_name = dict(self.root.named_modules())
+                modules = self._modules_by_name = _modules_by_path(self.root)
             return modules[node.target].forward(*args, **kwargs)
         return args[0]
 
@@ -333,11 +333,17 @@ def annotate(gm, shape_env):
     tracer = ShapeTracer.__new__(ShapeTracer)
     tracer.root = gm
     tracer.shape_env = shape_env
-    tracer._modules_by_name = dict(gm.named_modules())
+    tracer._modules_by_name = _modules_by_path(gm)
     kept = (list(shape_env.guards), dict(shape_env.replacements))
     with fake_mode():
         _fx.propagate_fakes(list(gm.graph.nodes), tracer, FakeTensor, _OPERATORS, tracer._modules_by_name)
     shape_env.guards, shape_env.replacements = kept
+
+
+def _modules_by_path(root):
+    """``dict(root.named_modules())``, from the native walk the tracer uses
+    (the same first-found names, in the same order)."""
+    return {path: module for module, path in _fx.module_paths(root).items()}
 
 
 def shape_trace(root, example_inputs, dynamic=None, concrete_args=None):
@@ -359,7 +365,7 @@ def shape_trace(root, example_inputs, dynamic=None, concrete_args=None):
     # way describes the values, it does not constrain the graph's inputs.
     env = tracer.shape_env
     kept = (list(env.guards), dict(env.replacements))
-    tracer._modules_by_name = dict(tracer.root.named_modules())
+    tracer._modules_by_name = _modules_by_path(tracer.root)
     with fake_mode():
         _fx.propagate_fakes(list(graph.nodes), tracer, FakeTensor, _OPERATORS, tracer._modules_by_name)
     env.guards, env.replacements = kept
