@@ -8,6 +8,7 @@ mod format;
 mod graph;
 mod hooks;
 mod module_call;
+mod module_patch;
 mod namespace;
 pub(crate) mod node;
 mod passes;
@@ -196,6 +197,16 @@ mod module {
     #[pyattr(name = "_node_iterator")]
     fn node_iter_type(_vm: &VirtualMachine) -> PyTypeRef {
         super::graph::NodeIter::make_static_type()
+    }
+
+    #[pyattr(name = "TracedModuleCall")]
+    fn traced_module_call_type(_vm: &VirtualMachine) -> PyTypeRef {
+        super::module_patch::types().0
+    }
+
+    #[pyattr(name = "TracedModuleGetattr")]
+    fn traced_module_getattr_type(_vm: &VirtualMachine) -> PyTypeRef {
+        super::module_patch::types().1
     }
 
     #[pyattr(name = "_InsertPoint")]

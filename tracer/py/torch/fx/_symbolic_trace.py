@@ -313,37 +313,29 @@ class Tracer(TracerBase):
             fn, args = self.create_args_for_root(fn, isinstance(root, torch.nn.Module), concrete_args)
             parameter_proxy_cache = {}
 
-            # Tracer.getattr returns anything but a tensor unchanged.
+            # Module.__getattr__ while tracing (native): tensors found go
+            # through self.getattr; Tracer.getattr returns anything else
+            # unchanged, so a tracer keeping it sees only tensors.
             default_getattr = type(self).getattr is Tracer.getattr
-
-            @functools.wraps(_orig_module_getattr)
-            def module_getattr_wrapper(mod, attr):
-                attr_val = _orig_module_getattr(mod, attr)
-                if _suspended[0] or default_getattr and not isinstance(attr_val, torch.Tensor):
-                    return attr_val
-                return self.getattr(attr, attr_val, parameter_proxy_cache)
+            module_getattr_wrapper = _fx.TracedModuleGetattr(self, _orig_module_getattr, _suspended, parameter_proxy_cache, default_getattr, torch.Tensor)
 
             # The globals of each module class's forward are checked once.
             autowrapped_classes = set()
 
-            # A tracer keeping call_module goes straight to the native one.
-            default_call_module = type(self).call_module is Tracer.call_module
+            def on_new_class(mod):
+                autowrapped_classes.add(type(mod))
+                _autowrap_check(patcher, getattr(getattr(mod, "forward", mod), "__globals__", {}), self._autowrap_function_ids)
 
-            @functools.wraps(_orig_module_call)
-            def module_call_wrapper(mod, *args, **kwargs):
-                if _suspended[0]:
-                    return _orig_module_call(mod, *args, **kwargs)
-                cls = type(mod)
-                if cls not in autowrapped_classes:
-                    autowrapped_classes.add(cls)
-                    _autowrap_check(patcher, getattr(getattr(mod, "forward", mod), "__globals__", {}), self._autowrap_function_ids)
-                if default_call_module:
-                    return _fx.call_module(self, mod, _orig_module_call, args, kwargs, True)
-
+            def call_module_hook(mod, *args, **kwargs):
                 def forward(*args, **kwargs):
                     return _orig_module_call(mod, *args, **kwargs)
 
                 return self.call_module(mod, forward, args, kwargs)
+
+            # Module.__call__ while tracing (native): the native call_module,
+            # or this tracer's own call_module when it overrides it.
+            default_call_module = type(self).call_module is Tracer.call_module
+            module_call_wrapper = _fx.TracedModuleCall(self, _orig_module_call, _suspended, autowrapped_classes, on_new_class, None if default_call_module else call_module_hook)
 
             with Patcher() as patcher:
                 patcher.patch_method(torch.nn.Module, "__getattr__", module_getattr_wrapper, deduplicate=False)

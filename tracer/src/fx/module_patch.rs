@@ -1,0 +1,252 @@
+//! The `nn.Module.__call__` and `__getattr__` a trace patches in, natively.
+//! As Python closures they added a Python frame (1–2 µs under RustPython)
+//! to every module call and every submodule or parameter read, on top of
+//! the native `call_module`. A tracer that overrides `call_module` still
+//! gets its Python path (`fallback`), as before.
+
+use rustpython_vm::builtins::{PyBoundMethod, PyDict, PyTypeRef};
+use rustpython_vm::function::FuncArgs;
+use rustpython_vm::object::{Traverse, TraverseFn};
+use rustpython_vm::types::{Callable, Constructor, GetDescriptor};
+use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
+
+use super::module_call::{Forward, call_module};
+
+/// Whether torch.fx's `_suspended` flag (a one-item list) is set: code
+/// running outside the trace (a leaf module's own forward, a hook).
+fn suspended(flag: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
+    flag.get_item(vm.ctx.new_int(0).as_object(), vm)?
+        .try_to_bool(vm)
+}
+
+/// A callable object that binds like a function when set on a class.
+fn bind(zelf: PyObjectRef, obj: Option<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
+    Ok(match obj {
+        Some(obj) if !vm.is_none(&obj) => PyBoundMethod::new(obj, zelf).into_ref(&vm.ctx).into(),
+        _ => zelf,
+    })
+}
+
+/// `_fx.TracedModuleCall(tracer, orig, suspended, seen, on_new_class,
+/// fallback)`: `Module.__call__` during a trace.
+#[pyclass(
+    module = "torch._C._fx",
+    name = "TracedModuleCall",
+    traverse = "manual"
+)]
+#[derive(Debug, PyPayload)]
+pub(crate) struct PyTracedModuleCall {
+    tracer: PyObjectRef,
+    /// The original `Module.__call__`.
+    orig: PyObjectRef,
+    /// torch.fx's `_suspended` flag.
+    suspended: PyObjectRef,
+    /// The classes whose `forward` globals were scanned for autowrapping.
+    seen: PyObjectRef,
+    /// Called with the first module of each class not yet `seen`.
+    on_new_class: PyObjectRef,
+    /// The Python wrapper, for a tracer that overrides `call_module`.
+    fallback: Option<PyObjectRef>,
+}
+
+// SAFETY: `traverse` visits each object the payload owns exactly once; the
+// fields are immutable, so `clear` has nothing it may take out.
+unsafe impl Traverse for PyTracedModuleCall {
+    fn traverse(&self, f: &mut TraverseFn<'_>) {
+        self.tracer.traverse(f);
+        self.orig.traverse(f);
+        self.suspended.traverse(f);
+        self.seen.traverse(f);
+        self.on_new_class.traverse(f);
+        self.fallback.traverse(f);
+    }
+}
+
+#[derive(rustpython_vm::FromArgs)]
+pub(crate) struct CallArgs {
+    #[pyarg(positional)]
+    tracer: PyObjectRef,
+    #[pyarg(positional)]
+    orig: PyObjectRef,
+    #[pyarg(positional)]
+    suspended: PyObjectRef,
+    #[pyarg(positional)]
+    seen: PyObjectRef,
+    #[pyarg(positional)]
+    on_new_class: PyObjectRef,
+    #[pyarg(positional)]
+    fallback: PyObjectRef,
+}
+
+impl Constructor for PyTracedModuleCall {
+    type Args = CallArgs;
+
+    fn py_new(
+        _cls: &Py<rustpython_vm::builtins::PyType>,
+        a: Self::Args,
+        vm: &VirtualMachine,
+    ) -> PyResult<Self> {
+        Ok(PyTracedModuleCall {
+            tracer: a.tracer,
+            orig: a.orig,
+            suspended: a.suspended,
+            seen: a.seen,
+            on_new_class: a.on_new_class,
+            fallback: (!vm.is_none(&a.fallback)).then_some(a.fallback),
+        })
+    }
+}
+
+impl Callable for PyTracedModuleCall {
+    type Args = FuncArgs;
+
+    fn call(zelf: &Py<Self>, mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+        if args.args.is_empty() {
+            return Err(vm.new_type_error("Module.__call__ needs the module"));
+        }
+        if suspended(&zelf.suspended, vm)? {
+            return zelf.orig.call(args, vm);
+        }
+        let m = args.args[0].clone();
+        let cls: PyObjectRef = m.class().to_owned().into();
+        if !vm._contains(&zelf.seen, &cls)? {
+            zelf.on_new_class.call((m.clone(),), vm)?;
+        }
+        if let Some(fallback) = &zelf.fallback {
+            return fallback.call(args, vm);
+        }
+        args.args.remove(0);
+        let kwargs = PyDict::default().into_ref(&vm.ctx);
+        for (k, v) in args.kwargs {
+            kwargs.set_item(k.as_str(), v, vm)?;
+        }
+        call_module(
+            zelf.tracer.clone(),
+            m,
+            Forward::Unbound(zelf.orig.clone()),
+            vm.ctx.new_tuple(args.args).into(),
+            kwargs.into(),
+            vm,
+        )
+    }
+}
+
+impl GetDescriptor for PyTracedModuleCall {
+    fn descr_get(
+        zelf: PyObjectRef,
+        obj: Option<PyObjectRef>,
+        _cls: Option<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        bind(zelf, obj, vm)
+    }
+}
+
+#[pyclass(with(Constructor, Callable, GetDescriptor), flags(HAS_DICT))]
+impl PyTracedModuleCall {}
+
+/// `_fx.TracedModuleGetattr(tracer, orig, suspended, cache, default_getattr,
+/// tensor)`: `Module.__getattr__` during a trace — tensors found go through
+/// the tracer's `getattr` (parameters become `get_attr` nodes).
+#[pyclass(
+    module = "torch._C._fx",
+    name = "TracedModuleGetattr",
+    traverse = "manual"
+)]
+#[derive(Debug, PyPayload)]
+pub(crate) struct PyTracedModuleGetattr {
+    tracer: PyObjectRef,
+    /// The original `Module.__getattr__`.
+    orig: PyObjectRef,
+    suspended: PyObjectRef,
+    /// The trace's parameter proxy cache.
+    cache: PyObjectRef,
+    /// Whether the tracer keeps `Tracer.getattr` (which returns non-tensors
+    /// unchanged, so they need not reach it).
+    default_getattr: bool,
+    tensor: PyObjectRef,
+}
+
+// SAFETY: as for `PyTracedModuleCall`: every owned object visited once,
+// immutable fields.
+unsafe impl Traverse for PyTracedModuleGetattr {
+    fn traverse(&self, f: &mut TraverseFn<'_>) {
+        self.tracer.traverse(f);
+        self.orig.traverse(f);
+        self.suspended.traverse(f);
+        self.cache.traverse(f);
+        self.tensor.traverse(f);
+    }
+}
+
+#[derive(rustpython_vm::FromArgs)]
+pub(crate) struct GetattrArgs {
+    #[pyarg(positional)]
+    tracer: PyObjectRef,
+    #[pyarg(positional)]
+    orig: PyObjectRef,
+    #[pyarg(positional)]
+    suspended: PyObjectRef,
+    #[pyarg(positional)]
+    cache: PyObjectRef,
+    #[pyarg(positional)]
+    default_getattr: bool,
+    #[pyarg(positional)]
+    tensor: PyObjectRef,
+}
+
+impl Constructor for PyTracedModuleGetattr {
+    type Args = GetattrArgs;
+
+    fn py_new(
+        _cls: &Py<rustpython_vm::builtins::PyType>,
+        a: Self::Args,
+        _vm: &VirtualMachine,
+    ) -> PyResult<Self> {
+        Ok(PyTracedModuleGetattr {
+            tracer: a.tracer,
+            orig: a.orig,
+            suspended: a.suspended,
+            cache: a.cache,
+            default_getattr: a.default_getattr,
+            tensor: a.tensor,
+        })
+    }
+}
+
+impl Callable for PyTracedModuleGetattr {
+    type Args = (PyObjectRef, PyObjectRef);
+
+    fn call(zelf: &Py<Self>, (m, attr): Self::Args, vm: &VirtualMachine) -> PyResult {
+        let value = zelf.orig.call((m, attr.clone()), vm)?;
+        if suspended(&zelf.suspended, vm)?
+            || zelf.default_getattr && !value.is_instance(&zelf.tensor, vm)?
+        {
+            return Ok(value);
+        }
+        vm.call_method(&zelf.tracer, "getattr", (attr, value, zelf.cache.clone()))
+    }
+}
+
+impl GetDescriptor for PyTracedModuleGetattr {
+    fn descr_get(
+        zelf: PyObjectRef,
+        obj: Option<PyObjectRef>,
+        _cls: Option<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        bind(zelf, obj, vm)
+    }
+}
+
+#[pyclass(with(Constructor, Callable, GetDescriptor), flags(HAS_DICT))]
+impl PyTracedModuleGetattr {}
+
+/// The two classes, for `torch._C._fx`.
+pub(crate) fn types() -> (PyTypeRef, PyTypeRef) {
+    use rustpython_vm::class::PyClassImpl;
+    (
+        PyTracedModuleCall::make_static_type(),
+        PyTracedModuleGetattr::make_static_type(),
+    )
+}
