@@ -69,6 +69,10 @@ pub(crate) struct NodeState {
     pub(crate) users: NodeSet,
     pub(crate) ty: Option<PyObjectRef>,
     pub(crate) meta: Option<PyDictRef>,
+    /// `meta["source_loc"]` while `meta` has not been made: most traced
+    /// nodes need no other entry, and a dict per node is a tracked object
+    /// for RustPython's (slow) collector to scan.
+    pub(crate) source_loc: Option<String>,
     pub(crate) prev: Option<NodeRef>,
     pub(crate) next: Option<NodeRef>,
     pub(crate) erased: bool,
@@ -146,6 +150,7 @@ impl PyNode {
             users: NodeSet::new(),
             ty,
             meta: None,
+            source_loc: None,
             prev: None,
             next: None,
             erased: false,
@@ -210,18 +215,41 @@ impl PyNode {
         self.s.read().erased
     }
 
-    /// `node.meta`, created on first use.
+    /// `node.meta`, created on first use (with a pending source location).
     pub(crate) fn meta(&self, vm: &VirtualMachine) -> PyDictRef {
-        self.s
-            .write()
-            .meta
-            .get_or_insert_with(|| vm.ctx.new_dict())
-            .clone()
+        let mut s = self.s.write();
+        if let Some(meta) = &s.meta {
+            return meta.clone();
+        }
+        let meta = vm.ctx.new_dict();
+        if let Some(loc) = s.source_loc.take() {
+            meta.set_item("source_loc", vm.ctx.new_str(loc).into(), vm)
+                .expect("a str key in a fresh dict");
+        }
+        s.meta = Some(meta.clone());
+        meta
     }
 
     pub(crate) fn meta_get(&self, key: &str, vm: &VirtualMachine) -> Option<PyObjectRef> {
-        let meta = self.s.read().meta.clone()?;
-        meta.get_item_opt(key, vm).ok().flatten()
+        let s = self.s.read();
+        match &s.meta {
+            Some(meta) => meta.get_item_opt(key, vm).ok().flatten(),
+            None if key == "source_loc" => s.source_loc.clone().map(|l| vm.ctx.new_str(l).into()),
+            None => None,
+        }
+    }
+
+    /// Records where the node was traced (`meta["source_loc"]`), without
+    /// making `meta` when it does not exist yet.
+    pub(crate) fn set_source_loc(&self, loc: String, vm: &VirtualMachine) -> PyResult<()> {
+        let mut s = self.s.write();
+        match &s.meta {
+            Some(meta) => meta.set_item("source_loc", vm.ctx.new_str(loc).into(), vm),
+            None => {
+                s.source_loc = Some(loc);
+                Ok(())
+            }
+        }
     }
 
     /// The node's example value: the first of `meta["val"]` (shape tracing),
@@ -464,7 +492,9 @@ impl PyNode {
 
     #[pygetset(setter, name = "meta")]
     fn set_meta(&self, value: PyDictRef) {
-        self.s.write().meta = Some(value);
+        let mut s = self.s.write();
+        s.meta = Some(value);
+        s.source_loc = None;
     }
 
     #[pygetset(name = "type")]

@@ -148,8 +148,7 @@ pub(crate) fn create_proxy(
     if tracer.get_attr("record_source_loc", vm)?.try_to_bool(vm)?
         && let Some(loc) = user_location(vm)
     {
-        node.meta(vm)
-            .set_item("source_loc", vm.ctx.new_str(loc).into(), vm)?;
+        node.set_source_loc(loc, vm)?;
     }
     if tracer
         .get_attr("record_stack_traces", vm)?
