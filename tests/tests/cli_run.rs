@@ -548,7 +548,8 @@ fn strings_with_a_lone_surrogate_are_value_errors_not_crashes() {
 #[test]
 fn traced_nodes_carry_their_source_location_in_meta() {
     // Kept natively until `meta` is read (a dict per node is a tracked
-    // object); reading, replacing and extending `meta` see it as a dict entry.
+    // object), as is nn_module_stack; reading, replacing and extending
+    // `meta` see them as its entries, in the order they were recorded.
     let dir = Scratch::new("source-loc");
     let script = dir.write(
         "m.py",
@@ -556,7 +557,7 @@ fn traced_nodes_carry_their_source_location_in_meta() {
          class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.lin = nn.Linear(2, 2)\n\n    \
          def forward(self, x):\n        y = torch.relu(x)\n        return self.lin(y)\n\n\
          g = fx.symbolic_trace(M()).graph\nrelu, lin = list(g.nodes)[1:3]\n\
-         print(relu.meta)\nprint(sorted(lin.meta))\nprint(lin.meta['source_loc'])\n\
+         print(relu.meta)\nprint(list(lin.meta), lin.meta['nn_module_stack'])\nprint(lin.meta['source_loc'])\n\
          relu.meta['extra'] = 1\nprint(list(relu.meta))\nrelu.meta = {}\nprint(relu.meta)\n",
     );
     assert!(script.ends_with("m.py"));
@@ -565,7 +566,7 @@ fn traced_nodes_carry_their_source_location_in_meta() {
         (out.status, out.stdout.as_str()),
         (
             Some(0),
-            "{'source_loc': 'm.py:11'}\n['nn_module_stack', 'source_loc']\nm.py:12\n['source_loc', 'extra']\n{}\n"
+            "{'source_loc': 'm.py:11'}\n['nn_module_stack', 'source_loc'] {'lin': ('lin', <class 'torch.nn.modules.linear.Linear'>)}\nm.py:12\n['source_loc', 'extra']\n{}\n"
         ),
         "{out:?}"
     );

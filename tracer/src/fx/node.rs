@@ -59,6 +59,14 @@ impl Op {
     }
 }
 
+/// `meta["nn_module_stack"]` and `meta["source_loc"]`, in the order
+/// tracing sets them.
+#[derive(Default)]
+pub(crate) struct PendingMeta {
+    module_stack: Option<PyDictRef>,
+    source_loc: Option<String>,
+}
+
 pub(crate) struct NodeState {
     pub(crate) name: String,
     pub(crate) op: Op,
@@ -69,10 +77,10 @@ pub(crate) struct NodeState {
     pub(crate) users: NodeSet,
     pub(crate) ty: Option<PyObjectRef>,
     pub(crate) meta: Option<PyDictRef>,
-    /// `meta["source_loc"]` while `meta` has not been made: most traced
-    /// nodes need no other entry, and a dict per node is a tracked object
-    /// for RustPython's (slow) collector to scan.
-    pub(crate) source_loc: Option<String>,
+    /// What tracing recorded for `meta` while `meta` has not been made:
+    /// most traced nodes need no other entry, and a dict per node is a
+    /// tracked object for RustPython's (slow) collector to scan.
+    pub(crate) pending: PendingMeta,
     pub(crate) prev: Option<NodeRef>,
     pub(crate) next: Option<NodeRef>,
     pub(crate) erased: bool,
@@ -103,6 +111,7 @@ unsafe impl Traverse for PyNode {
         s.users.values().for_each(|n| n.traverse(f));
         s.ty.traverse(f);
         s.meta.traverse(f);
+        s.pending.module_stack.traverse(f);
         s.prev.traverse(f);
         s.next.traverse(f);
     }
@@ -113,6 +122,7 @@ unsafe impl Traverse for PyNode {
         out.extend(s.users.drain(..).map(|(_, n)| n.into()));
         out.extend(s.ty.take());
         out.extend(s.meta.take().map(Into::into));
+        out.extend(s.pending.module_stack.take().map(Into::into));
         out.extend(s.prev.take().map(Into::into));
         out.extend(s.next.take().map(Into::into));
         // The graph, target, args and kwargs are not optional; the node is
@@ -150,7 +160,7 @@ impl PyNode {
             users: NodeSet::new(),
             ty,
             meta: None,
-            source_loc: None,
+            pending: PendingMeta::default(),
             prev: None,
             next: None,
             erased: false,
@@ -215,14 +225,20 @@ impl PyNode {
         self.s.read().erased
     }
 
-    /// `node.meta`, created on first use (with a pending source location).
+    /// `node.meta`, created on first use (with the entries tracing left
+    /// pending).
     pub(crate) fn meta(&self, vm: &VirtualMachine) -> PyDictRef {
         let mut s = self.s.write();
         if let Some(meta) = &s.meta {
             return meta.clone();
         }
         let meta = vm.ctx.new_dict();
-        if let Some(loc) = s.source_loc.take() {
+        let pending = std::mem::take(&mut s.pending);
+        if let Some(stack) = pending.module_stack {
+            meta.set_item("nn_module_stack", stack.into(), vm)
+                .expect("a str key in a fresh dict");
+        }
+        if let Some(loc) = pending.source_loc {
             meta.set_item("source_loc", vm.ctx.new_str(loc).into(), vm)
                 .expect("a str key in a fresh dict");
         }
@@ -231,11 +247,35 @@ impl PyNode {
     }
 
     pub(crate) fn meta_get(&self, key: &str, vm: &VirtualMachine) -> Option<PyObjectRef> {
-        let s = self.s.read();
+        {
+            let s = self.s.read();
+            match &s.meta {
+                Some(meta) => return meta.get_item_opt(key, vm).ok().flatten(),
+                None if key == "source_loc" => {
+                    return s
+                        .pending
+                        .source_loc
+                        .clone()
+                        .map(|l| vm.ctx.new_str(l).into());
+                }
+                None if s.pending.module_stack.is_none() => return None,
+                None => {}
+            }
+        }
+        self.meta(vm).get_item_opt(key, vm).ok().flatten()
+    }
+
+    /// Records the modules the node was traced in (`meta["nn_module_stack"]`,
+    /// a copy of the tracer's stack), without making `meta` when it does not
+    /// exist yet.
+    pub(crate) fn set_module_stack(&self, stack: PyDictRef, vm: &VirtualMachine) -> PyResult<()> {
+        let mut s = self.s.write();
         match &s.meta {
-            Some(meta) => meta.get_item_opt(key, vm).ok().flatten(),
-            None if key == "source_loc" => s.source_loc.clone().map(|l| vm.ctx.new_str(l).into()),
-            None => None,
+            Some(meta) => meta.set_item("nn_module_stack", stack.into(), vm),
+            None => {
+                s.pending.module_stack = Some(stack);
+                Ok(())
+            }
         }
     }
 
@@ -246,7 +286,7 @@ impl PyNode {
         match &s.meta {
             Some(meta) => meta.set_item("source_loc", vm.ctx.new_str(loc).into(), vm),
             None => {
-                s.source_loc = Some(loc);
+                s.pending.source_loc = Some(loc);
                 Ok(())
             }
         }
@@ -494,7 +534,7 @@ impl PyNode {
     fn set_meta(&self, value: PyDictRef) {
         let mut s = self.s.write();
         s.meta = Some(value);
-        s.source_loc = None;
+        s.pending = PendingMeta::default();
     }
 
     #[pygetset(name = "type")]

@@ -142,8 +142,11 @@ pub(crate) fn create_proxy(
         && let Some(d) = stack.downcast_ref::<PyDict>()
         && d.__len__() > 0
     {
-        node.meta(vm)
-            .set_item("nn_module_stack", vm.call_method(&stack, "copy", ())?, vm)?;
+        let copy = vm
+            .call_method(&stack, "copy", ())?
+            .downcast::<PyDict>()
+            .map_err(|_| vm.new_type_error("module_stack.copy() is a dict"))?;
+        node.set_module_stack(copy, vm)?;
     }
     if tracer.get_attr("record_source_loc", vm)?.try_to_bool(vm)?
         && let Some(loc) = user_location(vm)
