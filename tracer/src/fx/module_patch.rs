@@ -19,12 +19,26 @@ fn suspended(flag: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
         .try_to_bool(vm)
 }
 
-/// A callable object that binds like a function when set on a class.
-fn bind(zelf: PyObjectRef, obj: Option<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
-    Ok(match obj {
-        Some(obj) if !vm.is_none(&obj) => PyBoundMethod::new(obj, zelf).into_ref(&vm.ctx).into(),
-        _ => zelf,
-    })
+/// A callable object that binds like a function when set on a class: read
+/// through an instance, it is a bound method of that instance.
+macro_rules! bound_like_a_function {
+    ($payload:ty) => {
+        impl GetDescriptor for $payload {
+            fn descr_get(
+                zelf: PyObjectRef,
+                obj: Option<PyObjectRef>,
+                _cls: Option<PyObjectRef>,
+                vm: &VirtualMachine,
+            ) -> PyResult {
+                Ok(match obj {
+                    Some(obj) if !vm.is_none(&obj) => {
+                        PyBoundMethod::new(obj, zelf).into_ref(&vm.ctx).into()
+                    }
+                    _ => zelf,
+                })
+            }
+        }
+    };
 }
 
 /// `_fx.TracedModuleCall(tracer, orig, suspended, seen, on_new_class,
@@ -62,37 +76,29 @@ unsafe impl Traverse for PyTracedModuleCall {
     }
 }
 
-#[derive(rustpython_vm::FromArgs)]
-pub(crate) struct CallArgs {
-    #[pyarg(positional)]
-    tracer: PyObjectRef,
-    #[pyarg(positional)]
-    orig: PyObjectRef,
-    #[pyarg(positional)]
-    suspended: PyObjectRef,
-    #[pyarg(positional)]
-    seen: PyObjectRef,
-    #[pyarg(positional)]
-    on_new_class: PyObjectRef,
-    #[pyarg(positional)]
-    fallback: PyObjectRef,
-}
-
 impl Constructor for PyTracedModuleCall {
-    type Args = CallArgs;
+    type Args = (
+        PyObjectRef,
+        PyObjectRef,
+        PyObjectRef,
+        PyObjectRef,
+        PyObjectRef,
+        PyObjectRef,
+    );
 
     fn py_new(
         _cls: &Py<rustpython_vm::builtins::PyType>,
-        a: Self::Args,
+        (tracer, orig, suspended, seen, on_new_class, fallback): Self::Args,
         vm: &VirtualMachine,
     ) -> PyResult<Self> {
+        let fallback = (!vm.is_none(&fallback)).then_some(fallback);
         Ok(PyTracedModuleCall {
-            tracer: a.tracer,
-            orig: a.orig,
-            suspended: a.suspended,
-            seen: a.seen,
-            on_new_class: a.on_new_class,
-            fallback: (!vm.is_none(&a.fallback)).then_some(a.fallback),
+            tracer,
+            orig,
+            suspended,
+            seen,
+            on_new_class,
+            fallback,
         })
     }
 }
@@ -131,16 +137,7 @@ impl Callable for PyTracedModuleCall {
     }
 }
 
-impl GetDescriptor for PyTracedModuleCall {
-    fn descr_get(
-        zelf: PyObjectRef,
-        obj: Option<PyObjectRef>,
-        _cls: Option<PyObjectRef>,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        bind(zelf, obj, vm)
-    }
-}
+bound_like_a_function!(PyTracedModuleCall);
 
 #[pyclass(with(Constructor, Callable, GetDescriptor), flags(HAS_DICT))]
 impl PyTracedModuleCall {}
@@ -179,37 +176,28 @@ unsafe impl Traverse for PyTracedModuleGetattr {
     }
 }
 
-#[derive(rustpython_vm::FromArgs)]
-pub(crate) struct GetattrArgs {
-    #[pyarg(positional)]
-    tracer: PyObjectRef,
-    #[pyarg(positional)]
-    orig: PyObjectRef,
-    #[pyarg(positional)]
-    suspended: PyObjectRef,
-    #[pyarg(positional)]
-    cache: PyObjectRef,
-    #[pyarg(positional)]
-    default_getattr: bool,
-    #[pyarg(positional)]
-    tensor: PyObjectRef,
-}
-
 impl Constructor for PyTracedModuleGetattr {
-    type Args = GetattrArgs;
+    type Args = (
+        PyObjectRef,
+        PyObjectRef,
+        PyObjectRef,
+        PyObjectRef,
+        bool,
+        PyObjectRef,
+    );
 
     fn py_new(
         _cls: &Py<rustpython_vm::builtins::PyType>,
-        a: Self::Args,
+        (tracer, orig, suspended, cache, default_getattr, tensor): Self::Args,
         _vm: &VirtualMachine,
     ) -> PyResult<Self> {
         Ok(PyTracedModuleGetattr {
-            tracer: a.tracer,
-            orig: a.orig,
-            suspended: a.suspended,
-            cache: a.cache,
-            default_getattr: a.default_getattr,
-            tensor: a.tensor,
+            tracer,
+            orig,
+            suspended,
+            cache,
+            default_getattr,
+            tensor,
         })
     }
 }
@@ -228,16 +216,7 @@ impl Callable for PyTracedModuleGetattr {
     }
 }
 
-impl GetDescriptor for PyTracedModuleGetattr {
-    fn descr_get(
-        zelf: PyObjectRef,
-        obj: Option<PyObjectRef>,
-        _cls: Option<PyObjectRef>,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        bind(zelf, obj, vm)
-    }
-}
+bound_like_a_function!(PyTracedModuleGetattr);
 
 #[pyclass(with(Constructor, Callable, GetDescriptor), flags(HAS_DICT))]
 impl PyTracedModuleGetattr {}
