@@ -417,8 +417,7 @@ mod module {
         )
     }
 
-    /// `Tracer.call_module` (see `module_call.rs`); `forward_takes_module`
-    /// when `forward` is the original `Module.__call__` rather than bound.
+    /// `Tracer.call_module(m, forward, args, kwargs)` (see `module_call.rs`).
     #[pyfunction]
     fn call_module(
         tracer: PyObjectRef,
@@ -426,14 +425,9 @@ mod module {
         forward: PyObjectRef,
         args: PyObjectRef,
         kwargs: PyObjectRef,
-        forward_takes_module: bool,
         vm: &VirtualMachine,
     ) -> PyResult {
-        let forward = if forward_takes_module {
-            super::module_call::Forward::Unbound(forward)
-        } else {
-            super::module_call::Forward::Bound(forward)
-        };
+        let forward = super::module_call::Forward::Bound(forward);
         super::module_call::call_module(tracer, m, forward, args, kwargs, vm)
     }
 

@@ -183,7 +183,7 @@ class Tracer(TracerBase):
         """Calls ``m`` while tracing: a ``call_module`` node for a leaf
         module, else a trace into ``forward`` (natively; the hooks
         ``path_of_module`` and ``is_leaf_module`` are honoured)."""
-        return _fx.call_module(self, m, forward, args, kwargs, False)
+        return _fx.call_module(self, m, forward, args, kwargs)
 
     def _tensor_name(self, value, kind):
         """The first qualified name of ``value`` among the root's parameters or
