@@ -9,7 +9,7 @@
 //! generation when it has grown by a quarter since the last full collection;
 //! [`collect_if_due`] applies the same rule, counted in objects, and is
 //! called where fxvm's natives run often: every native op and every traced
-//! node. It costs three atomic reads when nothing is due, and does nothing
+//! node. It costs six atomic reads when nothing is due, and does nothing
 //! while `gc.disable()` is in effect.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
