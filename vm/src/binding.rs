@@ -3,7 +3,7 @@
 //! and conversions between Python objects and typed values.
 
 use fxvm_ops::{Op, Place, Schema, Ty, Value, registry};
-use rustpython_vm::function::FuncArgs;
+use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
 use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
 
 use crate::native::tensor::PyTensor;
@@ -124,14 +124,28 @@ pub fn method_descriptor<F, Kind>(
     vm: &VirtualMachine,
 ) -> PyObjectRef
 where
-    F: rustpython_vm::function::IntoPyNativeFn<Kind>,
+    F: IntoPyNativeFn<Kind>,
 {
-    use rustpython_vm::function::{PyMethodDef, PyMethodFlags};
-    let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
+    definition(name, f, PyMethodFlags::METHOD, Some(doc))
+        .build_method(&vm.ctx, vm.ctx.types.object_type)
+        .into()
+}
+
+/// A native function's definition, leaked as every native definition is:
+/// it lives as long as the process (a few hundred bytes).
+pub fn definition<F, Kind>(
+    name: &'static str,
+    f: F,
+    flags: PyMethodFlags,
+    doc: Option<&'static str>,
+) -> &'static PyMethodDef
+where
+    F: IntoPyNativeFn<Kind>,
+{
+    Box::leak(Box::new(PyMethodDef {
         name,
         func: Box::leak(Box::new(f.into_func())),
-        flags: PyMethodFlags::METHOD,
-        doc: Some(doc),
-    }));
-    def.build_method(&vm.ctx, vm.ctx.types.object_type).into()
+        flags,
+        doc,
+    }))
 }

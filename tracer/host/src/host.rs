@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyDictRef};
-use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
+use rustpython_vm::function::{FuncArgs, PyMethodFlags};
 use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, VirtualMachine};
 
 use fxvm_tensor::cap::MemoryCap;
@@ -525,12 +525,7 @@ impl Host {
                 Err(message) => Err(vm.new_runtime_error(message)),
             }
         };
-        let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
-            name,
-            func: Box::leak(Box::new(call.into_func())),
-            flags: PyMethodFlags::empty(),
-            doc: None,
-        }));
+        let def = fxvm_vm::binding::definition(name, call, PyMethodFlags::empty(), None);
         self.enter(|vm| {
             let function: PyObjectRef = def
                 .to_function()

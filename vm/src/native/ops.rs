@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use fxvm_ops::{Op, Place, Schema};
 use rustpython_vm::builtins::{PyDict, PyType};
-use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodDef, PyMethodFlags};
+use rustpython_vm::function::{FuncArgs, IntoPyNativeFn, PyMethodFlags};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyResult, VirtualMachine};
 
 use super::bind::{bind_objects, bind_values, default_to_py, to_py};
@@ -182,14 +182,8 @@ fn native_function<Kind>(
     doc: Option<&'static str>,
     vm: &VirtualMachine,
 ) -> PyObjectRef {
-    // Op tables live as long as the process, so their method defs may too.
-    let def: &'static PyMethodDef = Box::leak(Box::new(PyMethodDef {
-        name,
-        func: Box::leak(Box::new(call.into_func())),
-        flags: PyMethodFlags::empty(),
-        doc,
-    }));
-    def.to_function()
+    crate::binding::definition(name, call, PyMethodFlags::empty(), doc)
+        .to_function()
         .with_module(vm.ctx.intern_str(module))
         .into_ref(&vm.ctx)
         .into()

@@ -80,7 +80,7 @@ pub(crate) fn wrap(
         let args = check(args, vm)?;
         target.call(args, vm)
     };
-    let def = super::shared::definition(name.as_str(), guarded, PyMethodFlags::empty(), None);
+    let def = crate::binding::definition(name.as_str(), guarded, PyMethodFlags::empty(), None);
     let mut function = def.to_function();
     if let Some(module_name) = module
         .get_attr("__name__", vm)

@@ -6,7 +6,7 @@
 use std::sync::Once;
 
 use rustpython_vm::builtins::PyType;
-use rustpython_vm::function::{IntoPyNativeFn, PyMethodDef, PyMethodFlags};
+use rustpython_vm::function::{IntoPyNativeFn, PyMethodFlags};
 use rustpython_vm::{Py, PyObjectRef, PyRef, PyResult, VirtualMachine};
 
 /// Guards the shared types, once per process.
@@ -51,25 +51,6 @@ pub(super) fn own_method(
         .ok_or_else(|| vm.new_attribute_error(format!("{} has no {name}", class.name())))
 }
 
-/// A native function's definition, leaked as every native definition is:
-/// it lives as long as the process (a few hundred bytes).
-pub(super) fn definition<F, Kind>(
-    name: &'static str,
-    f: F,
-    flags: PyMethodFlags,
-    doc: Option<&'static str>,
-) -> &'static PyMethodDef
-where
-    F: IntoPyNativeFn<Kind>,
-{
-    Box::leak(Box::new(PyMethodDef {
-        name,
-        func: Box::leak(Box::new(f.into_func())),
-        flags,
-        doc,
-    }))
-}
-
 /// Sets method `name` of a static `class` to `f` (called with the instance
 /// first).
 pub(super) fn set_method<F, Kind>(
@@ -81,7 +62,7 @@ pub(super) fn set_method<F, Kind>(
 ) where
     F: IntoPyNativeFn<Kind>,
 {
-    let def = definition(name, f, PyMethodFlags::METHOD, Some(doc));
+    let def = crate::binding::definition(name, f, PyMethodFlags::METHOD, Some(doc));
     class.set_attr(
         vm.ctx.intern_str(name),
         def.build_method(&vm.ctx, class).into(),
