@@ -5,10 +5,10 @@
 //! Each is its own public function, so its own row; the kernels are shared.
 
 use fxvm_tensor::ops::create::DropoutKind;
-use fxvm_tensor::ops::{nn, norm};
+use fxvm_tensor::ops::nn;
 use fxvm_tensor::{Result, Tensor};
 
-use super::nn::{FEATURE, PLAIN, dropout, norm_args};
+use super::nn::{FEATURE, PLAIN, dropout, layer_norm, norm_args};
 use crate::meta;
 use crate::op::{Op, Place, op};
 use crate::value::Value;
@@ -60,8 +60,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor",
             &[Place::Torch],
             |(x, shape, w, b, eps, _): (Tensor, Vec<i64>, Option<Tensor>, Option<Tensor>, f64, bool)| {
-                let shape: Vec<usize> = shape.into_iter().map(|d| d.max(0) as usize).collect();
-                norm::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps)
+                layer_norm(&x, shape, w, b, eps)
             },
         )
         .meta(meta::same),

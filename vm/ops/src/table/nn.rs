@@ -285,6 +285,23 @@ fn tuple(v: &[i64]) -> String {
     }
 }
 
+/// A `normalized_shape` argument as sizes (negative ones as 0, which the
+/// kernels refuse with PyTorch's message).
+fn normalized_shape(shape: Vec<i64>) -> Vec<usize> {
+    shape.into_iter().map(|d| d.max(0) as usize).collect()
+}
+
+/// Layer norm over the trailing `shape` (`F.layer_norm` and `torch.layer_norm`).
+pub(super) fn layer_norm(
+    x: &Tensor,
+    shape: Vec<i64>,
+    w: Option<Tensor>,
+    b: Option<Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    norm::layer_norm(x, &normalized_shape(shape), w.as_ref(), b.as_ref(), eps)
+}
+
 /// Batch and instance norm's arguments: `[running_mean, running_var,
 /// weight, bias]`, whether to use the input's statistics, momentum, eps.
 pub(super) fn norm_args<'a>(
@@ -555,15 +572,14 @@ pub(crate) fn rows() -> Vec<Op> {
             "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
             &[Functional(2)],
             |(x, shape, w, b, eps): (Tensor, Vec<i64>, Option<Tensor>, Option<Tensor>, f64)| {
-                let shape: Vec<usize> = shape.into_iter().map(|d| d.max(0) as usize).collect();
-                norm::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps)
+                layer_norm(&x, shape, w, b, eps)
             },
         ).meta(meta::same),
         op(
             "rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
             &[Torch, Functional(2)],
             |(x, shape, w, eps): (Tensor, Vec<i64>, Option<Tensor>, Option<f64>)| {
-                let shape: Vec<usize> = shape.into_iter().map(|d| d.max(0) as usize).collect();
+                let shape = normalized_shape(shape);
                 // None: the machine epsilon of the input's dtype (torch.finfo(dtype).eps).
                 let eps = eps.unwrap_or(if x.dtype() == fxvm_tensor::DType::F32 {
                     f64::from(f32::EPSILON)
