@@ -114,6 +114,25 @@ pub fn kwargs(o: &PyObjectRef, vm: &VirtualMachine) -> rustpython_vm::function::
         .unwrap_or_default()
 }
 
+/// Whether an `nn.Module` instance has no forward hooks or pre-hooks (both
+/// registries present and empty), so calling it only runs `forward`.
+pub fn without_forward_hooks(module: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
+    let Some(dict) = module.dict() else {
+        return Ok(false);
+    };
+    for name in ["_forward_hooks", "_forward_pre_hooks"] {
+        let empty = dict.get_item_opt(name, vm)?.is_some_and(|hooks| {
+            hooks
+                .downcast_ref::<rustpython_vm::builtins::PyDict>()
+                .is_some_and(|d| d.__len__() == 0)
+        });
+        if !empty {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// A method descriptor for the native `f`, bound to `object` so that it
 /// serves as a method of any Python class it is set on (the instance comes
 /// first in the arguments); leaked as every native definition is.

@@ -6,11 +6,10 @@
 
 use fxvm_tensor::DType;
 use fxvm_vm::binding;
-use rustpython_vm::builtins::PyDict;
 use rustpython_vm::common::lock::PyRwLock;
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::object::{Traverse, TraverseFn};
-use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
+use rustpython_vm::{AsObject, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
 
 /// One graph whose every input is a tensor of fixed dtype and sizes.
 struct Exact {
@@ -145,21 +144,9 @@ pub(crate) fn compiled_call(vm: &VirtualMachine) -> PyObjectRef {
 pub(crate) fn optimized_module_call(vm: &VirtualMachine) -> PyObjectRef {
     let call = |mut args: FuncArgs, vm: &VirtualMachine| -> PyResult {
         let zelf = take_self(&mut args, vm)?;
-        let dict = zelf.dict();
-        let hooks_free = |d: &Py<PyDict>| -> PyResult<bool> {
-            for name in ["_forward_hooks", "_forward_pre_hooks"] {
-                let empty = d
-                    .get_item_opt(name, vm)?
-                    .is_some_and(|h| h.downcast_ref::<PyDict>().is_some_and(|h| h.__len__() == 0));
-                if !empty {
-                    return Ok(false);
-                }
-            }
-            Ok(true)
-        };
-        if let Some(d) = &dict
-            && hooks_free(d)?
-            && let Some(compiled) = d.get_item_opt("_fxvm_compiled", vm)?
+        if binding::without_forward_hooks(&zelf, vm)?
+            && let Some(dict) = zelf.dict()
+            && let Some(compiled) = dict.get_item_opt("_fxvm_compiled", vm)?
         {
             return dispatch(&compiled, args, vm);
         }

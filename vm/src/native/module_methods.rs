@@ -132,18 +132,7 @@ fn without_hooks(
     call_impl: &PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult<bool> {
-    let Some(dict) = zelf.dict() else {
-        return Ok(false);
-    };
-    let empty = |name: &str| -> PyResult<bool> {
-        Ok(dict.get_item_opt(name, vm)?.is_some_and(|hooks| {
-            hooks
-                .downcast_ref::<PyDict>()
-                .is_some_and(|d| d.__len__() == 0)
-        }))
-    };
-    Ok(empty("_forward_hooks")?
-        && empty("_forward_pre_hooks")?
+    Ok(crate::binding::without_forward_hooks(zelf, vm)?
         && zelf
             .class()
             .get_attr(vm.ctx.intern_str("_call_impl"))
