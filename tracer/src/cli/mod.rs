@@ -60,6 +60,7 @@ const USAGE_ERROR: u8 = 2;
 /// ends as one line `fxvm: error: …` and status 2.
 pub fn main() -> ExitCode {
     allocator::tune();
+    fxvm_tensor::threads::join_global_pool();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),

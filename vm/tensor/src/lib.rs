@@ -14,6 +14,7 @@ pub mod random;
 pub mod storage;
 #[allow(clippy::module_inception)]
 pub mod tensor;
+pub mod threads;
 
 pub use dtype::{DType, Scalar};
 pub use error::{ErrorKind, Result, TensorError};

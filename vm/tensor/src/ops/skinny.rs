@@ -36,7 +36,7 @@ impl<T> Rows<'_, T> {
 }
 
 /// `dst (m × n, row-major) = x · wᵀ` for `m` rows of `x` and `n` rows of
-/// `w`, each `k` long.
+/// `w`, each `k` long; with `accumulate`, `dst += x · wᵀ`.
 pub(crate) fn times_rows<T: Lanes>(
     m: usize,
     n: usize,
@@ -44,11 +44,13 @@ pub(crate) fn times_rows<T: Lanes>(
     dst: &mut [T],
     x: Rows<T>,
     w: Rows<T>,
+    accumulate: bool,
 ) {
-    times_rows_on(Arch::new(), m, n, k, dst, x, w);
+    times_rows_on(Arch::new(), m, n, k, dst, x, w, accumulate);
 }
 
 /// `times_rows` with the kernels of `arch`.
+#[allow(clippy::too_many_arguments)] // times_rows's and the target
 fn times_rows_on<T: Lanes>(
     arch: Arch,
     m: usize,
@@ -57,6 +59,7 @@ fn times_rows_on<T: Lanes>(
     dst: &mut [T],
     x: Rows<T>,
     w: Rows<T>,
+    accumulate: bool,
 ) {
     assert!(
         dst.len() == m * n
@@ -96,7 +99,8 @@ fn times_rows_on<T: Lanes>(
     }
     for (j, col) in columns.chunks(m).enumerate() {
         for (i, &v) in col.iter().enumerate() {
-            dst[i * n + j] = v;
+            let d = &mut dst[i * n + j];
+            *d = if accumulate { *d + v } else { v };
         }
     }
 }
@@ -213,18 +217,23 @@ mod tests {
     ) -> Vec<T> {
         let (x, w) = (cast::<T>(x), cast::<T>(w));
         let mut got = vec![T::nan(); m * n];
-        times_rows_on(
-            arch,
-            m,
-            n,
-            k,
-            &mut got,
-            Rows { data: &x, stride },
-            Rows {
-                data: &w,
-                stride: k,
-            },
-        );
+        let x = Rows { data: &x, stride };
+        let w = Rows {
+            data: &w,
+            stride: k,
+        };
+        times_rows_on(arch, m, n, k, &mut got, x, w, false);
+        // Adding onto a bias gives the same product plus the bias.
+        let mut onto: Vec<T> = (0..m * n).map(|v| T::from(v % 7).expect("small")).collect();
+        times_rows_on(arch, m, n, k, &mut onto, x, w, true);
+        for (v, (&sum, &product)) in onto.iter().zip(&got).enumerate() {
+            let bias = T::from(v % 7).expect("small");
+            let tolerance = T::epsilon() * T::from(64).expect("small") * (product.abs() + bias);
+            assert!(
+                (sum - (product + bias)).abs() <= tolerance,
+                "added onto a bias at {v}"
+            );
+        }
         got
     }
 

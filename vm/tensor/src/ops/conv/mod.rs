@@ -18,7 +18,7 @@ use crate::error::{Result, TensorError, legacy_name};
 use crate::layout::Layout;
 use crate::tensor::Tensor;
 
-use super::linalg::{Matrix, Real, gemm_into};
+use super::linalg::{Matrix, PARALLEL_FLOPS, Real, gemm_into};
 
 /// How a convolution pads its input.
 #[derive(Clone, Debug, PartialEq)]
@@ -528,7 +528,7 @@ fn forward<T: Real>(
                 block,
                 lhs,
                 rhs,
-                !across && og * plane_out * patch >= 1 << 18,
+                !across && og * plane_out * patch >= PARALLEL_FLOPS,
             );
         }
         add_bias(dst, bias.as_deref(), plane_out);
@@ -589,7 +589,7 @@ fn transposed<T: Real>(
                 &mut col,
                 lhs,
                 rhs,
-                !across && patch * plane_in * cg >= 1 << 18,
+                !across && patch * plane_in * cg >= PARALLEL_FLOPS,
             );
             col2im(
                 &col,

@@ -10,7 +10,7 @@ use crate::layout::Layout;
 use crate::ops::create::{self, DropoutKind};
 use crate::ops::elementwise::sigmoid;
 use crate::ops::fastmath;
-use crate::ops::linalg::{Matrix, Real, gemm_into};
+use crate::ops::linalg::{Matrix, PARALLEL_FLOPS, Real, gemm_into};
 use crate::ops::shape;
 use crate::random::Generator;
 use crate::tensor::Tensor;
@@ -169,7 +169,7 @@ fn times_transposed<T: Real>(m: usize, n: usize, k: usize, dst: &mut [T], a: &[T
         row_stride: 1,
         col_stride: k,
     };
-    gemm_into(m, n, k, dst, lhs, rhs, m * n * k >= 1 << 20);
+    gemm_into(m, n, k, dst, lhs, rhs, m * n * k >= PARALLEL_FLOPS);
 }
 
 /// The rows each step covers, `(first row, rows)`, in time order.
