@@ -279,6 +279,56 @@ pub fn max_pool(t: &Tensor, w: &Window, spatial: usize) -> Result<(Tensor, Tenso
     Ok(split(best, &shape_with(t, spatial, &outs), t.dtype()))
 }
 
+/// Windows wholly inside a 2-d plane `width` wide: `(stride, kernel)` down
+/// and across, `outputs` per output row.
+struct Windows {
+    width: usize,
+    y: (usize, usize),
+    x: (usize, usize),
+    outputs: usize,
+}
+
+/// Max-pools one plane in such windows: for each output row, the
+/// elementwise max of the window's input rows first (whole rows, which
+/// vectorise), then the max of each window along that row. Compiled for
+/// each SIMD level (the crate's baseline is SSE2, without the blends a
+/// branchless max needs).
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+fma",
+    "x86_64+avx2+fma",
+    "aarch64+neon"
+))]
+fn pool_inside<F: num_traits::Float>(w: &Windows, src: &[F], dst: &mut [F]) {
+    let ((sy, ky), (sx, kx), width) = (w.y, w.x, w.width);
+    let mut rows = vec![F::neg_infinity(); width];
+    for (oy, out) in dst.chunks_mut(w.outputs).enumerate() {
+        let first = oy * sy;
+        rows.copy_from_slice(&src[first * width..(first + 1) * width]);
+        for r in first + 1..first + ky {
+            for (m, &v) in rows.iter_mut().zip(&src[r * width..(r + 1) * width]) {
+                *m = nan_max(*m, v);
+            }
+        }
+        if (sx, kx) == (2, 2) {
+            // The common 2×2 pool: pairs, which vectorise as shuffles.
+            for (m, pair) in out.iter_mut().zip(rows.chunks_exact(2)) {
+                *m = nan_max(pair[0], pair[1]);
+            }
+        } else {
+            for (ox, m) in out.iter_mut().enumerate() {
+                let window = &rows[ox * sx..ox * sx + kx];
+                *m = window.iter().fold(F::neg_infinity(), |m, &v| nan_max(m, v));
+            }
+        }
+    }
+}
+
+/// The larger of `m` and `v`, NaN if either is (a select, no branch).
+#[inline(always)]
+fn nan_max<F: num_traits::Float>(m: F, v: F) -> F {
+    if v > m || v.is_nan() { v } else { m }
+}
+
 /// `max_pool1d/2d/3d` without indices, in the input's own float type (what
 /// a model's `F.max_pool2d(x, 2)` asks for; [`max_pool`] serves the rest).
 pub fn max_pool_values(t: &Tensor, w: &Window, spatial: usize) -> Result<Tensor> {
@@ -302,36 +352,13 @@ pub fn max_pool_values(t: &Tensor, w: &Window, spatial: usize) -> Result<Tensor>
             let pool_plane = |(dst, src): (&mut [F], &[F])| {
                 if inside {
                     let (y, x) = (&ax[1], &ax[2]);
-                    for (oy, out) in dst.chunks_mut(x.output).enumerate() {
-                        // Tap by tap over the whole output row, without
-                        // branches (a branch per compare mispredicts on
-                        // real data); NaN is noticed and the row redone.
-                        out.fill(F::neg_infinity());
-                        let mut nan = false;
-                        for ky in 0..y.kernel {
-                            let row = &src[(oy * y.stride + ky) * width..];
-                            for kx in 0..x.kernel {
-                                for (ox, m) in out.iter_mut().enumerate() {
-                                    let v = row[ox * x.stride + kx];
-                                    nan |= v.is_nan();
-                                    *m = if v > *m { v } else { *m };
-                                }
-                            }
-                        }
-                        if nan {
-                            for (ox, m) in out.iter_mut().enumerate() {
-                                for ky in 0..y.kernel {
-                                    let row = (oy * y.stride + ky) * width + ox * x.stride;
-                                    for &v in &src[row..row + x.kernel] {
-                                        // NaN wins, as in PyTorch.
-                                        if v.is_nan() {
-                                            *m = v;
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    let windows = Windows {
+                        width,
+                        y: (y.stride, y.kernel),
+                        x: (x.stride, x.kernel),
+                        outputs: x.output,
+                    };
+                    pool_inside(&windows, src, dst);
                     return;
                 }
                 for (i, [oz, oy, ox]) in grid(outs) {
@@ -624,6 +651,8 @@ mod tests {
             let n: usize = shape.iter().product();
             let mut data: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1009) as f32 - 500.0).collect();
             data[5] = f32::NAN;
+            data[n / 2 + 1] = f32::NAN;
+            data[n / 3] = f32::NEG_INFINITY;
             let t = Tensor::from_vec(data, &shape);
             for (kernel, stride, padding, dilation, ceil_mode) in windows {
                 let w = Window {

@@ -470,6 +470,11 @@ fn across_batch(n: usize) -> bool {
     n >= rayon::current_num_threads()
 }
 
+/// Unfolded matrices of fewer elements are copied on one thread: the copy
+/// of a few hundred KB is cheaper than waking the others (measured: a
+/// 16→32-channel 3×3 convolution of a 16×16 image, 51 → 41 µs).
+const PARALLEL_UNFOLD: usize = 1 << 16;
+
 /// The convolution of dense `[N, C, image]` `x` with dense `[O, C/g, kernel]`
 /// `w`, as an `[N, O, grid]` tensor.
 fn forward<T: Real>(
@@ -507,7 +512,8 @@ fn forward<T: Real>(
             let rhs = if direct {
                 src
             } else {
-                im2col(src, cg, g, &mut col, !across);
+                let parallel = !across && col.len() >= PARALLEL_UNFOLD;
+                im2col(src, cg, g, &mut col, parallel);
                 &col
             };
             let lhs = Matrix {
