@@ -452,7 +452,7 @@ fn shape_trace_goldens() {
         assert!(diff.is_empty(), "{diff}");
         checked += 1;
     }
-    assert_eq!(checked, 8);
+    assert_eq!(checked, 9);
 }
 
 /// `fxvm run --profile`: the per-op time of replayed graphs on stderr at exit.

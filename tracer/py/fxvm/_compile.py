@@ -79,7 +79,7 @@ class CacheEntry:
     """One captured graph: the GraphModule, what it requires of the inputs,
     and how it has been used."""
 
-    def __init__(self, gm, guards, constants, run, capture_time, names):
+    def __init__(self, gm, guards, constants, run, capture_time, names, state):
         self.graph_module = gm
         self.guards = guards
         self.constants = constants
@@ -93,9 +93,15 @@ class CacheEntry:
         static = {name: (dtype, shape) for name, dtype, shape in guards._static}
         if not constants and guards._all_static and list(static) == list(names):
             self.exact = [static[n] for n in names]
+        # The module as the capture saw it (see `_module_state`), and
+        # whether it still is so.
+        self.state = state
+        self.current = True
 
     def violation(self, bound):
         """Why the inputs ``bound`` (name → value) do not fit, or None."""
+        if not self.current:
+            return "the module's training mode or its parameters, buffers or submodules changed since the capture"
         for name, value in self.constants.items():
             given = bound.get(name)
             if type(given) is not type(value) or given != value:
@@ -112,6 +118,29 @@ class CacheEntry:
     def describe(self):
         guards = self.guards.shape_env.format_guards() or " (none)"
         return f"{self.graph_module.__class__.__name__}: {len(self.graph_module.graph.nodes)} nodes, guards:\n{guards}"
+
+
+def _module_state(root):
+    """What a graph captured from the module ``root`` assumes of it: each
+    submodule's training mode and the objects it registers as parameters,
+    buffers and submodules (None for a function)."""
+    if root is None:
+        return None
+    return [
+        (m, m.training, [*m._parameters.items(), *m._buffers.items(), *m._modules.items()])
+        for m in root.modules()
+    ]
+
+
+def _same_state(a, b):
+    """Whether two `_module_state`s are the same modules in the same modes
+    with the same members (compared by identity)."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(
+        m is n and ma == mb and len(xs) == len(ys) and all(k == j and v is w for (k, v), (j, w) in zip(xs, ys))
+        for (m, ma, xs), (n, mb, ys) in zip(a, b)
+    )
 
 
 def _user_location(exc):
@@ -153,6 +182,9 @@ class CompiledFunction:
         # dims seen to change between captures, per input (automatic dynamic)
         self._changed = {}
         self._first_sizes = {}
+        # The module-state epoch at which the graphs were last checked
+        # against the module (see `_check_state`).
+        self._epoch = None
 
     # -- calls ---------------------------------------------------------
     def _bind(self, args, kwargs):
@@ -188,6 +220,9 @@ class CompiledFunction:
             if why is not None:
                 raise SignatureError(f"{self.__name__}() argument '{name}': {why}")
         ordered = [bound[n] for n in self._names]
+        epoch = torch._C._module_state_epoch()
+        if epoch != self._epoch:
+            self._check_state(epoch)
         for entry in self._entries:
             if entry.violation(bound) is None:
                 return entry(ordered)
@@ -200,6 +235,19 @@ class CompiledFunction:
         if entry is None:
             return self._target(*args, **kwargs)
         return entry(ordered)
+
+    def _check_state(self, epoch):
+        """Marks which graphs still fit the module (some module's mode or
+        members changed somewhere): only those replay, natively included;
+        the others stay cached for the module's return to their state."""
+        state = _module_state(self._module)
+        self._fxvm_exact.clear()
+        for entry in self._entries:
+            entry.current = _same_state(entry.state, state)
+            if entry.current and entry.exact is not None:
+                self._fxvm_exact.add(entry.exact, entry._run, entry)
+        self._fxvm_exact.checked(epoch)
+        self._epoch = epoch
 
     def _run_eagerly(self, reason):
         self._eager_reason = reason
@@ -224,19 +272,30 @@ class CompiledFunction:
         return {k: v for k, v in dims.items() if v}
 
     def _capture(self, bound):
+        state = _module_state(self._module)
         examples = {n: v for n, v in bound.items() if isinstance(v, torch.Tensor)}
         constants = {n: v for n, v in bound.items() if not isinstance(v, torch.Tensor)}
         t0 = time.perf_counter()
         previous = torch.compiler._compiling[0]
         torch.compiler._compiling[0] = True
         try:
-            gm = shape_trace(self._target, examples, self._dynamic_dims(bound), concrete_args=constants or None)
+            # Buffers as graph inputs: a forward's writes to them replay.
+            gm = shape_trace(self._target, examples, self._dynamic_dims(bound), concrete_args=constants or None, proxy_buffers=True)
         except TraceError as e:
             where = _user_location(e)
             message = f"{e}" + (f" (at {where})" if where else "")
             if self._fullgraph:
                 raise TraceError(message) from e
             self._run_eagerly(f"it cannot be captured: {message}")
+            return None
+        except Exception as e:
+            # Python the tracer cannot follow (a proxy assigned where only
+            # a tensor may go, ...): eager runs it, or raises what the
+            # forward itself raises.
+            if self._fullgraph:
+                raise
+            where = _user_location(e)
+            self._run_eagerly(f"it cannot be captured: {type(e).__name__}: {e}" + (f" (at {where})" if where else ""))
             return None
         finally:
             torch.compiler._compiling[0] = previous
@@ -245,7 +304,7 @@ class CompiledFunction:
             run = self._backend(gm, [bound[n] for n in self._names if isinstance(bound[n], torch.Tensor)])
         else:
             run = _plan(gm, guards.shape_env)
-        entry = CacheEntry(gm, guards, constants, run, time.perf_counter() - t0, self._names)
+        entry = CacheEntry(gm, guards, constants, run, time.perf_counter() - t0, self._names, state)
         self._entries.append(entry)
         if entry.exact is not None:
             self._fxvm_exact.add(entry.exact, run, entry)
@@ -277,6 +336,7 @@ class CompiledFunction:
         self._eager_reason = None
         self._changed.clear()
         self._first_sizes.clear()
+        self._epoch = None
 
     def __repr__(self):
         return f"<fxvm compiled {self.__qualname__}: {len(self._entries)} graph(s)>"

@@ -16,6 +16,11 @@ class _Inliner(ShapeTracer):
     check) are answered from them, and any guard they leave joins the
     captured graph's."""
 
+    # A buffer a forward writes (BatchNorm's `num_batches_tracked.add_(1)`)
+    # must be a graph input the write is recorded on; read as a constant,
+    # the write would happen once, at capture, and never on replay.
+    proxy_buffer_attributes = True
+
     def __init__(self, fakes, shape_env):
         fx.Tracer.__init__(self)
         self._fakes = fakes

@@ -63,6 +63,8 @@ struct Context {
     operators: PyObjectRef,
     /// qualified name → module, for `call_module` nodes.
     modules: PyObjectRef,
+    /// `ShapeTracer._leaf_forward(module, args, kwargs)`.
+    leaf_forward: PyObjectRef,
 }
 
 /// The value of `node` computed here, or `None` to leave it to Python.
@@ -98,9 +100,13 @@ fn native_value(
         )
     };
     if op == Op::CallModule {
-        // A leaf module's forward on the fakes (the rules of the ops it calls).
+        // A leaf module's forward on the fakes (the rules of the ops it
+        // calls), its buffers restored after (`ShapeTracer._leaf_forward`).
         let module = cx.modules.get_item(&*target, vm)?;
-        return call(&module.get_attr("forward", vm)?).map(Some);
+        return cx
+            .leaf_forward
+            .call((module, args.clone(), kwargs.clone()), vm)
+            .map(Some);
     }
     let Some(first) = args_t.first() else {
         return Ok(None);
@@ -200,6 +206,7 @@ pub(crate) fn propagate(
         getitem: operator.get_attr("getitem", vm)?,
         operators,
         modules,
+        leaf_forward: tracer.get_attr("_leaf_forward", vm)?,
     };
     let python_value = tracer.get_attr("_value", vm)?;
     let nodes: Vec<PyObjectRef> = nodes.try_to_value(vm)?;

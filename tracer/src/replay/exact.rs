@@ -4,8 +4,10 @@
 //! frames and a loop that cost more than replaying a small MLP (~15 µs of
 //! ~24); anything else still takes it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use fxvm_tensor::DType;
-use fxvm_vm::binding;
+use fxvm_vm::{binding, module_state};
 use rustpython_vm::common::lock::PyRwLock;
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::object::{Traverse, TraverseFn};
@@ -23,10 +25,26 @@ struct Exact {
 /// `torch._C._fx.ExactCalls`: a compiled function's graphs that a call can
 /// match by its tensors' dtypes and sizes alone.
 #[pyclass(module = "torch._C._fx", name = "ExactCalls", traverse = "manual")]
-#[derive(PyPayload, Default)]
+#[derive(PyPayload)]
 pub(crate) struct PyExactCalls {
     graphs: PyRwLock<Vec<Exact>>,
+    /// The module-state epoch at which Python last checked that these
+    /// graphs still fit the module (its modes, its members); at any other
+    /// epoch calls take the Python path, which checks again.
+    checked_at: AtomicU64,
 }
+
+impl Default for PyExactCalls {
+    fn default() -> Self {
+        PyExactCalls {
+            graphs: PyRwLock::default(),
+            checked_at: AtomicU64::new(NEVER),
+        }
+    }
+}
+
+/// No epoch: a table not yet checked.
+const NEVER: u64 = u64::MAX;
 
 // SAFETY: `traverse` visits each object the table owns exactly once (each
 // graph's replay and entry), and `clear` moves all of them out. A table is
@@ -61,6 +79,9 @@ impl std::fmt::Debug for PyExactCalls {
 impl PyExactCalls {
     /// The replay of the first graph `args` match exactly, if any.
     fn run(&self, args: &[PyObjectRef], vm: &VirtualMachine) -> PyResult<Option<PyObjectRef>> {
+        if self.checked_at.load(Ordering::Acquire) != module_state::epoch() {
+            return Ok(None);
+        }
         let (run, entry) = {
             let graphs = self.graphs.read();
             let found = graphs.iter().find(|g| {
@@ -117,10 +138,18 @@ impl PyExactCalls {
         Ok(())
     }
 
-    /// Forgets every graph (the function was reset or runs eagerly now).
+    /// Forgets every graph (the function was reset or runs eagerly now, or
+    /// its module changed and the graphs that still fit are added again).
     #[pymethod]
     fn clear(&self) {
         self.graphs.write().clear();
+        self.checked_at.store(NEVER, Ordering::Release);
+    }
+
+    /// Records that the graphs fit the module at module-state `epoch`.
+    #[pymethod]
+    fn checked(&self, epoch: u64) {
+        self.checked_at.store(epoch, Ordering::Release);
     }
 }
 

@@ -118,6 +118,18 @@ mod _c {
         crate::native::module_methods::getattribute_method(module_getattr, vm)
     }
 
+    /// Reports a change of a module's mode or registered members (see `module_state`).
+    #[pyfunction]
+    fn _module_state_changed() {
+        crate::native::module_state::changed();
+    }
+
+    /// The count of module-state changes so far (see `module_state`).
+    #[pyfunction]
+    fn _module_state_epoch() -> u64 {
+        crate::native::module_state::epoch()
+    }
+
     /// `func(*args, **kwargs)` with the functions written in Python running
     /// their own bodies rather than dispatching `__torch_function__` (what
     /// an override that decomposes them needs, as PyTorch's

@@ -160,8 +160,21 @@ class ShapeTracer(Tracer):
             modules = self.__dict__.get("_modules_by_name")
             if modules is None:
                 modules = self._modules_by_name = _modules_by_path(self.root)
-            return modules[node.target].forward(*args, **kwargs)
+            return self._leaf_forward(modules[node.target], args, kwargs)
         return args[0]
+
+    @staticmethod
+    def _leaf_forward(module, args, kwargs):
+        """A leaf module's forward on fakes, for its result's sizes; what it
+        writes to its own buffers (BatchNorm's running statistics while
+        training) is undone: tracing must not change the model."""
+        saved = [(b, b.clone()) for b in module.buffers()]
+        try:
+            return module.forward(*args, **kwargs)
+        finally:
+            with torch.no_grad():
+                for b, before in saved:
+                    b.copy_(before)
 
     # -- forcing -------------------------------------------------------
     def to_bool(self, obj):
@@ -346,10 +359,12 @@ def _modules_by_path(root):
     return {path: module for module, path in _fx.module_paths(root).items()}
 
 
-def shape_trace(root, example_inputs, dynamic=None, concrete_args=None):
+def shape_trace(root, example_inputs, dynamic=None, concrete_args=None, proxy_buffers=False):
     """Traces ``root`` with example inputs (a tuple in parameter order, or a
     dict by name); ``dynamic`` names the symbolic dims of each input
-    (``{"idx": [1]}``, or ``True`` for all dims of all inputs)."""
+    (``{"idx": [1]}``, or ``True`` for all dims of all inputs). With
+    ``proxy_buffers``, buffers are read through ``get_attr`` nodes (the
+    tracer's ``proxy_buffer_attributes``), so writes to them are recorded."""
     fn = type(root).forward if isinstance(root, torch.nn.Module) else root
     co = fn.__code__
     names = list(co.co_varnames[: co.co_argcount])
@@ -360,6 +375,7 @@ def shape_trace(root, example_inputs, dynamic=None, concrete_args=None):
         dynamic = {n: True for n, v in example_inputs.items() if isinstance(v, torch.Tensor)}
     _check_dynamic(dynamic or {}, example_inputs)
     tracer = ShapeTracer(example_inputs, dynamic)
+    tracer.proxy_buffer_attributes = proxy_buffers
     graph = tracer.trace(root, concrete_args)
     # Every node's meta gets its fake value; what the rules decide on the
     # way describes the values, it does not constrain the graph's inputs.

@@ -4,7 +4,7 @@ from itertools import chain, islice
 
 import torch
 from torch.nn.parameter import Parameter
-from torch.nn.modules.module import Module, _addindent
+from torch.nn.modules.module import Module, _addindent, _state_changed
 
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -102,6 +102,7 @@ class Sequential(Module):
         for i in range(n, index, -1):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
+        _state_changed()
         return self
 
     def extend(self, sequential):
@@ -201,6 +202,7 @@ class ModuleList(Module):
         for i in range(len(self._modules), index, -1):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
+        _state_changed()
 
     def append(self, module):
         self.add_module(str(len(self)), module)
@@ -236,6 +238,7 @@ class ModuleDict(Module):
 
     def __delitem__(self, key):
         del self._modules[key]
+        _state_changed()
 
     def __len__(self):
         return len(self._modules)
@@ -248,6 +251,7 @@ class ModuleDict(Module):
 
     def clear(self):
         self._modules.clear()
+        _state_changed()
 
     def pop(self, key):
         v = self[key]

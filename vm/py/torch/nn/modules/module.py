@@ -10,6 +10,10 @@ from torch.nn.parameter import Parameter, Buffer
 
 __all__ = ["Module"]
 
+# Tells compiled modules that what they captured may be stale (a mode set,
+# a member registered, replaced or removed): they check their graphs again.
+_state_changed = torch._C._module_state_changed
+
 
 def _addindent(s_, num_spaces):
     lines = s_.split("\n")
@@ -127,6 +131,7 @@ class Module:
             persistent = tensor.persistent
             tensor = tensor.detach()
         self._buffers[name] = tensor
+        _state_changed()
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -149,6 +154,7 @@ class Module:
             raise TypeError(f"cannot assign '{torch.typename(param)}' object to parameter '{name}' (torch.nn.Parameter or None required)")
         else:
             self._parameters[name] = param
+        _state_changed()
 
     def add_module(self, name, module):
         if not isinstance(module, Module) and module is not None:
@@ -162,6 +168,7 @@ class Module:
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
         self._modules[name] = module
+        _state_changed()
 
     def register_module(self, name, module):
         self.add_module(name, module)
@@ -175,6 +182,9 @@ class Module:
     __getattribute__ = torch._C._module_getattribute(__getattr__)
 
     def __setattr__(self, name, value):
+        if name == "training":
+            _state_changed()
+
         def remove_from(*dicts_or_sets):
             for d in dicts_or_sets:
                 if name in d:
@@ -200,10 +210,12 @@ class Module:
                     raise AttributeError("cannot assign module before Module.__init__() call")
                 remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
                 modules[name] = value
+                _state_changed()
             elif modules is not None and name in modules:
                 if value is not None:
                     raise TypeError(f"cannot assign '{torch.typename(value)}' as child module '{name}' (torch.nn.Module or None expected)")
                 modules[name] = value
+                _state_changed()
             else:
                 buffers = self.__dict__.get("_buffers")
                 if isinstance(value, Buffer) or (buffers is not None and name in buffers):
@@ -228,6 +240,8 @@ class Module:
             del self._modules[name]
         else:
             object.__delattr__(self, name)
+            return
+        _state_changed()
 
     def __dir__(self):
         module_attrs = dir(self.__class__)
@@ -522,6 +536,7 @@ class Module:
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
+        _state_changed()
         return self
 
     def to(self, *args, **kwargs):
