@@ -495,6 +495,54 @@ fn profile_prints_per_op_time_of_replayed_graphs() {
     );
 }
 
+/// In evaluation, a replay folds each batch normalization into the
+/// convolution before it (the profile names it), not one whose
+/// convolution output is read elsewhere, nor one in training.
+#[test]
+fn replays_fold_batch_norm_into_the_convolution_before_it_in_evaluation() {
+    let dir = Scratch::new("fold");
+    let script = dir.write(
+        "convbn.py",
+        "import torch, torch.nn as nn\n\
+         class Net(nn.Module):\n\
+         \x20   def __init__(self):\n\
+         \x20       super().__init__()\n\
+         \x20       self.a, self.b = nn.Conv2d(3, 4, 3), nn.Conv2d(4, 4, 1)\n\
+         \x20       self.bn_a, self.bn_b = nn.BatchNorm2d(4), nn.BatchNorm2d(4)\n\
+         \x20   def forward(self, x):\n\
+         \x20       y = self.a(x)\n\
+         \x20       z = self.b(y)\n\
+         \x20       return self.bn_a(y) + self.bn_b(z)\n\
+         net = Net()\n\
+         kept = []\n\
+         for mode in (net.eval, net.train):\n\
+         \x20   mode()\n\
+         \x20   c = torch.compile(net)\n\
+         \x20   kept.append(c)  # the profile counts the plans alive at exit\n\
+         \x20   for _ in range(3):\n\
+         \x20       x = torch.randn(2, 3, 8, 8)\n\
+         \x20       assert torch.allclose(c(x), net(x), rtol=1e-5, atol=1e-5)\n\
+         print('ok')\n",
+    );
+    let out = run(&["run", "--profile", script.to_str().unwrap()]);
+    assert_eq!(out.status, Some(0), "{out:?}");
+    let rows: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("torch.nn.functional.batch_norm"))
+        .collect();
+    // bn_b folded in evaluation (3 calls); bn_a (its convolution's output
+    // also feeds conv b) and both in training (6 calls) run.
+    let calls = |folded: bool| {
+        rows.iter()
+            .find(|l| l.contains("(folded into the convolution)") == folded)
+            .and_then(|l| l.split_whitespace().rev().nth(2))
+            .map(str::to_owned)
+    };
+    assert_eq!(calls(true).as_deref(), Some("3"), "{}", out.stderr);
+    assert_eq!(calls(false).as_deref(), Some("9"), "{}", out.stderr);
+}
+
 #[test]
 fn garbage_of_a_loop_of_traces_is_collected_without_gc_collect() {
     // RustPython collects only its young generation by itself; each trace's

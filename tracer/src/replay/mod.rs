@@ -7,6 +7,7 @@
 mod exact;
 mod numeric;
 mod plan;
+mod prepare;
 mod value;
 
 use std::collections::HashMap;
@@ -142,6 +143,15 @@ impl PyPlan {
             .filter(|s| !matches!(s, Step::Python { .. }))
             .count();
         let step_count = steps.len();
+        let mut kept = std::collections::HashSet::new();
+        collect_slots(&output, &slot_of, &mut kept);
+        let mut uses: HashMap<usize, usize> = HashMap::new();
+        for step in &steps {
+            for s in step_inputs(step, &slot_of) {
+                *uses.entry(s).or_default() += 1;
+            }
+        }
+        prepare::prepare(&mut steps, &initial, &uses, &kept);
         let frees = liveness(&steps, &slot_of, &initial, &output);
         Ok(PyPlan {
             steps,
@@ -234,22 +244,42 @@ impl PyPlan {
         )
     }
 
+    /// The values of an op step's arguments.
+    fn values(
+        &self,
+        op: &fxvm_ops::Op,
+        args: &[Arg],
+        slots: &[V],
+        vm: &VirtualMachine,
+    ) -> PyResult<Vec<fxvm_ops::Value>> {
+        args.iter()
+            .map(|a| {
+                self.arg_value(a, slots).ok_or_else(|| {
+                    vm.new_type_error(format!(
+                        "replay: {}() got an argument that is not a {}",
+                        op.name(),
+                        a.ty.describe()
+                    ))
+                })
+            })
+            .collect()
+    }
+
     fn run_step(&self, step: &Step, slots: &mut [V], vm: &VirtualMachine) -> PyResult<V> {
         match step {
+            Step::Prepared {
+                op, args, prepared, ..
+            } => {
+                let mut values = self.values(op, args, slots, vm)?;
+                prepared
+                    .apply(&mut values, slots)
+                    .map_err(|e| binding::error_to_py(e, vm))?;
+                let result = op.run(values).map_err(|e| binding::error_to_py(e, vm))?;
+                Ok(V::from_value(result, &|_| V::None, vm))
+            }
+            Step::Same { from, .. } => Ok(slots[*from].clone()),
             Step::Op { op, args, .. } => {
-                let mut values = Vec::with_capacity(args.len());
-                for a in args {
-                    match self.arg_value(a, slots) {
-                        Some(v) => values.push(v),
-                        None => {
-                            return Err(vm.new_type_error(format!(
-                                "replay: {}() got an argument that is not a {}",
-                                op.name(),
-                                a.ty.describe()
-                            )));
-                        }
-                    }
-                }
+                let values = self.values(op, args, slots, vm)?;
                 let result = op.run(values).map_err(|e| binding::error_to_py(e, vm))?;
                 // An in-place op returns its argument: read it again from
                 // its slot rather than keeping every argument per call.
@@ -449,6 +479,11 @@ fn step_inputs(step: &Step, slot_of: &HashMap<usize, usize>) -> Vec<usize> {
     let mut out = Vec::new();
     match step {
         Step::Op { args, .. } => args.iter().for_each(|a| src_slots(&a.src, &mut out)),
+        Step::Prepared { args, prepared, .. } => {
+            args.iter().for_each(|a| src_slots(&a.src, &mut out));
+            out.extend(prepared.inputs());
+        }
+        Step::Same { from, .. } => out.push(*from),
         Step::Item { from, .. } => out.push(*from),
         Step::Size { x, .. } => out.push(*x),
         Step::Arith { a, b, .. } => {
@@ -586,6 +621,10 @@ impl PyPlan {
                     }
                 }
                 (_, Err(_)) => format!("Tensor.{}", target.str(vm)?.text(vm)?),
+            };
+            let what = match self.steps[i] {
+                Step::Same { .. } => format!("{what} (folded into the convolution)"),
+                _ => what,
             };
             rows.push(
                 vm.ctx

@@ -14,6 +14,7 @@ use rustpython_vm::function::{FuncArgs, KwArgs};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 
 use super::numeric::NumOp;
+use super::prepare::Prepared;
 use super::value::V;
 use crate::fx::node::{Op as Kind, PyNode};
 use fxvm_vm::text::Utf8;
@@ -83,6 +84,17 @@ pub(crate) enum Step {
     /// The node run by Python: `target(*args, **kwargs)`, a method of the
     /// first argument, or a submodule.
     Python { node: PyObjectRef, out: usize },
+    /// An op some of whose arguments are prepared from bound parameters
+    /// (see `prepare`).
+    Prepared {
+        op: &'static Op,
+        args: Vec<Arg>,
+        prepared: Box<Prepared>,
+        out: usize,
+    },
+    /// The value of another slot: a normalization folded into the
+    /// convolution before it.
+    Same { from: usize, out: usize },
 }
 
 impl Step {
@@ -93,7 +105,9 @@ impl Step {
             | Step::Size { out, .. }
             | Step::Arith { out, .. }
             | Step::Subscript { out, .. }
-            | Step::Python { out, .. } => *out,
+            | Step::Python { out, .. }
+            | Step::Prepared { out, .. }
+            | Step::Same { out, .. } => *out,
         }
     }
 }

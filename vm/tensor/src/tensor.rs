@@ -1,5 +1,6 @@
 //! The tensor handle: shared storage plus a layout. Cloning is cheap (a view).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::dtype::{DType, Scalar};
@@ -12,6 +13,9 @@ use super::storage::{Element, Storage, with_dtype, with_storage};
 #[derive(Debug)]
 pub(crate) struct Shared {
     data: RwLock<Storage>,
+    /// Writes so far (each `write()`), shared by every view: what a cache
+    /// of values derived from the data (folded weights) compares.
+    version: AtomicU64,
     _charge: Option<crate::cap::Charge>,
 }
 
@@ -62,6 +66,7 @@ impl Tensor {
         Tensor {
             storage: Arc::new(Shared {
                 data: RwLock::new(storage),
+                version: AtomicU64::new(0),
                 _charge: charge,
             }),
             layout: Arc::new(Layout::contiguous(shape)),
@@ -153,7 +158,14 @@ impl Tensor {
     }
 
     pub fn write(&self) -> RwLockWriteGuard<'_, Storage> {
+        self.storage.version.fetch_add(1, Ordering::AcqRel);
         self.storage.data.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many times the storage has been opened for writing: unchanged
+    /// means the data is (a value computed from it is still good).
+    pub fn version(&self) -> u64 {
+        self.storage.version.load(Ordering::Acquire)
     }
 
     /// Wraps a negative dim and checks it against `ndim` (a 0-dim tensor takes -1 and 0).

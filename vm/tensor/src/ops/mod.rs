@@ -3,6 +3,7 @@
 
 pub(crate) mod attention;
 pub mod bag;
+pub mod bn_fold;
 pub mod conv;
 pub mod create;
 pub mod ctc;
