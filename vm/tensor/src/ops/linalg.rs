@@ -166,7 +166,7 @@ pub(crate) fn gemm_into<T: Real>(
 }
 
 /// `dst += lhs @ rhs`: `gemm_into` adding onto what `dst` holds (a bias).
-fn gemm_add_into<T: Real>(
+pub(crate) fn gemm_add_into<T: Real>(
     m: usize,
     n: usize,
     k: usize,

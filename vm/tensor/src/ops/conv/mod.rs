@@ -4,6 +4,7 @@
 //! 3-d with unit leading dims.
 
 pub mod fold;
+mod scratch;
 mod tbc;
 mod unfold;
 
@@ -18,7 +19,7 @@ use crate::error::{Result, TensorError, legacy_name};
 use crate::layout::Layout;
 use crate::tensor::Tensor;
 
-use super::linalg::{Matrix, PARALLEL_FLOPS, Real, gemm_into};
+use super::linalg::{Matrix, PARALLEL_FLOPS, Real, gemm_add_into, gemm_into};
 
 /// How a convolution pads its input.
 #[derive(Clone, Debug, PartialEq)]
@@ -496,48 +497,60 @@ fn forward<T: Real>(
     let patch = cg * g.taps();
     // A 1×1 kernel with unit stride and no padding reads the input as is.
     let direct = g.kernel == [1; 3] && g.stride == [1; 3] && g.pad == [0; 3];
-    let mut out = vec![T::default(); crate::alloc::ensure_numel::<T>(&[n, o, plane_out])];
+    // Each channel starts as its bias (or zero) and the products are added
+    // onto it: no separate pass for the bias.
+    let numel = crate::alloc::ensure_numel::<T>(&[n, o, plane_out]);
+    let mut out = Vec::with_capacity(numel);
+    match &bias {
+        Some(bias) => {
+            for _ in 0..n {
+                for &v in bias {
+                    out.extend(std::iter::repeat_n(v, plane_out));
+                }
+            }
+        }
+        None => out.resize(numel, T::default()),
+    }
     if plane_out == 0 || n == 0 {
         return Tensor::from_vec(out, &[n * o * plane_out]);
     }
     let across = across_batch(n);
+    let col_len = crate::alloc::ensure_numel::<T>(&[patch, plane_out]);
     let image = |(b, dst): (usize, &mut [T])| {
-        let mut col = if direct {
-            Vec::new()
-        } else {
-            vec![T::default(); crate::alloc::ensure_numel::<T>(&[patch, plane_out])]
-        };
-        for grp in 0..groups {
-            let src = &xs[(b * c + grp * cg) * plane_in..(b * c + (grp + 1) * cg) * plane_in];
-            let rhs = if direct {
-                src
-            } else {
-                let parallel = !across && col.len() >= PARALLEL_UNFOLD;
-                im2col(src, cg, g, &mut col, parallel);
-                &col
-            };
-            let lhs = Matrix {
-                data: &ws[grp * og * patch..(grp + 1) * og * patch],
-                row_stride: patch,
-                col_stride: 1,
-            };
-            let rhs = Matrix {
-                data: rhs,
-                row_stride: plane_out,
-                col_stride: 1,
-            };
-            let block = &mut dst[grp * og * plane_out..(grp + 1) * og * plane_out];
-            gemm_into(
-                og,
-                plane_out,
-                patch,
-                block,
-                lhs,
-                rhs,
-                !across && og * plane_out * patch >= PARALLEL_FLOPS,
-            );
-        }
-        add_bias(dst, bias.as_deref(), plane_out);
+        // The unfolded matrix lives in a per-thread buffer kept between
+        // calls: im2col writes every element, so it is never zeroed.
+        scratch::with(if direct { 0 } else { col_len }, |col: &mut [T]| {
+            for grp in 0..groups {
+                let src = &xs[(b * c + grp * cg) * plane_in..(b * c + (grp + 1) * cg) * plane_in];
+                let rhs = if direct {
+                    src
+                } else {
+                    let parallel = !across && col.len() >= PARALLEL_UNFOLD;
+                    im2col(src, cg, g, col, parallel);
+                    &*col
+                };
+                let lhs = Matrix {
+                    data: &ws[grp * og * patch..(grp + 1) * og * patch],
+                    row_stride: patch,
+                    col_stride: 1,
+                };
+                let rhs = Matrix {
+                    data: rhs,
+                    row_stride: plane_out,
+                    col_stride: 1,
+                };
+                let block = &mut dst[grp * og * plane_out..(grp + 1) * og * plane_out];
+                gemm_add_into(
+                    og,
+                    plane_out,
+                    patch,
+                    block,
+                    lhs,
+                    rhs,
+                    !across && og * plane_out * patch >= PARALLEL_FLOPS,
+                );
+            }
+        })
     };
     if across {
         out.par_chunks_mut(o * plane_out)
