@@ -168,7 +168,8 @@ class ShapeTracer(Tracer):
         """A leaf module's forward on fakes, for its result's sizes; what it
         writes to its own buffers (BatchNorm's running statistics while
         training) is undone: tracing must not change the model."""
-        saved = [(b, b.clone()) for b in module.buffers()]
+        # (Most leaves, Linear or LayerNorm, have no buffers: no walk then.)
+        saved = [(b, b.clone()) for b in module.buffers()] if module._buffers or module._modules else ()
         try:
             return module.forward(*args, **kwargs)
         finally:
