@@ -4,10 +4,13 @@
 //!   class attributes, records each change, skips objects already patched,
 //!   and on leaving its `with` block reverts everything in reverse order,
 //!   whether tracing finished or raised;
+//! - `Wrappers`: the autowrap wrappers made so far, reused by later traces,
+//!   and `public_callable_ids(namespace)`, the functions a tracer autowraps;
 //! - `patch_function_args(fn, n)`: `fn` with its `*args`/`**kwargs`
 //!   taken as `n` plain positional parameters (its code object rewritten).
 
 mod patcher;
+mod wrappers;
 
 /// The module definition to register with an interpreter builder.
 pub fn module_def(ctx: &rustpython_vm::Context) -> &'static rustpython_vm::builtins::PyModuleDef {
@@ -19,11 +22,36 @@ mod module {
     use rustpython_vm::builtins::PyTypeRef;
     use rustpython_vm::class::PyClassImpl;
     use rustpython_vm::function::KwArgs;
-    use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
+    use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
     #[pyattr(name = "Patcher")]
     fn patcher_type(_vm: &VirtualMachine) -> PyTypeRef {
         super::patcher::Patcher::make_static_type()
+    }
+
+    #[pyattr(name = "Wrappers")]
+    fn wrappers_type(_vm: &VirtualMachine) -> PyTypeRef {
+        super::wrappers::Wrappers::make_static_type()
+    }
+
+    /// The ids of the public callables among the values of `namespace` (a
+    /// module's dict): the functions a `Tracer` autowraps.
+    #[pyfunction]
+    fn public_callable_ids(
+        namespace: rustpython_vm::builtins::PyDictRef,
+        vm: &VirtualMachine,
+    ) -> PyObjectRef {
+        let ids = namespace
+            .items_vec()
+            .into_iter()
+            .filter(|(name, value)| {
+                name.downcast_ref::<rustpython_vm::builtins::PyStr>()
+                    .is_some_and(|n| !n.as_wtf8().as_bytes().starts_with(b"_"))
+                    && value.is_callable()
+            })
+            .map(|(_, value)| vm.ctx.new_int(value.get_id()).into())
+            .collect();
+        vm.ctx.new_list(ids).into()
     }
 
     /// `fn` taking its varargs and keyword varargs as `nargs` positional

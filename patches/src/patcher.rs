@@ -6,7 +6,11 @@ use rustpython_vm::builtins::{PyStrRef, PyType};
 use rustpython_vm::common::lock::PyMutex;
 use rustpython_vm::function::{FuncArgs, OptionalArg};
 use rustpython_vm::types::Constructor;
-use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
+use rustpython_vm::{
+    AsObject, Py, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass,
+};
+
+use crate::wrappers::Wrappers;
 
 /// One change, with what undoes it.
 enum Patch {
@@ -138,13 +142,15 @@ impl Patcher {
     /// torch.fx's autowrap scan, natively (it runs over every global of the
     /// traced script and of `math` on each trace): the first time
     /// `frame_dict` is seen, each public callable global whose `id` is in
-    /// `function_ids` is patched with `make_wrapper(value, frame_dict, name)`.
+    /// `function_ids` is patched with its wrapper from `wrappers`, made by
+    /// `make_wrapper(value, frame_dict, name)` the first time.
     #[pymethod]
     fn autowrap(
         &self,
         frame_dict: PyObjectRef,
         function_ids: PyObjectRef,
         make_wrapper: PyObjectRef,
+        wrappers: PyRef<Wrappers>,
         vm: &VirtualMachine,
     ) -> PyResult<()> {
         if !self.visit_once(frame_dict.clone()) {
@@ -161,22 +167,28 @@ impl Patcher {
             let Ok(name) = name.downcast::<rustpython_vm::builtins::PyStr>() else {
                 continue;
             };
-            if name.expect_str().starts_with('_')
-                || !value.is_callable()
+            // A global already patched (a trace inside a trace) holds a
+            // wrapper, whose id is not among the functions'.
+            if name.as_wtf8().as_bytes().starts_with(b"_")
                 || !ids.contains(&value.get_id())
+                || !value.is_callable()
             {
                 continue;
             }
-            let wrapper = make_wrapper.call((value, frame_dict.clone(), name.clone()), vm)?;
-            self.patch(
-                PatchArgs {
-                    target: frame_dict.clone(),
-                    name,
-                    new_fn: wrapper,
-                    deduplicate: OptionalArg::Missing,
-                },
+            let wrapper = wrappers.get_or_make(
+                &frame_dict,
+                &name,
+                &value,
+                &make_wrapper,
+                (MARK, true),
                 vm,
             )?;
+            frame_dict.set_item(name.as_object(), wrapper, vm)?;
+            self.patches.lock().push(Patch::Item {
+                dict: frame_dict.clone(),
+                name,
+                orig: value,
+            });
         }
         Ok(())
     }

@@ -8,13 +8,13 @@ import functools
 import inspect
 import math
 import warnings
-from itertools import chain
+
 from types import FunctionType
 
 import torch
 import torch.utils._pytree as pytree
 from torch.fx._native import fx as _fx
-from torch.fx._patcher import Patcher, patch_function_args
+from torch.fx._patcher import Patcher, Wrappers, patch_function_args, public_callable_ids
 from torch.fx.graph import Graph
 from torch.fx.graph_module import GraphModule
 from torch.fx.node import map_aggregate
@@ -97,12 +97,9 @@ class Tracer(TracerBase):
     def __init__(self, autowrap_modules=(math,), autowrap_functions=(), param_shapes_constant=False):
         super().__init__()
         # Functions called with a proxy argument are recorded, not run.
-        self._autowrap_function_ids = {
-            id(value)
-            for name, value in chain.from_iterable(m.__dict__.items() for m in autowrap_modules)
-            if not name.startswith("_") and callable(value)
-        }
-        self._autowrap_function_ids.update({id(f) for f in autowrap_functions})
+        self._autowrap_function_ids = {id(f) for f in autowrap_functions}
+        for m in autowrap_modules:
+            self._autowrap_function_ids.update(public_callable_ids(m.__dict__))
         self._autowrap_search = list(autowrap_modules)
         self.param_shapes_constant = param_shapes_constant
         self.submodule_paths = None
@@ -465,9 +462,14 @@ def _patch_wrapped_functions(patcher):
         patcher.patch(frame_dict, name, _create_wrapped_func(orig_fn, frame_dict, name))
 
 
+# The autowrap wrappers made so far, kept natively for later traces.
+_autowrap_wrappers = Wrappers()
+
+
 def _autowrap_check(patcher, frame_dict, function_ids):
-    # The scan over every global runs natively; hits get _create_wrapped_func.
-    patcher.autowrap(frame_dict, function_ids, _create_wrapped_func)
+    # The scan over every global runs natively; a function met for the
+    # first time gets its wrapper from _create_wrapped_func.
+    patcher.autowrap(frame_dict, function_ids, _create_wrapped_func, _autowrap_wrappers)
 
 
 def wrap(fn_or_name):
