@@ -23,6 +23,9 @@ struct Made {
     wrapper: PyObjectRef,
 }
 
+/// (place id, name as WTF-8 bytes, function id).
+type Key = (usize, Vec<u8>, usize);
+
 #[pyclass(
     module = "torch._C._fx_patches",
     name = "Wrappers",
@@ -30,8 +33,7 @@ struct Made {
 )]
 #[derive(PyPayload, Default)]
 pub(crate) struct Wrappers {
-    /// By (place id, name as WTF-8 bytes, function id).
-    made: PyMutex<HashMap<(usize, Vec<u8>, usize), Made>>,
+    made: PyMutex<HashMap<Key, Made>>,
 }
 
 // SAFETY: `traverse` visits each object the table owns exactly once (each

@@ -594,6 +594,26 @@ fn strings_with_a_lone_surrogate_are_value_errors_not_crashes() {
 }
 
 #[test]
+fn a_global_named_with_a_lone_surrogate_does_not_stop_autowrap() {
+    // The autowrap scan reads every global's name; one that is not valid
+    // UTF-8 panicked it. `math.sqrt` is still recorded as a call.
+    let dir = Scratch::new("surrogate-global");
+    let script = dir.write(
+        "g.py",
+        "import math\nimport torch.fx as fx\nimport torch.nn as nn\n\n\
+         globals()['\\ud800'] = math.sqrt\n\n\
+         class M(nn.Module):\n    def forward(self, x):\n        return x * math.sqrt(x.dim())\n\n\
+         print(fx.symbolic_trace(M()).code.strip().splitlines()[-2].strip())\n",
+    );
+    let out = run(&["run", script.to_str().unwrap()]);
+    assert_eq!(
+        (out.status, out.stdout.as_str()),
+        (Some(0), "mul = x * sqrt;  x = sqrt = None\n"),
+        "{out:?}"
+    );
+}
+
+#[test]
 fn traced_nodes_carry_their_source_location_in_meta() {
     // Kept natively until `meta` is read (a dict per node is a tracked
     // object), as is nn_module_stack; reading, replacing and extending
