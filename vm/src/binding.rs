@@ -70,6 +70,12 @@ pub fn items(o: &PyObjectRef) -> Option<Vec<PyObjectRef>> {
     crate::native::bind::seq(o)
 }
 
+/// The module `name` (a dotted name: the submodule itself), from
+/// `sys.modules` — imported only the first time.
+pub fn module(name: &'static str, vm: &VirtualMachine) -> PyResult {
+    crate::native::classes::module(name, vm)
+}
+
 pub fn dtype_to_py(dtype: DType, vm: &VirtualMachine) -> PyResult {
     crate::native::convert::dtype_to_py(dtype, vm)
 }

@@ -12,6 +12,7 @@ use super::format::{qualified_name, type_repr as plain_type_repr};
 use super::graph::{PyGraph, reserved};
 use super::namespace::{CUSTOM_BUILTINS, Namespace};
 use super::node::{NodeRef, Op, PyNode, id};
+use fxvm_vm::binding;
 use fxvm_vm::text::Utf8;
 
 /// `operator` functions printed as Python operators.
@@ -142,21 +143,14 @@ struct Globals {
 
 impl Globals {
     fn load(vm: &VirtualMachine) -> PyResult<Globals> {
-        let torch = vm.import("torch", 0)?;
-        let functional = vm
-            .import("torch.nn.functional", 0)?
-            .get_attr("nn", vm)?
-            .get_attr("functional", vm)?;
-        let math = vm.import("math", 0)?;
+        // From sys.modules: each generated module needs them, and the
+        // import machinery costs more than the rest of a small graph's code.
+        let torch = binding::module("torch", vm)?;
+        let functional = binding::module("torch.nn.functional", vm)?;
+        let math = binding::module("math", vm)?;
         let device = torch.get_attr("device", vm)?;
-        let fx_pytree = vm
-            .import("torch.fx._pytree", 0)?
-            .get_attr("fx", vm)?
-            .get_attr("_pytree", vm)?;
-        let pytree = vm
-            .import("torch.utils._pytree", 0)?
-            .get_attr("utils", vm)?
-            .get_attr("_pytree", vm)?;
+        let fx_pytree = binding::module("torch.fx._pytree", vm)?;
+        let pytree = binding::module("torch.utils._pytree", vm)?;
         let objects = [
             math.get_attr("inf", vm)?,
             math.get_attr("nan", vm)?,
@@ -246,7 +240,7 @@ impl Gen<'_> {
         if let Some(origin) = vm.get_attribute_opt(o.clone(), "__origin__")?
             && !vm.is_none(&origin)
         {
-            let typing = vm.import("typing", 0)?;
+            let typing = binding::module("typing", vm)?;
             let origin = match origin
                 .downcast_ref::<rustpython_vm::builtins::PyType>()
                 .map(|t| t.name().to_string())
@@ -318,7 +312,7 @@ impl Gen<'_> {
                 format!("({})", parts.join(", "))
             });
         }
-        let enum_class = vm.import("enum", 0)?.get_attr("Enum", vm)?;
+        let enum_class = binding::module("enum", vm)?.get_attr("Enum", vm)?;
         if arg.is_instance(&enum_class, vm)? {
             let ty: PyObjectRef = cls.to_owned().into();
             let name = self.add_global(&cls.name(), &ty)?;
@@ -496,8 +490,12 @@ fn generate(
         globals: Globals::load(vm)?,
         targets: HashMap::new(),
     };
+    // The custom builtins take their own names in the empty namespace
+    // (what `add_global` gives them: none is "from torch" but the excluded
+    // `torch.device`), without its per-object lookups.
     for (name, obj) in g.globals.custom.clone() {
-        g.add_global(name, &obj)?;
+        let name = g.ns.create_name(name, Some(id(&obj)), |_| false);
+        g.globals.map.insert(name, obj);
     }
 
     // The last use of each value, found walking backwards: values are freed there.
@@ -671,10 +669,7 @@ fn generate(
     let wrap_stmts = if wrapped.is_empty() {
         String::new()
     } else {
-        let wrap = vm
-            .import("torch.fx", 0)?
-            .get_attr("fx", vm)?
-            .get_attr("wrap", vm)?;
+        let wrap = binding::module("torch.fx", vm)?.get_attr("wrap", vm)?;
         let wrap_name = g.add_global("wrap", &wrap)?;
         wrapped
             .keys()

@@ -6,6 +6,7 @@ use rustpython_vm::{AsObject, Py, PyObject, PyObjectRef, PyResult, VirtualMachin
 
 use super::graph::PyGraph;
 use super::node::{Op, PyNode};
+use fxvm_vm::binding;
 use fxvm_vm::text::Utf8;
 
 fn attr_str(obj: &PyObject, name: &str, vm: &VirtualMachine) -> PyResult<Option<String>> {
@@ -54,7 +55,7 @@ pub(crate) fn qualified_name(func: &PyObject, vm: &VirtualMachine) -> PyResult<S
     let module = attr_str(func, "__module__", vm)?;
     let class = func.class().name().to_string();
     if class == "method_descriptor" || class == "wrapper_descriptor" {
-        let tensor = vm.import("torch", 0)?.get_attr("Tensor", vm)?;
+        let tensor = binding::module("torch", vm)?.get_attr("Tensor", vm)?;
         if let Some(m) = super::attr(&tensor, &name, vm)?
             && m.is(func)
         {
@@ -63,7 +64,7 @@ pub(crate) fn qualified_name(func: &PyObject, vm: &VirtualMachine) -> PyResult<S
     }
     let mut name = name;
     if name == "<lambda>" {
-        let inspect = vm.import("inspect", 0)?;
+        let inspect = binding::module("inspect", vm)?;
         let src = vm
             .call_method(&inspect, "getsource", (func.to_owned(),))
             .map_err(|_| vm.new_runtime_error("Unable to represent lambda"))?;
@@ -77,11 +78,8 @@ pub(crate) fn qualified_name(func: &PyObject, vm: &VirtualMachine) -> PyResult<S
     let module = match module {
         Some(m) => m,
         None => {
-            let torch = vm.import("torch", 0)?;
-            let functional = vm
-                .import("torch.nn.functional", 0)?
-                .get_attr("nn", vm)?
-                .get_attr("functional", vm)?;
+            let torch = binding::module("torch", vm)?;
+            let functional = binding::module("torch.nn.functional", vm)?;
             let mut found = None;
             for (guess, guess_name) in [(torch, "torch"), (functional, "torch.nn.functional")] {
                 if let Some(v) = super::attr(&guess, &name, vm)?
@@ -306,7 +304,7 @@ fn tensor_annotation(node: &Py<PyNode>, vm: &VirtualMachine) -> PyResult<Option<
     let Some(val) = node.value_meta(vm) else {
         return Ok(None);
     };
-    let tensor = vm.import("torch", 0)?.get_attr("Tensor", vm)?;
+    let tensor = binding::module("torch", vm)?.get_attr("Tensor", vm)?;
     if !val.is_instance(&tensor, vm)? {
         return Ok(None);
     }
@@ -358,7 +356,7 @@ pub(crate) fn value_summary(val: &PyObjectRef, vm: &VirtualMachine) -> PyResult<
     if matches!(class.as_str(), "SymInt" | "SymFloat" | "SymBool") {
         return Ok(Some(format!("Sym({})", val.str(vm)?.text(vm)?)));
     }
-    let tensor = vm.import("torch", 0)?.get_attr("Tensor", vm)?;
+    let tensor = binding::module("torch", vm)?.get_attr("Tensor", vm)?;
     if !val.is_instance(&tensor, vm)? && class != "TensorMetadata" && class != "FakeTensor" {
         return Ok(None);
     }

@@ -7,7 +7,7 @@ use rustpython_vm::builtins::{PyTuple, PyType};
 use rustpython_vm::{PyObjectRef, PyPayload, PyResult, VirtualMachine};
 
 /// An imported module by name, importing it only the first time.
-fn module(name: &'static str, vm: &VirtualMachine) -> PyResult {
+pub(crate) fn module(name: &'static str, vm: &VirtualMachine) -> PyResult {
     let modules = vm.sys_module.get_attr("modules", vm)?;
     if let Ok(m) = modules.get_item(name, vm) {
         return Ok(m);
