@@ -15,5 +15,6 @@ pub mod text;
 
 pub use fxvm_tensor as tensor;
 pub use interp::{Config, build, build_from, builder};
+pub use native::module_methods::ANSWERS_REGISTERED;
 pub use native::module_state;
 pub use rustpython_vm as py;

@@ -16,10 +16,7 @@ pub(crate) struct Containers {
 
 impl Containers {
     pub(crate) fn load(vm: &VirtualMachine) -> PyResult<Containers> {
-        let module = vm.import("torch.fx.immutable_collections", 0)?;
-        let module = module
-            .get_attr("fx", vm)?
-            .get_attr("immutable_collections", vm)?;
+        let module = fxvm_vm::binding::module("torch.fx.immutable_collections", vm)?;
         let class = |name: &'static str| -> PyResult<PyTypeRef> {
             module
                 .get_attr(name, vm)?

@@ -219,7 +219,14 @@ impl Callable for PyTracedModuleGetattr {
 bound_like_a_function!(PyTracedModuleGetattr);
 
 #[pyclass(with(Constructor, Callable, GetDescriptor), flags(HAS_DICT))]
-impl PyTracedModuleGetattr {}
+impl PyTracedModuleGetattr {
+    /// Module's `__getattribute__` calls this patch directly for registered
+    /// names (see `fxvm_vm::ANSWERS_REGISTERED`): it answers them all.
+    #[pyattr]
+    fn __fxvm_answers_registered__(ctx: &rustpython_vm::Context) -> PyObjectRef {
+        ctx.new_bool(true).into()
+    }
+}
 
 /// The two classes, for `torch._C._fx`.
 pub(crate) fn types() -> (PyTypeRef, PyTypeRef) {

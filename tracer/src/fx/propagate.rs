@@ -199,10 +199,10 @@ pub(crate) fn propagate(
     modules: PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult<()> {
-    let operator = vm.import("operator", 0)?;
+    let operator = fxvm_vm::binding::module("operator", vm)?;
     let cx = Context {
         fake_cls,
-        tensor_cls: vm.import("torch", 0)?.get_attr("Tensor", vm)?,
+        tensor_cls: fxvm_vm::binding::module("torch", vm)?.get_attr("Tensor", vm)?,
         getitem: operator.get_attr("getitem", vm)?,
         operators,
         modules,

@@ -9,7 +9,7 @@ pub(crate) mod generator;
 pub(crate) mod guard;
 pub(crate) mod index;
 pub(crate) mod load;
-pub(crate) mod module_methods;
+pub mod module_methods;
 pub mod module_state;
 pub(crate) mod ops;
 pub(crate) mod tensor;

@@ -50,13 +50,19 @@ pub(crate) fn getattr_method(vm: &VirtualMachine) -> PyObjectRef {
     )
 }
 
+/// The class attribute of a callable replacing `nn.Module.__getattr__`
+/// (a tracer's patch) that returns a value for every parameter, buffer and
+/// submodule name: Module's `__getattribute__` then calls it directly for
+/// those names.
+pub const ANSWERS_REGISTERED: &str = "__fxvm_answers_registered__";
+
 /// The `__getattribute__` method for `nn.Module`, given its `__getattr__`.
 /// RustPython builds an AttributeError (its message formatted) for every
 /// attribute the ordinary lookup misses before it calls `__getattr__` — every
 /// `self.layer` of a forward. When the class keeps Module's `__getattr__`,
-/// this answers from the registries without that error; a class (or a
-/// tracer's patch) with its own `__getattr__` gets the usual error, and
-/// RustPython then calls it.
+/// this answers from the registries without that error; a class with its
+/// own `__getattr__` gets the usual error, and RustPython then calls it
+/// (a tracer's patch marked [`ANSWERS_REGISTERED`] is called directly).
 pub(crate) fn getattribute_method(module_getattr: PyObjectRef, vm: &VirtualMachine) -> PyObjectRef {
     let getattribute = move |zelf: PyObjectRef, name: PyStrRef, vm: &VirtualMachine| -> PyResult {
         if let Some(value) = zelf.generic_getattr_opt(&name, None, vm)? {
@@ -68,6 +74,19 @@ pub(crate) fn getattribute_method(module_getattr: PyObjectRef, vm: &VirtualMachi
             .is_some_and(|g| g.is(&module_getattr));
         if own && let Some(value) = registered(&zelf, &name, vm)? {
             return Ok(value);
+        }
+        // A `__getattr__` that answers registered names (a tracer's patch)
+        // is called here for them, sparing the error RustPython would build
+        // before calling it.
+        if !own
+            && let Some(getattr) = zelf.class().get_attr(vm.ctx.intern_str("__getattr__"))
+            && getattr
+                .class()
+                .get_attr(vm.ctx.intern_str(ANSWERS_REGISTERED))
+                .is_some()
+            && registered(&zelf, &name, vm)?.is_some()
+        {
+            return getattr.call((zelf, name), vm);
         }
         Err(no_attribute(&zelf, &name, vm))
     };
