@@ -98,6 +98,43 @@ pub(crate) fn getattribute_method(module_getattr: PyObjectRef, vm: &VirtualMachi
     )
 }
 
+/// The per-instance state `nn.Module.__init__` sets, in its order: the
+/// `training` flag, then the registries and hook tables (a set for the
+/// non-persistent buffer names, dicts for the rest).
+const MODULE_STATE: [&str; 12] = [
+    "training",
+    "_parameters",
+    "_buffers",
+    "_non_persistent_buffers_set",
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+    "_state_dict_hooks",
+    "_load_state_dict_pre_hooks",
+    "_modules",
+];
+
+/// Fills a new module's `__dict__` with its fresh state (see
+/// `MODULE_STATE`): one native call where `__init__` made twelve
+/// `object.__setattr__` calls — a GraphModule builds a module for every
+/// intermediate path of its targets.
+pub(crate) fn init_state(zelf: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    let dict = zelf
+        .dict()
+        .ok_or_else(|| vm.new_type_error("a Module instance has a __dict__"))?;
+    for name in MODULE_STATE {
+        let value: PyObjectRef = match name {
+            "training" => vm.ctx.new_bool(true).into(),
+            "_non_persistent_buffers_set" => vm.ctx.types.set_type.as_object().call((), vm)?,
+            _ => vm.ctx.new_dict().into(),
+        };
+        dict.set_item(name, value, vm)?;
+    }
+    Ok(())
+}
+
 /// A parameter, buffer or submodule named `name` (in that order).
 fn registered(
     zelf: &PyObjectRef,

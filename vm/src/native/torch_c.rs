@@ -118,6 +118,12 @@ mod _c {
         crate::native::module_methods::getattribute_method(module_getattr, vm)
     }
 
+    /// Sets a new module's registries and hook tables (see `module_methods`).
+    #[pyfunction]
+    fn _module_init_state(module: PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+        crate::native::module_methods::init_state(&module, vm)
+    }
+
     /// Reports a change of a module's mode or registered members (see `module_state`).
     #[pyfunction]
     fn _module_state_changed() {

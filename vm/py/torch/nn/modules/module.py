@@ -13,6 +13,7 @@ __all__ = ["Module"]
 # Tells compiled modules that what they captured may be stale (a mode set,
 # a member registered, replaced or removed): they check their graphs again.
 _state_changed = torch._C._module_state_changed
+_init_state = torch._C._module_init_state
 
 
 def _addindent(s_, num_spaces):
@@ -93,20 +94,9 @@ class Module:
             raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
         if self.call_super_init is False and bool(args):
             raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were given")
-        setattr_ = object.__setattr__
-        setattr_(self, "training", True)
-        # Plain dicts (ordered) rather than OrderedDicts: cheaper to create.
-        setattr_(self, "_parameters", {})
-        setattr_(self, "_buffers", {})
-        setattr_(self, "_non_persistent_buffers_set", set())
-        setattr_(self, "_forward_pre_hooks", {})
-        setattr_(self, "_forward_pre_hooks_with_kwargs", {})
-        setattr_(self, "_forward_hooks", {})
-        setattr_(self, "_forward_hooks_with_kwargs", {})
-        setattr_(self, "_forward_hooks_always_called", {})
-        setattr_(self, "_state_dict_hooks", {})
-        setattr_(self, "_load_state_dict_pre_hooks", {})
-        setattr_(self, "_modules", {})
+        # training=True, then the registries and hook tables (plain dicts,
+        # ordered, rather than OrderedDicts: cheaper to create), natively.
+        _init_state(self)
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
