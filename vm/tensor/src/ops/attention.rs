@@ -95,7 +95,7 @@ fn head(
         row_stride: 1,
         col_stride: e,
     };
-    gemm_into(l, s, e, &mut scores, rows(q, e), kt, false);
+    gemm_into(l, s, e, &mut scores, rows(q, e), kt, false, false);
     let mut probs = vec![0f32; s];
     for (i, row) in scores.chunks_mut(s).enumerate() {
         // Causal attention is aligned to the top left: query i sees keys
@@ -112,7 +112,7 @@ fn head(
         }
         row[seen..].fill(0.0);
     }
-    gemm_into(l, ev, s, out, rows(&scores, s), rows(v, ev), false);
+    gemm_into(l, ev, s, out, rows(&scores, s), rows(v, ev), false, false);
 }
 
 #[cfg(test)]

@@ -70,13 +70,10 @@ pub fn fold_batch_norm(w: &Tensor, b: Option<&Tensor>, bn: &BatchNorm) -> Result
 mod tests {
     use super::*;
     use crate::ops::conv::{Padding, conv};
+    use crate::ops::lanes::testing;
 
-    fn values(shape: &[usize], seed: usize) -> Tensor {
-        let n: usize = shape.iter().product();
-        let v: Vec<f64> = (0..n)
-            .map(|i| ((i * 29 + seed * 13) % 17) as f64 / 8.0 - 1.0)
-            .collect();
-        Tensor::from_vec(v, shape)
+    fn values(shape: &[usize], seed: u64) -> Tensor {
+        Tensor::from_vec(testing::values(shape.iter().product(), seed), shape)
     }
 
     /// `(y[o] − mean[o]) / √(var[o] + eps) · γ[o] + β[o]`, channel by channel.

@@ -130,6 +130,7 @@ fn gemm_batched<T: Real>(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Tensor 
             lhs,
             rhs,
             parallel,
+            false,
         );
     }
     Tensor::from_vec(out, out_shape)
@@ -152,34 +153,10 @@ impl<T> Matrix<'_, T> {
     }
 }
 
-/// `dst = lhs @ rhs` for an m×k `lhs`, a k×n `rhs` and a dense row-major m×n `dst`.
+/// `dst = lhs @ rhs` for an m×k `lhs`, a k×n `rhs` and a dense row-major
+/// m×n `dst`; with `accumulate`, `dst += lhs @ rhs` (onto a bias it holds).
+#[allow(clippy::too_many_arguments)] // the product's shape, operands and two modes
 pub(crate) fn gemm_into<T: Real>(
-    m: usize,
-    n: usize,
-    k: usize,
-    dst: &mut [T],
-    lhs: Matrix<T>,
-    rhs: Matrix<T>,
-    parallel: bool,
-) {
-    product(m, n, k, dst, lhs, rhs, parallel, false);
-}
-
-/// `dst += lhs @ rhs`: `gemm_into` adding onto what `dst` holds (a bias).
-pub(crate) fn gemm_add_into<T: Real>(
-    m: usize,
-    n: usize,
-    k: usize,
-    dst: &mut [T],
-    lhs: Matrix<T>,
-    rhs: Matrix<T>,
-    parallel: bool,
-) {
-    product(m, n, k, dst, lhs, rhs, parallel, true);
-}
-
-#[allow(clippy::too_many_arguments)] // gemm_into's operands and its two modes
-fn product<T: Real>(
     m: usize,
     n: usize,
     k: usize,
@@ -468,7 +445,7 @@ fn linear_rows<T: Real>(x: &Tensor, w: &Tensor, b: &Tensor) -> Option<Tensor> {
         col_stride: wl.strides[0],
     };
     let parallel = rows * n * k >= PARALLEL_FLOPS;
-    gemm_add_into(rows, n, k, &mut out, lhs, rhs, parallel);
+    gemm_into(rows, n, k, &mut out, lhs, rhs, parallel, true);
     Some(Tensor::from_vec(out, &shape))
 }
 
@@ -491,14 +468,11 @@ pub fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::lanes::testing;
     use crate::ops::shape::narrow;
 
-    fn values(shape: &[usize], seed: usize) -> Tensor {
-        let n: usize = shape.iter().product();
-        let v: Vec<f64> = (0..n)
-            .map(|i| ((i * 37 + seed * 11) % 23) as f64 / 4.0 - 2.5)
-            .collect();
-        Tensor::from_vec(v, shape)
+    fn values(shape: &[usize], seed: u64) -> Tensor {
+        Tensor::from_vec(testing::values(shape.iter().product(), seed), shape)
     }
 
     /// `x @ wᵀ + b` by its definition, row by row of `x` seen as [rows, k].

@@ -19,7 +19,7 @@ use crate::error::{Result, TensorError, legacy_name};
 use crate::layout::Layout;
 use crate::tensor::Tensor;
 
-use super::linalg::{Matrix, PARALLEL_FLOPS, Real, gemm_add_into, gemm_into};
+use super::linalg::{Matrix, PARALLEL_FLOPS, Real, gemm_into};
 
 /// How a convolution pads its input.
 #[derive(Clone, Debug, PartialEq)]
@@ -540,7 +540,7 @@ fn forward<T: Real>(
                     col_stride: 1,
                 };
                 let block = &mut dst[grp * og * plane_out..(grp + 1) * og * plane_out];
-                gemm_add_into(
+                gemm_into(
                     og,
                     plane_out,
                     patch,
@@ -548,6 +548,7 @@ fn forward<T: Real>(
                     lhs,
                     rhs,
                     !across && og * plane_out * patch >= PARALLEL_FLOPS,
+                    true,
                 );
             }
         })
@@ -609,6 +610,7 @@ fn transposed<T: Real>(
                 lhs,
                 rhs,
                 !across && patch * plane_in * cg >= PARALLEL_FLOPS,
+                false,
             );
             col2im(
                 &col,

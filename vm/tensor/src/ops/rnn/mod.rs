@@ -169,7 +169,7 @@ fn times_transposed<T: Real>(m: usize, n: usize, k: usize, dst: &mut [T], a: &[T
         row_stride: 1,
         col_stride: k,
     };
-    gemm_into(m, n, k, dst, lhs, rhs, m * n * k >= PARALLEL_FLOPS);
+    gemm_into(m, n, k, dst, lhs, rhs, m * n * k >= PARALLEL_FLOPS, false);
 }
 
 /// The rows each step covers, `(first row, rows)`, in time order.
