@@ -249,10 +249,13 @@ class CompiledFunction:
         self._fxvm_exact.checked(epoch)
         self._epoch = epoch
 
-    def _run_eagerly(self, reason):
+    def _run_eagerly(self, reason, stacklevel=3):
+        """Runs the target eagerly from now on, warning once at the user's
+        call (``stacklevel`` counts from here: the native ``__call__`` adds
+        no frame, ``_capture`` one)."""
         self._eager_reason = reason
         self._fxvm_exact.clear()
-        warnings.warn(f"fxvm: {self.__qualname__} runs eagerly from now on: {reason}", stacklevel=3)
+        warnings.warn(f"fxvm: {self.__qualname__} runs eagerly from now on: {reason}", stacklevel=stacklevel)
 
     def _dynamic_dims(self, bound):
         dims = {}
@@ -286,7 +289,7 @@ class CompiledFunction:
             message = f"{e}" + (f" (at {where})" if where else "")
             if self._fullgraph:
                 raise TraceError(message) from e
-            self._run_eagerly(f"it cannot be captured: {message}")
+            self._run_eagerly(f"it cannot be captured: {message}", stacklevel=4)
             return None
         except Exception as e:
             # Python the tracer cannot follow (a proxy assigned where only
@@ -295,7 +298,7 @@ class CompiledFunction:
             if self._fullgraph:
                 raise
             where = _user_location(e)
-            self._run_eagerly(f"it cannot be captured: {type(e).__name__}: {e}" + (f" (at {where})" if where else ""))
+            self._run_eagerly(f"it cannot be captured: {type(e).__name__}: {e}" + (f" (at {where})" if where else ""), stacklevel=4)
             return None
         finally:
             torch.compiler._compiling[0] = previous
