@@ -143,6 +143,7 @@ impl PyPlan {
             .filter(|s| !matches!(s, Step::Python { .. }))
             .count();
         let step_count = steps.len();
+        // The slots the output names: never freed, never folded away.
         let mut kept = std::collections::HashSet::new();
         collect_slots(&output, &slot_of, &mut kept);
         let mut uses: HashMap<usize, usize> = HashMap::new();
@@ -152,7 +153,7 @@ impl PyPlan {
             }
         }
         prepare::prepare(&mut steps, &initial, &uses, &kept);
-        let frees = liveness(&steps, &slot_of, &initial, &output);
+        let frees = liveness(&steps, &slot_of, &initial, &kept);
         Ok(PyPlan {
             steps,
             frees,
@@ -443,12 +444,12 @@ fn wrap_index(i: i64, n: usize) -> Option<usize> {
 }
 
 /// For each step, the slots whose last use it is (never constants, never
-/// what the output names).
+/// those `kept` for the output).
 fn liveness(
     steps: &[Step],
     slot_of: &HashMap<usize, usize>,
     initial: &[V],
-    output: &PyObjectRef,
+    kept: &std::collections::HashSet<usize>,
 ) -> Vec<Vec<usize>> {
     let mut last_use: HashMap<usize, usize> = HashMap::new();
     for (i, step) in steps.iter().enumerate() {
@@ -456,8 +457,6 @@ fn liveness(
             last_use.insert(s, i);
         }
     }
-    let mut kept: std::collections::HashSet<usize> = std::collections::HashSet::new();
-    collect_slots(output, slot_of, &mut kept);
     let mut frees = vec![Vec::new(); steps.len()];
     for (slot, step) in last_use {
         if !kept.contains(&slot) && matches!(initial.get(slot), Some(V::Empty)) {

@@ -139,7 +139,7 @@ fn plan_for(
     let Some(V::Tensor(w)) = initial.get(weight) else {
         return None;
     };
-    if matches!(op.name(), "linear") && w.ndim() == 2 && w.shape()[0] >= WIDE {
+    if op.name() == "linear" && w.ndim() == 2 && w.shape()[0] >= WIDE {
         let input_at = op.schema.position("input")?;
         return Some((
             Kind::Transposed {

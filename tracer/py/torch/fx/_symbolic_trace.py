@@ -8,7 +8,6 @@ import functools
 import inspect
 import math
 import warnings
-
 from types import FunctionType
 
 import torch

@@ -2,9 +2,10 @@
 //! what transformer blocks call (`is_causal=True` included) — fused: per
 //! (batch, head) one product for the scores, each row's softmax over the
 //! keys it may see, one product with the values. The heads run in
-//! parallel when there is enough work, each product on one thread (small products split over threads
-//! spend more on the hand-off than they gain). Other cases take the
-//! composed path in [`super::nn::scaled_dot_product_attention`].
+//! parallel when there is enough work, each product on one thread (small
+//! products split over threads spend more on the hand-off than they gain).
+//! Other cases take the composed path in
+//! [`super::nn::scaled_dot_product_attention`].
 
 use rayon::prelude::*;
 

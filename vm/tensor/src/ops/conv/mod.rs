@@ -456,12 +456,22 @@ pub fn conv_transpose(
     ))
 }
 
-/// Adds `bias[ch]` to each channel plane of one image's output.
-fn add_bias<T: Real>(dst: &mut [T], bias: Option<&[T]>, plane: usize) {
-    if let Some(bias) = bias {
-        for (ch, p) in dst.chunks_mut(plane.max(1)).enumerate() {
-            p.iter_mut().for_each(|v| *v = *v + bias[ch]);
+/// An `[n, o, plane]` output whose channel planes start as their bias
+/// (zero without one): the products are then added onto it, with no pass
+/// for the bias after.
+fn biased_output<T: Real>(n: usize, o: usize, plane: usize, bias: Option<&[T]>) -> Vec<T> {
+    let numel = crate::alloc::ensure_numel::<T>(&[n, o, plane]);
+    match bias {
+        Some(bias) => {
+            let mut out = Vec::with_capacity(numel);
+            for _ in 0..n {
+                for &v in bias {
+                    out.extend(std::iter::repeat_n(v, plane));
+                }
+            }
+            out
         }
+        None => vec![T::default(); numel],
     }
 }
 
@@ -497,20 +507,7 @@ fn forward<T: Real>(
     let patch = cg * g.taps();
     // A 1×1 kernel with unit stride and no padding reads the input as is.
     let direct = g.kernel == [1; 3] && g.stride == [1; 3] && g.pad == [0; 3];
-    // Each channel starts as its bias (or zero) and the products are added
-    // onto it: no separate pass for the bias.
-    let numel = crate::alloc::ensure_numel::<T>(&[n, o, plane_out]);
-    let mut out = Vec::with_capacity(numel);
-    match &bias {
-        Some(bias) => {
-            for _ in 0..n {
-                for &v in bias {
-                    out.extend(std::iter::repeat_n(v, plane_out));
-                }
-            }
-        }
-        None => out.resize(numel, T::default()),
-    }
+    let mut out = biased_output(n, o, plane_out, bias.as_deref());
     if plane_out == 0 || n == 0 {
         return Tensor::from_vec(out, &[n * o * plane_out]);
     }
@@ -584,42 +581,45 @@ fn transposed<T: Real>(
     let bias: Option<Vec<T>> = bias.map(|b| b.to_vec());
     let (plane_in, plane_out) = (g.grid_len(), g.image_len());
     let patch = og * g.taps();
-    let mut out = vec![T::default(); crate::alloc::ensure_numel::<T>(&[n, o, plane_out])];
+    // col2im adds every tap's contribution onto the bias.
+    let mut out = biased_output(n, o, plane_out, bias.as_deref());
     if plane_out == 0 || n == 0 {
         return Tensor::from_vec(out, &[n * o * plane_out]);
     }
     let across = across_batch(n);
+    let col_len = crate::alloc::ensure_numel::<T>(&[patch, plane_in]);
     let image = |(b, dst): (usize, &mut [T])| {
-        let mut col = vec![T::default(); crate::alloc::ensure_numel::<T>(&[patch, plane_in])];
-        for grp in 0..groups {
-            let lhs = Matrix {
-                data: &ws[grp * cg * patch..(grp + 1) * cg * patch],
-                row_stride: 1,
-                col_stride: patch,
-            };
-            let rhs = Matrix {
-                data: &xs[(b * c + grp * cg) * plane_in..(b * c + (grp + 1) * cg) * plane_in],
-                row_stride: plane_in,
-                col_stride: 1,
-            };
-            gemm_into(
-                patch,
-                plane_in,
-                cg,
-                &mut col,
-                lhs,
-                rhs,
-                !across && patch * plane_in * cg >= PARALLEL_FLOPS,
-                false,
-            );
-            col2im(
-                &col,
-                og,
-                g,
-                &mut dst[grp * og * plane_out..(grp + 1) * og * plane_out],
-            );
-        }
-        add_bias(dst, bias.as_deref(), plane_out);
+        // The product writes every element of the per-thread buffer.
+        scratch::with(col_len, |col: &mut [T]| {
+            for grp in 0..groups {
+                let lhs = Matrix {
+                    data: &ws[grp * cg * patch..(grp + 1) * cg * patch],
+                    row_stride: 1,
+                    col_stride: patch,
+                };
+                let rhs = Matrix {
+                    data: &xs[(b * c + grp * cg) * plane_in..(b * c + (grp + 1) * cg) * plane_in],
+                    row_stride: plane_in,
+                    col_stride: 1,
+                };
+                gemm_into(
+                    patch,
+                    plane_in,
+                    cg,
+                    col,
+                    lhs,
+                    rhs,
+                    !across && patch * plane_in * cg >= PARALLEL_FLOPS,
+                    false,
+                );
+                col2im(
+                    col,
+                    og,
+                    g,
+                    &mut dst[grp * og * plane_out..(grp + 1) * og * plane_out],
+                );
+            }
+        })
     };
     if across {
         out.par_chunks_mut(o * plane_out)
