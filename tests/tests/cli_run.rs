@@ -297,6 +297,23 @@ fn a_script_that_is_not_utf8_names_the_file() {
 }
 
 #[test]
+fn text_files_open_as_utf8_by_default() {
+    // Model files carry `×`, `—` and the like in comments and docstrings;
+    // scripts that read them (or any text) with a bare `open()` must not
+    // fail on the first such character, whatever the locale says.
+    let dir = Scratch::new("utf8");
+    dir.write("notes.txt", "3×3 — ok\n");
+    let script = dir.write(
+        "read.py",
+        "import sys\nwith open('notes.txt') as f:\n    print(f.encoding, f.read().strip())\nprint(sys.flags.utf8_mode)\n",
+    );
+    let out = run_in(dir.path(), &["run", script.to_str().unwrap()]);
+    assert_eq!(out.status, Some(0), "{out:?}");
+    // CPython in UTF-8 mode (`-X utf8`) spells it `utf-8` too.
+    assert_eq!(out.stdout, "utf-8 3×3 — ok\n1\n");
+}
+
+#[test]
 fn a_script_that_cannot_be_read_names_the_file() {
     // /proc/self/mem cannot be read at offset 0, even by root.
     let out = run(&["run", "/proc/self/mem"]);

@@ -51,6 +51,11 @@ pub fn builder(config: &Config) -> InterpreterBuilder {
     settings.user_site_directory = false;
     // The frozen package lives in the binary; there is nothing to cache.
     settings.write_bytecode = false;
+    // Text files are UTF-8 unless told otherwise, as CPython in a UTF-8 or C
+    // locale (PEP 538/540) and by default from 3.15 (PEP 686). RustPython's
+    // "unset" (-1) reports UTF-8 mode in `sys.flags` yet decodes `open()` as
+    // ASCII, so it is set outright.
+    settings.utf8_mode = 1;
 
     crate::native::guard::install_hook();
     let builder = Interpreter::builder(settings).init_stdlib();
