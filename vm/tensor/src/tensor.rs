@@ -162,6 +162,28 @@ impl Tensor {
         self.storage.data.write().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// `f` on this tensor's storage (opened for writing) and `src`'s (for
+    /// reading), or `None` when they are one storage (the caller gathers
+    /// first instead). The locks are taken in address order, so two threads
+    /// copying between the same two tensors in opposite directions cannot
+    /// each hold one and wait for the other.
+    pub(crate) fn write_reading<R>(
+        &self,
+        src: &Tensor,
+        f: impl FnOnce(&mut Storage, &Storage) -> R,
+    ) -> Option<R> {
+        if Arc::ptr_eq(&self.storage, &src.storage) {
+            return None;
+        }
+        Some(if Arc::as_ptr(&self.storage) < Arc::as_ptr(&src.storage) {
+            let mut dst = self.write();
+            f(&mut dst, &src.read())
+        } else {
+            let values = src.read();
+            f(&mut self.write(), &values)
+        })
+    }
+
     /// How many times the storage has been opened for writing: unchanged
     /// means the data is (a value computed from it is still good).
     pub fn version(&self) -> u64 {
@@ -259,6 +281,24 @@ impl Tensor {
     pub fn copy_from(&self, src: &Tensor) -> Result<()> {
         let shape = self.shape().to_vec();
         let src = src.broadcast_to(&shape)?;
+        // Same dtype, both dense, separate storages: one copy, no gather.
+        if src.dtype == self.dtype
+            && let (Some(to), Some(from)) = (
+                self.layout.contiguous_range(),
+                src.layout.contiguous_range(),
+            )
+            && self
+                .write_reading(&src, |dst, values| {
+                    with_dtype!(self.dtype, T => {
+                        let dst = T::slice_mut(dst).expect("storage dtype matches tensor dtype");
+                        let values = T::slice(values).expect("storage dtype matches tensor dtype");
+                        copy_dense(&mut dst[to], &values[from]);
+                    })
+                })
+                .is_some()
+        {
+            return Ok(());
+        }
         // Gather first: `src` may alias this storage.
         with_dtype!(self.dtype, T => {
             let values = src.to_vec::<T>();
@@ -347,4 +387,60 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
     } else {
         dim as usize
     })
+}
+
+/// `dst.copy_from_slice(src)`, split across threads when large (one
+/// thread does not saturate memory bandwidth: 800 KB 22 → 12 µs).
+fn copy_dense<T: Element>(dst: &mut [T], src: &[T]) {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 15;
+    if dst.len() >= 4 * CHUNK {
+        dst.par_chunks_mut(CHUNK)
+            .zip(src.par_chunks(CHUNK))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+    } else {
+        dst.copy_from_slice(src);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::shape::{narrow, transpose};
+
+    fn values(t: &Tensor) -> Vec<f32> {
+        t.to_vec()
+    }
+
+    #[test]
+    fn copy_from_writes_dense_strided_broadcast_and_overlapping_sources() {
+        let grid = || Tensor::from_vec((0..12).map(|i| i as f32).collect::<Vec<_>>(), &[3, 4]);
+        // Dense into a dense view of a larger storage: the rows around stay.
+        let x = grid();
+        let row = Tensor::from_vec(vec![-1.0f32, -2.0, -3.0, -4.0], &[1, 4]);
+        narrow(&x, 0, 1, 1).unwrap().copy_from(&row).unwrap();
+        assert_eq!(
+            values(&x),
+            [0., 1., 2., 3., -1., -2., -3., -4., 8., 9., 10., 11.]
+        );
+        // Broadcast, into a strided view.
+        let x = grid();
+        let column = transpose(&x, 0, 1).unwrap();
+        column
+            .copy_from(&Tensor::from_vec(vec![7.0f32, 8.0, 9.0], &[3]))
+            .unwrap();
+        assert_eq!(values(&x), [7., 7., 7., 7., 8., 8., 8., 8., 9., 9., 9., 9.]);
+        // Another dtype converts.
+        let x = grid();
+        x.copy_from(&Tensor::from_vec(vec![0.5f64; 12], &[3, 4]))
+            .unwrap();
+        assert_eq!(values(&x), [0.5; 12]);
+        // The same storage, overlapping: the source is read before writing.
+        let x = Tensor::from_vec((0..6).map(|i| i as f32).collect::<Vec<_>>(), &[6]);
+        narrow(&x, 0, 1, 5)
+            .unwrap()
+            .copy_from(&narrow(&x, 0, 0, 5).unwrap())
+            .unwrap();
+        assert_eq!(values(&x), [0., 0., 1., 2., 3., 4.]);
+    }
 }

@@ -6,9 +6,10 @@ use fxvm_tensor::ops::reduce::{self, SoftmaxKind};
 use fxvm_tensor::ops::shape;
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
-use super::{bin, in_place, maybe_in_place};
+use super::{bin, in_place, maybe_in_place, unary_in_place};
 use crate::meta;
 use crate::op::{NN, Op, Place, op};
+use crate::value::Value;
 
 use Place::{Functional, FunctionalIsTorch, FunctionalNative, FunctionalNativeAs, Torch};
 
@@ -61,7 +62,13 @@ fn inplace_unary(decl: &'static str, u: Unary) -> Op {
     op(
         decl,
         &[Functional(1)],
-        move |(x, inplace): (Tensor, bool)| maybe_in_place(&x, ew::unary(u, &x), inplace),
+        move |(x, inplace): (Tensor, bool)| {
+            if inplace {
+                unary_in_place(&x, u)
+            } else {
+                ew::unary(u, &x).map(Value::Tensor)
+            }
+        },
     )
 }
 

@@ -3,11 +3,12 @@
 //! `clamp`.
 
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
-use fxvm_tensor::{Scalar, Tensor, TensorError};
+use fxvm_tensor::{Result, Scalar, Tensor, TensorError};
 
-use super::in_place;
+use super::{in_place, unary_in_place};
 use crate::meta;
 use crate::op::{M, Op, Place, T, TM, op};
+use crate::value::Value;
 
 /// Leaks a generated declaration: the registry lives as long as the process.
 fn decl(text: String) -> &'static str {
@@ -99,12 +100,20 @@ const UNARY_ALIASES: &[(&str, Unary)] = &[
 
 fn binary_rows(op_: Binary, other: Other) -> [Op; 2] {
     let name = op_.name();
-    let run = move |x: Tensor, y: Arg, alpha: Scalar| {
-        let y = match alpha {
+    // `alpha * other`, as `add` and `sub` take it.
+    let scaled = |y: Arg, alpha: Scalar| -> Result<Arg> {
+        Ok(match alpha {
             Scalar::Int(1) => y,
             alpha => Arg::Tensor(ew::binary(Binary::Mul, &y, &Arg::Scalar(alpha))?),
-        };
-        ew::binary(op_, &Arg::Tensor(x), &y)
+        })
+    };
+    let run = move |x: Tensor, y: Arg, alpha: Scalar| {
+        ew::binary(op_, &Arg::Tensor(x), &scaled(y, alpha)?)
+    };
+    // The in-place form writes into `x` (see `ew::binary_`).
+    let run_ = move |x: Tensor, y: Arg, alpha: Scalar| {
+        ew::binary_(op_, &x, &scaled(y, alpha)?)?;
+        Ok(Value::Input(0))
     };
     match other {
         Other::Alpha => [
@@ -120,7 +129,7 @@ fn binary_rows(op_: Binary, other: Other) -> [Op; 2] {
                     "{name}_(Tensor(a!) input, Tensor|Scalar other, *, Scalar alpha=1)"
                 )),
                 M,
-                move |(x, y, alpha): (Tensor, Arg, Scalar)| in_place(&x, run(x.clone(), y, alpha)),
+                move |(x, y, alpha): (Tensor, Arg, Scalar)| run_(x, y, alpha),
             ),
         ],
         Other::TensorOrScalar => [
@@ -132,7 +141,7 @@ fn binary_rows(op_: Binary, other: Other) -> [Op; 2] {
             op(
                 decl(format!("{name}_(Tensor(a!) input, Tensor|Scalar other)")),
                 M,
-                move |(x, y): (Tensor, Arg)| in_place(&x, run(x.clone(), y, Scalar::Int(1))),
+                move |(x, y): (Tensor, Arg)| run_(x, y, Scalar::Int(1)),
             ),
         ],
         Other::EitherSide => [
@@ -153,7 +162,7 @@ fn binary_rows(op_: Binary, other: Other) -> [Op; 2] {
             op(
                 decl(format!("{name}_(Tensor(a!) input, Tensor|Scalar other)")),
                 M,
-                move |(x, y): (Tensor, Arg)| in_place(&x, run(x.clone(), y, Scalar::Int(1))),
+                move |(x, y): (Tensor, Arg)| run_(x, y, Scalar::Int(1)),
             ),
         ],
         Other::TensorOnly => [
@@ -165,9 +174,7 @@ fn binary_rows(op_: Binary, other: Other) -> [Op; 2] {
             op(
                 decl(format!("{name}_(Tensor(a!) input, Tensor other)")),
                 M,
-                move |(x, y): (Tensor, Tensor)| {
-                    in_place(&x, run(x.clone(), Arg::Tensor(y), Scalar::Int(1)))
-                },
+                move |(x, y): (Tensor, Tensor)| run_(x, Arg::Tensor(y), Scalar::Int(1)),
             ),
         ],
     }
@@ -200,7 +207,7 @@ pub(crate) fn rows() -> Vec<Op> {
         rows.push(op(
             decl(format!("{name}_(Tensor(a!) input)")),
             places,
-            move |(x,): (Tensor,)| in_place(&x, ew::unary(u, &x)),
+            move |(x,): (Tensor,)| unary_in_place(&x, u),
         ));
     }
     for &(b, other) in BINARY {
@@ -222,7 +229,7 @@ pub(crate) fn rows() -> Vec<Op> {
         rows.push(op(
             decl(format!("{alias}_(Tensor(a!) input)")),
             TM,
-            move |(x,): (Tensor,)| in_place(&x, ew::unary(u, &x)),
+            move |(x,): (Tensor,)| unary_in_place(&x, u),
         ));
     }
     rows.push(op(

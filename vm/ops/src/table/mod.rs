@@ -72,6 +72,12 @@ fn in_place(x: &Tensor, result: Result<Tensor>) -> Result<Value> {
     Ok(Value::Input(0))
 }
 
+/// `u` of `x` written into `x` (see `ew::unary_`), returning `x` itself.
+fn unary_in_place(x: &Tensor, u: ew::Unary) -> Result<Value> {
+    ew::unary_(u, x)?;
+    Ok(Value::Input(0))
+}
+
 /// `inplace=True` stores into `x`; otherwise the result is a new tensor.
 fn maybe_in_place(x: &Tensor, result: Result<Tensor>, inplace: bool) -> Result<Value> {
     if inplace {

@@ -7,7 +7,7 @@
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
-use super::{bin, in_place};
+use super::{bin, in_place, unary_in_place};
 use crate::meta;
 use crate::op::{M, Op, T, TM, op};
 use crate::value::{Or, Value};
@@ -221,7 +221,7 @@ pub(crate) fn rows() -> Vec<Op> {
             ew::unary(Unary::Sign, &x)
         }).meta(meta::pointwise),
         op("sgn_(Tensor(a!) input)", M, |(x,): (Tensor,)| {
-            in_place(&x, ew::unary(Unary::Sign, &x))
+            unary_in_place(&x, Unary::Sign)
         }).meta(meta::pointwise),
         op("isnan(Tensor input)", TM, |(x,): (Tensor,)| {
             bin(Binary::Ne, &x, &x)

@@ -45,6 +45,12 @@ macro_rules! unary_ops {
                 match self { $(Unary::$variant => map(t, |$x: F| -> F { $float })),* }
             }
 
+            /// The float kernel applied where the elements lie, per op as
+            /// [`Unary::map_float`].
+            fn map_float_in_place<F: Float + FloatExt + Element>(self, xs: &mut [F]) {
+                match self { $(Unary::$variant => rewrite(xs, |$x: F| -> F { $float })),* }
+            }
+
             /// The integer kernel, for `Same` ops on integer tensors.
             #[inline(always)]
             #[allow(unused_variables)]
@@ -317,6 +323,39 @@ pub fn map<T: Element, U: Element>(t: &Tensor, f: impl Fn(T) -> U + Sync + Send)
     Tensor::from_vec(out, t.shape())
 }
 
+/// Each element of `xs` replaced by `f` of it, in parallel when large.
+fn rewrite<F: Element>(xs: &mut [F], f: impl Fn(F) -> F + Sync + Send) {
+    let run = |chunk: &mut [F]| chunk.iter_mut().for_each(|v| *v = f(*v));
+    if xs.len() >= PARALLEL_MIN {
+        xs.par_chunks_mut(CHUNK).for_each(run);
+    } else {
+        run(xs);
+    }
+}
+
+/// `op` applied to `t` in place (`relu_`, `F.relu(x, inplace=True)`): a
+/// dense float32/float64 tensor is rewritten where it lies, with the same
+/// kernel as [`unary`] (so the values are those `unary` gives); any other
+/// is computed by [`unary`] and stored back under PyTorch's cast and shape
+/// rules.
+pub fn unary_(op: Unary, t: &Tensor) -> Result<()> {
+    // float32 exp and gelu come from SIMD kernels that read and write
+    // separate slices.
+    let separate = t.dtype() == DType::F32 && matches!(op, Unary::Exp | Unary::Gelu);
+    if let (Some(range), false) = (t.layout().contiguous_range(), separate) {
+        let mut storage = t.write();
+        if let Some(xs) = f32::slice_mut(&mut storage) {
+            op.map_float_in_place(&mut xs[range]);
+            return Ok(());
+        }
+        if let Some(xs) = f64::slice_mut(&mut storage) {
+            op.map_float_in_place(&mut xs[range]);
+            return Ok(());
+        }
+    }
+    t.assign(&unary(op, t)?)
+}
+
 /// `t` (f32) mapped chunk by chunk by a slice kernel `f(src, dst)`.
 fn simd_f32(t: &Tensor, f: impl Fn(&[f32], &mut [f32]) + Sync + Send) -> Tensor {
     let values = t
@@ -397,6 +436,11 @@ macro_rules! binary_ops {
             /// `zip_map` with this op's float kernel, instantiated per op.
             fn zip_float<F: Float + Element>(self, a: &Tensor, b: &Tensor) -> Tensor {
                 match self { $(Binary::$variant => zip_map(a, b, |$a: F, $b: F| -> F { $float })),* }
+            }
+
+            /// This op's float kernel writing into `xs` (see [`binary_`]).
+            fn zip_float_in_place<F: Float + Element>(self, xs: &mut [F], ys: Rhs<F>) {
+                match self { $(Binary::$variant => zip_in_place(xs, ys, |$a: F, $b: F| -> F { $float })),* }
             }
 
             /// As `zip_float`, for ops whose float kernel yields 0 or 1 as a bool.
@@ -708,6 +752,104 @@ pub fn zip_map<T: Element, U: Element>(
     Tensor::from_vec(out, a.shape())
 }
 
+/// The right operand of an in-place binary kernel.
+#[derive(Clone, Copy)]
+enum Rhs<'a, F> {
+    /// As many elements as the tensor written, in its order.
+    Dense(&'a [F]),
+    /// One value for every element.
+    Scalar(F),
+}
+
+/// `xs[i] = f(xs[i], ys[i])`, in parallel when large.
+fn zip_in_place<F: Element>(xs: &mut [F], ys: Rhs<F>, f: impl Fn(F, F) -> F + Sync + Send) {
+    let run = |(i, chunk): (usize, &mut [F])| match ys {
+        Rhs::Dense(ys) => chunk
+            .iter_mut()
+            .zip(&ys[i * CHUNK..])
+            .for_each(|(x, &y)| *x = f(*x, y)),
+        Rhs::Scalar(y) => chunk.iter_mut().for_each(|x| *x = f(*x, y)),
+    };
+    if xs.len() >= PARALLEL_MIN {
+        xs.par_chunks_mut(CHUNK).enumerate().for_each(run);
+    } else {
+        xs.chunks_mut(CHUNK).enumerate().for_each(run);
+    }
+}
+
+/// `op` of `x` and `other` written into `x` (`add_`, `mul_`, `x += y`): a
+/// dense float32/float64 `x` whose result keeps its dtype, against a
+/// number or a dense (or broadcast single-value) tensor of its dtype in
+/// another storage, is rewritten where it lies with [`binary`]'s kernel;
+/// anything else is computed by [`binary`] and stored back under
+/// PyTorch's cast and shape rules.
+pub fn binary_(op: Binary, x: &Tensor, other: &Arg) -> Result<()> {
+    let dtype = x.dtype();
+    let keeps = matches!(dtype, DType::F32 | DType::F64)
+        && matches!(op.out(), Out::Promoted | Out::FloatPromoted)
+        && result_type(&[Operand::Tensor(dtype), other.operand()]) == dtype;
+    if let (true, Some(range)) = (keeps, x.layout().contiguous_range()) {
+        let done = match other {
+            Arg::Scalar(_) => {
+                let y = other.to_tensor(dtype);
+                x.write_reading(&y, |dst, y| {
+                    if dtype == DType::F32 {
+                        in_place_with::<f32>(op, dst, range, y, 0..1, true)
+                    } else {
+                        in_place_with::<f64>(op, dst, range, y, 0..1, true)
+                    }
+                })
+            }
+            // One that does not broadcast to `x` gets PyTorch's error below.
+            Arg::Tensor(t)
+                if t.dtype() == dtype
+                    && let Ok(t) = t.broadcast_to(x.shape()) =>
+            {
+                let single = t.strides().iter().all(|&s| s == 0);
+                let from = match t.layout().contiguous_range() {
+                    Some(r) => Some(r),
+                    None if single => Some(t.layout().offset..t.layout().offset + 1),
+                    None => None,
+                };
+                from.and_then(|from| {
+                    x.write_reading(&t, |dst, y| {
+                        if dtype == DType::F32 {
+                            in_place_with::<f32>(op, dst, range, y, from, single)
+                        } else {
+                            in_place_with::<f64>(op, dst, range, y, from, single)
+                        }
+                    })
+                })
+            }
+            Arg::Tensor(_) => None,
+        };
+        if done.is_some() {
+            return Ok(());
+        }
+    }
+    x.assign(&binary(op, &Arg::Tensor(x.clone()), other)?)
+}
+
+/// [`binary_`]'s kernel call on the storages: `dst[range]` with `src[from]`
+/// (one value for all when `single`).
+fn in_place_with<F: Float + Element>(
+    op: Binary,
+    dst: &mut crate::storage::Storage,
+    range: std::ops::Range<usize>,
+    src: &crate::storage::Storage,
+    from: std::ops::Range<usize>,
+    single: bool,
+) {
+    let xs = &mut F::slice_mut(dst).expect("x is F")[range];
+    let ys = &F::slice(src).expect("other is F")[from];
+    let ys = if single {
+        Rhs::Scalar(ys[0])
+    } else {
+        Rhs::Dense(ys)
+    };
+    op.zip_float_in_place(xs, ys);
+}
+
 /// `torch.where(cond, a, b)`.
 pub fn where_(cond: &Tensor, a: &Arg, b: &Arg) -> Result<Tensor> {
     let dtype = result_type(&[a.operand(), b.operand()]);
@@ -858,6 +1000,113 @@ mod tests {
                 "{} of {sa:?} and {sb:?}",
                 op.name()
             );
+        }
+    }
+
+    #[test]
+    fn unary_in_place_gives_what_unary_gives_and_writes_the_views_storage() {
+        let data: Vec<f64> = (0..40).map(|i| (i as f64 - 17.5) * 0.3).collect();
+        let bits = |t: &Tensor| -> Vec<u64> {
+            t.to_vec::<f64>()
+                .iter()
+                .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
+                .collect()
+        };
+        for &op in Unary::ALL {
+            for dtype in [DType::F32, DType::F64] {
+                // A dense view inside a larger storage (rewritten where it
+                // lies), and a transposed one (computed and stored back).
+                for dense in [true, false] {
+                    let base = Tensor::from_vec(data.clone(), &[5, 8]).to_dtype(dtype);
+                    let view = if dense {
+                        super::super::shape::narrow(&base, 0, 1, 3).unwrap()
+                    } else {
+                        super::super::shape::transpose(&base, 0, 1).unwrap()
+                    };
+                    let expected = unary(op, &view).unwrap();
+                    let untouched = bits(&base)[..8].to_vec();
+                    unary_(op, &view).unwrap();
+                    assert_eq!(
+                        bits(&view),
+                        bits(&expected),
+                        "{op:?} {dtype:?} dense={dense}"
+                    );
+                    if dense {
+                        assert_eq!(bits(&base)[..8], untouched, "{op:?}: outside the view");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn binary_in_place_gives_what_binary_gives_for_every_operand_kind() {
+        use super::super::shape::{narrow, transpose};
+        let data: Vec<f64> = (0..40).map(|i| (i as f64 - 17.5) * 0.3).collect();
+        let bits = |t: &Tensor| -> Vec<u64> {
+            t.to_vec::<f64>()
+                .iter()
+                .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
+                .collect()
+        };
+        let fresh = |dtype| Tensor::from_vec(data.clone(), &[5, 8]).to_dtype(dtype);
+        for &op in Binary::ALL {
+            for dtype in [DType::F32, DType::F64] {
+                // Right operands: a number, a dense tensor, a single value
+                // broadcast, a broadcast row, a transposed view, another
+                // dtype (promoting: an error), the written tensor itself,
+                // one that broadcasts `x` to more dims (PyTorch's error).
+                let others = |x: &Tensor| {
+                    let y = Tensor::from_vec(data.iter().map(|v| v * 0.7 - 1.0).collect(), &[5, 8])
+                        .to_dtype(dtype);
+                    vec![
+                        Arg::Scalar(Scalar::Float(0.37)),
+                        Arg::Scalar(Scalar::Int(-3)),
+                        Arg::Tensor(y.clone()),
+                        Arg::Tensor(Tensor::scalar(Scalar::Float(1.5), dtype)),
+                        Arg::Tensor(narrow(&y, 0, 2, 1).unwrap()),
+                        Arg::Tensor(
+                            transpose(&transpose(&y, 0, 1).unwrap().contiguous(), 0, 1).unwrap(),
+                        ),
+                        Arg::Tensor(y.to_dtype(if dtype == DType::F32 {
+                            DType::F64
+                        } else {
+                            DType::F32
+                        })),
+                        Arg::Tensor(x.clone()),
+                        Arg::Tensor(Tensor::from_vec(vec![1.0f64; 80], &[2, 5, 8]).to_dtype(dtype)),
+                    ]
+                };
+                for k in 0..9 {
+                    let x = fresh(dtype);
+                    let other = others(&x).swap_remove(k);
+                    let expected = binary(op, &Arg::Tensor(x.clone()), &other);
+                    let result = binary_(op, &x, &other);
+                    match expected {
+                        Ok(e) if e.shape() != x.shape() => assert!(
+                            matches!(result, Err(TensorError::InplaceShape { .. })),
+                            "{op:?} {dtype:?} operand {k}"
+                        ),
+                        Ok(e) if e.dtype() == dtype => {
+                            result.unwrap();
+                            assert_eq!(bits(&x), bits(&e), "{op:?} {dtype:?} operand {k}");
+                        }
+                        // Bool results and promotions cannot be stored back.
+                        Ok(e) if e.dtype().category() > dtype.category() => {
+                            assert!(result.is_err(), "{op:?} {dtype:?} operand {k}")
+                        }
+                        Ok(e) => {
+                            result.unwrap();
+                            assert_eq!(
+                                bits(&x),
+                                bits(&e.to_dtype(dtype)),
+                                "{op:?} {dtype:?} operand {k}"
+                            );
+                        }
+                        Err(_) => assert!(result.is_err(), "{op:?} {dtype:?} operand {k}"),
+                    }
+                }
+            }
         }
     }
 
