@@ -469,7 +469,7 @@ fn shape_trace_goldens() {
         assert!(diff.is_empty(), "{diff}");
         checked += 1;
     }
-    assert_eq!(checked, 9);
+    assert_eq!(checked, 10);
 }
 
 /// `fxvm run --profile`: the per-op time of replayed graphs on stderr at exit.
@@ -558,6 +558,44 @@ fn replays_fold_batch_norm_into_the_convolution_before_it_in_evaluation() {
     };
     assert_eq!(calls(true).as_deref(), Some("3"), "{}", out.stderr);
     assert_eq!(calls(false).as_deref(), Some("9"), "{}", out.stderr);
+}
+
+/// A relu whose only reader is a max pooling runs after the pooling, on
+/// its output (the profile names both); one read elsewhere too stays.
+#[test]
+fn replays_run_a_relu_before_max_pooling_after_it() {
+    let dir = Scratch::new("relu-pool");
+    let script = dir.write(
+        "pool.py",
+        "import torch, torch.nn.functional as F\n\
+         def f(x):\n\
+         \x20   a = F.max_pool2d(torch.relu(x), 2)\n\
+         \x20   r = F.relu(x * 2)\n\
+         \x20   return a, F.max_pool2d(r, 2) + r.sum()\n\
+         c = torch.compile(f)\n\
+         for _ in range(4):\n\
+         \x20   x = torch.randn(1, 2, 6, 6)\n\
+         \x20   assert all(torch.equal(p, q) for p, q in zip(c(x), f(x)))\n\
+         print('ok')\n",
+    );
+    let out = run(&["run", "--profile", script.to_str().unwrap()]);
+    assert_eq!(out.status, Some(0), "{out:?}");
+    let calls = |label: &str| {
+        out.stderr
+            .lines()
+            .filter(|l| l.contains(label))
+            .map(|l| l.split_whitespace().rev().nth(2).unwrap_or("").to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        calls("(run after the pooling, on its output)"),
+        ["4"],
+        "{}",
+        out.stderr
+    );
+    assert_eq!(calls("max_pool2d (then relu)"), ["4"], "{}", out.stderr);
+    // The second pooling and relu run as written.
+    assert_eq!(calls("max_pool2d  "), ["4"], "{}", out.stderr);
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! Registry ops run without Python; other nodes call back into it.
 
 mod exact;
+mod in_place;
 mod numeric;
 mod plan;
 mod prepare;
@@ -19,9 +20,10 @@ use rustpython_vm::types::{Callable, Constructor};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
 
 use crate::fx::node::{Op as Kind, PyNode};
+use fxvm_tensor::ops::elementwise as ew;
 use fxvm_tensor::ops::subscript::{self, Index};
 use fxvm_vm::text::Utf8;
-use plan::{Arg, Item, Planner, Src, Step};
+use plan::{Absorbed, Arg, Item, Planner, Reuse, Src, Step};
 use value::V;
 
 pub(crate) use exact::{PyExactCalls, compiled_call, optimized_module_call};
@@ -153,7 +155,9 @@ impl PyPlan {
             }
         }
         prepare::prepare(&mut steps, &initial, &uses, &kept);
+        in_place::relu_after_pooling(&mut steps, &uses, &kept);
         let frees = liveness(&steps, &slot_of, &initial, &kept);
+        in_place::over_dying_inputs(&mut steps, &frees);
         Ok(PyPlan {
             steps,
             frees,
@@ -279,16 +283,37 @@ impl PyPlan {
                 Ok(V::from_value(result, &|_| V::None, vm))
             }
             Step::Same { from, .. } => Ok(slots[*from].clone()),
-            Step::Op { op, args, .. } => {
+            Step::Op {
+                op, args, reuse, ..
+            } => {
+                let error = |e| binding::error_to_py(e, vm);
+                if let Reuse::Over(u) = reuse
+                    && let Some(Src::Slot(input)) = args.first().map(|a| &a.src)
+                    && matches!(&slots[*input], V::Tensor(t) if t.is_sole_handle() && t.dtype().is_float())
+                    && let V::Tensor(t) = std::mem::replace(&mut slots[*input], V::Empty)
+                {
+                    ew::unary_(*u, &t).map_err(error)?;
+                    return Ok(V::Tensor(t));
+                }
                 let values = self.values(op, args, slots, vm)?;
-                let result = op.run(values).map_err(|e| binding::error_to_py(e, vm))?;
+                let result = op.run(values).map_err(error)?;
                 // An in-place op returns its argument: read it again from
                 // its slot rather than keeping every argument per call.
                 let input = |i: usize| match args.get(i).and_then(|a| self.arg_value(a, slots)) {
                     Some(fxvm_ops::Value::Tensor(t)) => V::Tensor(t),
                     _ => V::None,
                 };
-                Ok(V::from_value(result, &input, vm))
+                let value = V::from_value(result, &input, vm);
+                match (reuse, value) {
+                    (Reuse::Then(u), V::Tensor(t)) if t.is_sole_handle() => {
+                        ew::unary_(*u, &t).map_err(error)?;
+                        Ok(V::Tensor(t))
+                    }
+                    (Reuse::Then(u), V::Tensor(t)) => {
+                        ew::unary(*u, &t).map(V::Tensor).map_err(error)
+                    }
+                    (_, value) => Ok(value),
+                }
             }
             Step::Item { from, index, .. } => {
                 let item = match &slots[*from] {
@@ -621,8 +646,19 @@ impl PyPlan {
                 }
                 (_, Err(_)) => format!("Tensor.{}", target.str(vm)?.text(vm)?),
             };
-            let what = match self.steps[i] {
-                Step::Same { .. } => format!("{what} (folded into the convolution)"),
+            let what = match &self.steps[i] {
+                Step::Same {
+                    why: Absorbed::IntoConvolution,
+                    ..
+                } => format!("{what} (folded into the convolution)"),
+                Step::Same {
+                    why: Absorbed::AfterPooling,
+                    ..
+                } => format!("{what} (run after the pooling, on its output)"),
+                Step::Op {
+                    reuse: Reuse::Then(u),
+                    ..
+                } => format!("{what} (then {})", u.name()),
                 _ => what,
             };
             rows.push(

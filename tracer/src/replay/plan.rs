@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use fxvm_ops::{Op, Place, Ty, Value, registry};
+use fxvm_tensor::ops::elementwise::Unary;
 use fxvm_vm::binding;
 use rustpython_vm::builtins::{PyDict, PyInt, PyStr, PyTuple};
 use rustpython_vm::function::{FuncArgs, KwArgs};
@@ -59,6 +60,8 @@ pub(crate) enum Step {
         op: &'static Op,
         args: Vec<Arg>,
         out: usize,
+        /// How the step may write its result (see `in_place`).
+        reuse: Reuse,
     },
     /// `seq[index]` of a tuple or size slot.
     Item { from: usize, index: i64, out: usize },
@@ -92,9 +95,33 @@ pub(crate) enum Step {
         prepared: Box<Prepared>,
         out: usize,
     },
-    /// The value of another slot: a normalization folded into the
-    /// convolution before it.
-    Same { from: usize, out: usize },
+    /// The value of another slot: the step's work is done by another.
+    Same {
+        from: usize,
+        out: usize,
+        why: Absorbed,
+    },
+}
+
+/// Where a [`Step::Same`]'s work went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Absorbed {
+    /// A batch normalization folded into the convolution before it.
+    IntoConvolution,
+    /// An activation run on the max pooling's output instead of its input.
+    AfterPooling,
+}
+
+/// How an op step may write its result, beside computing it afresh.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Reuse {
+    #[default]
+    Fresh,
+    /// The step is this elementwise op of its first argument, whose last
+    /// use it is: written over that tensor when nothing else holds it.
+    Over(Unary),
+    /// This elementwise op is applied to the step's new result where it lies.
+    Then(Unary),
 }
 
 impl Step {
@@ -235,6 +262,7 @@ impl Planner<'_> {
             op,
             args: bound,
             out,
+            reuse: Reuse::Fresh,
         }))
     }
 

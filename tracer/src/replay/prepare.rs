@@ -20,7 +20,7 @@ use fxvm_ops::{Op, Value};
 use fxvm_tensor::ops::bn_fold::{BatchNorm, fold_batch_norm};
 use fxvm_tensor::{DType, Tensor, TensorError};
 
-use super::plan::{Arg, Src, Step};
+use super::plan::{Absorbed, Arg, Src, Step};
 use super::value::V;
 
 /// What a step prepares (see the module doc) and its latest result.
@@ -131,7 +131,7 @@ fn plan_for(
     uses: &HashMap<usize, usize>,
     kept: &HashSet<usize>,
 ) -> Option<(Kind, Option<usize>)> {
-    let Step::Op { op, args, out } = &steps[i] else {
+    let Step::Op { op, args, out, .. } = &steps[i] else {
         return None;
     };
     let weight_at = op.schema.position("weight")?;
@@ -189,11 +189,17 @@ pub(crate) fn prepare(
             steps[j] = Step::Same {
                 from: out,
                 out: absorbed_out,
+                why: Absorbed::IntoConvolution,
             };
         }
-        let Step::Op { op, args, .. } =
-            std::mem::replace(&mut steps[i], Step::Same { from: out, out })
-        else {
+        let Step::Op { op, args, .. } = std::mem::replace(
+            &mut steps[i],
+            Step::Same {
+                from: out,
+                out,
+                why: Absorbed::IntoConvolution,
+            },
+        ) else {
             unreachable!("plan_for takes op steps only")
         };
         steps[i] = Step::Prepared {

@@ -184,6 +184,13 @@ impl Tensor {
         })
     }
 
+    /// Whether this handle is the only one on its storage (no clone, view
+    /// or export shares it): writing it in place changes nothing anyone
+    /// else can see.
+    pub fn is_sole_handle(&self) -> bool {
+        Arc::strong_count(&self.storage) == 1
+    }
+
     /// How many times the storage has been opened for writing: unchanged
     /// means the data is (a value computed from it is still good).
     pub fn version(&self) -> u64 {
