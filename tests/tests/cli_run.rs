@@ -478,10 +478,18 @@ fn profile_prints_per_op_time_of_replayed_graphs() {
     let dir = Scratch::new("profile");
     let script = dir.write(
         "mlp.py",
-        "import torch, torch.nn as nn\n\
+        "import gc, torch, torch.nn as nn\n\
          m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).eval()\n\
          c = torch.compile(m)\n\
          for _ in range(5):\n    c(torch.randn(3, 4))\n\
+         d = torch.compile(lambda x: torch.tanh(x) * 2)\n\
+         for _ in range(3):\n    d(torch.randn(3))\n\
+         del d\n\
+         gc.collect()\n\
+         e = torch.compile(lambda x: torch.exp(x) + 1)\n\
+         for _ in range(2):\n    e(torch.randn(3))\n\
+         e.reset()\n\
+         for _ in range(2):\n    e(torch.randn(3))\n\
          print('ok')\n",
     );
     let out = run(&["run", "--profile", script.to_str().unwrap()]);
@@ -510,6 +518,16 @@ fn profile_prints_per_op_time_of_replayed_graphs() {
         "{}",
         out.stderr
     );
+    // A function dropped before exit, and one reset and captured again,
+    // still count every replay.
+    let calls = |op: &str| {
+        lines
+            .iter()
+            .find(|l| l.starts_with(op))
+            .and_then(|l| l.split_whitespace().rev().nth(2))
+    };
+    assert_eq!(calls("torch.tanh"), Some("3"), "{}", out.stderr);
+    assert_eq!(calls("torch.exp"), Some("4"), "{}", out.stderr);
 }
 
 /// In evaluation, a replay folds each batch normalization into the
@@ -531,11 +549,9 @@ fn replays_fold_batch_norm_into_the_convolution_before_it_in_evaluation() {
          \x20       z = self.b(y)\n\
          \x20       return self.bn_a(y) + self.bn_b(z)\n\
          net = Net()\n\
-         kept = []\n\
          for mode in (net.eval, net.train):\n\
          \x20   mode()\n\
          \x20   c = torch.compile(net)\n\
-         \x20   kept.append(c)  # the profile counts the plans alive at exit\n\
          \x20   for _ in range(3):\n\
          \x20       x = torch.randn(2, 3, 8, 8)\n\
          \x20       assert torch.allclose(c(x), net(x), rtol=1e-5, atol=1e-5)\n\

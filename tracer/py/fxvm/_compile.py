@@ -47,7 +47,8 @@ def profile(enabled=True):
 def profile_report():
     """Per-op time of the graphs replayed while profiling, as a table (op,
     calls, total ms, share), slowest first."""
-    totals = {}
+    # Graphs dropped before now (reset, or their function gone) first.
+    totals = {what: (calls, seconds) for what, calls, seconds in _fx.retired_replay_timings()}
     for compiled in list(_compiled):
         for entry in compiled.cache_entries():
             timings = getattr(entry._run, "timings", None)

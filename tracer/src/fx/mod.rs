@@ -167,6 +167,25 @@ mod module {
         crate::replay::set_profiling(on);
     }
 
+    /// `[(what, calls, seconds)]` of replayed graphs dropped while profiling
+    /// (their function reset or gone), for the profile report.
+    #[pyfunction]
+    fn retired_replay_timings(vm: &VirtualMachine) -> PyObjectRef {
+        let rows = crate::replay::retired()
+            .into_iter()
+            .map(|(what, calls, seconds)| {
+                vm.ctx
+                    .new_tuple(vec![
+                        vm.ctx.new_str(what).into(),
+                        vm.ctx.new_int(calls).into(),
+                        vm.ctx.new_float(seconds).into(),
+                    ])
+                    .into()
+            })
+            .collect();
+        vm.ctx.new_list(rows).into()
+    }
+
     #[pyattr(name = "Plan")]
     fn plan_type(_vm: &VirtualMachine) -> PyTypeRef {
         crate::replay::PyPlan::make_static_type()

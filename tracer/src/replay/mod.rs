@@ -9,6 +9,7 @@ mod in_place;
 mod numeric;
 mod plan;
 mod prepare;
+mod profile;
 mod value;
 
 use std::collections::HashMap;
@@ -24,6 +25,7 @@ use fxvm_tensor::ops::elementwise as ew;
 use fxvm_tensor::ops::subscript::{self, Index};
 use fxvm_vm::text::Utf8;
 use plan::{Absorbed, Arg, Item, Planner, Reuse, Src, Step};
+use profile::{Timings, profiling};
 use value::V;
 
 pub(crate) use exact::{PyExactCalls, compiled_call, optimized_module_call};
@@ -51,20 +53,11 @@ pub(crate) struct PyPlan {
     /// The node of each step, for error messages.
     step_nodes: Vec<PyObjectRef>,
     native_steps: usize,
-    /// Per step: nanoseconds and calls, while profiling is on.
-    timings: std::sync::Mutex<Vec<(u64, u64)>>,
+    /// Per step time while profiling is on.
+    timings: Timings,
 }
 
-/// Whether replays time each step (`fxvm run --profile`).
-static PROFILING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-pub(crate) fn set_profiling(on: bool) {
-    PROFILING.store(on, std::sync::atomic::Ordering::Relaxed);
-}
-
-fn profiling() -> bool {
-    PROFILING.load(std::sync::atomic::Ordering::Relaxed)
-}
+pub(crate) use profile::{retired, set_profiling};
 
 impl std::fmt::Debug for PyPlan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -144,7 +137,6 @@ impl PyPlan {
             .iter()
             .filter(|s| !matches!(s, Step::Python { .. }))
             .count();
-        let step_count = steps.len();
         // The slots the output names: never freed, never folded away.
         let mut kept = std::collections::HashSet::new();
         collect_slots(&output, &slot_of, &mut kept);
@@ -158,6 +150,11 @@ impl PyPlan {
         in_place::relu_after_pooling(&mut steps, &uses, &kept);
         let frees = liveness(&steps, &slot_of, &initial, &kept);
         in_place::over_dying_inputs(&mut steps, &frees);
+        let labels = steps
+            .iter()
+            .zip(&step_nodes)
+            .map(|(step, node)| label(step, node, vm))
+            .collect();
         Ok(PyPlan {
             steps,
             frees,
@@ -168,7 +165,7 @@ impl PyPlan {
             callees,
             step_nodes,
             native_steps,
-            timings: std::sync::Mutex::new(vec![(0, 0); step_count]),
+            timings: Timings::new(labels),
         })
     }
 
@@ -448,11 +445,8 @@ impl PyPlan {
             let v = self
                 .run_step(step, &mut slots, vm)
                 .map_err(|e| self.located(i, e, vm))?;
-            if let Some(start) = start
-                && let Ok(mut t) = self.timings.lock()
-            {
-                t[i].0 += start.elapsed().as_nanos() as u64;
-                t[i].1 += 1;
+            if let Some(start) = start {
+                self.timings.record(i, start.elapsed().as_nanos() as u64);
             }
             slots[step.out()] = v;
             for &f in frees {
@@ -460,6 +454,45 @@ impl PyPlan {
             }
         }
         plan::substitute(&self.output, &slots, &self.slot_of, vm)
+    }
+}
+
+/// What a step runs, as the profile names it: the node's target by its
+/// module and qualified name (`torch.nn.functional.relu`), `Tensor.<name>`
+/// for a method, and how the plan changed the step.
+fn label(step: &Step, node: &PyObjectRef, vm: &VirtualMachine) -> String {
+    let node = node.downcast_ref::<PyNode>().expect("a node");
+    let target = node.target();
+    let text = |o: PyObjectRef| {
+        o.str(vm)
+            .ok()
+            .and_then(|s| s.text(vm).ok().map(str::to_owned))
+    };
+    let what = match (
+        step,
+        target.get_attr("__qualname__", vm).ok().and_then(text),
+    ) {
+        (Step::Python { .. }, _) => format!("{} (Python)", node.name()),
+        (_, Some(qualname)) => match target.get_attr("__module__", vm).ok().and_then(text) {
+            Some(module) if module != "builtins" => format!("{module}.{qualname}"),
+            _ => qualname,
+        },
+        (_, None) => format!("Tensor.{}", text(target).unwrap_or_default()),
+    };
+    match step {
+        Step::Same {
+            why: Absorbed::IntoConvolution,
+            ..
+        } => format!("{what} (folded into the convolution)"),
+        Step::Same {
+            why: Absorbed::AfterPooling,
+            ..
+        } => format!("{what} (run after the pooling, on its output)"),
+        Step::Op {
+            reuse: Reuse::Then(u),
+            ..
+        } => format!("{what} (then {})", u.name()),
+        _ => what,
     }
 }
 
@@ -618,61 +651,27 @@ impl PyPlan {
     /// `[(node name, what it calls, calls, seconds)]` per step timed while
     /// profiling was on.
     #[pymethod]
-    fn timings(&self, vm: &VirtualMachine) -> PyResult<PyObjectRef> {
-        let t = self
+    fn timings(&self, vm: &VirtualMachine) -> PyObjectRef {
+        let rows = self
             .timings
-            .lock()
-            .map_err(|_| vm.new_runtime_error("timings poisoned"))?;
-        let mut rows = Vec::new();
-        for (i, (&(nanos, calls), node)) in t.iter().zip(&self.step_nodes).enumerate() {
-            if calls == 0 {
-                continue;
-            }
-            let node = node.downcast_ref::<PyNode>().expect("a node");
-            let target = node.target();
-            let what = match (&self.steps[i], target.get_attr("__qualname__", vm)) {
-                (Step::Python { .. }, _) => format!("{} (Python)", node.name()),
-                (_, Ok(q)) => {
-                    let module = target
-                        .get_attr("__module__", vm)
-                        .ok()
-                        .and_then(|m| m.str(vm).ok());
-                    match module {
-                        Some(m) if m.text(vm)? != "builtins" => {
-                            format!("{}.{}", m.text(vm)?, q.str(vm)?.text(vm)?)
-                        }
-                        _ => q.str(vm)?.text(vm)?.to_owned(),
-                    }
-                }
-                (_, Err(_)) => format!("Tensor.{}", target.str(vm)?.text(vm)?),
-            };
-            let what = match &self.steps[i] {
-                Step::Same {
-                    why: Absorbed::IntoConvolution,
-                    ..
-                } => format!("{what} (folded into the convolution)"),
-                Step::Same {
-                    why: Absorbed::AfterPooling,
-                    ..
-                } => format!("{what} (run after the pooling, on its output)"),
-                Step::Op {
-                    reuse: Reuse::Then(u),
-                    ..
-                } => format!("{what} (then {})", u.name()),
-                _ => what,
-            };
-            rows.push(
+            .rows()
+            .into_iter()
+            .map(|(i, what, calls, seconds)| {
+                let name = self.step_nodes[i]
+                    .downcast_ref::<PyNode>()
+                    .map(|n| n.name().to_owned())
+                    .unwrap_or_default();
                 vm.ctx
                     .new_tuple(vec![
-                        vm.ctx.new_str(node.name()).into(),
+                        vm.ctx.new_str(name).into(),
                         vm.ctx.new_str(what).into(),
                         vm.ctx.new_int(calls).into(),
-                        vm.ctx.new_float(nanos as f64 * 1e-9).into(),
+                        vm.ctx.new_float(seconds).into(),
                     ])
-                    .into(),
-            );
-        }
-        Ok(vm.ctx.new_list(rows).into())
+                    .into()
+            })
+            .collect();
+        vm.ctx.new_list(rows).into()
     }
 
     /// The nodes that call back into Python, by name.
