@@ -300,6 +300,22 @@ struct Windows {
 ))]
 fn pool_inside<F: num_traits::Float>(w: &Windows, src: &[F], dst: &mut [F]) {
     let ((sy, ky), (sx, kx), width) = (w.y, w.x, w.width);
+    if (sy, ky, sx, kx) == (2, 2, 2, 2) {
+        // The common 2×2 pool straight from the two input rows (pairs
+        // vectorise as shuffles), maxed in PyTorch's window order.
+        for (oy, out) in dst.chunks_mut(w.outputs).enumerate() {
+            let top = &src[2 * oy * width..(2 * oy + 1) * width];
+            let bottom = &src[(2 * oy + 1) * width..(2 * oy + 2) * width];
+            for ((m, a), b) in out
+                .iter_mut()
+                .zip(top.chunks_exact(2))
+                .zip(bottom.chunks_exact(2))
+            {
+                *m = nan_max(nan_max(a[0], a[1]), nan_max(b[0], b[1]));
+            }
+        }
+        return;
+    }
     let mut rows = vec![F::neg_infinity(); width];
     for (oy, out) in dst.chunks_mut(w.outputs).enumerate() {
         let first = oy * sy;
@@ -627,6 +643,30 @@ pub fn max_unpool(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Of equal values the first in the window wins, as in PyTorch: its
+    /// 2×2 pools of signed zeros give -0, 0, -0 here.
+    #[test]
+    fn two_by_two_max_pool_keeps_the_first_of_equal_zeros() {
+        let data = [
+            -1.0f32, -0.0, 0.0, -5.0, 0.0, -0.0, -0.0, -1.0, -2.0, -3.0, -0.0, 0.0,
+        ];
+        let t = Tensor::from_vec(data.to_vec(), &[3, 1, 2, 2]);
+        let w = Window {
+            kernel: &[2],
+            stride: &[],
+            padding: &[0],
+            dilation: &[1],
+            ceil_mode: false,
+        };
+        let signs: Vec<bool> = max_pool_values(&t, &w, 2)
+            .unwrap()
+            .to_vec::<f32>()
+            .iter()
+            .map(|v| v.is_sign_negative())
+            .collect();
+        assert_eq!(signs, [true, false, true]);
+    }
 
     /// The values-only pool agrees with the indexed one (padding, dilation,
     /// ceil mode, NaN, both float types, parallel and not).
