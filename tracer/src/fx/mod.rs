@@ -171,19 +171,7 @@ mod module {
     /// (their function reset or gone), for the profile report.
     #[pyfunction]
     fn retired_replay_timings(vm: &VirtualMachine) -> PyObjectRef {
-        let rows = crate::replay::retired()
-            .into_iter()
-            .map(|(what, calls, seconds)| {
-                vm.ctx
-                    .new_tuple(vec![
-                        vm.ctx.new_str(what).into(),
-                        vm.ctx.new_int(calls).into(),
-                        vm.ctx.new_float(seconds).into(),
-                    ])
-                    .into()
-            })
-            .collect();
-        vm.ctx.new_list(rows).into()
+        crate::replay::retired_timings(vm)
     }
 
     #[pyattr(name = "Plan")]

@@ -57,7 +57,24 @@ pub(crate) struct PyPlan {
     timings: Timings,
 }
 
-pub(crate) use profile::{retired, set_profiling};
+pub(crate) use profile::set_profiling;
+
+/// `[(what, calls, seconds)]` of replayed graphs dropped while profiling.
+pub(crate) fn retired_timings(vm: &VirtualMachine) -> PyObjectRef {
+    let rows = profile::retired()
+        .into_iter()
+        .map(|(what, calls, seconds)| profile_row(&[&what], calls, seconds, vm))
+        .collect();
+    vm.ctx.new_list(rows).into()
+}
+
+/// A profile row as Python reads it: the texts, then calls and seconds.
+fn profile_row(texts: &[&str], calls: u64, seconds: f64, vm: &VirtualMachine) -> PyObjectRef {
+    let mut items: Vec<PyObjectRef> = texts.iter().map(|t| vm.ctx.new_str(*t).into()).collect();
+    items.push(vm.ctx.new_int(calls).into());
+    items.push(vm.ctx.new_float(seconds).into());
+    vm.ctx.new_tuple(items).into()
+}
 
 impl std::fmt::Debug for PyPlan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -661,14 +678,7 @@ impl PyPlan {
                     .downcast_ref::<PyNode>()
                     .map(|n| n.name().to_owned())
                     .unwrap_or_default();
-                vm.ctx
-                    .new_tuple(vec![
-                        vm.ctx.new_str(name).into(),
-                        vm.ctx.new_str(what).into(),
-                        vm.ctx.new_int(calls).into(),
-                        vm.ctx.new_float(seconds).into(),
-                    ])
-                    .into()
+                profile_row(&[&name, what], calls, seconds, vm)
             })
             .collect();
         vm.ctx.new_list(rows).into()

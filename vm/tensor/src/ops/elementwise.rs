@@ -1003,15 +1003,22 @@ mod tests {
         }
     }
 
+    /// Forty values either side of zero, for the in-place tests.
+    fn sample() -> Vec<f64> {
+        (0..40).map(|i| (i as f64 - 17.5) * 0.3).collect()
+    }
+
+    /// Each element's bits (one value for every NaN), to compare exactly.
+    fn bits(t: &Tensor) -> Vec<u64> {
+        t.to_vec::<f64>()
+            .iter()
+            .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
+            .collect()
+    }
+
     #[test]
     fn unary_in_place_gives_what_unary_gives_and_writes_the_views_storage() {
-        let data: Vec<f64> = (0..40).map(|i| (i as f64 - 17.5) * 0.3).collect();
-        let bits = |t: &Tensor| -> Vec<u64> {
-            t.to_vec::<f64>()
-                .iter()
-                .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
-                .collect()
-        };
+        let data = sample();
         for &op in Unary::ALL {
             for dtype in [DType::F32, DType::F64] {
                 // A dense view inside a larger storage (rewritten where it
@@ -1042,13 +1049,7 @@ mod tests {
     #[test]
     fn binary_in_place_gives_what_binary_gives_for_every_operand_kind() {
         use super::super::shape::{narrow, transpose};
-        let data: Vec<f64> = (0..40).map(|i| (i as f64 - 17.5) * 0.3).collect();
-        let bits = |t: &Tensor| -> Vec<u64> {
-            t.to_vec::<f64>()
-                .iter()
-                .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
-                .collect()
-        };
+        let data = sample();
         let fresh = |dtype| Tensor::from_vec(data.clone(), &[5, 8]).to_dtype(dtype);
         for &op in Binary::ALL {
             for dtype in [DType::F32, DType::F64] {
