@@ -6,8 +6,10 @@ that breaks them captures again, up to a cache limit; a declared signature
 tracer cannot follow runs eagerly with one warning, or raises with
 ``fullgraph=True``. ``torch.compile`` is this with PyTorch's arguments."""
 
+import functools
 import sys
 import time
+import types
 import warnings
 import weakref
 
@@ -432,6 +434,16 @@ def global_function(dynamic=None, fullgraph=False, cache_size_limit=None):
     return decorate
 
 
+# Functions and methods implemented natively (`torch.sigmoid`, `Tensor.relu`).
+_NATIVE_CALLABLES = (
+    types.BuiltinFunctionType,
+    types.BuiltinMethodType,
+    types.MethodDescriptorType,
+    types.WrapperDescriptorType,
+    types.MethodWrapperType,
+)
+
+
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="fxvm", mode=None, options=None, disable=False):
     """``torch.compile``: capture on first call, replay after (see the
     module doc). ``backend`` may be a callable ``backend(gm, example_inputs)``
@@ -446,4 +458,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="fxvm", mode=N
         return OptimizedModule(model, CompiledFunction(model, dynamic=dynamic, fullgraph=fullgraph, backend=backend))
     if not callable(model):
         raise RuntimeError(f"torch.compile expects a module or a callable, got {type(model).__name__}")
+    if isinstance(model, _NATIVE_CALLABLES):
+        # One native op (`torch.compile(torch.sigmoid)`): already what a
+        # replay would run, so it is called as it is, under its own name.
+        return functools.wraps(model)(lambda *args, **kwargs: model(*args, **kwargs))
     return CompiledFunction(model, dynamic=dynamic, fullgraph=fullgraph, backend=backend)
