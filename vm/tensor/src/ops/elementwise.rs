@@ -789,40 +789,31 @@ pub fn binary_(op: Binary, x: &Tensor, other: &Arg) -> Result<()> {
         && matches!(op.out(), Out::Promoted | Out::FloatPromoted)
         && result_type(&[Operand::Tensor(dtype), other.operand()]) == dtype;
     if let (true, Some(range)) = (keeps, x.layout().contiguous_range()) {
-        let done = match other {
-            Arg::Scalar(_) => {
-                let y = other.to_tensor(dtype);
-                x.write_reading(&y, |dst, y| {
-                    if dtype == DType::F32 {
-                        in_place_with::<f32>(op, dst, range, y, 0..1, true)
-                    } else {
-                        in_place_with::<f64>(op, dst, range, y, 0..1, true)
-                    }
-                })
-            }
-            // One that does not broadcast to `x` gets PyTorch's error below.
-            Arg::Tensor(t)
-                if t.dtype() == dtype
-                    && let Ok(t) = t.broadcast_to(x.shape()) =>
-            {
-                let single = t.strides().iter().all(|&s| s == 0);
-                let from = match t.layout().contiguous_range() {
-                    Some(r) => Some(r),
-                    None if single => Some(t.layout().offset..t.layout().offset + 1),
-                    None => None,
-                };
-                from.and_then(|from| {
-                    x.write_reading(&t, |dst, y| {
-                        if dtype == DType::F32 {
-                            in_place_with::<f32>(op, dst, range, y, from, single)
-                        } else {
-                            in_place_with::<f64>(op, dst, range, y, from, single)
-                        }
-                    })
-                })
-            }
+        // A number is the one-element tensor `binary` makes of it.
+        let y = match other {
+            Arg::Scalar(_) => Some(other.to_tensor(dtype)),
+            Arg::Tensor(t) if t.dtype() == dtype => Some(t.clone()),
             Arg::Tensor(_) => None,
         };
+        // One that does not broadcast to `x` gets PyTorch's error below.
+        let done = y
+            .and_then(|y| y.broadcast_to(x.shape()).ok())
+            .and_then(|y| {
+                let single = y.strides().iter().all(|&s| s == 0);
+                let offset = y.layout().offset;
+                let from = match y.layout().contiguous_range() {
+                    Some(r) => r,
+                    None if single => offset..offset + 1,
+                    None => return None,
+                };
+                x.write_reading(&y, |dst, src| {
+                    if dtype == DType::F32 {
+                        in_place_with::<f32>(op, dst, range, src, from, single)
+                    } else {
+                        in_place_with::<f64>(op, dst, range, src, from, single)
+                    }
+                })
+            });
         if done.is_some() {
             return Ok(());
         }
@@ -841,6 +832,9 @@ fn in_place_with<F: Float + Element>(
     single: bool,
 ) {
     let xs = &mut F::slice_mut(dst).expect("x is F")[range];
+    if xs.is_empty() {
+        return; // nor has a broadcast operand a value to read
+    }
     let ys = &F::slice(src).expect("other is F")[from];
     let ys = if single {
         Rhs::Scalar(ys[0])
@@ -1043,6 +1037,20 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn binary_in_place_on_an_empty_tensor_reads_no_operand() {
+        // A value broadcast to no elements has none to read (this panicked).
+        let x = Tensor::from_vec(Vec::<f32>::new(), &[0, 3]);
+        for other in [
+            Arg::Scalar(Scalar::Float(2.0)),
+            Arg::Tensor(Tensor::scalar(Scalar::Float(1.0), DType::F32)),
+            Arg::Tensor(Tensor::from_vec(vec![1.0f32; 3], &[3])),
+        ] {
+            binary_(Binary::Add, &x, &other).unwrap();
+            assert_eq!(x.shape(), [0, 3]);
         }
     }
 
