@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use fxvm_ops::{Op, Value};
 use fxvm_tensor::ops::elementwise::Unary;
 
-use super::plan::{Absorbed, Arg, Reuse, Src, Step};
+use super::plan::{Absorbed, Arg, Reuse, Src, Step, arg_src};
 
 const MAX_POOLS: [&str; 3] = ["max_pool1d", "max_pool2d", "max_pool3d"];
 
@@ -47,15 +47,12 @@ fn pools(step: &Step, x: usize) -> bool {
     else {
         return false;
     };
-    let src = |name| {
-        op.schema
-            .position(name)
-            .and_then(|i| args.get(i))
-            .map(|a| &a.src)
-    };
     MAX_POOLS.contains(&op.name())
-        && matches!(src("input"), Some(Src::Slot(s)) if *s == x)
-        && matches!(src("return_indices"), Some(Src::Const(Value::Bool(false))))
+        && matches!(arg_src(op, args, "input"), Some(Src::Slot(s)) if *s == x)
+        && matches!(
+            arg_src(op, args, "return_indices"),
+            Some(Src::Const(Value::Bool(false)))
+        )
 }
 
 /// Moves each relu whose only reader is a max pooling to after it (see the

@@ -124,6 +124,14 @@ pub(crate) enum Reuse {
     Then(Unary),
 }
 
+/// Where the parameter `name` of an op step's `args` comes from.
+pub(crate) fn arg_src<'a>(op: &Op, args: &'a [Arg], name: &str) -> Option<&'a Src> {
+    op.schema
+        .position(name)
+        .and_then(|i| args.get(i))
+        .map(|a| &a.src)
+}
+
 impl Step {
     pub(crate) fn out(&self) -> usize {
         match self {

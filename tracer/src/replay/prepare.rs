@@ -16,11 +16,11 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use fxvm_ops::{Op, Value};
+use fxvm_ops::Value;
 use fxvm_tensor::ops::bn_fold::{BatchNorm, fold_batch_norm};
 use fxvm_tensor::{DType, Tensor, TensorError};
 
-use super::plan::{Absorbed, Arg, Src, Step};
+use super::plan::{Absorbed, Src, Step, arg_src};
 use super::value::V;
 
 /// What a step prepares (see the module doc) and its latest result.
@@ -87,13 +87,6 @@ fn optional_tensor(src: &Src, initial: &[V], dtype: DType) -> Option<Option<usiz
     }
 }
 
-fn arg<'a>(op: &Op, args: &'a [Arg], name: &str) -> Option<&'a Src> {
-    op.schema
-        .position(name)
-        .and_then(|i| args.get(i))
-        .map(|a| &a.src)
-}
-
 /// The statistics and eps of `step` if it is a batch normalization in
 /// evaluation of slot `conv_out`, with parameters bound and of `dtype`.
 fn normalization(
@@ -108,18 +101,21 @@ fn normalization(
     if op.name() != "batch_norm" {
         return None;
     }
-    let reads_conv = matches!(arg(op, args, "input")?, Src::Slot(s) if *s == conv_out);
-    let evaluating = matches!(arg(op, args, "training")?, Src::Const(Value::Bool(false)));
-    let Src::Const(Value::Float(eps)) = arg(op, args, "eps")? else {
+    let reads_conv = matches!(arg_src(op, args, "input")?, Src::Slot(s) if *s == conv_out);
+    let evaluating = matches!(
+        arg_src(op, args, "training")?,
+        Src::Const(Value::Bool(false))
+    );
+    let Src::Const(Value::Float(eps)) = arg_src(op, args, "eps")? else {
         return None;
     };
     if !(reads_conv && evaluating) {
         return None;
     }
-    let mean = bound_tensor(arg(op, args, "running_mean")?, initial, Some(dtype))?;
-    let var = bound_tensor(arg(op, args, "running_var")?, initial, Some(dtype))?;
-    let weight = optional_tensor(arg(op, args, "weight")?, initial, dtype)?;
-    let bias = optional_tensor(arg(op, args, "bias")?, initial, dtype)?;
+    let mean = bound_tensor(arg_src(op, args, "running_mean")?, initial, Some(dtype))?;
+    let var = bound_tensor(arg_src(op, args, "running_var")?, initial, Some(dtype))?;
+    let weight = optional_tensor(arg_src(op, args, "weight")?, initial, dtype)?;
+    let bias = optional_tensor(arg_src(op, args, "bias")?, initial, dtype)?;
     Some(([Some(mean), Some(var), weight, bias], *eps))
 }
 

@@ -288,9 +288,10 @@ struct Windows {
     outputs: usize,
 }
 
-/// Max-pools one plane in such windows: for each output row, the
-/// elementwise max of the window's input rows first (whole rows, which
-/// vectorise), then the max of each window along that row. Compiled for
+/// Max-pools one plane in such windows: 2×2 windows straight from their
+/// two input rows; others, for each output row, the elementwise max of the
+/// window's input rows first (whole rows, which vectorise), then the max of
+/// each window along that row. Compiled for
 /// each SIMD level (the crate's baseline is SSE2, without the blends a
 /// branchless max needs).
 #[multiversion::multiversion(targets(
@@ -326,7 +327,8 @@ fn pool_inside<F: num_traits::Float>(w: &Windows, src: &[F], dst: &mut [F]) {
             }
         }
         if (sx, kx) == (2, 2) {
-            // The common 2×2 pool: pairs, which vectorise as shuffles.
+            // Windows two wide at stride two (of another height or step down): pairs,
+            // which vectorise as shuffles.
             for (m, pair) in out.iter_mut().zip(rows.chunks_exact(2)) {
                 *m = nan_max(pair[0], pair[1]);
             }
