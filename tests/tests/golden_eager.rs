@@ -65,14 +65,13 @@ fn torch_load_reads_pytorch_checkpoints_and_runs_nothing_else() {
 }
 
 #[test]
-fn backward_says_autograd_is_unsupported() {
-    let out = run(&["run", "-c", "import torch\ntorch.ones(2).sum().backward()"]);
-    assert_eq!(out.status, Some(1));
-    assert!(
-        out.stderr.trim_end().ends_with("RuntimeError: fxvm does not support autograd: .backward() and gradients are not available"),
-        "{}",
-        out.stderr
-    );
+fn gradients_hooks_modes_and_autograd_errors_match_pytorch() {
+    check_in("autograd", "gradients");
+}
+
+#[test]
+fn layer_gradients_custom_functions_and_a_training_loop_match_pytorch() {
+    check_in("autograd", "layers");
 }
 
 #[test]

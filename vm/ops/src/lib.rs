@@ -14,6 +14,8 @@
 //! assert_eq!(y.to_vec::<f32>(), [2.0, 3.0]);
 //! ```
 
+pub mod autograd;
+mod derivatives;
 pub mod meta;
 mod narrow;
 pub mod op;

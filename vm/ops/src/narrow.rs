@@ -40,10 +40,18 @@ fn target(schema: &Schema, values: &[Value]) -> Option<DType> {
         .filter(|t| t.ndim() > 0)
         .map(|t| t.dtype())
         .collect();
-    let deciding = if dimensioned.is_empty() {
-        tensors().map(|t| t.dtype()).collect()
-    } else {
+    // Zero-dim tensors decide when alone, or when of a higher category
+    // than every dimensioned one (uint8 tensor + float16 0-d is float16).
+    let dim_top = dimensioned.iter().map(|d| d.category()).max();
+    let zero_dim: Vec<DType> = tensors()
+        .filter(|t| t.ndim() == 0)
+        .map(|t| t.dtype())
+        .filter(|d| dim_top.is_none_or(|top| d.category() > top))
+        .collect();
+    let deciding = if zero_dim.is_empty() {
         dimensioned
+    } else {
+        zero_dim
     };
     let top: Category = deciding.iter().map(|d| d.category()).max()?;
     let promoted = deciding

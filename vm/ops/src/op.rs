@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use fxvm_tensor::{Result, TensorError};
 
+use crate::autograd::Derivative;
 use crate::schema::Schema;
 use crate::value::{FromArgs, IntoValue, Value};
 
@@ -91,6 +92,11 @@ pub struct Op {
     kernel: Kernel,
     /// How the output's sizes follow from the inputs' (see `meta`).
     pub(crate) meta: Option<crate::meta::Rule>,
+    /// How gradients flow back through the op (`None`: not declared yet;
+    /// a backward through it raises PyTorch's "not implemented").
+    pub(crate) derivative: Option<Derivative>,
+    /// A creation op's `requires_grad=` parameter.
+    requires_grad: Option<usize>,
 }
 
 impl std::fmt::Debug for Op {
@@ -115,10 +121,12 @@ pub fn op<A: FromArgs + 'static, R: IntoValue + 'static>(
         panic!("{decl}: the kernel's arguments do not match the declaration: {why}");
     }
     Op {
+        requires_grad: schema.position("requires_grad"),
         schema,
         places,
         dtype_generic: false,
         meta: None,
+        derivative: None,
         kernel: Arc::new(move |values| kernel(A::from_args(values)).map(IntoValue::into_value)),
     }
 }
@@ -140,9 +148,50 @@ impl Op {
         self
     }
 
+    /// Gives the op its derivative.
+    pub(crate) fn grad(mut self, d: Derivative) -> Op {
+        self.derivative = Some(d);
+        self
+    }
+
+    /// Gives the op its derivative, if it has one.
+    pub(crate) fn grad_opt(self, d: Option<Derivative>) -> Op {
+        match d {
+            Some(d) => self.grad(d),
+            None => self,
+        }
+    }
+
+    /// Marks an op whose outputs never require grad.
+    pub(crate) fn nondiff(self) -> Op {
+        self.grad(Derivative::None)
+    }
+
+    /// The op's derivative, if declared.
+    pub fn derivative(&self) -> Option<&Derivative> {
+        self.derivative.as_ref()
+    }
+
     /// Runs the kernel on values bound to every parameter, in order, each
-    /// of its declared type (bindings guarantee it).
+    /// of its declared type (bindings guarantee it); with grad mode on and
+    /// an input that requires grad, the outputs get their history.
     pub fn run(&self, values: Vec<Value>) -> Result<Value> {
+        let wants_grad = self
+            .requires_grad
+            .is_some_and(|i| matches!(values[i], Value::Bool(true)));
+        let out = if crate::autograd::recording(&values) {
+            crate::autograd::record(self, values)?
+        } else {
+            self.run_plain(values)?
+        };
+        if wants_grad && let Value::Tensor(t) = &out {
+            t.set_requires_grad(true)?;
+        }
+        Ok(out)
+    }
+
+    /// Runs the kernel without recording history.
+    pub(crate) fn run_plain(&self, values: Vec<Value>) -> Result<Value> {
         if self.dtype_generic {
             return (self.kernel)(values);
         }

@@ -11,6 +11,11 @@ use super::tensor::PyTensor;
 
 /// A tensor error as the Python exception PyTorch raises for it.
 pub(crate) fn to_py_err(e: TensorError, vm: &VirtualMachine) -> PyBaseExceptionRef {
+    if e == TensorError::Callback
+        && let Some(raised) = super::autograd::take_raised()
+    {
+        return raised;
+    }
     let msg = e.to_string();
     match e.kind() {
         ErrorKind::Runtime => vm.new_runtime_error(msg),

@@ -6,7 +6,7 @@ use rustpython_vm::{AsObject, PyObject, PyObjectRef, PyPayload, PyResult, Virtua
 
 use crate::tensor::Tensor;
 use crate::tensor::dtype::{DType, Scalar};
-use crate::tensor::ops::subscript::{self, Index};
+use crate::tensor::ops::subscript::Index;
 
 use super::bind::seq;
 use super::convert::{IntoPy, scalar, tensor_from_data};
@@ -82,7 +82,7 @@ fn parse(needle: &PyObject, vm: &VirtualMachine) -> PyResult<Vec<Index>> {
 }
 
 pub(crate) fn get(t: &Tensor, needle: &PyObject, vm: &VirtualMachine) -> PyResult<Tensor> {
-    subscript::get(t, &parse(needle, vm)?).py(vm)
+    fxvm_ops::autograd::index::get(t, &parse(needle, vm)?).py(vm)
 }
 
 pub(crate) fn set(
@@ -99,7 +99,7 @@ pub(crate) fn set(
             None => tensor_from_data(value, Some(t.dtype()), vm)?,
         },
     };
-    subscript::set(t, &items, &src).py(vm)
+    fxvm_ops::autograd::index::set(t, &items, &src).py(vm)
 }
 
 /// The class of the first object in a subscript — an item, or a slice's

@@ -14,9 +14,10 @@ use rustpython_vm::{
     pyclass,
 };
 
-use crate::tensor::ops::elementwise::{Arg, Binary, Unary, binary, unary};
+use crate::tensor::ops::elementwise::{Arg, Binary, Unary, binary};
 use crate::tensor::ops::shape;
 use crate::tensor::{DType, Scalar, Tensor, format};
+use fxvm_ops::Value;
 
 use super::bind::to_arg;
 use super::convert::{
@@ -28,14 +29,12 @@ use crate::text::Utf8;
 #[derive(Debug, PyPayload)]
 pub(crate) struct PyTensor {
     inner: PyRwLock<Tensor>,
-    requires_grad: PyRwLock<bool>,
 }
 
 impl PyTensor {
     pub fn new(t: Tensor) -> PyTensor {
         PyTensor {
             inner: PyRwLock::new(t),
-            requires_grad: PyRwLock::new(false),
         }
     }
 
@@ -64,8 +63,44 @@ fn binop(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyResul
         return method_dispatch(a, b, method, vm);
     };
     super::guard::guard(op.name(), vm, || {
-        binary(op, &x, &y).py(vm).map(|t| wrap(t, vm))
+        let value = |a: Arg| match a {
+            Arg::Tensor(t) => Value::Tensor(t),
+            Arg::Scalar(s) => Value::Scalar(s),
+        };
+        let out = match (&x, &y) {
+            (Arg::Tensor(_), _) => call_row(op.name(), vec![value(x), value(y)]),
+            // A number first, as PyTorch's reflected operators: `2 - x` is
+            // `x.rsub(2)`, `2 / x` is `x.reciprocal() * 2`.
+            (Arg::Scalar(_), Arg::Tensor(t)) => match op {
+                Binary::Add
+                | Binary::Mul
+                | Binary::BitwiseAnd
+                | Binary::BitwiseOr
+                | Binary::BitwiseXor => call_row(op.name(), vec![value(y), value(x)]),
+                Binary::Sub => call_row("rsub", vec![value(y), value(x)]),
+                Binary::Div => call_row("reciprocal", vec![Value::Tensor(t.clone())])
+                    .and_then(|r| call_row("mul", vec![r, value(x)])),
+                Binary::Pow | Binary::Remainder | Binary::LeftShift | Binary::RightShift => {
+                    call_row(op.name(), vec![value(x), value(y)])
+                }
+                _ => binary(op, &x, &y).map(Value::Tensor),
+            },
+            _ => binary(op, &x, &y).map(Value::Tensor),
+        };
+        match out.py(vm)? {
+            Value::Tensor(t) => Ok(wrap(t, vm)),
+            _ => unreachable!("an operator's row returns a tensor"),
+        }
     })
+}
+
+/// Runs the row `torch.<name>` (or `Tensor.<name>`) on positional values:
+/// operators are ops like any other (history, narrow dtypes).
+fn call_row(name: &str, values: Vec<Value>) -> crate::tensor::Result<Value> {
+    let op = fxvm_ops::registry()
+        .function(name)
+        .unwrap_or_else(|| panic!("no row {name}"));
+    op.call(values, vec![])
 }
 
 /// `tensor op other` with an `other` that overrides `__torch_function__` (a
@@ -96,26 +131,27 @@ fn inplace(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyRes
         return Ok(vm.ctx.not_implemented());
     };
     super::guard::guard(op.name(), vm, || {
-        let out = binary(op, &Arg::Tensor(zelf.tensor()), &y).py(vm)?;
-        write_back(a, out, vm)
+        let y = match y {
+            Arg::Tensor(t) => Value::Tensor(t),
+            Arg::Scalar(s) => Value::Scalar(s),
+        };
+        call_row(
+            &format!("{}_", op.name()),
+            vec![Value::Tensor(zelf.tensor()), y],
+        )
+        .py(vm)?;
+        Ok(a.to_owned())
     })
-}
-
-/// Stores `value` into the tensor `target` in place (`+=`, the `op_` methods)
-/// and returns `target`; as in PyTorch, the result must keep `target`'s shape
-/// and be castable to its dtype.
-pub(crate) fn write_back(target: &PyObject, value: Tensor, vm: &VirtualMachine) -> PyResult {
-    let t = target
-        .downcast_ref::<PyTensor>()
-        .expect("in-place ops are Tensor methods")
-        .tensor();
-    t.assign(&value).py(vm)?;
-    Ok(target.to_owned())
 }
 
 fn unop(num: PyNumber<'_>, op: Unary, vm: &VirtualMachine) -> PyResult {
     let t = PyTensor::number_downcast(num).tensor();
-    super::guard::guard(op.name(), vm, || unary(op, &t).py(vm).map(|t| wrap(t, vm)))
+    super::guard::guard(op.name(), vm, || {
+        match call_row(op.name(), vec![Value::Tensor(t)]).py(vm)? {
+            Value::Tensor(t) => Ok(wrap(t, vm)),
+            _ => unreachable!("a unary row returns a tensor"),
+        }
+    })
 }
 
 impl AsNumber for PyTensor {
@@ -201,9 +237,11 @@ impl AsNumber for PyTensor {
                     return method_dispatch(a, b, "matmul", vm);
                 };
                 super::guard::guard("matmul", vm, || {
-                    crate::tensor::ops::linalg::matmul(&x.tensor(), &y.tensor())
-                        .py(vm)
-                        .map(|t| wrap(t, vm))
+                    let args = vec![Value::Tensor(x.tensor()), Value::Tensor(y.tensor())];
+                    match call_row("matmul", args).py(vm)? {
+                        Value::Tensor(t) => Ok(wrap(t, vm)),
+                        _ => unreachable!("matmul returns a tensor"),
+                    }
                 })
             }),
             inplace_matrix_multiply: None,
@@ -268,12 +306,12 @@ impl Hashable for PyTensor {
 
 impl Representable for PyTensor {
     fn repr_str(zelf: &Py<Self>, vm: &VirtualMachine) -> PyResult<String> {
-        let extra = if *zelf.requires_grad.read() {
-            vec!["requires_grad=True".to_owned()]
-        } else {
-            vec![]
-        };
         let t = zelf.tensor();
+        let extra = match t.grad_fn() {
+            Some(node) => vec![format!("grad_fn=<{}>", node.name())],
+            None if t.requires_grad() => vec!["requires_grad=True".to_owned()],
+            None => vec![],
+        };
         // PyTorch formats in Python, two frames per dimension; fxvm's
         // formatter recurses natively, so it keeps to the same budget.
         let left = vm
@@ -386,18 +424,29 @@ impl PyTensor {
         require_grad: OptionalArg<bool>,
         vm: &VirtualMachine,
     ) -> PyResult {
-        let t = PyTensor::new(data.tensor());
-        *t.requires_grad.write() = require_grad.unwrap_or(false);
-        Ok(t.into_ref_with_type(vm, cls)?.into())
+        let t = data.tensor().detach();
+        t.set_requires_grad(require_grad.unwrap_or(false)).py(vm)?;
+        Ok(PyTensor::new(t).into_ref_with_type(vm, cls)?.into())
     }
 
     /// `copy.deepcopy`: same class, copied data, `requires_grad` and a
     /// deep-copied `__dict__` (so `Parameter`s and tagged tensors survive).
     #[pymethod]
     fn __deepcopy__(zelf: PyRef<Self>, memo: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        let t = PyTensor::new(zelf.tensor().copy());
-        *t.requires_grad.write() = *zelf.requires_grad.read();
-        let copy: PyObjectRef = t.into_ref_with_type(vm, zelf.class().to_owned())?.into();
+        let src = zelf.tensor();
+        if !src.is_leaf() {
+            return Err(vm.new_runtime_error(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001",
+            ));
+        }
+        let t = src.copy();
+        t.set_requires_grad(src.requires_grad()).py(vm)?;
+        if let Some(g) = src.grad() {
+            t.set_grad(Some(g.copy())).py(vm)?;
+        }
+        let copy: PyObjectRef = PyTensor::new(t)
+            .into_ref_with_type(vm, zelf.class().to_owned())?
+            .into();
         if let Some(dict) = zelf.as_object().dict()
             && dict.__len__() > 0
         {
@@ -644,18 +693,12 @@ impl PyTensor {
 
     #[pygetset]
     fn requires_grad(&self) -> bool {
-        *self.requires_grad.read()
+        self.tensor().requires_grad()
     }
 
     #[pygetset(setter)]
     fn set_requires_grad(&self, value: bool, vm: &VirtualMachine) -> PyResult<()> {
-        if value && !self.tensor().dtype().is_float() {
-            return Err(
-                vm.new_runtime_error("only Tensors of floating point dtype can require gradients")
-            );
-        }
-        *self.requires_grad.write() = value;
-        Ok(())
+        self.tensor().set_requires_grad(value).py(vm)
     }
 
     #[pymethod]
@@ -670,27 +713,95 @@ impl PyTensor {
 
     #[pygetset]
     fn is_leaf(&self) -> bool {
-        true
+        self.tensor().is_leaf()
     }
 
     #[pygetset]
     fn grad(&self, vm: &VirtualMachine) -> PyObjectRef {
-        vm.ctx.none()
+        self.tensor().grad().map_or(vm.ctx.none(), |g| wrap(g, vm))
+    }
+
+    #[pygetset(setter)]
+    fn set_grad(
+        &self,
+        value: rustpython_vm::function::PySetterValue<Option<PyRef<PyTensor>>>,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
+        let grad = match value {
+            rustpython_vm::function::PySetterValue::Assign(g) => g.map(|g| g.tensor()),
+            rustpython_vm::function::PySetterValue::Delete => None,
+        };
+        self.tensor().set_grad(grad).py(vm)
     }
 
     #[pygetset]
-    fn grad_fn(&self, vm: &VirtualMachine) -> PyObjectRef {
-        vm.ctx.none()
+    fn grad_fn(&self, vm: &VirtualMachine) -> PyResult {
+        match self.tensor().grad_fn() {
+            Some(node) => super::autograd::node_to_py(node, vm),
+            None => Ok(vm.ctx.none()),
+        }
+    }
+
+    #[pygetset]
+    fn output_nr(&self) -> usize {
+        self.tensor().output_nr()
+    }
+
+    /// The storage's version counter (writes so far).
+    #[pygetset]
+    fn _version(&self) -> u64 {
+        self.tensor().version()
+    }
+
+    #[pygetset]
+    fn retains_grad(&self) -> bool {
+        self.tensor().retains_grad()
+    }
+
+    #[pymethod]
+    fn retain_grad(&self, vm: &VirtualMachine) -> PyResult<()> {
+        self.tensor().retain_grad().py(vm)
+    }
+
+    /// `hook(grad)` on this tensor's gradient; a handle removes it.
+    #[pymethod]
+    fn register_hook(&self, hook: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        let t = self.tensor();
+        let id = t.register_hook(super::autograd::tensor_hook(hook)).py(vm)?;
+        Ok(super::autograd::tensor_handle(t, id, vm))
+    }
+
+    /// `hook(tensor)` after a gradient accumulates into this leaf's `.grad`.
+    #[pymethod]
+    fn register_post_accumulate_grad_hook(
+        &self,
+        hook: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        let t = self.tensor();
+        let f = hook.clone();
+        let call = std::sync::Arc::new(move |t: &Tensor| {
+            rustpython_vm::vm::thread::with_vm(&f, |vm| {
+                f.call((wrap(t.clone(), vm),), vm)
+                    .map(|_| None)
+                    .map_err(super::autograd::raised)
+            })
+            .unwrap_or(Ok(None))
+        });
+        let id = t.register_post_accumulate_grad_hook(call).py(vm)?;
+        Ok(super::autograd::tensor_handle(t, id, vm))
     }
 
     #[pygetset]
     fn data(&self, vm: &VirtualMachine) -> PyObjectRef {
-        wrap(self.tensor(), vm)
+        wrap(self.tensor().detach(), vm)
     }
 
+    /// `t.data = other`: `t` keeps its autograd record over `other`'s data.
     #[pygetset(setter)]
     fn set_data(&self, value: PyRef<PyTensor>) {
-        *self.inner.write() = value.tensor();
+        let mut inner = self.inner.write();
+        *inner = inner.with_data_of(&value.tensor());
     }
 
     #[pygetset(name = "T")]
@@ -712,9 +823,14 @@ impl PyTensor {
         super::guard::guard("Tensor.tolist", vm, || Ok(to_list(&self.tensor(), vm)))
     }
 
+    /// `backward(gradient=None, retain_graph=None, create_graph=False,
+    /// inputs=None)`, as `torch.autograd.backward(self, ...)`.
     #[pymethod]
-    fn backward(&self, _args: FuncArgs, vm: &VirtualMachine) -> PyResult<()> {
-        Err(autograd_error(vm))
+    fn backward(zelf: PyRef<Self>, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+        let backward = super::classes::attr("torch.autograd", "_tensor_backward", vm)?;
+        let mut args = args;
+        args.args.insert(0, zelf.into());
+        backward.call(args, vm)
     }
 
     #[pymethod]
@@ -735,11 +851,4 @@ impl PyTensor {
     fn __reduce__(&self, vm: &VirtualMachine) -> PyBaseExceptionRef {
         vm.new_type_error("pickling tensors is not supported by fxvm")
     }
-}
-
-/// fxvm runs inference and traces; it has no autograd engine.
-pub(crate) fn autograd_error(vm: &VirtualMachine) -> PyBaseExceptionRef {
-    vm.new_runtime_error(
-        "fxvm does not support autograd: .backward() and gradients are not available",
-    )
 }

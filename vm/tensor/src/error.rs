@@ -85,6 +85,22 @@ pub enum TensorError {
     },
     /// An argument that does not fit the op's declaration (a TypeError).
     Argument { op: &'static str, message: String },
+    /// A tensor saved for backward and modified in place since: which one
+    /// (`origin`: the node and output it came from), at which version.
+    SavedModified {
+        dtype: DType,
+        shape: Vec<usize>,
+        origin: Option<(String, usize)>,
+        version: u64,
+        expected: u64,
+    },
+    /// A second backward through a graph whose saved tensors were freed.
+    SavedFreed,
+    /// An in-place op on a leaf that requires grad.
+    LeafInPlace,
+    /// An error raised by a callback of the embedding program (a Python
+    /// hook or `autograd.Function`); the program keeps the error itself.
+    Callback,
 }
 
 pub type Result<T, E = TensorError> = std::result::Result<T, E>;
@@ -298,6 +314,36 @@ impl fmt::Display for TensorError {
                 }
             }
             TensorError::Argument { op, message } => write!(f, "{op}(): {message}"),
+            TensorError::SavedModified {
+                dtype,
+                shape,
+                origin,
+                version,
+                expected,
+            } => {
+                // PyTorch names the node without its `Backward0` suffix.
+                let which = match origin {
+                    Some((node, n)) => {
+                        let op = node
+                            .rfind("Backward")
+                            .map_or(node.as_str(), |i| &node[..i]);
+                        format!(", which is output {n} of {op},")
+                    }
+                    None => String::new(),
+                };
+                write!(
+                    f,
+                    "one of the variables needed for gradient computation has been modified by an inplace operation: [torch.{}Tensor {shape:?}]{which} is at version {version}; expected version {expected} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).",
+                    legacy_name(*dtype)
+                )
+            }
+            TensorError::SavedFreed => f.write_str(
+                "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.",
+            ),
+            TensorError::LeafInPlace => f.write_str(
+                "a leaf Variable that requires grad is being used in an in-place operation.",
+            ),
+            TensorError::Callback => f.write_str("an error raised by a callback"),
         }
     }
 }

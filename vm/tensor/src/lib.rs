@@ -2,6 +2,7 @@
 //! of the Python VM; `fxvm-vm` binds it to `torch.Tensor`.
 
 pub mod alloc;
+pub mod autograd;
 pub mod buffer;
 pub mod bytes;
 pub mod cap;

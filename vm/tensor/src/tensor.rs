@@ -19,12 +19,31 @@ pub(crate) struct Shared {
     _charge: Option<crate::cap::Charge>,
 }
 
+/// A tensor handle. Clones are the same tensor (PyTorch's one
+/// `TensorImpl`): they share the layout and the autograd record; a view is
+/// a new tensor on the same storage.
 #[derive(Clone, Debug)]
 pub struct Tensor {
-    storage: Arc<Shared>,
+    pub(crate) storage: Arc<Shared>,
     /// Shared, so cloning a handle (every argument of every call) copies no sizes.
-    layout: Arc<Layout>,
+    pub(crate) imp: Arc<Impl>,
     dtype: DType,
+}
+
+/// What the clones of one tensor share.
+#[derive(Debug)]
+pub(crate) struct Impl {
+    layout: Layout,
+    pub(crate) autograd: crate::autograd::Slot,
+}
+
+impl Impl {
+    fn new(layout: Layout) -> Arc<Impl> {
+        Arc::new(Impl {
+            layout,
+            autograd: Default::default(),
+        })
+    }
 }
 
 impl Tensor {
@@ -69,7 +88,7 @@ impl Tensor {
                 version: AtomicU64::new(0),
                 _charge: charge,
             }),
-            layout: Arc::new(Layout::contiguous(shape)),
+            imp: Impl::new(Layout::contiguous(shape)),
             dtype,
         }
     }
@@ -94,8 +113,8 @@ impl Tensor {
     /// contiguous — PyTorch's `empty_like` (preserve_format). Fills visit
     /// memory order, so random `*_like` tensors land as PyTorch's do.
     pub fn zeros_like(&self, dtype: DType) -> Tensor {
-        let order = self.layout.memory_order();
-        if !self.layout.is_dense_in_order(&order) {
+        let order = self.imp.layout.memory_order();
+        if !self.imp.layout.is_dense_in_order(&order) {
             return Tensor::zeros(self.shape(), dtype);
         }
         let dense: Vec<usize> = order.iter().map(|&d| self.shape()[d]).collect();
@@ -112,40 +131,48 @@ impl Tensor {
     }
 
     pub fn layout(&self) -> &Layout {
-        &self.layout
+        &self.imp.layout
     }
 
     pub fn shape(&self) -> &[usize] {
-        &self.layout.shape
+        &self.imp.layout.shape
     }
 
     pub fn strides(&self) -> &[usize] {
-        &self.layout.strides
+        &self.imp.layout.strides
     }
 
     pub fn ndim(&self) -> usize {
-        self.layout.ndim()
+        self.imp.layout.ndim()
     }
 
     pub fn numel(&self) -> usize {
-        self.layout.numel()
+        self.imp.layout.numel()
     }
 
     pub fn is_contiguous(&self) -> bool {
-        self.layout.is_contiguous()
+        self.imp.layout.is_contiguous()
     }
 
     /// Contiguity in a dim order other than the natural one (channels-last).
     pub fn is_dense_in_order(&self, order: &[usize]) -> bool {
-        order.len() == self.ndim() && self.layout.is_dense_in_order(order)
+        order.len() == self.ndim() && self.imp.layout.is_dense_in_order(order)
     }
 
-    /// A new view of the same storage.
+    /// A new view of the same storage (a new tensor: no autograd record).
     pub fn with_layout(&self, layout: Layout) -> Tensor {
         Tensor {
             storage: self.storage.clone(),
-            layout: Arc::new(layout),
+            imp: Impl::new(layout),
             dtype: self.dtype,
+        }
+    }
+
+    pub(crate) fn from_parts(storage: Arc<Shared>, imp: Arc<Impl>, dtype: DType) -> Tensor {
+        Tensor {
+            storage,
+            imp,
+            dtype,
         }
     }
 
@@ -216,9 +243,9 @@ impl Tensor {
         crate::alloc::ensure::<T>(self.numel());
         let storage = self.read();
         with_storage!(&*storage, v, S => {
-            match self.layout.contiguous_range() {
+            match self.imp.layout.contiguous_range() {
                 Some(r) => v[r].iter().map(|&x| x.cast::<T>()).collect(),
-                None => crate::ops::strided::map_strided(&self.layout, v, |x| x.cast::<T>()),
+                None => crate::ops::strided::map_strided(&self.imp.layout, v, |x| x.cast::<T>()),
             }
         })
     }
@@ -227,7 +254,7 @@ impl Tensor {
     /// when the layout is dense and `T` is this tensor's dtype, else gathered.
     pub fn with_slice<T: Element, R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
         if T::DTYPE == self.dtype
-            && let Some(r) = self.layout.contiguous_range()
+            && let Some(r) = self.imp.layout.contiguous_range()
         {
             let storage = self.read();
             return f(&T::slice(&storage).expect("storage dtype matches tensor dtype")[r]);
@@ -237,7 +264,8 @@ impl Tensor {
 
     /// A dense copy (or this tensor itself when already dense and starting at 0).
     pub fn contiguous(&self) -> Tensor {
-        if self.is_contiguous() && self.layout.offset == 0 && self.read().len() == self.numel() {
+        if self.is_contiguous() && self.imp.layout.offset == 0 && self.read().len() == self.numel()
+        {
             return self.clone();
         }
         self.copy()
@@ -279,7 +307,12 @@ impl Tensor {
             ));
         }
         let storage = self.read();
-        let offset = self.layout.offsets().next().unwrap_or(self.layout.offset);
+        let offset = self
+            .imp
+            .layout
+            .offsets()
+            .next()
+            .unwrap_or(self.imp.layout.offset);
         Ok(with_storage!(&*storage, v, _T => v[offset].to_scalar()))
     }
 
@@ -291,8 +324,8 @@ impl Tensor {
         // Same dtype, both dense, separate storages: one copy, no gather.
         if src.dtype == self.dtype
             && let (Some(to), Some(from)) = (
-                self.layout.contiguous_range(),
-                src.layout.contiguous_range(),
+                self.imp.layout.contiguous_range(),
+                src.imp.layout.contiguous_range(),
             )
             && self
                 .write_reading(&src, |dst, values| {
@@ -311,10 +344,10 @@ impl Tensor {
             let values = src.to_vec::<T>();
             let mut storage = self.write();
             let dst = T::slice_mut(&mut storage).expect("storage dtype matches tensor dtype");
-            match self.layout.contiguous_range() {
+            match self.imp.layout.contiguous_range() {
                 Some(r) => dst[r].copy_from_slice(&values),
                 None => {
-                    for (o, v) in self.layout.offsets().zip(values) {
+                    for (o, v) in self.imp.layout.offsets().zip(values) {
                         dst[o] = v;
                     }
                 }
@@ -350,9 +383,9 @@ impl Tensor {
             let v = T::from_scalar(value);
             let mut storage = self.write();
             let dst = T::slice_mut(&mut storage).expect("storage dtype matches tensor dtype");
-            match self.layout.contiguous_range() {
+            match self.imp.layout.contiguous_range() {
                 Some(r) => dst[r].fill(v),
-                None => self.layout.offsets().for_each(|o| dst[o] = v),
+                None => self.imp.layout.offsets().for_each(|o| dst[o] = v),
             }
         });
     }
@@ -379,7 +412,7 @@ impl Tensor {
             ));
         }
         crate::alloc::checked_numel(shape).map_err(|_| TensorError::NumelOverflow)?;
-        Ok(self.with_layout(self.layout.broadcast_to(shape)))
+        Ok(self.with_layout(self.imp.layout.broadcast_to(shape)))
     }
 }
 

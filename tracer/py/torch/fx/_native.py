@@ -1,24 +1,5 @@
-"""Loads the native modules of torch.fx (``torch._C._fx``, the IR, and
-``torch._C._fx_patches``). They are built-in modules named inside the
-built-in ``torch._C``, which is not a package, so the import system cannot
-reach them by the usual submodule import."""
+"""The native modules of torch.fx: ``torch._C._fx`` (the IR)."""
 
-import importlib.machinery
-import importlib.util
-import sys
-
-import torch
-
-
-def load(name):
-    """The built-in module ``name`` (``torch._C.<x>``), also set on ``torch._C``."""
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.machinery.BuiltinImporter.find_spec(name)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        setattr(torch._C, name.rsplit(".", 1)[1], module)
-    return module
-
+from torch._native import load
 
 fx = load("torch._C._fx")

@@ -70,6 +70,7 @@ fn inplace_unary(decl: &'static str, u: Unary) -> Op {
             }
         },
     )
+    .grad_opt(crate::derivatives::elementwise::unary_op(u))
 }
 
 fn softmax_row(decl: &'static str, kind: SoftmaxKind) -> Op {
@@ -80,6 +81,9 @@ fn softmax_row(decl: &'static str, kind: SoftmaxKind) -> Op {
             reduce::softmax(&x, softmax_dim(&x, dim), dtype, kind)
         },
     )
+    .grad(crate::derivatives::reduce::softmax(
+        kind == SoftmaxKind::LogSoftmax,
+    ))
 }
 
 /// `||x1 - x2 + eps||_p` over the last dim of the broadcast pair.
@@ -186,7 +190,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 ew::unary(u, &x)
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::gelu()).meta(meta::pointwise),
         op(
             "softplus(Tensor input, Scalar beta=1, Scalar threshold=20)",
             NN,
@@ -194,7 +198,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 float_kernel(&x, "softplus_cpu")?;
                 Ok(softplus(&x, beta.to_f64(), threshold.to_f64()))
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::softplus()).meta(meta::pointwise),
         op(
             "log_sigmoid(Tensor input)",
             &[FunctionalNativeAs("logsigmoid")],
@@ -205,14 +209,14 @@ pub(crate) fn rows() -> Vec<Op> {
                     &softplus(&ew::unary(Unary::Neg, &x)?, 1.0, 20.0),
                 )
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::log_sigmoid()).meta(meta::pointwise),
         op(
             "hardtanh(Tensor input, float min_val=-1.0, float max_val=1.0, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, lo, hi, inplace): (Tensor, f64, f64, bool)| {
                 maybe_in_place(&x, hardtanh(&x, lo, hi), inplace)
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::hardtanh(None)).meta(meta::pointwise),
         op(
             "hardtanh_(Tensor(a!) input, float min_val=-1.0, float max_val=1.0)",
             NN,
@@ -229,14 +233,14 @@ pub(crate) fn rows() -> Vec<Op> {
                 }
                 maybe_in_place(&x, clamp(&x, 0.0, 6.0), inplace)
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::hardtanh(Some((0.0, 6.0)))).meta(meta::pointwise),
         op(
             "leaky_relu(Tensor input, float negative_slope=0.01, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, slope, inplace): (Tensor, f64, bool)| {
                 maybe_in_place(&x, leaky_relu(&x, slope), inplace)
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::leaky_relu()).meta(meta::pointwise),
         op(
             "leaky_relu_(Tensor(a!) input, float negative_slope=0.01)",
             NN,
@@ -246,7 +250,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "elu(Tensor input, float alpha=1.0, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, alpha, inplace): (Tensor, f64, bool)| maybe_in_place(&x, elu(&x, alpha), inplace),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::elu()).meta(meta::pointwise),
         op(
             "elu_(Tensor(a!) input, float alpha=1.0)",
             NN,
@@ -259,7 +263,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 float_kernel(&x, "hardsigmoid_cpu")?;
                 maybe_in_place(&x, bin(Binary::Div, hard_gate(&x)?, 6.0), inplace)
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::hardsigmoid()).meta(meta::pointwise),
         op(
             "hardswish(Tensor input, bool inplace=False) -> Tensor",
             &[Functional(1)],
@@ -273,7 +277,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     inplace,
                 )
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::hardswish()).meta(meta::pointwise),
         op(
             "celu(Tensor input, float alpha=1.0, bool inplace=False) -> Tensor",
             &[Functional(1)],

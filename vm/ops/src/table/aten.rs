@@ -36,6 +36,7 @@ fn dropout_row(decl: &'static str, kind: DropoutKind) -> Op {
         &[Place::Torch],
         move |(x, p, train): (Tensor, f64, bool)| dropout(&x, p, train, false, kind, None),
     )
+    .grad_opt((!kind.alpha).then(crate::derivatives::nn::dropout))
 }
 
 pub(crate) fn rows() -> Vec<Op> {
@@ -46,7 +47,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, w, b, rm, rv, training, momentum, eps, _): AtenNorm| -> Result<Tensor> {
                 nn::batch_norm(&x, &norm_args([&rm, &rv, &w, &b], training, momentum, eps))
             },
-        )
+        ).grad(crate::derivatives::norm::batch_norm(crate::derivatives::norm::BatchNormArgs { running_mean: 3, running_var: 4, weight: 1, bias: 2, training: 5, eps: 7 }))
         .meta(meta::same),
         op(
             "instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor",
@@ -62,7 +63,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, shape, w, b, eps, _): (Tensor, Vec<i64>, Option<Tensor>, Option<Tensor>, f64, bool)| {
                 layer_norm(&x, shape, w, b, eps)
             },
-        )
+        ).grad(crate::derivatives::norm::layer_norm())
         .meta(meta::same),
         op(
             "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor",
@@ -98,6 +99,6 @@ pub(crate) fn rows() -> Vec<Op> {
                 let padding = (padding_idx >= 0).then_some(padding_idx);
                 nn::embedding(&indices, &w, padding).map(Value::Tensor)
             },
-        ),
+        ).grad(crate::derivatives::norm::embedding(0, 1, 2)),
     ]
 }

@@ -6,6 +6,7 @@ use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
 use fxvm_tensor::{Result, Scalar, Tensor, TensorError};
 
 use super::{in_place, unary_in_place};
+use crate::derivatives::elementwise as derivatives;
 use crate::meta;
 use crate::op::{M, Op, Place, T, TM, op};
 use crate::value::Value;
@@ -99,6 +100,10 @@ const UNARY_ALIASES: &[(&str, Unary)] = &[
 ];
 
 fn binary_rows(op_: Binary, other: Other) -> [Op; 2] {
+    binary_rows_of(op_, other).map(|row| row.grad_opt(derivatives::binary_op(op_)))
+}
+
+fn binary_rows_of(op_: Binary, other: Other) -> [Op; 2] {
     let name = op_.name();
     // `alpha * other`, as `add` and `sub` take it.
     let scaled = |y: Arg, alpha: Scalar| -> Result<Arg> {
@@ -191,11 +196,14 @@ pub(crate) fn rows() -> Vec<Op> {
         if u == Unary::Round {
             continue; // declared below with its `decimals`
         }
-        rows.push(op(
-            decl(format!("{name}(Tensor input)")),
-            TM,
-            move |(x,): (Tensor,)| ew::unary(u, &x),
-        ));
+        rows.push(
+            op(
+                decl(format!("{name}(Tensor input)")),
+                TM,
+                move |(x,): (Tensor,)| ew::unary(u, &x),
+            )
+            .grad_opt(derivatives::unary_op(u)),
+        );
         // PyTorch's in-place forms: `torch.relu_` and `Tensor.relu_` for
         // most, only the method for sign/erfinv, none for these activations.
         let places: &'static [Place] = match u {
@@ -204,33 +212,45 @@ pub(crate) fn rows() -> Vec<Op> {
             Unary::Relu => &[Place::Torch, Place::Method, Place::FunctionalIsTorch],
             _ => TM,
         };
-        rows.push(op(
-            decl(format!("{name}_(Tensor(a!) input)")),
-            places,
-            move |(x,): (Tensor,)| unary_in_place(&x, u),
-        ));
+        rows.push(
+            op(
+                decl(format!("{name}_(Tensor(a!) input)")),
+                places,
+                move |(x,): (Tensor,)| unary_in_place(&x, u),
+            )
+            .grad_opt(derivatives::unary_op(u)),
+        );
     }
     for &(b, other) in BINARY {
         rows.extend(binary_rows(b, other));
     }
     for &(alias, b) in ALIASES {
-        rows.push(op(
-            decl(format!("{alias}(Tensor input, Tensor|Scalar other)")),
-            TM,
-            move |(x, y): (Tensor, Arg)| ew::binary(b, &Arg::Tensor(x), &y),
-        ));
+        rows.push(
+            op(
+                decl(format!("{alias}(Tensor input, Tensor|Scalar other)")),
+                TM,
+                move |(x, y): (Tensor, Arg)| ew::binary(b, &Arg::Tensor(x), &y),
+            )
+            .grad_opt(derivatives::binary_op(b)),
+        );
     }
     for &(alias, u) in UNARY_ALIASES {
-        rows.push(op(
-            decl(format!("{alias}(Tensor input)")),
-            TM,
-            move |(x,): (Tensor,)| ew::unary(u, &x),
-        ));
-        rows.push(op(
-            decl(format!("{alias}_(Tensor(a!) input)")),
-            TM,
-            move |(x,): (Tensor,)| unary_in_place(&x, u),
-        ));
+        rows.push(
+            op(
+                decl(format!("{alias}(Tensor input)")),
+                TM,
+                move |(x,): (Tensor,)| ew::unary(u, &x),
+            )
+            .grad_opt(derivatives::unary_op(u)),
+        );
+        rows.push(
+            op(
+                decl(format!("{alias}_(Tensor(a!) input)")),
+                TM,
+                move |(x,): (Tensor,)| unary_in_place(&x, u),
+            )
+            .grad_opt(derivatives::unary_op(u)),
+        );
     }
     rows.push(op(
         "round(Tensor input, *, int decimals=0)",
@@ -260,45 +280,63 @@ pub(crate) fn rows() -> Vec<Op> {
         M,
         move |(x,): (Tensor,)| in_place(&x, logical_not(&x)),
     ));
-    rows.push(op(
-        "where(Tensor condition, Tensor|Scalar input, Tensor|Scalar other)",
-        T,
-        |(c, a, b): (Tensor, Arg, Arg)| ew::where_(&c, &a, &b),
-    ));
+    rows.push(
+        op(
+            "where(Tensor condition, Tensor|Scalar input, Tensor|Scalar other)",
+            T,
+            |(c, a, b): (Tensor, Arg, Arg)| ew::where_(&c, &a, &b),
+        )
+        .grad(derivatives::where_(0, 1)),
+    );
     // `x.where(condition, y)` is `torch.where(condition, x, y)`.
-    rows.push(op(
-        "where(Tensor input, Tensor condition, Tensor|Scalar other)",
-        M,
-        |(x, c, b): (Tensor, Tensor, Arg)| ew::where_(&c, &x.into(), &b),
-    ));
-    for name in ["clamp", "clip"] {
-        rows.push(op(
-            decl(format!(
-                "{name}(Tensor input, Scalar? min=None, Scalar? max=None)"
-            )),
-            TM,
-            |(x, lo, hi): (Tensor, Option<Scalar>, Option<Scalar>)| ew::clamp(&x, lo, hi),
-        ));
-        rows.push(op(
-            decl(format!(
-                "{name}_(Tensor(a!) input, Scalar? min=None, Scalar? max=None)"
-            )),
+    rows.push(
+        op(
+            "where(Tensor input, Tensor condition, Tensor|Scalar other)",
             M,
-            |(x, lo, hi): (Tensor, Option<Scalar>, Option<Scalar>)| {
-                in_place(&x, ew::clamp(&x, lo, hi))
-            },
-        ));
+            |(x, c, b): (Tensor, Tensor, Arg)| ew::where_(&c, &x.into(), &b),
+        )
+        .grad(derivatives::where_(1, 0)),
+    );
+    for name in ["clamp", "clip"] {
+        rows.push(
+            op(
+                decl(format!(
+                    "{name}(Tensor input, Scalar? min=None, Scalar? max=None)"
+                )),
+                TM,
+                |(x, lo, hi): (Tensor, Option<Scalar>, Option<Scalar>)| ew::clamp(&x, lo, hi),
+            )
+            .grad(derivatives::clamp(Some(1), Some(2))),
+        );
+        rows.push(
+            op(
+                decl(format!(
+                    "{name}_(Tensor(a!) input, Scalar? min=None, Scalar? max=None)"
+                )),
+                M,
+                |(x, lo, hi): (Tensor, Option<Scalar>, Option<Scalar>)| {
+                    in_place(&x, ew::clamp(&x, lo, hi))
+                },
+            )
+            .grad(derivatives::clamp(Some(1), Some(2))),
+        );
     }
-    rows.push(op(
-        "clamp_min(Tensor input, Scalar min)",
-        TM,
-        |(x, lo): (Tensor, Scalar)| ew::clamp(&x, Some(lo), None),
-    ));
-    rows.push(op(
-        "clamp_max(Tensor input, Scalar max)",
-        TM,
-        |(x, hi): (Tensor, Scalar)| ew::clamp(&x, None, Some(hi)),
-    ));
+    rows.push(
+        op(
+            "clamp_min(Tensor input, Scalar min)",
+            TM,
+            |(x, lo): (Tensor, Scalar)| ew::clamp(&x, Some(lo), None),
+        )
+        .grad(derivatives::clamp(Some(1), None)),
+    );
+    rows.push(
+        op(
+            "clamp_max(Tensor input, Scalar max)",
+            TM,
+            |(x, hi): (Tensor, Scalar)| ew::clamp(&x, None, Some(hi)),
+        )
+        .grad(derivatives::clamp(None, Some(1))),
+    );
     rows.push(op(
         "clamp_min_(Tensor(a!) input, Scalar min)",
         M,

@@ -680,18 +680,21 @@ pub(crate) fn rows() -> Vec<Op> {
             TM,
             |(a, b): (Tensor, Tensor)| linalg::matmul(&a, &b),
         )
+        .grad(crate::derivatives::linalg::matmul())
         .meta(meta::product),
         op(
             "mm(Tensor input, Tensor mat2)",
             TM,
             |(a, b): (Tensor, Tensor)| linalg::mm(&a, &b),
         )
+        .grad(crate::derivatives::linalg::mm("MmBackward0"))
         .meta(meta::product),
         op(
             "bmm(Tensor input, Tensor mat2)",
             TM,
             |(a, b): (Tensor, Tensor)| linalg::bmm(&a, &b),
         )
+        .grad(crate::derivatives::linalg::mm("BmmBackward0"))
         .meta(meta::product),
         op(
             "ger(Tensor input, Tensor vec2)",
@@ -713,12 +716,14 @@ pub(crate) fn rows() -> Vec<Op> {
                 ew::binary(Binary::Add, &Arg::Tensor(bias), &Arg::Tensor(scaled))
             },
         )
+        .grad(crate::derivatives::linalg::addmm())
         .meta(meta::add_product),
         op(
             "linear(Tensor input, Tensor weight, Tensor? bias=None)",
             NN,
             |(x, w, b): (Tensor, Tensor, Option<Tensor>)| linalg::linear(&x, &w, b.as_ref()),
         )
+        .grad(crate::derivatives::linalg::linear())
         .meta(meta::linear),
         op(
             "bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None)",

@@ -136,7 +136,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 nn::cross_entropy(&x, &t, &args)
             },
-        ).meta(meta::loss),
+        ).grad(crate::derivatives::loss::cross_entropy()).meta(meta::loss),
         op(
             "nll_loss(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, int ignore_index=-100, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
@@ -152,7 +152,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let r = Reduction::from_args(size_average, reduce, &reduction)?;
                 nn::nll_loss(&x, &t, w.as_ref(), ignore_index, r)
             },
-        ).meta(meta::loss),
+        ).grad(crate::derivatives::loss::nll_loss()).meta(meta::loss),
         op(
             "mse_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', Tensor? weight=None) -> Tensor",
             &[Functional(2)],
@@ -200,7 +200,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     )),
                 }
             },
-        ).meta(meta::loss),
+        ).grad(crate::derivatives::loss::mse_loss()).meta(meta::loss),
         op(
             "l1_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],

@@ -33,22 +33,32 @@ use crate::value::Value;
 
 pub(crate) fn all() -> Vec<Op> {
     // Views, indexing, conversions and creation take every dtype as stored.
-    let generic = [
-        shape::rows(),
-        joins::rows(),
-        index::rows(),
-        convert::rows(),
-        create::rows(),
-    ]
-    .into_iter()
-    .flatten()
-    .map(Op::dtype_generic);
+    // Conversions pass the gradient through (the engine casts it back);
+    // creation and sampling make tensors that never require grad.
+    let convert = convert::rows().into_iter().map(|op| match op.name() {
+        "promote_types" | "can_cast" | "result_type" => op.nondiff(),
+        _ => op.grad(crate::derivatives::shape::identity("ToCopyBackward0")),
+    });
+    let created = create::rows().into_iter().map(Op::nondiff);
+    let sampled = random::rows().into_iter().map(|op| {
+        if op.name().starts_with("rrelu") {
+            op
+        } else {
+            op.nondiff()
+        }
+    });
+    let generic = [shape::rows(), joins::rows(), index::rows()]
+        .into_iter()
+        .flatten()
+        .chain(convert)
+        .chain(created)
+        .map(Op::dtype_generic);
     [
         reduce::rows(),
         linalg::rows(),
         sort::rows(),
         counting::rows(),
-        random::rows(),
+        sampled.collect(),
         elementwise::rows(),
         pointwise::rows(),
         nn::rows(),

@@ -50,6 +50,7 @@ fn conv_row(decl: &'static str, spatial: usize) -> Op {
             )
         },
     )
+    .grad(crate::derivatives::conv::conv(spatial))
 }
 
 type ConvTransposeArgs = (
@@ -117,6 +118,7 @@ fn max_pool_row(decl: &'static str, places: &'static [Place], spatial: usize) ->
             ]))
         },
     )
+    .grad(crate::derivatives::conv::max_pool(spatial))
 }
 
 type AvgPoolArgs = (Tensor, Vec<i64>, Option<Vec<i64>>, Vec<i64>, bool, bool);
@@ -347,6 +349,7 @@ pub(super) fn dropout_row(
             dropout(&x, p, training, inplace, kind, spatial)
         },
     )
+    .grad_opt((!kind.alpha).then(crate::derivatives::nn::dropout))
 }
 
 /// Dropout of every kind: `spatial` names dropout1d/2d/3d's rank rules.
@@ -499,7 +502,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "adaptive_avg_pool3d(Tensor input, int?[] output_size) -> Tensor",
             &[Functional(2)],
             |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 3),
-        ).meta(meta::adaptive_pool),
+        ).grad(crate::derivatives::conv::adaptive_avg_pool(3)).meta(meta::adaptive_pool),
         lp_pool_row(
             "lp_pool1d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False) -> Tensor",
             1,
@@ -546,12 +549,12 @@ pub(crate) fn rows() -> Vec<Op> {
             "adaptive_avg_pool1d(Tensor input, int?[] output_size)",
             &[Torch, FunctionalIsTorch],
             |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 1),
-        ).meta(meta::adaptive_pool),
+        ).grad(crate::derivatives::conv::adaptive_avg_pool(1)).meta(meta::adaptive_pool),
         op(
             "adaptive_avg_pool2d(Tensor input, int?[] output_size) -> Tensor",
             &[Torch, Functional(2)],
             |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 2),
-        ).meta(meta::adaptive_pool),
+        ).grad(crate::derivatives::conv::adaptive_avg_pool(2)).meta(meta::adaptive_pool),
         op(
             "batch_norm(Tensor input, Tensor? running_mean, Tensor? running_var, Tensor? weight=None, Tensor? bias=None, bool training=False, float? momentum=0.1, float eps=1e-05) -> Tensor",
             &[Functional(3)],
@@ -567,14 +570,14 @@ pub(crate) fn rows() -> Vec<Op> {
             )| {
                 nn::batch_norm(&x, &norm_args([&rm, &rv, &w, &b], training, momentum, eps))
             },
-        ).meta(meta::same),
+        ).grad(crate::derivatives::norm::batch_norm(crate::derivatives::norm::BatchNormArgs { running_mean: 1, running_var: 2, weight: 3, bias: 4, training: 5, eps: 7 })).meta(meta::same),
         op(
             "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
             &[Functional(2)],
             |(x, shape, w, b, eps): (Tensor, Vec<i64>, Option<Tensor>, Option<Tensor>, f64)| {
                 layer_norm(&x, shape, w, b, eps)
             },
-        ).meta(meta::same),
+        ).grad(crate::derivatives::norm::layer_norm()).meta(meta::same),
         op(
             "rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
             &[Torch, Functional(2)],
@@ -682,7 +685,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 bool,
                 bool,
             )| { nn::embedding(&x, &w, padding_idx) },
-        ).meta(meta::embedding),
+        ).grad(crate::derivatives::norm::embedding(1, 0, 2)).meta(meta::embedding),
         op(
             "pad(Tensor input, int[] pad, str mode='constant', float? value=None) -> Tensor",
             &[Functional(2)],

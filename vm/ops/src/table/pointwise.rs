@@ -317,7 +317,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "rsub(Tensor input, Tensor|Scalar other, *, Scalar alpha=1)",
             T,
             |(x, y, alpha): (Tensor, Or<Tensor, Scalar>, Scalar)| rsub(&x, arg(y), alpha),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::elementwise::rsub()).meta(meta::pointwise),
         op(
             "isclose(Tensor input, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False)",
             TM,

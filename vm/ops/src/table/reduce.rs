@@ -81,7 +81,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, keepdim, dtype): (Tensor, Option<Vec<i64>>, bool, Option<DType>)| {
                 reduce::sum(&x, dim.as_deref(), keepdim, dtype)
             },
-        )
+        ).grad(crate::derivatives::reduce::sum())
         .meta(meta::reduce),
         op(
             "mean(Tensor input, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
@@ -89,7 +89,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, keepdim, dtype): (Tensor, Option<Vec<i64>>, bool, Option<DType>)| {
                 reduce::mean(&x, dim.as_deref(), keepdim, dtype)
             },
-        )
+        ).grad(crate::derivatives::reduce::mean())
         .meta(meta::reduce),
         op(
             "prod(Tensor input, int? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
@@ -195,7 +195,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, dtype): (Tensor, i64, Option<DType>)| {
                 reduce::softmax(&x, dim, dtype, SoftmaxKind::Softmax)
             },
-        )
+        ).grad(crate::derivatives::reduce::softmax(false))
         .meta(meta::pointwise),
         op(
             "log_softmax(Tensor input, int dim, ScalarType? dtype=None)",
@@ -203,7 +203,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, dtype): (Tensor, i64, Option<DType>)| {
                 reduce::softmax(&x, dim, dtype, SoftmaxKind::LogSoftmax)
             },
-        )
+        ).grad(crate::derivatives::reduce::softmax(true))
         .meta(meta::pointwise),
         op(
             "logsumexp(Tensor input, int[] dim, bool keepdim=False)",

@@ -40,74 +40,76 @@ pub(crate) fn rows() -> Vec<Op> {
             "view(Tensor input, int[] size)",
             M,
             |(x, size): (Tensor, Vec<i64>)| shape::view(&x, &size),
-        )
+        ).grad(crate::derivatives::shape::reshape("ViewBackward0"))
         .meta(meta::view),
         op(
             "reshape(Tensor input, int[] shape)",
             TM,
             |(x, s): (Tensor, Vec<i64>)| shape::reshape(&x, &s),
-        )
+        ).grad(crate::derivatives::shape::reshape("ViewBackward0"))
         .meta(meta::view),
         op(
             "view_as(Tensor input, Tensor other)",
             M,
             |(x, o): (Tensor, Tensor)| shape::view(&x, &sizes_of(&o)),
-        )
+        ).grad(crate::derivatives::shape::reshape("ViewBackward0"))
         .meta(meta::as_other),
         op(
             "reshape_as(Tensor input, Tensor other)",
             M,
             |(x, o): (Tensor, Tensor)| shape::reshape(&x, &sizes_of(&o)),
-        )
+        ).grad(crate::derivatives::shape::reshape("ViewBackward0"))
         .meta(meta::as_other),
         op(
             "flatten(Tensor input, int start_dim=0, int end_dim=-1)",
             TM,
             |(x, start, end): (Tensor, i64, i64)| shape::flatten(&x, start, end),
-        )
+        ).grad(crate::derivatives::shape::reshape("ViewBackward0"))
         .meta(meta::flatten),
         op(
             "unflatten(Tensor input, int dim, int[] sizes)",
             TM,
             |(x, dim, sizes): (Tensor, i64, Vec<i64>)| shape::unflatten(&x, dim, &sizes),
-        )
+        ).grad(crate::derivatives::shape::reshape("ViewBackward0"))
         .meta(meta::unflatten),
         op(
             "squeeze(Tensor input, int[]? dim=None)",
             TM,
             |(x, dim): (Tensor, Option<Vec<i64>>)| shape::squeeze(&x, dim.as_deref()),
-        )
+        ).grad(crate::derivatives::shape::reshape("SqueezeBackward1"))
         .meta(meta::squeeze),
         op(
             "unsqueeze(Tensor input, int dim)",
             TM,
             |(x, dim): (Tensor, i64)| shape::unsqueeze(&x, dim),
-        )
+        ).grad(crate::derivatives::shape::reshape("UnsqueezeBackward0"))
         .meta(meta::unsqueeze),
         op(
             "permute(Tensor input, int[] dims)",
             TM,
             |(x, dims): (Tensor, Vec<i64>)| shape::permute(&x, &dims),
-        )
+        ).grad(crate::derivatives::shape::permute())
         .meta(meta::permute),
         op(
             "transpose(Tensor input, int dim0, int dim1)",
             TM,
             |(x, a, b): (Tensor, i64, i64)| shape::transpose(&x, a, b),
-        )
+        ).grad(crate::derivatives::shape::transpose())
         .meta(meta::transpose),
-        op("t(Tensor input)", TM, |(x,): (Tensor,)| shape::matrix_t(&x)).meta(meta::matrix_t),
+        op("t(Tensor input)", TM, |(x,): (Tensor,)| shape::matrix_t(&x))
+            .grad(crate::derivatives::shape::t())
+            .meta(meta::matrix_t),
         op(
             "expand(Tensor input, int[] size)",
             M,
             |(x, size): (Tensor, Vec<i64>)| shape::expand(&x, &size),
-        )
+        ).grad(crate::derivatives::shape::expand())
         .meta(meta::expand),
         op(
             "expand_as(Tensor input, Tensor other)",
             M,
             |(x, o): (Tensor, Tensor)| x.broadcast_to(o.shape()),
-        )
+        ).grad(crate::derivatives::shape::expand())
         .meta(meta::as_other),
         op(
             "narrow(Tensor input, int dim, int start, int length)",
@@ -115,13 +117,13 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, start, length): (Tensor, i64, i64, i64)| {
                 shape::narrow(&x, dim, start, length)
             },
-        )
+        ).grad(crate::derivatives::shape::narrow())
         .meta(meta::narrow),
         op(
             "select(Tensor input, int dim, int index)",
             TM,
             |(x, dim, i): (Tensor, i64, i64)| shape::select(&x, dim, i),
-        )
+        ).grad(crate::derivatives::shape::select())
         .meta(meta::select),
         op(
             "chunk(Tensor input, int chunks, int dim=0)",
@@ -132,7 +134,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 })?;
                 shape::chunk(&x, n, dim)
             },
-        )
+        ).grad(crate::derivatives::shape::pieces("SplitBackward0", false))
         .meta(meta::chunk),
         op(
             "split(Tensor tensor, int|int[] split_size_or_sections, int dim=0) -> tuple[Tensor, ...]",
@@ -154,31 +156,31 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 shape::split(&x, how, dim)
             },
-        )
+        ).grad(crate::derivatives::shape::pieces("SplitWithSizesBackward0", false))
         .meta(meta::split),
         op(
             "unbind(Tensor input, int dim=0)",
             TM,
             |(x, dim): (Tensor, i64)| shape::unbind(&x, dim),
-        )
+        ).grad(crate::derivatives::shape::pieces("UnbindBackward0", true))
         .meta(meta::unbind),
         op(
             "cat(Tensor[] tensors, int dim=0)",
             T,
             |(ts, dim): (Vec<Tensor>, i64)| shape::cat(&ts, dim),
-        )
+        ).grad(crate::derivatives::shape::cat())
         .meta(meta::cat),
         op(
             "concat(Tensor[] tensors, int dim=0)",
             T,
             |(ts, dim): (Vec<Tensor>, i64)| shape::cat(&ts, dim),
-        )
+        ).grad(crate::derivatives::shape::cat())
         .meta(meta::cat),
         op(
             "stack(Tensor[] tensors, int dim=0)",
             T,
             |(ts, dim): (Vec<Tensor>, i64)| shape::stack(&ts, dim),
-        )
+        ).grad(crate::derivatives::shape::stack())
         .meta(meta::stack),
         op(
             "repeat(Tensor input, int[] repeats)",
@@ -245,26 +247,30 @@ pub(crate) fn rows() -> Vec<Op> {
             "contiguous(Tensor input)",
             M,
             |(x,): (Tensor,)| -> Result<Tensor> { Ok(x.contiguous()) },
-        )
+        ).grad(crate::derivatives::shape::identity("CloneBackward0"))
         .meta(meta::same),
         op(
             "clone(Tensor input)",
             TM,
             |(x,): (Tensor,)| -> Result<Tensor> { Ok(x.copy()) },
-        )
+        ).grad(crate::derivatives::shape::identity("CloneBackward0"))
         .meta(meta::same),
-        // No autograd: detaching in place leaves the tensor as it is.
         op(
             "detach_(Tensor(a!) input)",
             TM,
-            |(_x,): (Tensor,)| -> Result<crate::value::Value> { Ok(crate::value::Value::Input(0)) },
+            |(x,): (Tensor,)| -> Result<crate::value::Value> {
+                x.clear_history();
+                Ok(crate::value::Value::Input(0))
+            },
         )
+        .nondiff()
         .meta(meta::same),
         op(
             "detach(Tensor input)",
             TM,
-            |(x,): (Tensor,)| -> Result<Tensor> { Ok(x) },
+            |(x,): (Tensor,)| -> Result<Tensor> { Ok(x.detach()) },
         )
+        .nondiff()
         .meta(meta::same),
     ]
 }

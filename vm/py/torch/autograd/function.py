@@ -1,7 +1,7 @@
 """``torch.autograd.Function``: custom operations with a hand-written
-backward. fxvm has no autograd, so ``apply`` runs ``forward`` (tracing sees
-its operations, as torch.fx does) and keeps what it saves on a context, and
-``backward`` is never called."""
+backward. ``apply`` runs ``forward`` without recording (tracing sees its
+operations, as torch.fx does), then links its outputs to a node that calls
+``backward`` with the context."""
 
 import functools
 
@@ -67,21 +67,27 @@ class Function(metaclass=FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         import torch
+        from torch._native import load
 
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
-        if cls.setup_context is not Function.setup_context:
-            output = cls.forward(*args, **kwargs)
-            cls.setup_context(ctx, args, output)
-            return output
-        return cls.forward(ctx, *args, **kwargs)
+        with torch.no_grad():
+            if cls.setup_context is not Function.setup_context:
+                output = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+        return load("torch._C._autograd")._function_apply(cls, ctx, list(args), output)
 
 
 def once_differentiable(fn):
-    """Marks a backward as not differentiable twice; it runs as written."""
+    """A backward that runs without recording (not differentiable twice)."""
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        return fn(ctx, *args)
+        import torch
+
+        with torch.no_grad():
+            return fn(ctx, *args)
 
     return wrapper

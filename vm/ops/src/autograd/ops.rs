@@ -1,0 +1,207 @@
+//! Registry rows as typed Rust functions, for formulas and the engine:
+//! each call goes through the row (so it records when grad mode is on).
+
+use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
+
+use crate::op::{Op, Place};
+use crate::value::Value;
+
+/// The row `torch.<name>` (else `Tensor.<name>`) calls.
+fn row(name: &str) -> &'static Op {
+    let r = crate::registry();
+    r.named(name)
+        .find(|op| op.places.iter().any(|p| p.is_torch()))
+        .or_else(|| r.named(name).find(|op| op.places.contains(&Place::Method)))
+        .or_else(|| r.functional(name))
+        .unwrap_or_else(|| panic!("no registry row {name}"))
+}
+
+fn tensor(v: Value) -> Result<Tensor> {
+    match v {
+        Value::Tensor(t) => Ok(t),
+        other => Err(TensorError::runtime(
+            "backward",
+            format!("expected a tensor, got {}", other.type_name()),
+        )),
+    }
+}
+
+/// Calls row `name` and returns what it returns.
+pub fn call_value(name: &str, positional: Vec<Value>) -> Result<Value> {
+    row(name).call(positional, vec![])
+}
+
+/// Calls row `name` and returns its tensor.
+pub fn call(name: &str, positional: Vec<Value>, keywords: Vec<(&str, Value)>) -> Result<Tensor> {
+    tensor(row(name).call(positional, keywords)?)
+}
+
+fn t(x: &Tensor) -> Value {
+    Value::Tensor(x.clone())
+}
+
+fn s(x: f64) -> Value {
+    Value::Scalar(Scalar::Float(x))
+}
+
+fn ints(v: &[usize]) -> Value {
+    Value::Ints(v.iter().map(|&d| d as i64).collect())
+}
+
+pub fn add(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    call("add", vec![t(a), t(b)], vec![])
+}
+
+pub fn sub(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    call("sub", vec![t(a), t(b)], vec![])
+}
+
+pub fn mul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    call("mul", vec![t(a), t(b)], vec![])
+}
+
+pub fn div(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    call("div", vec![t(a), t(b)], vec![])
+}
+
+pub fn add_s(a: &Tensor, b: f64) -> Result<Tensor> {
+    call("add", vec![t(a), s(b)], vec![])
+}
+
+pub fn mul_s(a: &Tensor, b: f64) -> Result<Tensor> {
+    call("mul", vec![t(a), s(b)], vec![])
+}
+
+/// `a * b` where `b` is a number as given (an int stays exact).
+pub fn mul_scalar(a: &Tensor, b: Scalar) -> Result<Tensor> {
+    call("mul", vec![t(a), Value::Scalar(b)], vec![])
+}
+
+pub fn pow_s(a: &Tensor, e: f64) -> Result<Tensor> {
+    call("pow", vec![t(a), s(e)], vec![])
+}
+
+pub fn unary(name: &str, a: &Tensor) -> Result<Tensor> {
+    call(name, vec![t(a)], vec![])
+}
+
+pub fn neg(a: &Tensor) -> Result<Tensor> {
+    unary("neg", a)
+}
+
+/// `where(cond, a, b)`.
+pub fn select_where(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    call("where", vec![t(cond), t(a), t(b)], vec![])
+}
+
+/// `where(cond, a, 0)`.
+pub fn mask(cond: &Tensor, a: &Tensor) -> Result<Tensor> {
+    call(
+        "where",
+        vec![t(cond), t(a), Value::Scalar(Scalar::Int(0))],
+        vec![],
+    )
+}
+
+/// A comparison with a number (`gt`, `lt`, …).
+pub fn cmp_s(name: &str, a: &Tensor, b: f64) -> Result<Tensor> {
+    call(name, vec![t(a), s(b)], vec![])
+}
+
+pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    call("mm", vec![t(a), t(b)], vec![])
+}
+
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    call("matmul", vec![t(a), t(b)], vec![])
+}
+
+pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    call("bmm", vec![t(a), t(b)], vec![])
+}
+
+pub fn transpose(a: &Tensor, d0: i64, d1: i64) -> Result<Tensor> {
+    call(
+        "transpose",
+        vec![t(a), Value::Int(d0), Value::Int(d1)],
+        vec![],
+    )
+}
+
+pub fn mt(a: &Tensor) -> Result<Tensor> {
+    transpose(a, -2, -1)
+}
+
+pub fn permute(a: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    call("permute", vec![t(a), Value::Ints(dims.to_vec())], vec![])
+}
+
+pub fn reshape(a: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    call("reshape", vec![t(a), ints(shape)], vec![])
+}
+
+pub fn expand(a: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    call("expand", vec![t(a), ints(shape)], vec![])
+}
+
+pub fn unsqueeze(a: &Tensor, dim: i64) -> Result<Tensor> {
+    call("unsqueeze", vec![t(a), Value::Int(dim)], vec![])
+}
+
+/// Sum over `dims` (all when empty).
+pub fn sum(a: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    let dims = if dims.is_empty() {
+        Value::None
+    } else {
+        Value::Ints(dims.to_vec())
+    };
+    call("sum", vec![t(a), dims, Value::Bool(keepdim)], vec![])
+}
+
+/// `g` summed down to `shape` (the inverse of broadcasting to `g`'s shape).
+pub fn sum_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if g.shape() == shape {
+        return Ok(g.clone());
+    }
+    let lead = g.ndim() - shape.len();
+    let dims: Vec<i64> = (0..g.ndim())
+        .filter(|&d| d < lead || (shape[d - lead] == 1 && g.shape()[d] != 1))
+        .map(|d| d as i64)
+        .collect();
+    if dims.is_empty() {
+        return reshape(g, shape);
+    }
+    reshape(&sum(g, &dims, true)?, shape)
+}
+
+pub fn to_dtype(a: &Tensor, dtype: DType) -> Result<Tensor> {
+    if a.dtype() == dtype {
+        return Ok(a.clone());
+    }
+    call("to", vec![t(a), Value::DType(dtype)], vec![])
+}
+
+pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
+    Tensor::zeros(shape, dtype)
+}
+
+pub fn cat(items: &[Tensor], dim: i64) -> Result<Tensor> {
+    call(
+        "cat",
+        vec![Value::Tensors(items.to_vec()), Value::Int(dim)],
+        vec![],
+    )
+}
+
+pub fn narrow(a: &Tensor, dim: i64, start: usize, len: usize) -> Result<Tensor> {
+    call(
+        "narrow",
+        vec![
+            t(a),
+            Value::Int(dim),
+            Value::Int(start as i64),
+            Value::Int(len as i64),
+        ],
+        vec![],
+    )
+}

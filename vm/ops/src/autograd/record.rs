@@ -1,0 +1,372 @@
+//! Running a row with history: when grad mode is on and an input requires
+//! grad, the op's outputs become outputs of a new backward node.
+
+use std::sync::Arc;
+
+use fxvm_tensor::autograd::is_grad_enabled;
+use fxvm_tensor::autograd::{Backward, Ctx, Edge, GradMode, Node, Saved, TensorInfo};
+use fxvm_tensor::{ErrorKind, Result, Tensor, TensorError};
+
+use super::back::{Back, Param};
+use super::{Derivative, Formula, Save};
+use crate::op::Op;
+use crate::value::Value;
+
+fn tensors(v: &Value) -> &[Tensor] {
+    match v {
+        Value::Tensor(t) => std::slice::from_ref(t),
+        Value::Tensors(ts) => ts.as_slice(),
+        _ => &[],
+    }
+}
+
+/// Whether an op on these tensors records history.
+pub(crate) fn recording_tensors(ts: &[&Tensor]) -> bool {
+    is_grad_enabled() && ts.iter().any(|t| t.requires_grad())
+}
+
+/// Whether a call with these arguments records history.
+pub fn recording(values: &[Value]) -> bool {
+    is_grad_enabled()
+        && values
+            .iter()
+            .any(|v| tensors(v).iter().any(Tensor::requires_grad))
+}
+
+/// A leaf's accumulator node (made once per leaf, by `gradient_edge`).
+fn new_accumulator(t: &Tensor) -> Arc<Node> {
+    Node::new(
+        "AccumulateGrad",
+        vec![],
+        vec![],
+        vec![TensorInfo::of(t)],
+        Box::new(AccumulateGrad { var: t.clone() }),
+    )
+}
+
+/// Where a gradient of `t` goes, if it requires one.
+pub fn edge(t: &Tensor) -> Option<Edge> {
+    t.gradient_edge(|| new_accumulator(t))
+}
+
+/// Runs `op` on `values` (some requiring grad) and links its node.
+pub fn record(op: &Op, values: Vec<Value>) -> Result<Value> {
+    // `Tensor(a!)` parameters, and `inplace=True` functionals on their input.
+    if let Some(Derivative::None) = op.derivative {
+        return plain(op, values);
+    }
+    let mutated = op.schema.mutated().or_else(|| {
+        let i = op.schema.position("inplace")?;
+        matches!(values[i], Value::Bool(true)).then_some(0)
+    });
+    if let Some(i) = mutated
+        && let [t] = tensors(&values[i])
+        && t.is_leaf()
+        && t.requires_grad()
+    {
+        return Err(TensorError::LeafInPlace);
+    }
+    let derivative = op.derivative.clone();
+    let (name, saves, formula) = match &derivative {
+        Some(Derivative::None) => return plain(op, values),
+        Some(Derivative::Decompose(f)) => return f(op, values),
+        Some(Derivative::Formula {
+            name,
+            saves,
+            formula,
+        }) => (name.of(&values), *saves, Some(formula.clone())),
+        None => ("NotImplemented", &[][..], None),
+    };
+    // Edges and what the node keeps of each parameter, before the kernel
+    // runs (an in-place op overwrites its input).
+    let mut next = Vec::new();
+    let mut infos = Vec::new();
+    let mut needs = Vec::with_capacity(values.len());
+    let mut params = Vec::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        // An in-place op's saved input is its value before the write (a
+        // clone with the history the input had); other inputs are saved
+        // after the kernel ran (a batch norm's running statistics change
+        // as it runs, and are not what its formula reads then).
+        let before_write = |t: &Tensor| -> Result<Option<Saved>> {
+            if mutated == Some(i) && saves.contains(&Save::In(i)) {
+                let old = super::ops::call("clone", vec![Value::Tensor(t.clone())], vec![])?;
+                return Ok(Some(Saved::input(&old)));
+            }
+            Ok(None)
+        };
+        let param = match v {
+            Value::Tensor(t) => Param::Tensor {
+                saved: before_write(t)?,
+                info: TensorInfo::of(t),
+            },
+            Value::Tensors(ts) => Param::Tensors {
+                saved: None,
+                infos: ts.iter().map(TensorInfo::of).collect(),
+            },
+            Value::Scalar(_) if takes_tensor(&op.schema.params[i].ty) => Param::Number(v.clone()),
+            v => Param::Value(v.clone()),
+        };
+        let mut need = false;
+        if let Value::Scalar(s) = v
+            && takes_tensor(&op.schema.params[i].ty)
+        {
+            next.push(None);
+            infos.push(TensorInfo {
+                shape: vec![],
+                dtype: s.category().default_dtype(),
+            });
+        }
+        for t in tensors(v) {
+            let e = edge(t);
+            need |= e.is_some();
+            next.push(e);
+            infos.push(TensorInfo::of(t));
+        }
+        needs.push(need);
+        params.push(param);
+    }
+    let inputs: Vec<Tensor> = values.iter().flat_map(|v| tensors(v).to_vec()).collect();
+    let given = values.clone();
+    let result = {
+        let _off = GradMode::set(false);
+        op.run_plain(values)?
+    };
+    for (i, (param, v)) in params.iter_mut().zip(&given).enumerate() {
+        if !saves.contains(&Save::In(i)) || mutated == Some(i) {
+            continue;
+        }
+        match (param, v) {
+            (Param::Tensor { saved, .. }, Value::Tensor(t)) => *saved = Some(Saved::input(t)),
+            (Param::Tensors { saved, .. }, Value::Tensors(ts)) => {
+                *saved = Some(ts.iter().map(Saved::input).collect());
+            }
+            _ => {}
+        }
+    }
+    // Differentiable outputs: floating-point tensors; an output that is one
+    // of the inputs as given becomes a new tensor (a view of it).
+    let mut outputs: Vec<Tensor> = Vec::new();
+    let result = map_tensors(result, &mut |t| {
+        let t = if inputs.iter().any(|i| i.same(&t)) {
+            t.detach()
+        } else {
+            t
+        };
+        outputs.push(t.clone());
+        t
+    });
+    let differentiable = |t: &Tensor| t.dtype().is_float();
+    if let (Value::Input(i), Some(m)) = (&result, mutated)
+        && *i == m
+    {
+        // An in-place op: the written tensor is the node's one output.
+        let written = in_place_target(&params, &inputs, m);
+        if !differentiable(&written) {
+            return Ok(result);
+        }
+        let node = make_node(
+            op,
+            name,
+            formula,
+            saves,
+            params,
+            next,
+            infos,
+            needs,
+            std::slice::from_ref(&written),
+        );
+        written.set_history(node, 0);
+        return Ok(result);
+    }
+    if !outputs.iter().any(differentiable) {
+        return Ok(result);
+    }
+    let node = make_node(
+        op, name, formula, saves, params, next, infos, needs, &outputs,
+    );
+    for (n, t) in outputs.iter().enumerate() {
+        if differentiable(t) {
+            t.set_history(node.clone(), n);
+        }
+    }
+    Ok(result)
+}
+
+/// Whether a parameter may hold a tensor (`Tensor`, `Tensor|Scalar`).
+fn takes_tensor(ty: &crate::schema::Ty) -> bool {
+    match ty {
+        crate::schema::Ty::Tensor => true,
+        crate::schema::Ty::Union(alts) => alts.contains(&crate::schema::Ty::Tensor),
+        _ => false,
+    }
+}
+
+/// The tensor an in-place op wrote: parameter `m`'s.
+fn in_place_target(params: &[Param], inputs: &[Tensor], m: usize) -> Tensor {
+    let before: usize = params[..m]
+        .iter()
+        .map(|p| match p {
+            Param::Tensor { .. } => 1,
+            Param::Tensors { infos, .. } => infos.len(),
+            Param::Value(_) | Param::Number(_) => 0,
+        })
+        .sum();
+    inputs[before].clone()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn make_node(
+    op: &Op,
+    name: &'static str,
+    formula: Option<Formula>,
+    saves: &[Save],
+    params: Vec<Param>,
+    next: Vec<Option<Edge>>,
+    infos: Vec<TensorInfo>,
+    needs: Vec<bool>,
+    outputs: &[Tensor],
+) -> Arc<Node> {
+    let saved_outputs: Vec<Option<Saved>> = (0..outputs.len())
+        .map(|n| {
+            saves
+                .contains(&Save::Out(n))
+                .then(|| Saved::output(&outputs[n], n, name))
+        })
+        .collect();
+    Node::new(
+        name,
+        next,
+        infos,
+        outputs.iter().map(TensorInfo::of).collect(),
+        Box::new(OpBackward {
+            op: op.name(),
+            formula,
+            params,
+            outputs: saved_outputs,
+            needs,
+            released: false,
+        }),
+    )
+}
+
+/// Runs without history (the op's outputs never require grad).
+fn plain(op: &Op, values: Vec<Value>) -> Result<Value> {
+    let _off = GradMode::set(false);
+    op.run_plain(values)
+}
+
+/// `f` on every tensor of a result.
+fn map_tensors(v: Value, f: &mut impl FnMut(Tensor) -> Tensor) -> Value {
+    match v {
+        Value::Tensor(t) => Value::Tensor(f(t)),
+        Value::Tensors(ts) => Value::Tensors(ts.into_iter().map(&mut *f).collect()),
+        Value::Tuple(items) => Value::Tuple(items.into_iter().map(|x| map_tensors(x, f)).collect()),
+        Value::ReturnType(n, items) => {
+            Value::ReturnType(n, items.into_iter().map(|x| map_tensors(x, f)).collect())
+        }
+        v => v,
+    }
+}
+
+/// A registry row's node.
+struct OpBackward {
+    op: &'static str,
+    formula: Option<Formula>,
+    params: Vec<Param>,
+    outputs: Vec<Option<Saved>>,
+    needs: Vec<bool>,
+    released: bool,
+}
+
+impl Backward for OpBackward {
+    fn apply(&mut self, grads: Vec<Option<Tensor>>, ctx: &Ctx<'_>) -> Result<Vec<Option<Tensor>>> {
+        let Some(formula) = &self.formula else {
+            return Err(TensorError::Other {
+                kind: ErrorKind::NotImplemented,
+                message: format!("the derivative for '{}' is not implemented.", self.op),
+            });
+        };
+        let mut back = Back {
+            op: self.op,
+            node: ctx.node,
+            grads,
+            params: &self.params,
+            outputs: &self.outputs,
+            released: self.released,
+            needs: self.needs.clone(),
+            out: vec![None; self.params.len()],
+        };
+        formula(&mut back)?;
+        // One gradient per tensor of each parameter, in edge order.
+        let mut flat = Vec::new();
+        for (p, g) in self.params.iter().zip(back.out) {
+            let n = match p {
+                Param::Tensor { .. } => 1,
+                Param::Tensors { infos, .. } => infos.len(),
+                Param::Value(_) => 0,
+                Param::Number(_) => 1,
+            };
+            let mut g = g.unwrap_or_default();
+            g.resize(n, None);
+            flat.extend(g);
+        }
+        Ok(flat)
+    }
+
+    fn release(&mut self) {
+        self.released = true;
+        for p in &mut self.params {
+            match p {
+                Param::Tensor { saved, .. } => *saved = None,
+                Param::Tensors { saved, .. } => *saved = None,
+                Param::Value(_) | Param::Number(_) => {}
+            }
+        }
+        self.outputs.iter_mut().for_each(|o| *o = None);
+    }
+}
+
+/// A leaf's node: adds the gradient into `.grad`.
+struct AccumulateGrad {
+    var: Tensor,
+}
+
+impl Backward for AccumulateGrad {
+    fn apply(&mut self, grads: Vec<Option<Tensor>>, ctx: &Ctx<'_>) -> Result<Vec<Option<Tensor>>> {
+        let Some(mut g) = grads.into_iter().next().flatten() else {
+            return Ok(vec![]);
+        };
+        for hook in self.var.leaf_hooks() {
+            if let Some(new) = hook(&g)? {
+                g = new;
+            }
+        }
+        let new = match self.var.grad() {
+            None if ctx.create_graph => g,
+            // Kept as the gradient: nothing else may hold it, and it is
+            // laid out as the variable is.
+            None if g.is_sole_handle() && g.is_contiguous() && g.layout().offset == 0 => g.detach(),
+            None => g.detach().copy(),
+            Some(old) if ctx.create_graph => super::ops::add(&old, &g)?,
+            Some(old) => {
+                let _off = GradMode::set(false);
+                fxvm_tensor::ops::elementwise::binary_(
+                    fxvm_tensor::ops::elementwise::Binary::Add,
+                    &old,
+                    &g.into(),
+                )?;
+                old
+            }
+        };
+        self.var.set_grad(Some(new))?;
+        for hook in self.var.post_accumulate_hooks() {
+            hook(&self.var)?;
+        }
+        Ok(vec![])
+    }
+
+    fn variable(&self) -> Option<Tensor> {
+        Some(self.var.clone())
+    }
+}

@@ -1,0 +1,516 @@
+//! Every formula against finite differences in float64 (PyTorch's
+//! gradcheck), and gradients of gradients where the formula's own ops are
+//! differentiable (gradgradcheck). Rows are taken from the registry: a
+//! row with a formula and no sample here fails the test.
+
+use std::collections::HashMap;
+
+use fxvm_tensor::{DType, Scalar, Tensor};
+
+use super::Derivative;
+use super::engine::{self, Options};
+use crate::op::Op;
+use crate::value::Value;
+
+/// Deterministic values in ±[0.2, 0.9] (away from the kinks at 0).
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|i| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let u = (s >> 11) as f64 / (1u64 << 53) as f64;
+            let m = 0.2 + 0.7 * u;
+            if i % 2 == 0 { m } else { -m }
+        })
+        .collect()
+}
+
+fn leaf(v: Vec<f64>, shape: &[usize]) -> Value {
+    let t = Tensor::from_vec(v, shape);
+    t.set_requires_grad(true).unwrap();
+    Value::Tensor(t)
+}
+
+/// A float64 tensor requiring grad.
+fn x(shape: &[usize], seed: u64) -> Value {
+    leaf(values(shape.iter().product(), seed), shape)
+}
+
+/// Positive values only.
+fn pos(shape: &[usize], seed: u64) -> Value {
+    let v = values(shape.iter().product(), seed)
+        .into_iter()
+        .map(f64::abs)
+        .collect();
+    leaf(v, shape)
+}
+
+/// Values in (1.2, 1.9) (acosh's domain).
+fn above_one(shape: &[usize], seed: u64) -> Value {
+    let v = values(shape.iter().product(), seed)
+        .into_iter()
+        .map(|v| 1.0 + v.abs())
+        .collect();
+    leaf(v, shape)
+}
+
+fn ints(v: Vec<i64>, shape: &[usize]) -> Value {
+    Value::Tensor(Tensor::from_vec(v, shape))
+}
+
+fn consts(v: Vec<f64>, shape: &[usize]) -> Value {
+    Value::Tensor(Tensor::from_vec(v, shape))
+}
+
+type Call = (Vec<Value>, Vec<(&'static str, Value)>);
+
+/// Which row a sample is for: `F.` marks torch.nn.functional's rows.
+fn key(op: &Op) -> String {
+    let functional = op.places.iter().all(|p| p.is_functional());
+    format!("{}{}", if functional { "F." } else { "" }, op.name())
+}
+
+/// A call of the out-of-place row `name` (in-place rows reuse it).
+fn sample(name: &str, op: &Op) -> Option<Call> {
+    let s = |v: Vec<Value>| Some((v, vec![]));
+    let x23 = || x(&[2, 3], 1);
+    Some(match name {
+        "log" | "log2" | "log10" | "sqrt" | "rsqrt" | "lgamma" => (vec![pos(&[2, 3], 1)], vec![]),
+        "acosh" | "arccosh" => (vec![above_one(&[2, 3], 1)], vec![]),
+        "pow" | "float_power" => return s(vec![pos(&[2, 3], 1), x(&[3], 2)]),
+        "sum" | "mean" => {
+            return s(vec![
+                x(&[2, 3, 4], 1),
+                Value::Ints(vec![0, 2]),
+                Value::Bool(false),
+            ]);
+        }
+        "softmax" | "log_softmax" => return s(vec![x(&[2, 5], 1), Value::Int(1), Value::None]),
+        "F.softmax" | "F.log_softmax" => return s(vec![x(&[2, 5], 1), Value::Int(-1)]),
+        "F.gelu" | "gelu" => return s(vec![x23()]),
+        "F.relu" => return s(vec![x23()]),
+        "mm" => return s(vec![x(&[2, 3], 1), x(&[3, 4], 2)]),
+        "bmm" => return s(vec![x(&[2, 2, 3], 1), x(&[2, 3, 4], 2)]),
+        "matmul" => return s(vec![x(&[2, 2, 3], 1), x(&[3, 4], 2)]),
+        "addmm" => return s(vec![x(&[4], 3), x(&[2, 3], 1), x(&[3, 4], 2)]),
+        "F.linear" => return s(vec![x(&[2, 2, 3], 1), x(&[4, 3], 2), x(&[4], 3)]),
+        "view" | "reshape" => return s(vec![x23(), Value::Ints(vec![3, 2])]),
+        "view_as" | "reshape_as" => return s(vec![x23(), consts(vec![0.0; 6], &[6])]),
+        "flatten" => return s(vec![x(&[2, 3, 2], 1)]),
+        "unflatten" => return s(vec![x(&[2, 6], 1), Value::Int(1), Value::Ints(vec![2, 3])]),
+        "squeeze" => return s(vec![x(&[2, 1, 3], 1)]),
+        "unsqueeze" => return s(vec![x23(), Value::Int(1)]),
+        "permute" => return s(vec![x(&[2, 3, 4], 1), Value::Ints(vec![2, 0, 1])]),
+        "transpose" => return s(vec![x(&[2, 3, 4], 1), Value::Int(0), Value::Int(2)]),
+        "t" => return s(vec![x23()]),
+        "expand" => return s(vec![x(&[3, 1], 1), Value::Ints(vec![2, 3, 4])]),
+        "expand_as" => return s(vec![x(&[3, 1], 1), consts(vec![0.0; 12], &[3, 4])]),
+        "narrow" => {
+            return s(vec![
+                x(&[4, 3], 1),
+                Value::Int(0),
+                Value::Int(1),
+                Value::Int(2),
+            ]);
+        }
+        "select" => return s(vec![x(&[4, 3], 1), Value::Int(1), Value::Int(-1)]),
+        "chunk" => return s(vec![x(&[5, 3], 1), Value::Int(2), Value::Int(0)]),
+        "split" => return s(vec![x(&[5, 3], 1), Value::Ints(vec![1, 4]), Value::Int(0)]),
+        "unbind" => return s(vec![x(&[2, 3], 1), Value::Int(1)]),
+        "cat" | "concat" => {
+            return s(vec![
+                Value::Tensors(vec![tensor(x(&[2, 3], 1)), tensor(x(&[1, 3], 2))]),
+                Value::Int(0),
+            ]);
+        }
+        "stack" => {
+            return s(vec![
+                Value::Tensors(vec![tensor(x(&[2, 3], 1)), tensor(x(&[2, 3], 2))]),
+                Value::Int(1),
+            ]);
+        }
+        "where" if op.places.contains(&crate::op::Place::Torch) => {
+            let cond = Value::Tensor(Tensor::from_vec(
+                vec![true, false, true, true, false, false],
+                &[2, 3],
+            ));
+            return s(vec![cond, x23(), x(&[3], 2)]);
+        }
+        "where" => {
+            let cond = Value::Tensor(Tensor::from_vec(
+                vec![true, false, true, true, false, false],
+                &[2, 3],
+            ));
+            return s(vec![x23(), cond, x(&[3], 2)]);
+        }
+        "clamp" | "clip" => {
+            return s(vec![
+                x23(),
+                Value::Scalar(Scalar::Float(-0.5)),
+                Value::Scalar(Scalar::Float(0.5)),
+            ]);
+        }
+        "clamp_min" | "clamp_max" => return s(vec![x23(), Value::Scalar(Scalar::Float(0.3))]),
+        "F.cross_entropy" => return s(vec![x(&[3, 4], 1), ints(vec![0, 3, -100], &[3])]),
+        "F.nll_loss" => {
+            return Some((
+                vec![x(&[3, 4], 1), ints(vec![0, 3, 1], &[3])],
+                vec![("weight", consts(vec![0.5, 1.0, 2.0, 1.5], &[4]))],
+            ));
+        }
+        "F.mse_loss" => return s(vec![x23(), x(&[2, 3], 2)]),
+        "contiguous" | "clone" => return s(vec![x(&[2, 3], 1)]),
+        "rsub" => return s(vec![x23(), x(&[3], 2)]),
+        "F.softplus" => {
+            return s(vec![
+                x23(),
+                Value::Scalar(Scalar::Float(2.0)),
+                Value::Scalar(Scalar::Int(1)),
+            ]);
+        }
+        "F.hardtanh" => return s(vec![x23(), Value::Float(-0.5), Value::Float(0.5)]),
+        "F.leaky_relu" | "F.elu" => return s(vec![x23(), Value::Float(0.2)]),
+        "F.relu6" | "F.hardsigmoid" | "F.hardswish" => {
+            // Both sides of each kink.
+            return s(vec![leaf(vec![-4.0, -2.5, -0.5, 0.5, 2.5, 6.5], &[2, 3])]);
+        }
+        "conv1d" | "conv2d" | "conv3d" => {
+            let n: usize = name[4..5].parse().unwrap();
+            let mut xs = vec![2, 4];
+            xs.extend(std::iter::repeat_n(5, n));
+            let mut ws = vec![6, 2];
+            ws.extend(std::iter::repeat_n(3, n));
+            // Grouped, strided, padded and dilated at once.
+            return Some((
+                vec![x(&xs, 1), x(&ws, 2), x(&[6], 3)],
+                vec![
+                    ("stride", Value::Ints(vec![2])),
+                    ("padding", Value::Ints(vec![1])),
+                    ("dilation", Value::Ints(vec![1])),
+                    ("groups", Value::Int(2)),
+                ],
+            ));
+        }
+        "max_pool2d" | "F.max_pool2d_with_indices" => {
+            return s(vec![x(&[2, 2, 5, 5], 1), Value::Ints(vec![2])]);
+        }
+        "F.max_pool1d" | "F.max_pool1d_with_indices" | "max_pool1d" => {
+            return s(vec![
+                x(&[2, 2, 7], 1),
+                Value::Ints(vec![3]),
+                Value::Ints(vec![2]),
+            ]);
+        }
+        "F.max_pool3d" | "F.max_pool3d_with_indices" | "max_pool3d" => {
+            return s(vec![x(&[1, 2, 4, 4, 4], 1), Value::Ints(vec![2])]);
+        }
+        "adaptive_avg_pool1d" => return s(vec![x(&[2, 3, 6], 1), Value::OptInts(vec![Some(3)])]),
+        "adaptive_avg_pool2d" => {
+            return s(vec![
+                x(&[2, 3, 4, 4], 1),
+                Value::OptInts(vec![Some(2), Some(1)]),
+            ]);
+        }
+        "F.adaptive_avg_pool3d" => {
+            return s(vec![
+                x(&[1, 2, 2, 2, 4], 1),
+                Value::OptInts(vec![Some(1), Some(1), Some(2)]),
+            ]);
+        }
+        "F.batch_norm" => {
+            return Some((
+                vec![
+                    x(&[4, 3, 2], 1),
+                    consts(vec![0.0; 3], &[3]),
+                    consts(vec![1.0; 3], &[3]),
+                ],
+                vec![
+                    ("weight", x(&[3], 2)),
+                    ("bias", x(&[3], 3)),
+                    ("training", Value::Bool(true)),
+                ],
+            ));
+        }
+        "batch_norm" => {
+            let rv = consts(vec![0.5, 1.0, 2.0], &[3]);
+            return s(vec![
+                x(&[4, 3, 2], 1),
+                x(&[3], 2),
+                x(&[3], 3),
+                consts(vec![0.1, 0.0, -0.1], &[3]),
+                rv,
+                Value::Bool(false),
+                Value::Float(0.1),
+                Value::Float(1e-5),
+                Value::Bool(false),
+            ]);
+        }
+        "F.layer_norm" | "layer_norm" => {
+            return s(vec![
+                x(&[2, 3, 4], 1),
+                Value::Ints(vec![3, 4]),
+                x(&[3, 4], 2),
+                x(&[3, 4], 3),
+            ]);
+        }
+        // The padding row's gradient is zero by definition, not by
+        // differences: the golden checks it.
+        "F.embedding" => return s(vec![ints(vec![0, 2, 2, 1, 3, 0], &[2, 3]), x(&[4, 3], 1)]),
+        "embedding" => return s(vec![x(&[4, 3], 1), ints(vec![0, 2, 2, 1, 3, 0], &[2, 3])]),
+        "to" => return s(vec![x23(), Value::DType(DType::F64)]),
+        "type_as" => return s(vec![x23(), consts(vec![0.0], &[1])]),
+        _ => {
+            // Elementwise rows: one tensor, or a tensor and another
+            // broadcast against it.
+            let takes_tensor = |ty: &crate::schema::Ty| match ty {
+                crate::schema::Ty::Tensor => true,
+                crate::schema::Ty::Union(alts) => alts.contains(&crate::schema::Ty::Tensor),
+                _ => false,
+            };
+            let tensors = op
+                .schema
+                .params
+                .iter()
+                .filter(|p| takes_tensor(&p.ty))
+                .count();
+            match tensors {
+                1 => (vec![x23()], vec![]),
+                2 => (vec![x23(), x(&[3], 2)], vec![]),
+                _ => return None,
+            }
+        }
+    })
+}
+
+fn tensor(v: Value) -> Tensor {
+    match v {
+        Value::Tensor(t) => t,
+        other => panic!("not a tensor: {other:?}"),
+    }
+}
+
+/// The outputs of a result that are differentiable tensors.
+fn outputs(v: &Value, inputs: &[Value]) -> Vec<Tensor> {
+    match v {
+        Value::Tensor(t) => vec![t.clone()],
+        Value::Tensors(ts) => ts.clone(),
+        Value::Tuple(items) | Value::ReturnType(_, items) => {
+            items.iter().flat_map(|i| outputs(i, inputs)).collect()
+        }
+        Value::Input(i) => outputs(&inputs[*i], inputs),
+        _ => vec![],
+    }
+    .into_iter()
+    .filter(|t| t.dtype().is_float())
+    .collect()
+}
+
+/// The leaves a call differentiates.
+fn leaves(call: &Call) -> Vec<Tensor> {
+    let mut out = Vec::new();
+    for v in call.0.iter().chain(call.1.iter().map(|(_, v)| v)) {
+        let ts: &[Tensor] = match v {
+            Value::Tensor(t) => std::slice::from_ref(t),
+            Value::Tensors(ts) => ts,
+            _ => &[],
+        };
+        out.extend(ts.iter().filter(|t| t.requires_grad()).cloned());
+    }
+    out
+}
+
+/// Runs the row; an in-place row on a copy of its first input (a leaf
+/// cannot be written in place), which stays differentiable.
+fn run(op: &Op, call: &Call) -> Vec<Tensor> {
+    let mut positional = call.0.clone();
+    if op.schema.mutated().is_some() {
+        let Value::Tensor(t) = &positional[0] else {
+            unreachable!()
+        };
+        positional[0] = Value::Tensor(
+            super::ops::call("clone", vec![Value::Tensor(t.clone())], vec![]).unwrap(),
+        );
+    }
+    let kw: Vec<(&str, Value)> = call.1.iter().map(|(k, v)| (*k, v.clone())).collect();
+    let r = op
+        .call(positional.clone(), kw)
+        .unwrap_or_else(|e| panic!("{}: {e}", key(op)));
+    outputs(&r, &positional)
+}
+
+/// Σ outputs · weights (fixed weights per output).
+fn project(outs: &[Tensor]) -> f64 {
+    outs.iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let w = values(t.numel(), 100 + k as u64);
+            t.to_vec::<f64>()
+                .iter()
+                .zip(w)
+                .map(|(a, b)| a * b)
+                .sum::<f64>()
+        })
+        .sum()
+}
+
+fn weights(outs: &[Tensor]) -> Vec<Option<Tensor>> {
+    outs.iter()
+        .enumerate()
+        .map(|(k, t)| {
+            Some(Tensor::from_vec(
+                values(t.numel(), 100 + k as u64),
+                t.shape(),
+            ))
+        })
+        .collect()
+}
+
+/// The numeric gradient of `f` at each leaf by central differences.
+fn numeric(leaves: &[Tensor], f: &dyn Fn() -> f64) -> Vec<Vec<f64>> {
+    let h = 1e-6;
+    leaves
+        .iter()
+        .map(|t| {
+            (0..t.numel())
+                .map(|i| {
+                    let mut v = t.to_vec::<f64>();
+                    let at = |v: &[f64]| {
+                        t.copy_from(&Tensor::from_vec(v.to_vec(), t.shape()))
+                            .unwrap();
+                        f()
+                    };
+                    let orig = v[i];
+                    v[i] = orig + h;
+                    let up = at(&v);
+                    v[i] = orig - h;
+                    let down = at(&v);
+                    v[i] = orig;
+                    at(&v);
+                    (up - down) / (2.0 * h)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn close(what: &str, analytic: &[Option<Tensor>], numeric: &[Vec<f64>]) {
+    for (k, (a, n)) in analytic.iter().zip(numeric).enumerate() {
+        let a = a.as_ref().map_or(vec![0.0; n.len()], |a| a.to_vec::<f64>());
+        for (i, (x, y)) in a.iter().zip(n).enumerate() {
+            assert!(
+                (x - y).abs() <= 1e-5 + 1e-3 * y.abs(),
+                "{what}: input {k} element {i}: analytic {x}, numeric {y}\nanalytic {a:?}\nnumeric {n:?}"
+            );
+        }
+    }
+}
+
+/// Formula rows and why some are left out of the second derivative:
+/// their formulas use rows that have no formula yet.
+const NO_DOUBLE: &[&str] = &[
+    "F.nll_loss",
+    "F.cross_entropy",
+    // scatter_add and conv_transpose
+    "max_pool2d",
+    "F.max_pool1d_with_indices",
+    "F.max_pool2d_with_indices",
+    "F.max_pool3d_with_indices",
+    "F.max_pool1d",
+    "F.max_pool3d",
+    "max_pool1d",
+    "max_pool3d",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+];
+
+/// Conversion rows (checked through `to` and `double`) that leave float64.
+const CONVERSIONS: &[&str] = &[
+    "float", "half", "bfloat16", "long", "int", "bool", "byte", "char", "short",
+];
+const NARROW: &[&str] = &["float", "half", "bfloat16"];
+
+#[test]
+fn every_formula_matches_finite_differences_and_so_does_its_derivative() {
+    let mut missing = Vec::new();
+    let mut checked = HashMap::new();
+    for op in crate::registry().ops() {
+        if !matches!(op.derivative(), Some(Derivative::Formula { .. })) {
+            continue;
+        }
+        let k = key(op);
+        let base = k.strip_suffix('_').unwrap_or(&k).to_owned();
+        let Some(call) = sample(&base, op) else {
+            missing.push(k);
+            continue;
+        };
+        let leaves = leaves(&call);
+        assert!(
+            !leaves.is_empty(),
+            "{k}: the sample has nothing to differentiate"
+        );
+        assert!(leaves.iter().all(|t| t.dtype() == DType::F64));
+        // First derivatives.
+        let outs = run(op, &call);
+        if outs.is_empty() || NARROW.contains(&base.as_str()) {
+            // Conversions to integers (nothing to differentiate) or to
+            // narrower floats (finite differences need float64).
+            assert!(
+                CONVERSIONS.contains(&base.as_str()),
+                "{k}: no float64 output"
+            );
+            continue;
+        }
+        let analytic = engine::grad(&outs, weights(&outs), &leaves, Options::default(), true)
+            .unwrap_or_else(|e| panic!("{k}: {e}"));
+        let n = numeric(&leaves, &|| project(&run(op, &call)));
+        close(&k, &analytic, &n);
+        // Second derivatives: of Σ grad · u.
+        if !NO_DOUBLE.contains(&base.as_str()) {
+            let second = |create: bool| -> (f64, Vec<Option<Tensor>>) {
+                let outs = run(op, &call);
+                let opts = Options {
+                    retain_graph: true,
+                    create_graph: create,
+                };
+                let g = engine::grad(&outs, weights(&outs), &leaves, opts, true)
+                    .unwrap_or_else(|e| panic!("{k}: {e}"));
+                let used: Vec<Tensor> = g.iter().flatten().cloned().collect();
+                (
+                    project(&used),
+                    if create {
+                        let w = weights(&used);
+                        let needs: Vec<Tensor> =
+                            used.iter().filter(|t| t.requires_grad()).cloned().collect();
+                        if needs.is_empty() {
+                            return (0.0, vec![None; leaves.len()]);
+                        }
+                        let w: Vec<Option<Tensor>> = used
+                            .iter()
+                            .zip(w)
+                            .filter(|(t, _)| t.requires_grad())
+                            .map(|(_, w)| w)
+                            .collect();
+                        engine::grad(&needs, w, &leaves, Options::default(), true)
+                            .unwrap_or_else(|e| panic!("{k} (second): {e}"))
+                    } else {
+                        vec![]
+                    },
+                )
+            };
+            let (_, analytic2) = second(true);
+            let n2 = numeric(&leaves, &|| second(false).0);
+            close(&format!("{k} (second derivative)"), &analytic2, &n2);
+        }
+        checked.insert(k, ());
+    }
+    assert!(
+        missing.is_empty(),
+        "rows with a formula but no sample: {missing:?}"
+    );
+    assert!(checked.len() > 100, "only {} rows checked", checked.len());
+}

@@ -1,0 +1,249 @@
+//! Convolutions and pooling: gradients as other convolutions (the
+//! transposed convolution for the input, a convolution of input and
+//! gradient for the weight), pooled positions scattered back.
+
+use fxvm_tensor::{Result, Tensor, TensorError};
+
+use crate::autograd::ops as o;
+use crate::autograd::{Back, Derivative, Name, Save, derivative};
+use crate::value::Value;
+
+/// A per-dim argument (`stride=2` is `[2, 2]` in 2-d).
+fn per_dim(v: Vec<i64>, n: usize) -> Vec<i64> {
+    if v.len() == 1 { vec![v[0]; n] } else { v }
+}
+
+/// The explicit padding of `padding` (a list, `'valid'` or symmetric `'same'`).
+fn padding(c: &Back<'_>, kernel: &[usize], dilation: &[i64]) -> Result<Vec<i64>> {
+    match c.value(4) {
+        Value::Str(s) if s == "valid" => Ok(vec![0; kernel.len()]),
+        Value::Str(_) => kernel
+            .iter()
+            .zip(dilation)
+            .map(|(&k, &d)| {
+                let total = d * (k as i64 - 1);
+                if total % 2 != 0 {
+                    return Err(TensorError::not_implemented(
+                        "the derivative of a 'same'-padded convolution with asymmetric padding is not implemented.",
+                    ));
+                }
+                Ok(total / 2)
+            })
+            .collect(),
+        _ => Ok(per_dim(c.ints(4), kernel.len())),
+    }
+}
+
+fn ints(v: &[i64]) -> Value {
+    Value::Ints(v.to_vec())
+}
+
+/// `conv{1,2,3}d(input, weight, bias, stride, padding, dilation, groups)`.
+pub(crate) fn conv(spatial: usize) -> Derivative {
+    derivative(
+        "ConvolutionBackward0",
+        &[Save::In(0), Save::In(1)],
+        move |c| {
+            let (x, w, g) = (c.input(0)?, c.input(1)?, c.grad()?);
+            let kernel = &w.shape()[2..];
+            let stride = per_dim(c.ints(3), spatial);
+            let dilation = per_dim(c.ints(5), spatial);
+            let pad = padding(c, kernel, &dilation)?;
+            let groups = c.int(6).max(1) as usize;
+            if c.needs(2) {
+                let dims: Vec<i64> = (0..g.ndim() as i64).filter(|&d| d != 1).collect();
+                let d = o::sum(&g, &dims, false)?;
+                c.set(2, d);
+            }
+            if c.needs(0) {
+                // The transposed convolution, with the output padding that
+                // gives back the input's size.
+                let out_pad: Vec<i64> = (0..spatial)
+                    .map(|i| {
+                        let made = (g.shape()[2 + i] as i64 - 1) * stride[i] - 2 * pad[i]
+                            + dilation[i] * (kernel[i] as i64 - 1)
+                            + 1;
+                        x.shape()[2 + i] as i64 - made
+                    })
+                    .collect();
+                let d = o::call(
+                    &format!("conv_transpose{spatial}d"),
+                    vec![
+                        Value::Tensor(g.clone()),
+                        Value::Tensor(w.clone()),
+                        Value::None,
+                        ints(&stride),
+                        ints(&pad),
+                        ints(&out_pad),
+                        Value::Int(groups as i64),
+                        ints(&dilation),
+                    ],
+                    vec![],
+                )?;
+                c.set(0, d);
+            }
+            if c.needs(1) {
+                // Per group: the input's channels as a batch, convolved with
+                // the gradient's channels as filters (stride and dilation
+                // swap), cut to the kernel.
+                let cin = x.shape()[1] / groups;
+                let cout = g.shape()[1] / groups;
+                let mut parts = Vec::with_capacity(groups);
+                for k in 0..groups {
+                    let xg = o::transpose(&o::narrow(&x, 1, k * cin, cin)?, 0, 1)?;
+                    let gg = o::transpose(&o::narrow(&g, 1, k * cout, cout)?, 0, 1)?;
+                    let full = o::call(
+                        &format!("conv{spatial}d"),
+                        vec![
+                            Value::Tensor(xg),
+                            Value::Tensor(gg),
+                            Value::None,
+                            ints(&dilation),
+                            ints(&pad),
+                            ints(&stride),
+                            Value::Int(1),
+                        ],
+                        vec![],
+                    )?;
+                    let mut part = o::transpose(&full, 0, 1)?;
+                    for (i, &k) in kernel.iter().enumerate() {
+                        if part.shape()[2 + i] != k {
+                            part = o::narrow(&part, 2 + i as i64, 0, k)?;
+                        }
+                    }
+                    parts.push(part);
+                }
+                let d = if groups == 1 {
+                    parts.remove(0)
+                } else {
+                    o::cat(&parts, 0)?
+                };
+                c.set(1, d);
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `max_pool{1,2,3}d(input, kernel_size, stride, padding, dilation,
+/// ceil_mode, return_indices)`: the gradient scattered to the positions
+/// that won (found again by the pooling with indices).
+pub(crate) fn max_pool(spatial: usize) -> Derivative {
+    let name = match spatial {
+        1 => "MaxPool1DWithIndicesBackward0",
+        2 => "MaxPool2DWithIndicesBackward0",
+        _ => "MaxPool3DWithIndicesBackward0",
+    };
+    derivative(name, &[Save::In(0)], move |c| {
+        let x = c.input(0)?;
+        let g = c.grad()?;
+        let mut args = vec![Value::Tensor(x.clone())];
+        args.extend((1..=5).map(|i| c.value(i).clone()));
+        args.push(Value::Bool(true));
+        let pooled =
+            crate::autograd::ops::call_value(&format!("max_pool{spatial}d_with_indices"), args)?;
+        let indices = match pooled {
+            Value::Tuple(items) | Value::ReturnType(_, items) => match items.into_iter().nth(1) {
+                Some(Value::Tensor(i)) => i,
+                _ => {
+                    return Err(TensorError::runtime(
+                        "backward",
+                        "max pooling gave no indices",
+                    ));
+                }
+            },
+            _ => {
+                return Err(TensorError::runtime(
+                    "backward",
+                    "max pooling gave no indices",
+                ));
+            }
+        };
+        let d = scatter_back(&x, &g, &indices, spatial)?;
+        c.set(0, d);
+        Ok(())
+    })
+}
+
+/// `g` added into zeros shaped like `x` at `indices` (flat positions per
+/// plane, as max pooling returns them).
+fn scatter_back(x: &Tensor, g: &Tensor, indices: &Tensor, spatial: usize) -> Result<Tensor> {
+    let lead = x.ndim() - spatial;
+    let plane: usize = x.shape()[lead..].iter().product();
+    let mut flat = x.shape()[..lead].to_vec();
+    flat.push(plane);
+    let mut gflat = g.shape()[..lead].to_vec();
+    gflat.push(g.shape()[lead..].iter().product());
+    let zeros = o::zeros(&flat, g.dtype());
+    let d = o::call(
+        "scatter_add",
+        vec![
+            Value::Tensor(zeros),
+            Value::Int(lead as i64),
+            Value::Tensor(o::reshape(indices, &gflat)?),
+            Value::Tensor(o::reshape(g, &gflat)?),
+        ],
+        vec![],
+    )?;
+    o::reshape(&d, x.shape())
+}
+
+/// `adaptive_avg_pool{n}d(input, output_size)` where each output size
+/// divides the input's (global pooling among them): each input takes its
+/// window's gradient over the window's size.
+pub(crate) fn adaptive_avg_pool(spatial: usize) -> Derivative {
+    // PyTorch pools to all-ones sizes as a mean.
+    fn global(values: &[Value]) -> bool {
+        matches!(&values[1], Value::OptInts(s) if s.iter().all(|&n| n == Some(1)))
+    }
+    let name: fn(&[Value]) -> &'static str = match spatial {
+        1 => |v| {
+            if global(v) {
+                "MeanBackward1"
+            } else {
+                "AdaptiveAvgPool1DBackward0"
+            }
+        },
+        2 => |v| {
+            if global(v) {
+                "MeanBackward1"
+            } else {
+                "AdaptiveAvgPool2DBackward0"
+            }
+        },
+        _ => |v| {
+            if global(v) {
+                "MeanBackward1"
+            } else {
+                "AdaptiveAvgPool3DBackward0"
+            }
+        },
+    };
+    derivative(Name::Pick(name), &[], move |c| {
+        let shape = c.shape(0).to_vec();
+        let g = c.grad()?;
+        let lead = shape.len() - spatial;
+        let mut d = g.clone();
+        let mut window = 1usize;
+        for i in 0..spatial {
+            let (n, m) = (shape[lead + i], g.shape()[lead + i]);
+            if m == 0 || n % m != 0 {
+                return Err(TensorError::not_implemented(
+                    "the derivative of adaptive average pooling to sizes that do not divide the input's is not implemented.",
+                ));
+            }
+            let k = n / m;
+            window *= k;
+            // Repeat each output position k times along this dim.
+            let dim = (lead + i) as i64;
+            d = o::call(
+                "repeat_interleave",
+                vec![Value::Tensor(d), Value::Int(k as i64), Value::Int(dim)],
+                vec![],
+            )?;
+        }
+        let d = o::mul_s(&d, 1.0 / window as f64)?;
+        c.set(0, d);
+        Ok(())
+    })
+}

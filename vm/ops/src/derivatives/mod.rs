@@ -1,0 +1,13 @@
+//! Derivative formulas, by family: each is attached to its row in
+//! `table/` (`op(..).grad(..)`), written in registry ops (see
+//! `autograd::ops`) so that gradients of gradients come from the same
+//! formulas.
+
+pub(crate) mod conv;
+pub(crate) mod elementwise;
+pub(crate) mod linalg;
+pub(crate) mod loss;
+pub(crate) mod nn;
+pub(crate) mod norm;
+pub(crate) mod reduce;
+pub(crate) mod shape;

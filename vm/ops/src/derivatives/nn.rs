@@ -1,0 +1,174 @@
+//! Activations and dropout.
+
+use std::f64::consts::{FRAC_1_SQRT_2, PI};
+use std::sync::Arc;
+
+use fxvm_tensor::autograd::GradMode;
+use fxvm_tensor::{Result, Tensor};
+
+use crate::autograd::ops as o;
+use crate::autograd::{Derivative, Save, derivative};
+use crate::value::Value;
+
+/// `gelu(input, approximate)`.
+pub(crate) fn gelu() -> Derivative {
+    derivative("GeluBackward0", &[Save::In(0)], |c| {
+        let x = c.input(0)?;
+        let tanh = matches!(c.value(1), Value::Str(s) if s == "tanh");
+        let d = if tanh {
+            gelu_tanh_slope(&x)?
+        } else {
+            gelu_slope(&x)?
+        };
+        let g = o::mul(&c.grad()?, &d)?;
+        c.set(0, g);
+        Ok(())
+    })
+}
+
+/// Φ(x) + x φ(x).
+fn gelu_slope(x: &Tensor) -> Result<Tensor> {
+    let cdf = o::mul_s(
+        &o::add_s(&o::unary("erf", &o::mul_s(x, FRAC_1_SQRT_2)?)?, 1.0)?,
+        0.5,
+    )?;
+    let pdf = o::mul_s(
+        &o::unary("exp", &o::mul_s(&o::mul(x, x)?, -0.5)?)?,
+        1.0 / (2.0 * PI).sqrt(),
+    )?;
+    o::add(&cdf, &o::mul(x, &pdf)?)
+}
+
+/// The slope of `0.5 x (1 + tanh(k (x + 0.044715 x³)))`, k = √(2/π).
+fn gelu_tanh_slope(x: &Tensor) -> Result<Tensor> {
+    let k = (2.0 / PI).sqrt();
+    let x2 = o::mul(x, x)?;
+    let inner = o::mul_s(&o::add(x, &o::mul_s(&o::mul(&x2, x)?, 0.044715)?)?, k)?;
+    let t = o::unary("tanh", &inner)?;
+    let dinner = o::mul_s(&o::add_s(&o::mul_s(&x2, 3.0 * 0.044715)?, 1.0)?, k)?;
+    let sech2 = o::add_s(&o::neg(&o::mul(&t, &t)?)?, 1.0)?;
+    let left = o::mul_s(&o::add_s(&t, 1.0)?, 0.5)?;
+    let right = o::mul_s(&o::mul(&o::mul(x, &sech2)?, &dinner)?, 0.5)?;
+    o::add(&left, &right)
+}
+
+/// Dropout with history: the mask is drawn by the kernel itself on ones
+/// (the same draws as on the input, so the random stream moves as it
+/// would), then multiplied in — `x * mask` is what the gradient follows.
+pub(crate) fn dropout() -> Derivative {
+    Derivative::Decompose(Arc::new(|op, mut values: Vec<Value>| {
+        let kernel = |v| op.run_plain(v);
+        let Value::Tensor(x) = values[0].clone() else {
+            return kernel(values);
+        };
+        // Laid out as the input: the kernel draws in memory order.
+        let ones = x.zeros_like(x.dtype());
+        ones.fill(fxvm_tensor::Scalar::Float(1.0));
+        values[0] = Value::Tensor(ones);
+        let mask = {
+            let _off = GradMode::set(false);
+            kernel(values)?
+        };
+        match mask {
+            Value::Tensor(m) => o::mul(&x, &m).map(Value::Tensor),
+            // Not training: the input itself.
+            other => Ok(other),
+        }
+    }))
+}
+
+/// `g * slope(x)` where the slope is computed from the saved input and the
+/// row's other arguments.
+fn sloped(
+    name: &'static str,
+    slope: fn(&Tensor, &crate::autograd::Back<'_>) -> Result<Tensor>,
+) -> Derivative {
+    derivative(name, &[Save::In(0)], move |c| {
+        let d = slope(&c.input(0)?, c)?;
+        let g = o::mul(&c.grad()?, &d)?;
+        c.set(0, g);
+        Ok(())
+    })
+}
+
+/// 1 where `lo < x < hi`, else 0, in `x`'s dtype.
+fn inside(x: &Tensor, lo: f64, hi: f64) -> Result<Tensor> {
+    let above = o::cmp_s("gt", x, lo)?;
+    let below = o::cmp_s("lt", x, hi)?;
+    let both = o::call(
+        "logical_and",
+        vec![Value::Tensor(above), Value::Tensor(below)],
+        vec![],
+    )?;
+    o::to_dtype(&both, x.dtype())
+}
+
+/// `softplus(input, beta, threshold)`: σ(βx), or 1 where βx > threshold.
+pub(crate) fn softplus() -> Derivative {
+    sloped("SoftplusBackward0", |x, c| {
+        let beta = c.scalar(1).to_f64();
+        let bx = o::mul_s(x, beta)?;
+        let linear = o::cmp_s("gt", &bx, c.scalar(2).to_f64())?;
+        let ones = o::add_s(&o::mul_s(x, 0.0)?, 1.0)?;
+        o::select_where(&linear, &ones, &o::unary("sigmoid", &bx)?)
+    })
+}
+
+/// `hardtanh(input, min_val, max_val)` (and `relu6`: 0 and 6).
+pub(crate) fn hardtanh(bounds: Option<(f64, f64)>) -> Derivative {
+    derivative("HardtanhBackward0", &[Save::In(0)], move |c| {
+        let (lo, hi) = bounds.unwrap_or((c.float(1), c.float(2)));
+        let d = inside(&c.input(0)?, lo, hi)?;
+        let g = o::mul(&c.grad()?, &d)?;
+        c.set(0, g);
+        Ok(())
+    })
+}
+
+/// `leaky_relu(input, negative_slope)`.
+pub(crate) fn leaky_relu() -> Derivative {
+    sloped("LeakyReluBackward0", |x, c| {
+        let positive = o::cmp_s("gt", x, 0.0)?;
+        let one = o::add_s(&o::mul_s(x, 0.0)?, 1.0)?;
+        o::select_where(&positive, &one, &o::add_s(&o::mul_s(x, 0.0)?, c.float(1))?)
+    })
+}
+
+/// `elu(input, alpha)`: 1 above zero, α eˣ below.
+pub(crate) fn elu() -> Derivative {
+    sloped("EluBackward0", |x, c| {
+        let positive = o::cmp_s("gt", x, 0.0)?;
+        let one = o::add_s(&o::mul_s(x, 0.0)?, 1.0)?;
+        o::select_where(
+            &positive,
+            &one,
+            &o::mul_s(&o::unary("exp", x)?, c.float(1))?,
+        )
+    })
+}
+
+/// `hardsigmoid`: 1/6 inside (-3, 3).
+pub(crate) fn hardsigmoid() -> Derivative {
+    sloped("HardsigmoidBackward0", |x, _| {
+        o::mul_s(&inside(x, -3.0, 3.0)?, 1.0 / 6.0)
+    })
+}
+
+/// `hardswish`: x/3 + 1/2 inside [-3, 3], 1 above.
+pub(crate) fn hardswish() -> Derivative {
+    sloped("HardswishBackward0", |x, _| {
+        let mid = o::add_s(&o::mul_s(x, 1.0 / 3.0)?, 0.5)?;
+        let above = o::cmp_s("gt", x, 3.0)?;
+        let below = o::cmp_s("lt", x, -3.0)?;
+        let one = o::add_s(&o::mul_s(x, 0.0)?, 1.0)?;
+        let d = o::select_where(&above, &one, &mid)?;
+        o::mask(&o::unary("logical_not", &below)?, &d)
+    })
+}
+
+/// `log_sigmoid`: σ(-x).
+pub(crate) fn log_sigmoid() -> Derivative {
+    sloped("LogSigmoidBackward0", |x, _| {
+        o::unary("sigmoid", &o::neg(x)?)
+    })
+}

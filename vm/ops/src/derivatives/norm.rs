@@ -1,0 +1,173 @@
+//! Normalizations and embeddings.
+
+use fxvm_tensor::{Result, Tensor};
+
+use crate::autograd::ops as o;
+use crate::autograd::{Back, Derivative, Save, derivative};
+use crate::value::Value;
+
+/// `x̂ = (x - mean) / sqrt(var + eps)` over `dims` (biased variance), and
+/// `1 / sqrt(var + eps)`, both keeping the reduced dims.
+fn normalized(x: &Tensor, dims: &[i64], eps: f64) -> Result<(Tensor, Tensor)> {
+    let mean = call_mean(x, dims)?;
+    let centered = o::sub(x, &mean)?;
+    let var = call_mean(&o::mul(&centered, &centered)?, dims)?;
+    let invstd = o::unary("rsqrt", &o::add_s(&var, eps)?)?;
+    Ok((o::mul(&centered, &invstd)?, invstd))
+}
+
+fn call_mean(x: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    o::call(
+        "mean",
+        vec![
+            Value::Tensor(x.clone()),
+            Value::Ints(dims.to_vec()),
+            Value::Bool(true),
+        ],
+        vec![],
+    )
+}
+
+/// The input's gradient through a normalization over `dims`:
+/// `invstd (gγ - mean(gγ) - x̂ mean(gγ x̂))`.
+fn through(gw: &Tensor, xhat: &Tensor, invstd: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let a = call_mean(gw, dims)?;
+    let b = call_mean(&o::mul(gw, xhat)?, dims)?;
+    o::mul(invstd, &o::sub(&o::sub(gw, &a)?, &o::mul(xhat, &b)?)?)
+}
+
+/// Where a batch norm row keeps each argument.
+#[derive(Clone, Copy)]
+pub(crate) struct BatchNormArgs {
+    pub running_mean: usize,
+    pub running_var: usize,
+    pub weight: usize,
+    pub bias: usize,
+    pub training: usize,
+    pub eps: usize,
+}
+
+/// `batch_norm`: batch statistics in training (or without running
+/// ones), the running statistics in evaluation.
+pub(crate) fn batch_norm(at: BatchNormArgs) -> Derivative {
+    let saves: &'static [Save] = Box::leak(
+        vec![
+            Save::In(0),
+            Save::In(at.running_mean),
+            Save::In(at.running_var),
+            Save::In(at.weight),
+        ]
+        .into_boxed_slice(),
+    );
+    derivative("NativeBatchNormBackward0", saves, move |c| {
+        let (x, g) = (c.input(0)?, c.grad()?);
+        let dims: Vec<i64> = (0..x.ndim() as i64).filter(|&d| d != 1).collect();
+        let channel = |t: &Tensor| -> Result<Tensor> {
+            let mut shape = vec![1; x.ndim()];
+            shape[1] = t.numel();
+            o::reshape(t, &shape)
+        };
+        let eps = c.float(at.eps);
+        let weight = c.opt_input(at.weight)?.map(|w| channel(&w)).transpose()?;
+        let running = match (c.opt_input(at.running_mean)?, c.opt_input(at.running_var)?) {
+            (Some(m), Some(v)) if !c.bool(at.training) => Some((m, v)),
+            _ => None,
+        };
+        let (xhat, invstd) = match &running {
+            Some((m, v)) => {
+                let invstd = channel(&o::unary("rsqrt", &o::add_s(v, eps)?)?)?;
+                (o::mul(&o::sub(&x, &channel(m)?)?, &invstd)?, invstd)
+            }
+            None => normalized(&x, &dims, eps)?,
+        };
+        if c.needs(0) {
+            let gw = match &weight {
+                Some(w) => o::mul(&g, w)?,
+                None => g.clone(),
+            };
+            let d = match running {
+                Some(_) => o::mul(&gw, &invstd)?,
+                None => through(&gw, &xhat, &invstd, &dims)?,
+            };
+            c.set(0, d);
+        }
+        if c.needs(at.weight) {
+            let d = o::sum(&o::mul(&g, &xhat)?, &dims, false)?;
+            c.set(at.weight, d);
+        }
+        if c.needs(at.bias) {
+            let d = o::sum(&g, &dims, false)?;
+            c.set(at.bias, d);
+        }
+        Ok(())
+    })
+}
+
+/// `layer_norm(input, normalized_shape, weight, bias, eps)`.
+pub(crate) fn layer_norm() -> Derivative {
+    derivative(
+        "NativeLayerNormBackward0",
+        &[Save::In(0), Save::In(2)],
+        |c| {
+            let (x, g) = (c.input(0)?, c.grad()?);
+            let k = c.ints(1).len();
+            let dims: Vec<i64> = ((x.ndim() - k) as i64..x.ndim() as i64).collect();
+            let (xhat, invstd) = normalized(&x, &dims, c.float(4))?;
+            if c.needs(0) {
+                let gw = match c.opt_input(2)? {
+                    Some(w) => o::mul(&g, &w)?,
+                    None => g.clone(),
+                };
+                let d = through(&gw, &xhat, &invstd, &dims)?;
+                c.set(0, d);
+            }
+            // Summed down to the weight's shape by the engine.
+            if c.needs(2) {
+                let d = o::mul(&g, &xhat)?;
+                c.set(2, d);
+            }
+            if c.needs(3) {
+                c.set(3, g);
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `embedding`: each looked-up row's gradient added into its row of the
+/// table; the padding row gets none. `weight`/`indices` are the
+/// parameters' positions; `padding` reads the padding index (`None` for
+/// none; the aten row's -1 too).
+pub(crate) fn embedding(weight: usize, indices: usize, padding: usize) -> Derivative {
+    let saves: &'static [Save] = if indices == 0 {
+        &[Save::In(0)]
+    } else {
+        &[Save::In(1)]
+    };
+    derivative("EmbeddingBackward0", saves, move |c: &mut Back<'_>| {
+        let idx = c.input(indices)?;
+        let g = c.grad()?;
+        let table = c.shape(weight).to_vec();
+        let dim = table.get(1).copied().unwrap_or(1);
+        let flat = o::reshape(&idx, &[idx.numel()])?;
+        let mut rows = o::reshape(&g, &[idx.numel(), dim])?;
+        if let Some(p) = c.opt_int(padding).filter(|&p| p >= 0 || indices == 0) {
+            let p = if p < 0 { p + table[0] as i64 } else { p };
+            let keep = o::cmp_s("ne", &flat, p as f64)?;
+            rows = o::mask(&o::unsqueeze(&keep, 1)?, &rows)?;
+        }
+        let zeros = o::zeros(&table, g.dtype());
+        let d = o::call(
+            "index_add",
+            vec![
+                Value::Tensor(zeros),
+                Value::Int(0),
+                Value::Tensor(flat),
+                Value::Tensor(rows),
+            ],
+            vec![],
+        )?;
+        c.set(weight, d);
+        Ok(())
+    })
+}
