@@ -41,6 +41,11 @@ pub(crate) struct PyPlan {
     steps: Vec<Step>,
     /// Slots to free after each step.
     frees: Vec<Vec<usize>>,
+    /// The steps as the graph has them, without the rewrites (folding,
+    /// transposed weights, writing in place), and their frees: what runs
+    /// when the call records history for a backward pass, since the
+    /// rewrites compute around the recorded ops.
+    recorded: (Vec<Step>, Vec<Vec<usize>>),
     slot_of: HashMap<usize, usize>,
     /// Constants (parameters, buffers) in their slots; the rest empty.
     initial: Vec<V>,
@@ -134,11 +139,13 @@ impl PyPlan {
             vm,
         };
         let mut steps = Vec::with_capacity(pending.len());
+        let mut recorded = Vec::with_capacity(pending.len());
         let mut callees = HashMap::new();
         let step_nodes = pending.iter().map(|(obj, _)| obj.clone()).collect();
         for (obj, slot) in &pending {
             let node = obj.downcast_ref::<PyNode>().expect("checked above");
             let step = planner.step(node, *slot)?;
+            recorded.push(planner.step(node, *slot)?);
             if let Step::Python { .. } = step {
                 let target = node.target();
                 let callee = match node.op() {
@@ -163,6 +170,7 @@ impl PyPlan {
                 *uses.entry(s).or_default() += 1;
             }
         }
+        let recorded_frees = liveness(&recorded, &slot_of, &initial, &kept);
         prepare::prepare(&mut steps, &initial, &uses, &kept);
         in_place::relu_after_pooling(&mut steps, &uses, &kept);
         let frees = liveness(&steps, &slot_of, &initial, &kept);
@@ -175,6 +183,7 @@ impl PyPlan {
         Ok(PyPlan {
             steps,
             frees,
+            recorded: (recorded, recorded_frees),
             slot_of,
             initial,
             inputs,
@@ -456,8 +465,19 @@ impl PyPlan {
                 }
             };
         }
-        let profiling = profiling();
-        for (i, (step, frees)) in self.steps.iter().zip(&self.frees).enumerate() {
+        // With grad mode on and a tensor that requires grad, every op runs
+        // as the graph has it, so that its node is recorded.
+        let recording = fxvm_tensor::autograd::is_grad_enabled()
+            && slots
+                .iter()
+                .any(|v| matches!(v, V::Tensor(t) if t.requires_grad()));
+        let (steps, frees) = if recording {
+            (&self.recorded.0, &self.recorded.1)
+        } else {
+            (&self.steps, &self.frees)
+        };
+        let profiling = profiling() && !recording;
+        for (i, (step, frees)) in steps.iter().zip(frees).enumerate() {
             let start = profiling.then(std::time::Instant::now);
             let v = self
                 .run_step(step, &mut slots, vm)

@@ -95,3 +95,48 @@ pub fn derivative(
         formula: Arc::new(formula),
     }
 }
+
+/// Every registry row with what its backward is: the node PyTorch names
+/// (`MulBackward0`; `by call` when the overload decides), `decomposed`
+/// (recorded as the rows it runs), `no gradient` (creation, sampling,
+/// comparisons), or `not implemented` (a backward through it raises).
+pub fn coverage() -> String {
+    let ops = crate::registry().ops();
+    let mut lines = Vec::with_capacity(ops.len());
+    let (mut formula, mut none, mut missing) = (0, 0, 0);
+    for op in ops {
+        let what = match op.derivative() {
+            Some(Derivative::Formula {
+                name: Name::Fixed(n),
+                ..
+            }) => {
+                formula += 1;
+                (*n).to_owned()
+            }
+            Some(Derivative::Formula { .. }) => {
+                formula += 1;
+                "by call".to_owned()
+            }
+            Some(Derivative::Decompose(_)) => {
+                formula += 1;
+                "decomposed".to_owned()
+            }
+            Some(Derivative::None) => {
+                none += 1;
+                "no gradient".to_owned()
+            }
+            None => {
+                missing += 1;
+                "not implemented".to_owned()
+            }
+        };
+        let places: Vec<String> = op.places.iter().map(|p| format!("{p:?}")).collect();
+        lines.push(format!("{} [{}]: {what}", op.name(), places.join(", ")));
+    }
+    lines.sort();
+    format!(
+        "{} rows: {formula} with a derivative, {none} without a gradient, {missing} not implemented\n{}\n",
+        ops.len(),
+        lines.join("\n")
+    )
+}

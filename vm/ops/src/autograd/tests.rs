@@ -514,3 +514,27 @@ fn every_formula_matches_finite_differences_and_so_does_its_derivative() {
     );
     assert!(checked.len() > 100, "only {} rows checked", checked.len());
 }
+
+/// `fixtures/autograd/derivatives.txt` lists each row's derivative; a row
+/// gaining or losing one changes it (`FXVM_BLESS=1` rewrites it).
+#[test]
+fn the_derivative_coverage_report_is_current() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/autograd/derivatives.txt");
+    let report = super::coverage();
+    if std::env::var_os("FXVM_BLESS").is_some() {
+        std::fs::write(&path, &report).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        expected == report,
+        "{} is out of date (FXVM_BLESS=1 rewrites it); first difference at line {}",
+        path.display(),
+        expected
+            .lines()
+            .zip(report.lines())
+            .position(|(a, b)| a != b)
+            .map_or(expected.lines().count().min(report.lines().count()), |i| i)
+            + 1
+    );
+}

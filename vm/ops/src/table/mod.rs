@@ -53,7 +53,7 @@ pub(crate) fn all() -> Vec<Op> {
         .chain(convert)
         .chain(created)
         .map(Op::dtype_generic);
-    [
+    let rows = [
         reduce::rows(),
         linalg::rows(),
         sort::rows(),
@@ -72,9 +72,52 @@ pub(crate) fn all() -> Vec<Op> {
     ]
     .into_iter()
     .flatten()
-    .chain(generic)
+    .chain(generic);
+    rows.map(|op| {
+        if op.derivative().is_none() && INDICES_AND_MASKS.contains(&op.name()) {
+            op.nondiff()
+        } else {
+            op
+        }
+    })
     .collect()
 }
+
+/// Rows whose outputs are indices, masks, counts or flags: never
+/// differentiable.
+const INDICES_AND_MASKS: &[&str] = &[
+    "argmax",
+    "argmin",
+    "argsort",
+    "argwhere",
+    "nonzero",
+    "count_nonzero",
+    "isnan",
+    "isinf",
+    "isposinf",
+    "isneginf",
+    "isfinite",
+    "isreal",
+    "signbit",
+    "isclose",
+    "allclose",
+    "equal",
+    "all",
+    "any",
+    "logical_not",
+    "logical_not_",
+    "bitwise_not",
+    "bitwise_not_",
+    "bincount",
+    "histc",
+    "unique",
+    "unique_consecutive",
+    "isin",
+    "bucketize",
+    "searchsorted",
+    "tril_indices",
+    "triu_indices",
+];
 
 /// An in-place op's end: stores `result` into `x` and returns `x` itself.
 fn in_place(x: &Tensor, result: Result<Tensor>) -> Result<Value> {
