@@ -479,6 +479,7 @@ fn profile_prints_per_op_time_of_replayed_graphs() {
     let script = dir.write(
         "mlp.py",
         "import gc, torch, torch.nn as nn\n\
+         torch.set_grad_enabled(False)\n\
          m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).eval()\n\
          c = torch.compile(m)\n\
          for _ in range(5):\n    c(torch.randn(3, 4))\n\
@@ -539,6 +540,7 @@ fn replays_fold_batch_norm_into_the_convolution_before_it_in_evaluation() {
     let script = dir.write(
         "convbn.py",
         "import torch, torch.nn as nn\n\
+         torch.set_grad_enabled(False)\n\
          class Net(nn.Module):\n\
          \x20   def __init__(self):\n\
          \x20       super().__init__()\n\

@@ -75,6 +75,11 @@ fn layer_gradients_custom_functions_and_a_training_loop_match_pytorch() {
 }
 
 #[test]
+fn sgd_adam_and_adamw_update_as_pytorch_step_for_step() {
+    check_in("autograd", "optimizers");
+}
+
+#[test]
 fn indices_pushed_past_the_last_dim_raise_index_error() {
     // A repeated `...` once sent later items past the last dim into a Rust
     // panic; PyTorch itself is erratic here, so no golden: a clear IndexError.

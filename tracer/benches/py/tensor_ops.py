@@ -67,6 +67,41 @@ mlp = torch.nn.Sequential(
 x2 = torch.randn(2, 16)
 cases["op_mlp_2x16"] = lambda: mlp(x2)
 
+
+def no_grad_mlp():
+    with torch.no_grad():
+        return mlp(x2)
+
+
+# The same forward without recording: op_mlp_2x16 over this is what
+# autograd's bookkeeping costs a forward pass.
+cases["op_mlp_2x16_no_grad"] = no_grad_mlp
+# Training steps (forward and backward; gradients dropped each time).
+mlp_big = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10))
+xb, yb = torch.randn(64, 256), torch.randint(0, 10, (64,))
+
+
+def train_mlp():
+    mlp_big.zero_grad()
+    F.cross_entropy(mlp_big(xb), yb).backward()
+
+
+cases["train_mlp_64x256"] = train_mlp
+cnn = torch.nn.Sequential(
+    torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Flatten(), torch.nn.Linear(32 * 8 * 8, 10),
+)
+xc, yc = torch.randn(8, 3, 32, 32), torch.randint(0, 10, (8,))
+
+
+def train_cnn():
+    cnn.zero_grad()
+    F.cross_entropy(cnn(xc), yc).backward()
+
+
+cases["train_cnn_b8"] = train_cnn
+
 only = sys.argv[1:]
 torch.manual_seed(0)
 for name, f in cases.items():

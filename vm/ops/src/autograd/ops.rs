@@ -26,6 +26,15 @@ fn tensor(v: Value) -> Result<Tensor> {
     }
 }
 
+/// Calls `torch.nn.functional.<name>`'s row (where `torch.<name>` differs,
+/// as `unfold`).
+pub fn call_functional(name: &str, positional: Vec<Value>) -> Result<Tensor> {
+    let op = crate::registry()
+        .functional(name)
+        .unwrap_or_else(|| panic!("no functional row {name}"));
+    tensor(op.call(positional, vec![])?)
+}
+
 /// Calls row `name` and returns what it returns.
 pub fn call_value(name: &str, positional: Vec<Value>) -> Result<Value> {
     row(name).call(positional, vec![])

@@ -83,46 +83,105 @@ pub(crate) fn conv(spatial: usize) -> Derivative {
                 c.set(0, d);
             }
             if c.needs(1) {
-                // Per group: the input's channels as a batch, convolved with
-                // the gradient's channels as filters (stride and dilation
-                // swap), cut to the kernel.
-                let cin = x.shape()[1] / groups;
-                let cout = g.shape()[1] / groups;
-                let mut parts = Vec::with_capacity(groups);
-                for k in 0..groups {
-                    let xg = o::transpose(&o::narrow(&x, 1, k * cin, cin)?, 0, 1)?;
-                    let gg = o::transpose(&o::narrow(&g, 1, k * cout, cout)?, 0, 1)?;
-                    let full = o::call(
-                        &format!("conv{spatial}d"),
-                        vec![
-                            Value::Tensor(xg),
-                            Value::Tensor(gg),
-                            Value::None,
-                            ints(&dilation),
-                            ints(&pad),
-                            ints(&stride),
-                            Value::Int(1),
-                        ],
-                        vec![],
-                    )?;
-                    let mut part = o::transpose(&full, 0, 1)?;
-                    for (i, &k) in kernel.iter().enumerate() {
-                        if part.shape()[2 + i] != k {
-                            part = o::narrow(&part, 2 + i as i64, 0, k)?;
-                        }
-                    }
-                    parts.push(part);
-                }
-                let d = if groups == 1 {
-                    parts.remove(0)
+                let d = if spatial == 2 {
+                    weight_grad_2d(&x, &g, kernel, &stride, &pad, &dilation, groups)?
                 } else {
-                    o::cat(&parts, 0)?
+                    weight_grad(&x, &g, kernel, &stride, &pad, &dilation, groups, spatial)?
                 };
                 c.set(1, d);
             }
             Ok(())
         },
     )
+}
+
+/// A convolution's weight gradient, per group: the input's channels as a
+/// batch convolved with the gradient's channels as filters (stride and
+/// dilation swap), cut to the kernel.
+#[allow(clippy::too_many_arguments)]
+fn weight_grad(
+    x: &Tensor,
+    g: &Tensor,
+    kernel: &[usize],
+    stride: &[i64],
+    pad: &[i64],
+    dilation: &[i64],
+    groups: usize,
+    spatial: usize,
+) -> Result<Tensor> {
+    let cin = x.shape()[1] / groups;
+    let cout = g.shape()[1] / groups;
+    let mut parts = Vec::with_capacity(groups);
+    for k in 0..groups {
+        let xg = o::transpose(&o::narrow(x, 1, k * cin, cin)?, 0, 1)?;
+        let gg = o::transpose(&o::narrow(g, 1, k * cout, cout)?, 0, 1)?;
+        let full = o::call(
+            &format!("conv{spatial}d"),
+            vec![
+                Value::Tensor(xg),
+                Value::Tensor(gg),
+                Value::None,
+                ints(dilation),
+                ints(pad),
+                ints(stride),
+                Value::Int(1),
+            ],
+            vec![],
+        )?;
+        let mut part = o::transpose(&full, 0, 1)?;
+        for (i, &k) in kernel.iter().enumerate() {
+            if part.shape()[2 + i] != k {
+                part = o::narrow(&part, 2 + i as i64, 0, k)?;
+            }
+        }
+        parts.push(part);
+    }
+    if groups == 1 {
+        Ok(parts.remove(0))
+    } else {
+        o::cat(&parts, 0)
+    }
+}
+
+/// A 2-d convolution's weight gradient as products: the input unfolded
+/// into its patches, times the gradient, summed over the batch (the
+/// convolution form above slides a gradient-sized filter, far slower).
+fn weight_grad_2d(
+    x: &Tensor,
+    g: &Tensor,
+    kernel: &[usize],
+    stride: &[i64],
+    pad: &[i64],
+    dilation: &[i64],
+    groups: usize,
+) -> Result<Tensor> {
+    let cols = o::call_functional(
+        "unfold",
+        vec![
+            Value::Tensor(x.clone()),
+            Value::Ints(kernel.iter().map(|&k| k as i64).collect()),
+            ints(dilation),
+            ints(pad),
+            ints(stride),
+        ],
+    )?;
+    let (n, patches) = (x.shape()[0], kernel[0] * kernel[1]);
+    let cin = x.shape()[1] / groups;
+    let cout = g.shape()[1] / groups;
+    let positions = cols.shape()[2];
+    let mut parts = Vec::with_capacity(groups);
+    for k in 0..groups {
+        let cg = o::narrow(&cols, 1, k * cin * patches, cin * patches)?;
+        let gg = o::reshape(&o::narrow(g, 1, k * cout, cout)?, &[n, cout, positions])?;
+        let per_sample = o::bmm(&gg, &o::transpose(&cg, 1, 2)?)?;
+        let summed = o::sum(&per_sample, &[0], false)?;
+        parts.push(o::reshape(&summed, &[cout, cin, kernel[0], kernel[1]])?);
+    }
+    if groups == 1 {
+        Ok(parts.remove(0))
+    } else {
+        o::cat(&parts, 0)
+    }
 }
 
 /// `max_pool{1,2,3}d(input, kernel_size, stride, padding, dilation,

@@ -168,6 +168,14 @@ fn pow_name(values: &[Value]) -> &'static str {
     }
 }
 
+fn negated(s: Scalar) -> Scalar {
+    match s {
+        Scalar::Int(n) => Scalar::Int(-n),
+        Scalar::Float(f) => Scalar::Float(-f),
+        s => s,
+    }
+}
+
 /// The derivative of a binary op (its in-place form shares it).
 pub(crate) fn binary_op(b: Binary) -> Option<Derivative> {
     use Binary::*;
@@ -182,15 +190,10 @@ pub(crate) fn binary_op(b: Binary) -> Option<Derivative> {
             move |c| {
                 let g = c.grad()?;
                 if c.needs(1) {
-                    let a = alpha(c);
                     let a = if b == Sub {
-                        match a {
-                            Scalar::Int(n) => Scalar::Int(-n),
-                            Scalar::Float(f) => Scalar::Float(-f),
-                            s => s,
-                        }
+                        negated(alpha(c))
                     } else {
-                        a
+                        alpha(c)
                     };
                     let other = match a {
                         Scalar::Int(1) => g.clone(),
@@ -222,7 +225,11 @@ pub(crate) fn binary_op(b: Binary) -> Option<Derivative> {
             if c.needs(0) {
                 let d = match c.is_tensor(1) {
                     true => o::div(&g, &c.input(1)?)?,
-                    false => o::mul_s(&g, 1.0 / c.scalar(1).to_f64())?,
+                    false => o::call(
+                        "div",
+                        vec![Value::Tensor(g.clone()), Value::Scalar(c.scalar(1))],
+                        vec![],
+                    )?,
                 };
                 c.set(0, d);
             }
@@ -407,13 +414,7 @@ pub(crate) fn rsub() -> Derivative {
         if c.needs(1) {
             c.set(1, g.clone());
         }
-        let alpha = alpha(c);
-        let negated = match alpha {
-            Scalar::Int(n) => Scalar::Int(-n),
-            Scalar::Float(f) => Scalar::Float(-f),
-            s => s,
-        };
-        let d = o::mul_scalar(&g, negated)?;
+        let d = o::mul_scalar(&g, negated(alpha(c)))?;
         c.set(0, d);
         Ok(())
     })

@@ -46,15 +46,29 @@ class Optimizer:
         return "\n".join(lines)
 
     def zero_grad(self, set_to_none=True):
-        """Clears the gradients: there are none without autograd."""
+        """Clears the parameters' gradients: drops them, or zeroes them in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if p.grad.grad_fn is not None:
+                        p.grad.detach_()
+                    else:
+                        p.grad.requires_grad_(False)
+                    p.grad.zero_()
 
     def step(self, closure=None):
-        """Updates each parameter that has a gradient (none do in fxvm, so
-        parameters stay as they are); returns the closure's loss."""
-        loss = None
-        if closure is not None:
-            loss = closure()
-        return loss
+        """Updates each parameter that has a gradient (each optimizer's own rule)."""
+        raise NotImplementedError
+
+    def _closure_loss(self, closure):
+        if closure is None:
+            return None
+        with torch.enable_grad():
+            return closure()
 
     def state_dict(self):
         ids, index = {}, 0
