@@ -127,7 +127,15 @@ pub fn record(op: &Op, values: Vec<Value>) -> Result<Value> {
         params.push(param);
     }
     let inputs: Vec<Tensor> = values.iter().flat_map(|v| tensors(v).to_vec()).collect();
-    let given = values.clone();
+    // The arguments the formula saves (after the kernel ran, see above).
+    let saves_inputs = saves
+        .iter()
+        .any(|s| matches!(s, Save::In(i) if mutated != Some(*i)));
+    let given = if saves_inputs {
+        values.clone()
+    } else {
+        Vec::new()
+    };
     let result = {
         let _off = GradMode::set(false);
         op.run_plain(values)?

@@ -9,6 +9,7 @@ mod mode;
 mod node;
 mod saved;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 pub use mode::{
@@ -23,7 +24,15 @@ use crate::{DType, Result, Tensor, TensorError};
 /// A tensor's autograd record, made on first need (most tensors never
 /// require grad and never pay for one).
 #[derive(Default)]
-pub(crate) struct Slot(OnceLock<Arc<Mutex<Meta>>>);
+pub(crate) struct Slot(OnceLock<Arc<Record>>);
+
+/// The record and, readable without its lock, whether the tensor requires
+/// grad: every op of every call asks that of each input.
+#[derive(Default)]
+struct Record {
+    requires_grad: AtomicBool,
+    meta: Mutex<Meta>,
+}
 
 impl std::fmt::Debug for Slot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -75,7 +84,7 @@ impl Tensor {
             .autograd
             .0
             .get()
-            .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()))
+            .map(|r| r.meta.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     fn meta_mut(&self) -> MutexGuard<'_, Meta> {
@@ -83,8 +92,17 @@ impl Tensor {
             .autograd
             .0
             .get_or_init(Default::default)
+            .meta
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Publishes whether the tensor requires grad (after `m` changed).
+    fn publish(&self, m: &Meta) {
+        if let Some(r) = self.imp.autograd.0.get() {
+            let on = m.requires_grad || m.grad_fn.is_some();
+            r.requires_grad.store(on, Ordering::Release);
+        }
     }
 
     /// This tensor (its autograd record: `.grad`, history, hooks) over
@@ -116,8 +134,11 @@ impl Tensor {
     }
 
     pub fn requires_grad(&self) -> bool {
-        self.meta()
-            .is_some_and(|m| m.requires_grad || m.grad_fn.is_some())
+        self.imp
+            .autograd
+            .0
+            .get()
+            .is_some_and(|r| r.requires_grad.load(Ordering::Acquire))
     }
 
     pub fn is_leaf(&self) -> bool {
@@ -156,6 +177,7 @@ impl Tensor {
             ));
         }
         m.requires_grad = on;
+        self.publish(&m);
         Ok(())
     }
 
@@ -164,6 +186,7 @@ impl Tensor {
         if let Some(mut m) = self.meta() {
             m.grad_fn = None;
             m.requires_grad = false;
+            self.publish(&m);
         }
     }
 
@@ -174,6 +197,7 @@ impl Tensor {
         m.grad_fn = Some(node);
         m.output_nr = output_nr;
         m.requires_grad = false;
+        self.publish(&m);
     }
 
     pub fn grad(&self) -> Option<Tensor> {
