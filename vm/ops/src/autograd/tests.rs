@@ -164,6 +164,29 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
         }
         "F.mse_loss" => return s(vec![x23(), x(&[2, 3], 2)]),
         "contiguous" | "clone" => return s(vec![x(&[2, 3], 1)]),
+        "masked_fill" => {
+            let mask = Value::Tensor(Tensor::from_vec(
+                vec![true, false, true, false, false, true],
+                &[2, 3],
+            ));
+            return s(vec![x23(), mask, Value::Scalar(Scalar::Float(0.5))]);
+        }
+        "gather" => {
+            return s(vec![
+                x(&[3, 4], 1),
+                Value::Int(1),
+                ints(vec![0, 3, 3, 1, 2, 2], &[3, 2]),
+            ]);
+        }
+        "index_select" => {
+            return s(vec![
+                x(&[3, 4], 1),
+                Value::Int(0),
+                ints(vec![2, 0, 2], &[3]),
+            ]);
+        }
+        "cumsum" => return s(vec![x(&[3, 4], 1), Value::Int(1)]),
+        "repeat_interleave" => return s(vec![x(&[2, 3], 1), Value::Int(2), Value::Int(1)]),
         "rsub" => return s(vec![x23(), x(&[3], 2)]),
         "F.softplus" => {
             return s(vec![
@@ -414,6 +437,9 @@ fn close(what: &str, analytic: &[Option<Tensor>], numeric: &[Vec<f64>]) {
 const NO_DOUBLE: &[&str] = &[
     "F.nll_loss",
     "F.cross_entropy",
+    // scatter_add and index_add
+    "gather",
+    "index_select",
     // scatter_add and conv_transpose
     "max_pool2d",
     "F.max_pool1d_with_indices",

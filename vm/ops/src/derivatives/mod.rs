@@ -5,6 +5,7 @@
 
 pub(crate) mod conv;
 pub(crate) mod elementwise;
+pub(crate) mod index;
 pub(crate) mod linalg;
 pub(crate) mod loss;
 pub(crate) mod nn;

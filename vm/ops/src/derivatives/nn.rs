@@ -172,3 +172,100 @@ pub(crate) fn log_sigmoid() -> Derivative {
         o::unary("sigmoid", &o::neg(x)?)
     })
 }
+
+/// `scaled_dot_product_attention` with history, as PyTorch's math
+/// backend composes it: `softmax(q kᵀ · scale + mask) v` (causal and
+/// boolean masks fill -inf), dropout on the weights, shared key/value
+/// heads repeated for grouped queries.
+pub(crate) fn attention() -> Derivative {
+    Derivative::Decompose(Arc::new(|_op, values: Vec<Value>| {
+        let tensor = |v: &Value| match v {
+            Value::Tensor(t) => Some(t.clone()),
+            _ => None,
+        };
+        let (Some(q), Some(mut k), Some(mut v)) =
+            (tensor(&values[0]), tensor(&values[1]), tensor(&values[2]))
+        else {
+            return _op.run_plain(values);
+        };
+        let mask = tensor(&values[3]);
+        let dropout_p = match values[4] {
+            Value::Float(p) => p,
+            _ => 0.0,
+        };
+        let causal = matches!(values[5], Value::Bool(true));
+        let scale = match values[6] {
+            Value::Float(s) => s,
+            _ => 1.0 / (*q.shape().last().unwrap_or(&1) as f64).sqrt(),
+        };
+        if matches!(values[7], Value::Bool(true)) && q.ndim() >= 3 && k.ndim() >= 3 {
+            let (hq, hk) = (q.shape()[q.ndim() - 3], k.shape()[k.ndim() - 3]);
+            if hk > 0 && hq != hk {
+                let repeat = |t: &Tensor| {
+                    o::call(
+                        "repeat_interleave",
+                        vec![
+                            Value::Tensor(t.clone()),
+                            Value::Int((hq / hk) as i64),
+                            Value::Int(-3),
+                        ],
+                        vec![],
+                    )
+                };
+                k = repeat(&k)?;
+                v = repeat(&v)?;
+            }
+        }
+        let mut scores = o::mul_s(&o::matmul(&q, &o::mt(&k)?)?, scale)?;
+        let (l, s) = (q.shape()[q.ndim() - 2], k.shape()[k.ndim() - 2]);
+        let fill = |scores: &Tensor, keep: &Tensor| {
+            o::call(
+                "masked_fill",
+                vec![
+                    Value::Tensor(scores.clone()),
+                    Value::Tensor(o::unary("logical_not", keep)?),
+                    Value::Scalar(fxvm_tensor::Scalar::Float(f64::NEG_INFINITY)),
+                ],
+                vec![],
+            )
+        };
+        if causal {
+            let ones = Tensor::full(
+                &[l, s],
+                fxvm_tensor::Scalar::Bool(true),
+                fxvm_tensor::DType::Bool,
+            );
+            let keep = o::call("tril", vec![Value::Tensor(ones), Value::Int(0)], vec![])?;
+            scores = fill(&scores, &keep)?;
+        }
+        if let Some(m) = mask {
+            scores = if m.dtype() == fxvm_tensor::DType::Bool {
+                fill(&scores, &m)?
+            } else {
+                o::add(&scores, &m)?
+            };
+        }
+        let mut weights = o::call(
+            "softmax",
+            vec![Value::Tensor(scores), Value::Int(-1), Value::None],
+            vec![],
+        )?;
+        if dropout_p > 0.0 {
+            let dropout = crate::registry()
+                .functional("dropout")
+                .expect("a dropout row");
+            weights = match dropout.call(
+                vec![
+                    Value::Tensor(weights),
+                    Value::Float(dropout_p),
+                    Value::Bool(true),
+                ],
+                vec![],
+            )? {
+                Value::Tensor(t) => t,
+                _ => unreachable!("dropout in training returns a tensor"),
+            };
+        }
+        o::matmul(&weights, &v).map(Value::Tensor)
+    }))
+}

@@ -246,12 +246,14 @@ pub(crate) fn rows() -> Vec<Op> {
             TM,
             |(x, mask, v): (Tensor, Tensor, Scalar)| index::masked_fill(&x, &mask, v),
         )
+        .grad(crate::derivatives::index::masked_fill())
         .meta(meta::pointwise),
         op(
             "masked_fill_(Tensor(a!) input, Tensor mask, Scalar value)",
             M,
             |(x, mask, v): (Tensor, Tensor, Scalar)| in_place(&x, index::masked_fill(&x, &mask, v)),
         )
+        .grad(crate::derivatives::index::masked_fill())
         .meta(meta::pointwise),
         op(
             "tril(Tensor input, int diagonal=0)",
@@ -294,6 +296,7 @@ pub(crate) fn rows() -> Vec<Op> {
             TM,
             |(x, dim, i): (Tensor, i64, Tensor)| index::gather(&x, dim, &i),
         )
+        .grad(crate::derivatives::index::gather())
         .meta(meta::gather),
         op(
             "scatter(Tensor input, int dim, Tensor index, Tensor|Scalar src, *, str? reduce=None)",
@@ -311,6 +314,7 @@ pub(crate) fn rows() -> Vec<Op> {
             TM,
             |(x, dim, i): (Tensor, i64, Tensor)| index::index_select(&x, dim, &i),
         )
+        .grad(crate::derivatives::index::index_select())
         .meta(meta::index_select),
         op(
             "copy_(Tensor(a!) input, Tensor src)",

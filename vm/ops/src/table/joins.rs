@@ -542,7 +542,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     repeat_interleave(&positions, Or::A(x), Some(0))
                 }
             },
-        ),
+        )
+        .grad(crate::derivatives::index::repeat_interleave()),
         op(
             "tensor_split(Tensor input, Tensor|int|int[] indices_or_sections, int dim=0)",
             TM,

@@ -747,7 +747,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 nn::scaled_dot_product_attention(&q, &k, &v, &args)
             },
-        ).meta(meta::attention),
+        ).grad(crate::derivatives::nn::attention()).meta(meta::attention),
         dropout_row(
             "dropout(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
             &[Functional(1)],

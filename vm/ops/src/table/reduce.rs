@@ -188,6 +188,7 @@ pub(crate) fn rows() -> Vec<Op> {
             TM,
             |(x, dim, dtype): (Tensor, i64, Option<DType>)| reduce::cumsum(&x, dim, dtype),
         )
+        .grad(crate::derivatives::index::cumsum())
         .meta(meta::pointwise),
         op(
             "softmax(Tensor input, int dim, ScalarType? dtype=None)",
