@@ -75,6 +75,11 @@ fn layer_gradients_custom_functions_and_a_training_loop_match_pytorch() {
 }
 
 #[test]
+fn a_nanogpt_style_model_trains_with_adamw_as_pytorch() {
+    check_in("autograd", "gpt_training");
+}
+
+#[test]
 fn sgd_adam_and_adamw_update_as_pytorch_step_for_step() {
     check_in("autograd", "optimizers");
 }
