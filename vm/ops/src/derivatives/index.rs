@@ -21,33 +21,14 @@ pub(crate) fn masked_fill() -> Derivative {
     })
 }
 
-/// `gather(input, dim, index)`: the gradient added back at the gathered
-/// positions.
-pub(crate) fn gather() -> Derivative {
-    derivative("GatherBackward0", &[Save::In(2)], |c| {
+/// `gather(input, dim, index)` (`scatter_add` puts the gradient back at
+/// the gathered positions) and `index_select(input, dim, index)`
+/// (`index_add` adds each slice's gradient back into its slice).
+pub(crate) fn put_back(name: &'static str, adder: &'static str) -> Derivative {
+    derivative(name, &[Save::In(2)], move |c| {
         let g = c.grad()?;
         let d = o::call(
-            "scatter_add",
-            vec![
-                Value::Tensor(o::zeros(c.shape(0), g.dtype())),
-                Value::Int(c.int(1)),
-                Value::Tensor(c.input(2)?),
-                Value::Tensor(g),
-            ],
-            vec![],
-        )?;
-        c.set(0, d);
-        Ok(())
-    })
-}
-
-/// `index_select(input, dim, index)`: each selected slice's gradient
-/// added back into its slice.
-pub(crate) fn index_select() -> Derivative {
-    derivative("IndexSelectBackward0", &[Save::In(2)], |c| {
-        let g = c.grad()?;
-        let d = o::call(
-            "index_add",
+            adder,
             vec![
                 Value::Tensor(o::zeros(c.shape(0), g.dtype())),
                 Value::Int(c.int(1)),

@@ -296,7 +296,10 @@ pub(crate) fn rows() -> Vec<Op> {
             TM,
             |(x, dim, i): (Tensor, i64, Tensor)| index::gather(&x, dim, &i),
         )
-        .grad(crate::derivatives::index::gather())
+        .grad(crate::derivatives::index::put_back(
+            "GatherBackward0",
+            "scatter_add",
+        ))
         .meta(meta::gather),
         op(
             "scatter(Tensor input, int dim, Tensor index, Tensor|Scalar src, *, str? reduce=None)",
@@ -314,7 +317,10 @@ pub(crate) fn rows() -> Vec<Op> {
             TM,
             |(x, dim, i): (Tensor, i64, Tensor)| index::index_select(&x, dim, &i),
         )
-        .grad(crate::derivatives::index::index_select())
+        .grad(crate::derivatives::index::put_back(
+            "IndexSelectBackward0",
+            "index_add",
+        ))
         .meta(meta::index_select),
         op(
             "copy_(Tensor(a!) input, Tensor src)",
