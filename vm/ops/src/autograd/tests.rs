@@ -186,6 +186,12 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
             ]);
         }
         "cumsum" => return s(vec![x(&[3, 4], 1), Value::Int(1)]),
+        "var" | "std" => {
+            return Some((
+                vec![x(&[3, 4, 2], 1), Value::Ints(vec![0, 2])],
+                vec![("correction", Value::Scalar(Scalar::Int(0)))],
+            ));
+        }
         "repeat_interleave" => return s(vec![x(&[2, 3], 1), Value::Int(2), Value::Int(1)]),
         "rsub" => return s(vec![x23(), x(&[3], 2)]),
         "F.softplus" => {

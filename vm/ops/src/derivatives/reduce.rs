@@ -124,3 +124,62 @@ pub(crate) fn softmax(log: bool) -> Derivative {
         Ok(())
     })
 }
+
+/// `var`/`std(input, dim, unbiased, keepdim, correction)`: `2 (x - mean)
+/// / (N - correction)` per element (over `2 std` for the deviation).
+pub(crate) fn variance(sqrt: bool) -> Derivative {
+    let name = if sqrt { "StdBackward0" } else { "VarBackward0" };
+    let saves: &'static [crate::autograd::Save] = if sqrt {
+        &[crate::autograd::Save::In(0), crate::autograd::Save::Out(0)]
+    } else {
+        &[crate::autograd::Save::In(0)]
+    };
+    derivative(name, saves, move |c| {
+        let x = c.input(0)?;
+        let shape = x.shape().to_vec();
+        let n_dims = shape.len() as i64;
+        // `var(x, False)`: the legacy positional `unbiased`.
+        let (dims, legacy) = match c.value(1) {
+            Value::Ints(d) if !d.is_empty() => (Some(d.clone()), None),
+            Value::Bool(b) => (None, Some(*b)),
+            _ => (None, None),
+        };
+        let correction = match c.value(4) {
+            Value::Scalar(s) => s.to_f64(),
+            _ => {
+                let unbiased = legacy.or(match c.value(2) {
+                    Value::Bool(b) => Some(*b),
+                    _ => None,
+                });
+                if unbiased.unwrap_or(true) { 1.0 } else { 0.0 }
+            }
+        };
+        let keepdim = c.bool(3);
+        let all: Vec<i64> = (0..n_dims).collect();
+        let reduced = dims.clone().unwrap_or_else(|| all.clone());
+        let count: usize = reduced
+            .iter()
+            .map(|&d| shape[(if d < 0 { d + n_dims } else { d }) as usize])
+            .product();
+        let mean = o::call(
+            "mean",
+            vec![
+                Value::Tensor(x.clone()),
+                Value::Ints(reduced),
+                Value::Bool(true),
+            ],
+            vec![],
+        )?;
+        let centered = o::sub(&x, &mean)?;
+        let g = spread(&c.grad()?, &shape, dims.clone(), keepdim)?;
+        let scale = 1.0 / (count as f64 - correction);
+        let d = if sqrt {
+            let std = spread(&c.output(0)?, &shape, dims, keepdim)?;
+            o::div(&o::mul_s(&o::mul(&g, &centered)?, scale)?, &std)?
+        } else {
+            o::mul_s(&o::mul(&g, &centered)?, 2.0 * scale)?
+        };
+        c.set(0, d);
+        Ok(())
+    })
+}

@@ -70,6 +70,7 @@ fn variance_row(decl: &'static str, sqrt: bool) -> Op {
             Option<Scalar>,
         )| { variance(x, dim, unbiased, keepdim, correction, sqrt) },
     )
+    .grad(crate::derivatives::reduce::variance(sqrt))
 }
 
 pub(crate) fn rows() -> Vec<Op> {
