@@ -66,6 +66,16 @@ impl Ty {
 
     /// The Python type TorchScript signatures give this type (a dtype is an
     /// `int` there, as in PyTorch's own lookups).
+    /// Whether a parameter of this type may hold a tensor (`Tensor`,
+    /// `Tensor|Scalar`): a number there is an input without a gradient.
+    pub fn takes_tensor(&self) -> bool {
+        match self {
+            Ty::Tensor => true,
+            Ty::Union(alts) => alts.contains(&Ty::Tensor),
+            _ => false,
+        }
+    }
+
     pub fn python_annotation(&self) -> &'static str {
         match self {
             Ty::Tensor => "Tensor",

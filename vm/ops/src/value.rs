@@ -304,6 +304,16 @@ tuples! {
     11: A B C D E F G H I J K;
 }
 
+/// An elementwise operand as the value a row is called with.
+impl From<Arg> for Value {
+    fn from(a: Arg) -> Value {
+        match a {
+            Arg::Tensor(t) => Value::Tensor(t),
+            Arg::Scalar(s) => Value::Scalar(s),
+        }
+    }
+}
+
 /// A kernel's result as a value.
 pub trait IntoValue {
     fn into_value(self) -> Value;

@@ -61,6 +61,18 @@ pub(crate) fn tensor_hook(f: PyObjectRef) -> Hook {
     })
 }
 
+/// `f(tensor)` after a gradient accumulated into a leaf's `.grad`.
+pub(crate) fn post_accumulate_hook(f: PyObjectRef) -> Hook {
+    Arc::new(move |t: &Tensor| {
+        rustpython_vm::vm::thread::with_vm(&f, |vm| {
+            f.call((wrap(t.clone(), vm),), vm)
+                .map(|_| None)
+                .map_err(raised)
+        })
+        .unwrap_or(Ok(None))
+    })
+}
+
 /// A tuple of gradients for a node hook (`None` where undefined).
 fn grads_tuple(grads: &[Option<Tensor>], vm: &VirtualMachine) -> PyObjectRef {
     vm.ctx
@@ -537,7 +549,8 @@ pub(crate) fn function_apply(
     let tuple = output
         .downcast_ref::<rustpython_vm::builtins::PyTuple>()
         .map(|t| t.as_slice().to_vec());
-    let items = tuple.clone().unwrap_or_else(|| vec![output.clone()]);
+    let is_tuple = tuple.is_some();
+    let items = tuple.unwrap_or_else(|| vec![output.clone()]);
     let non_diff: Vec<PyObjectRef> = ctx
         .get_attr("non_differentiable", vm)
         .ok()
@@ -600,8 +613,9 @@ pub(crate) fn function_apply(
         t.set_history(node.clone(), n);
         results.push(obj);
     }
-    Ok(match tuple {
-        Some(_) => vm.ctx.new_tuple(results).into(),
-        None => results.pop().unwrap_or_else(|| vm.ctx.none()),
+    Ok(if is_tuple {
+        vm.ctx.new_tuple(results).into()
+    } else {
+        results.pop().unwrap_or_else(|| vm.ctx.none())
     })
 }

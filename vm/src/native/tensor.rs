@@ -63,12 +63,8 @@ fn binop(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyResul
         return method_dispatch(a, b, method, vm);
     };
     super::guard::guard(op.name(), vm, || {
-        let value = |a: Arg| match a {
-            Arg::Tensor(t) => Value::Tensor(t),
-            Arg::Scalar(s) => Value::Scalar(s),
-        };
         let out = match (&x, &y) {
-            (Arg::Tensor(_), _) => call_row(op.name(), vec![value(x), value(y)]),
+            (Arg::Tensor(_), _) => row(op.name(), vec![x.into(), y.into()]),
             // A number first, as PyTorch's reflected operators: `2 - x` is
             // `x.rsub(2)`, `2 / x` is `x.reciprocal() * 2`.
             (Arg::Scalar(_), Arg::Tensor(t)) => match op {
@@ -76,31 +72,25 @@ fn binop(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyResul
                 | Binary::Mul
                 | Binary::BitwiseAnd
                 | Binary::BitwiseOr
-                | Binary::BitwiseXor => call_row(op.name(), vec![value(y), value(x)]),
-                Binary::Sub => call_row("rsub", vec![value(y), value(x)]),
-                Binary::Div => call_row("reciprocal", vec![Value::Tensor(t.clone())])
-                    .and_then(|r| call_row("mul", vec![r, value(x)])),
+                | Binary::BitwiseXor => row(op.name(), vec![y.into(), x.into()]),
+                Binary::Sub => row("rsub", vec![y.into(), x.into()]),
+                Binary::Div => row("reciprocal", vec![Value::Tensor(t.clone())])
+                    .and_then(|r| row("mul", vec![Value::Tensor(r), x.into()])),
                 Binary::Pow | Binary::Remainder | Binary::LeftShift | Binary::RightShift => {
-                    call_row(op.name(), vec![value(x), value(y)])
+                    row(op.name(), vec![x.into(), y.into()])
                 }
-                _ => binary(op, &x, &y).map(Value::Tensor),
+                _ => binary(op, &x, &y),
             },
-            _ => binary(op, &x, &y).map(Value::Tensor),
+            _ => binary(op, &x, &y),
         };
-        match out.py(vm)? {
-            Value::Tensor(t) => Ok(wrap(t, vm)),
-            _ => unreachable!("an operator's row returns a tensor"),
-        }
+        out.py(vm).map(|t| wrap(t, vm))
     })
 }
 
 /// Runs the row `torch.<name>` (or `Tensor.<name>`) on positional values:
 /// operators are ops like any other (history, narrow dtypes).
-fn call_row(name: &str, values: Vec<Value>) -> crate::tensor::Result<Value> {
-    let op = fxvm_ops::registry()
-        .function(name)
-        .unwrap_or_else(|| panic!("no row {name}"));
-    op.call(values, vec![])
+fn row(name: &str, values: Vec<Value>) -> crate::tensor::Result<Tensor> {
+    fxvm_ops::autograd::ops::call(name, values, vec![])
 }
 
 /// `tensor op other` with an `other` that overrides `__torch_function__` (a
@@ -131,15 +121,8 @@ fn inplace(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyRes
         return Ok(vm.ctx.not_implemented());
     };
     super::guard::guard(op.name(), vm, || {
-        let y = match y {
-            Arg::Tensor(t) => Value::Tensor(t),
-            Arg::Scalar(s) => Value::Scalar(s),
-        };
-        call_row(
-            &format!("{}_", op.name()),
-            vec![Value::Tensor(zelf.tensor()), y],
-        )
-        .py(vm)?;
+        let args = vec![Value::Tensor(zelf.tensor()), y.into()];
+        fxvm_ops::autograd::ops::call_value(&format!("{}_", op.name()), args).py(vm)?;
         Ok(a.to_owned())
     })
 }
@@ -147,10 +130,9 @@ fn inplace(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyRes
 fn unop(num: PyNumber<'_>, op: Unary, vm: &VirtualMachine) -> PyResult {
     let t = PyTensor::number_downcast(num).tensor();
     super::guard::guard(op.name(), vm, || {
-        match call_row(op.name(), vec![Value::Tensor(t)]).py(vm)? {
-            Value::Tensor(t) => Ok(wrap(t, vm)),
-            _ => unreachable!("a unary row returns a tensor"),
-        }
+        row(op.name(), vec![Value::Tensor(t)])
+            .py(vm)
+            .map(|t| wrap(t, vm))
     })
 }
 
@@ -238,10 +220,7 @@ impl AsNumber for PyTensor {
                 };
                 super::guard::guard("matmul", vm, || {
                     let args = vec![Value::Tensor(x.tensor()), Value::Tensor(y.tensor())];
-                    match call_row("matmul", args).py(vm)? {
-                        Value::Tensor(t) => Ok(wrap(t, vm)),
-                        _ => unreachable!("matmul returns a tensor"),
-                    }
+                    row("matmul", args).py(vm).map(|t| wrap(t, vm))
                 })
             }),
             inplace_matrix_multiply: None,
@@ -779,16 +758,9 @@ impl PyTensor {
         vm: &VirtualMachine,
     ) -> PyResult {
         let t = self.tensor();
-        let f = hook.clone();
-        let call = std::sync::Arc::new(move |t: &Tensor| {
-            rustpython_vm::vm::thread::with_vm(&f, |vm| {
-                f.call((wrap(t.clone(), vm),), vm)
-                    .map(|_| None)
-                    .map_err(super::autograd::raised)
-            })
-            .unwrap_or(Ok(None))
-        });
-        let id = t.register_post_accumulate_grad_hook(call).py(vm)?;
+        let id = t
+            .register_post_accumulate_grad_hook(super::autograd::post_accumulate_hook(hook))
+            .py(vm)?;
         Ok(super::autograd::tensor_handle(t, id, vm))
     }
 
@@ -826,9 +798,8 @@ impl PyTensor {
     /// `backward(gradient=None, retain_graph=None, create_graph=False,
     /// inputs=None)`, as `torch.autograd.backward(self, ...)`.
     #[pymethod]
-    fn backward(zelf: PyRef<Self>, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+    fn backward(zelf: PyRef<Self>, mut args: FuncArgs, vm: &VirtualMachine) -> PyResult {
         let backward = super::classes::attr("torch.autograd", "_tensor_backward", vm)?;
-        let mut args = args;
         args.args.insert(0, zelf.into());
         backward.call(args, vm)
     }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use fxvm_tensor::autograd::{Node, Saved, TensorInfo};
-use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
+use fxvm_tensor::{Result, Scalar, Tensor, TensorError};
 
 use crate::value::Value;
 
@@ -25,6 +25,17 @@ pub(crate) enum Param {
         saved: Option<Vec<Saved>>,
         infos: Vec<TensorInfo>,
     },
+}
+
+impl Param {
+    /// How many inputs of the node (edges) the parameter is.
+    pub(crate) fn edges(&self) -> usize {
+        match self {
+            Param::Tensor { .. } | Param::Number(_) => 1,
+            Param::Tensors { infos, .. } => infos.len(),
+            Param::Value(_) => 0,
+        }
+    }
 }
 
 pub struct Back<'a> {
@@ -163,13 +174,6 @@ impl Back<'_> {
         match &self.params[i] {
             Param::Tensor { info, .. } => &info.shape,
             _ => &[],
-        }
-    }
-
-    pub fn dtype(&self, i: usize) -> DType {
-        match &self.params[i] {
-            Param::Tensor { info, .. } => info.dtype,
-            _ => DType::F32,
         }
     }
 

@@ -36,15 +36,15 @@ fn root_edge(t: &Tensor, i: usize) -> Result<Edge> {
     })
 }
 
-/// The gradient of a root: given, or ones for a one-element output.
-fn root_grad(t: &Tensor, given: Option<Tensor>) -> Result<Tensor> {
+/// The gradient of root `i`: given, or ones for a one-element output.
+fn root_grad(t: &Tensor, given: Option<Tensor>, i: usize) -> Result<Tensor> {
     match given {
         Some(g) => {
             if g.shape() != t.shape() {
                 return Err(TensorError::runtime(
                     "backward",
                     format!(
-                        "Mismatch in shape: grad_output[0] has a shape of {} and output[0] has a shape of {}.",
+                        "Mismatch in shape: grad_output[{i}] has a shape of {} and output[{i}] has a shape of {}.",
                         fxvm_tensor::error::torch_size(g.shape()),
                         fxvm_tensor::error::torch_size(t.shape())
                     ),
@@ -133,7 +133,7 @@ fn roots(tensors: &[Tensor], grads: Vec<Option<Tensor>>) -> Result<Vec<(Edge, Te
         .iter()
         .zip(grads.into_iter().chain(std::iter::repeat(None)))
         .enumerate()
-        .map(|(i, (t, g))| Ok((root_edge(t, i)?, root_grad(t, g)?)))
+        .map(|(i, (t, g))| Ok((root_edge(t, i)?, root_grad(t, g, i)?)))
         .collect()
 }
 

@@ -51,10 +51,10 @@ pub fn edge(t: &Tensor) -> Option<Edge> {
 
 /// Runs `op` on `values` (some requiring grad) and links its node.
 pub fn record(op: &Op, values: Vec<Value>) -> Result<Value> {
-    // `Tensor(a!)` parameters, and `inplace=True` functionals on their input.
     if let Some(Derivative::None) = op.derivative {
         return plain(op, values);
     }
+    // `Tensor(a!)` parameters, and `inplace=True` functionals on their input.
     let mutated = op.schema.mutated().or_else(|| {
         let i = op.schema.position("inplace")?;
         matches!(values[i], Value::Bool(true)).then_some(0)
@@ -104,19 +104,18 @@ pub fn record(op: &Op, values: Vec<Value>) -> Result<Value> {
                 saved: None,
                 infos: ts.iter().map(TensorInfo::of).collect(),
             },
-            Value::Scalar(_) if takes_tensor(&op.schema.params[i].ty) => Param::Number(v.clone()),
+            // A number where a tensor may stand: an input without an edge.
+            Value::Scalar(s) if op.schema.params[i].ty.takes_tensor() => {
+                next.push(None);
+                infos.push(TensorInfo {
+                    shape: vec![],
+                    dtype: s.category().default_dtype(),
+                });
+                Param::Number(v.clone())
+            }
             v => Param::Value(v.clone()),
         };
         let mut need = false;
-        if let Value::Scalar(s) = v
-            && takes_tensor(&op.schema.params[i].ty)
-        {
-            next.push(None);
-            infos.push(TensorInfo {
-                shape: vec![],
-                dtype: s.category().default_dtype(),
-            });
-        }
         for t in tensors(v) {
             let e = edge(t);
             need |= e.is_some();
@@ -127,6 +126,7 @@ pub fn record(op: &Op, values: Vec<Value>) -> Result<Value> {
         params.push(param);
     }
     let inputs: Vec<Tensor> = values.iter().flat_map(|v| tensors(v).to_vec()).collect();
+    let written = mutated.and_then(|m| tensors(&values[m]).first().cloned());
     // The arguments the formula saves (after the kernel ran, see above).
     let saves_inputs = saves
         .iter()
@@ -165,11 +165,10 @@ pub fn record(op: &Op, values: Vec<Value>) -> Result<Value> {
         t
     });
     let differentiable = |t: &Tensor| t.dtype().is_float();
-    if let (Value::Input(i), Some(m)) = (&result, mutated)
+    if let (Value::Input(i), Some(m), Some(written)) = (&result, mutated, written)
         && *i == m
     {
         // An in-place op: the written tensor is the node's one output.
-        let written = in_place_target(&params, &inputs, m);
         if !differentiable(&written) {
             return Ok(result);
         }
@@ -199,28 +198,6 @@ pub fn record(op: &Op, values: Vec<Value>) -> Result<Value> {
         }
     }
     Ok(result)
-}
-
-/// Whether a parameter may hold a tensor (`Tensor`, `Tensor|Scalar`).
-fn takes_tensor(ty: &crate::schema::Ty) -> bool {
-    match ty {
-        crate::schema::Ty::Tensor => true,
-        crate::schema::Ty::Union(alts) => alts.contains(&crate::schema::Ty::Tensor),
-        _ => false,
-    }
-}
-
-/// The tensor an in-place op wrote: parameter `m`'s.
-fn in_place_target(params: &[Param], inputs: &[Tensor], m: usize) -> Tensor {
-    let before: usize = params[..m]
-        .iter()
-        .map(|p| match p {
-            Param::Tensor { .. } => 1,
-            Param::Tensors { infos, .. } => infos.len(),
-            Param::Value(_) | Param::Number(_) => 0,
-        })
-        .sum();
-    inputs[before].clone()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -309,14 +286,8 @@ impl Backward for OpBackward {
         // One gradient per tensor of each parameter, in edge order.
         let mut flat = Vec::new();
         for (p, g) in self.params.iter().zip(back.out) {
-            let n = match p {
-                Param::Tensor { .. } => 1,
-                Param::Tensors { infos, .. } => infos.len(),
-                Param::Value(_) => 0,
-                Param::Number(_) => 1,
-            };
             let mut g = g.unwrap_or_default();
-            g.resize(n, None);
+            g.resize(p.edges(), None);
             flat.extend(g);
         }
         Ok(flat)

@@ -295,16 +295,11 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
         _ => {
             // Elementwise rows: one tensor, or a tensor and another
             // broadcast against it.
-            let takes_tensor = |ty: &crate::schema::Ty| match ty {
-                crate::schema::Ty::Tensor => true,
-                crate::schema::Ty::Union(alts) => alts.contains(&crate::schema::Ty::Tensor),
-                _ => false,
-            };
             let tensors = op
                 .schema
                 .params
                 .iter()
-                .filter(|p| takes_tensor(&p.ty))
+                .filter(|p| p.ty.takes_tensor())
                 .count();
             match tensors {
                 1 => (vec![x23()], vec![]),
@@ -568,5 +563,25 @@ fn the_derivative_coverage_report_is_current() {
             .position(|(a, b)| a != b)
             .map_or(expected.lines().count().min(report.lines().count()), |i| i)
             + 1
+    );
+}
+
+/// A root's gradient of the wrong shape is named by its position.
+#[test]
+fn a_mismatched_root_gradient_names_its_index() {
+    let a = tensor(x(&[2], 1));
+    let b = tensor(x(&[3], 2));
+    let outs = [
+        super::ops::mul_s(&a, 2.0).unwrap(),
+        super::ops::mul_s(&b, 2.0).unwrap(),
+    ];
+    let grads = vec![
+        Some(Tensor::from_vec(vec![1.0f64; 2], &[2])),
+        Some(Tensor::from_vec(vec![1.0f64; 2], &[2])),
+    ];
+    let err = engine::backward(&outs, grads, None, Options::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Mismatch in shape: grad_output[1] has a shape of torch.Size([2]) and output[1] has a shape of torch.Size([3])."
     );
 }

@@ -16,10 +16,8 @@ is_inference_mode_enabled = _C.is_inference_mode_enabled
 
 class _Mode:
     """A grad mode set on entry and restored on exit; called on a function,
-    a decorator that runs it under the mode."""
-
-    def _set(self):
-        return _C._set_grad_enabled(_C.is_grad_enabled()), _C._set_inference_mode(_C.is_inference_mode_enabled())
+    a decorator that runs it under the mode. Each mode's ``_set`` switches
+    and returns the (grad, inference) modes it found."""
 
     def __enter__(self):
         self._saved = self._set()
@@ -71,7 +69,7 @@ class inference_mode(_Mode):
 
     def __new__(cls, mode=True):
         # ``@torch.inference_mode`` without parentheses decorates directly.
-        if callable(mode) and not isinstance(mode, bool):
+        if callable(mode):
             return cls()(mode)
         return super().__new__(cls)
 

@@ -120,7 +120,7 @@ impl Tensor {
         Arc::ptr_eq(&self.imp, &other.imp)
     }
 
-    pub fn downgrade(&self) -> WeakTensor {
+    pub(crate) fn downgrade(&self) -> WeakTensor {
         WeakTensor {
             storage: Arc::downgrade(&self.storage),
             imp: Arc::downgrade(&self.imp),
@@ -236,7 +236,7 @@ impl Tensor {
     }
 
     /// A leaf's accumulator, made on first use.
-    pub fn accumulator(&self, make: impl FnOnce() -> Arc<Node>) -> Arc<Node> {
+    fn accumulator(&self, make: impl FnOnce() -> Arc<Node>) -> Arc<Node> {
         let mut m = self.meta_mut();
         if let Some(node) = m.accumulator.upgrade() {
             return node;
@@ -247,7 +247,9 @@ impl Tensor {
     }
 
     /// Where this tensor's gradient goes: its node's input, or its
-    /// accumulator for a leaf that requires grad (made by `make`).
+    /// accumulator for a leaf that requires grad (made by `make`, which
+    /// runs with this tensor's record locked: it builds a node and touches
+    /// no tensor's record).
     pub fn gradient_edge(&self, make: impl FnOnce() -> Arc<Node>) -> Option<Edge> {
         let m = self.meta()?;
         if let Some(node) = &m.grad_fn {
