@@ -723,3 +723,21 @@ fn training_steps_keep_memory_flat() {
     assert_eq!(out.status, Some(0), "{out:?}");
     assert!(out.stdout.ends_with("flat\n"), "{}", out.stdout);
 }
+
+/// `grad_fn.metadata` says it is not supported rather than handing out a
+/// dict that forgets what is stored in it.
+#[test]
+fn grad_fn_metadata_raises_not_implemented() {
+    let out = run(&[
+        "run",
+        "-c",
+        "import torch\nx = torch.ones(2, requires_grad=True)\n(x * 2).grad_fn.metadata",
+    ]);
+    assert_eq!(out.status, Some(1));
+    assert!(
+        out.stderr
+            .contains("NotImplementedError: grad_fn.metadata is not supported by fxvm"),
+        "{}",
+        out.stderr
+    );
+}

@@ -237,9 +237,13 @@ impl PyNode {
         self.node.sequence_nr()
     }
 
+    /// PyTorch keeps a dict per node for users' data; fxvm's `grad_fn`
+    /// objects are made per access, so a dict would lose what is stored.
     #[pygetset]
-    fn metadata(&self, vm: &VirtualMachine) -> PyObjectRef {
-        PyDict::default().into_ref(&vm.ctx).into()
+    fn metadata(&self, vm: &VirtualMachine) -> PyResult {
+        Err(vm.new_not_implemented_error(
+            "grad_fn.metadata is not supported by fxvm (grad_fn objects are made per access)",
+        ))
     }
 
     /// `hook(grad_inputs, grad_outputs)` after the node runs.
