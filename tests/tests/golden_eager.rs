@@ -80,6 +80,11 @@ fn a_nanogpt_style_model_trains_with_adamw_as_pytorch() {
 }
 
 #[test]
+fn gradients_of_indexing_reductions_shape_and_elementwise_ops_match_pytorch() {
+    check_in("autograd", "ops");
+}
+
+#[test]
 fn sgd_adam_and_adamw_update_as_pytorch_step_for_step() {
     check_in("autograd", "optimizers");
 }

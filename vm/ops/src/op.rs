@@ -162,6 +162,13 @@ impl Op {
         }
     }
 
+    /// Marks an op whose kernel calls rows (through `autograd::ops`): it
+    /// records as they do, and each row narrows dtypes for itself.
+    pub(crate) fn composite(mut self) -> Op {
+        self.dtype_generic = true;
+        self.grad(Derivative::Composite)
+    }
+
     /// Marks an op whose outputs never require grad.
     pub(crate) fn nondiff(self) -> Op {
         self.grad(Derivative::None)

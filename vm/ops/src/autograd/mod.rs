@@ -49,6 +49,9 @@ pub enum Derivative {
     /// Run with history as this composition of rows (each records its
     /// own node), as PyTorch records its composite ops.
     Decompose(Decomposition),
+    /// The kernel is written in rows (as PyTorch's composite ops): run
+    /// with grad mode on, each row it calls records its own node.
+    Composite,
     /// The outputs never require grad (creation, sampling, comparisons).
     None,
 }
@@ -98,7 +101,8 @@ pub fn derivative(
 
 /// Every registry row with what its backward is: the node PyTorch names
 /// (`MulBackward0`; `by call` when the overload decides), `decomposed`
-/// (recorded as the rows it runs), `no gradient` (creation, sampling,
+/// (recorded as the rows it runs), `composite` (its kernel calls rows),
+/// `no gradient` (creation, sampling,
 /// comparisons), or `not implemented` (a backward through it raises).
 pub fn coverage() -> String {
     let ops = crate::registry().ops();
@@ -120,6 +124,10 @@ pub fn coverage() -> String {
             Some(Derivative::Decompose(_)) => {
                 formula += 1;
                 "decomposed".to_owned()
+            }
+            Some(Derivative::Composite) => {
+                formula += 1;
+                "composite".to_owned()
             }
             Some(Derivative::None) => {
                 none += 1;

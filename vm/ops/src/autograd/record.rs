@@ -70,6 +70,7 @@ pub fn record(op: &Op, values: Vec<Value>) -> Result<Value> {
     let (name, saves, formula) = match &derivative {
         Some(Derivative::None) => return plain(op, values),
         Some(Derivative::Decompose(f)) => return f(op, values),
+        Some(Derivative::Composite) => return op.run_plain(values),
         Some(Derivative::Formula {
             name,
             saves,

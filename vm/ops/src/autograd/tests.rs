@@ -1,4 +1,4 @@
-//! Every formula against finite differences in float64 (PyTorch's
+//! Every formula (and composite row) against finite differences in float64 (PyTorch's
 //! gradcheck), and gradients of gradients where the formula's own ops are
 //! differentiable (gradgradcheck). Rows are taken from the registry: a
 //! row with a formula and no sample here fails the test.
@@ -290,6 +290,82 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
         // differences: the golden checks it.
         "F.embedding" => return s(vec![ints(vec![0, 2, 2, 1, 3, 0], &[2, 3]), x(&[4, 3], 1)]),
         "embedding" => return s(vec![x(&[4, 3], 1), ints(vec![0, 2, 2, 1, 3, 0], &[2, 3])]),
+        "index_add" => {
+            return Some((
+                vec![
+                    x(&[4, 3], 1),
+                    Value::Int(0),
+                    ints(vec![2, 0, 2], &[3]),
+                    x(&[3, 3], 2),
+                ],
+                vec![("alpha", Value::Scalar(Scalar::Int(2)))],
+            ));
+        }
+        "index_copy" => {
+            return s(vec![
+                x(&[4, 3], 1),
+                Value::Int(0),
+                ints(vec![2, 0], &[2]),
+                x(&[2, 3], 2),
+            ]);
+        }
+        "index_fill" => {
+            return s(vec![
+                x(&[4, 3], 1),
+                Value::Int(1),
+                ints(vec![0, 2], &[2]),
+                x(&[], 2),
+            ]);
+        }
+        "index_put" => {
+            return s(vec![
+                x(&[4, 3], 1),
+                Value::Tensors(vec![tensor(ints(vec![3, 0], &[2]))]),
+                x(&[2, 3], 2),
+            ]);
+        }
+        "scatter" => {
+            let index = ints(vec![0, 3, 1, 2, 2, 0], &[3, 2]);
+            return s(vec![x(&[3, 4], 1), Value::Int(1), index, x(&[3, 2], 2)]);
+        }
+        "scatter_add" => {
+            let index = ints(vec![0, 3, 3, 1, 2, 2], &[3, 2]);
+            return s(vec![x(&[3, 4], 1), Value::Int(1), index, x(&[3, 2], 2)]);
+        }
+        "scatter_reduce" => {
+            let index = ints(vec![0, 3, 3, 3, 2, 2], &[3, 2]);
+            return Some((
+                vec![
+                    x(&[3, 4], 1),
+                    Value::Int(1),
+                    index,
+                    x(&[3, 2], 2),
+                    Value::Str("mean".into()),
+                ],
+                vec![("include_self", Value::Bool(false))],
+            ));
+        }
+        "take" => return s(vec![x(&[3, 4], 1), ints(vec![0, 5, 11, 5], &[2, 2])]),
+        "put" => return s(vec![x(&[3, 4], 1), ints(vec![1, 7, 10], &[3]), x(&[3], 2)]),
+        "masked_select" | "masked_scatter" => {
+            let mask = Value::Tensor(Tensor::from_vec(
+                vec![true, false, true, false, true, true],
+                &[2, 3],
+            ));
+            let mut args = vec![x23(), mask];
+            if name == "masked_scatter" {
+                args.push(x(&[5], 2));
+            }
+            return s(args);
+        }
+        "fill" => return s(vec![x23(), Value::Scalar(Scalar::Float(0.5))]),
+        "take_along_dim" => {
+            return s(vec![
+                x(&[3, 4], 1),
+                ints(vec![0, 2, 1, 1], &[1, 4]),
+                Value::Int(0),
+            ]);
+        }
         "to" => return s(vec![x23(), Value::DType(DType::F64)]),
         "type_as" => return s(vec![x23(), consts(vec![0.0], &[1])]),
         _ => {
@@ -438,9 +514,6 @@ fn close(what: &str, analytic: &[Option<Tensor>], numeric: &[Vec<f64>]) {
 const NO_DOUBLE: &[&str] = &[
     "F.nll_loss",
     "F.cross_entropy",
-    // scatter_add and index_add
-    "gather",
-    "index_select",
     // scatter_add and conv_transpose
     "max_pool2d",
     "F.max_pool1d_with_indices",
@@ -466,7 +539,10 @@ fn every_formula_matches_finite_differences_and_so_does_its_derivative() {
     let mut missing = Vec::new();
     let mut checked = HashMap::new();
     for op in crate::registry().ops() {
-        if !matches!(op.derivative(), Some(Derivative::Formula { .. })) {
+        if !matches!(
+            op.derivative(),
+            Some(Derivative::Formula { .. } | Derivative::Composite)
+        ) {
             continue;
         }
         let k = key(op);

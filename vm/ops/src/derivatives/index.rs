@@ -1,7 +1,10 @@
 //! Indexing ops: gradients put back where the values came from.
 
+use fxvm_tensor::ops::subscript::Index;
+use fxvm_tensor::{Result, Scalar, Tensor, TensorError};
+
 use crate::autograd::ops as o;
-use crate::autograd::{Derivative, Save, derivative};
+use crate::autograd::{Back, Derivative, Name, Save, derivative};
 use crate::value::Value;
 
 /// `masked_fill(input, mask, value)`: nothing flows where the mask filled.
@@ -12,7 +15,7 @@ pub(crate) fn masked_fill() -> Derivative {
             vec![
                 Value::Tensor(c.grad()?),
                 Value::Tensor(c.input(1)?),
-                Value::Scalar(fxvm_tensor::Scalar::Int(0)),
+                Value::Scalar(Scalar::Int(0)),
             ],
             vec![],
         )?;
@@ -69,7 +72,7 @@ pub(crate) fn cumsum() -> Derivative {
 pub(crate) fn repeat_interleave() -> Derivative {
     derivative("IndexSelectBackward0", &[], |c| {
         let (Value::Int(r), Some(dim)) = (c.value(1).clone(), c.opt_int(2)) else {
-            return Err(fxvm_tensor::TensorError::not_implemented(
+            return Err(TensorError::not_implemented(
                 "the derivative for 'repeat_interleave' with a tensor of repeats or without dim is not implemented.",
             ));
         };
@@ -84,6 +87,375 @@ pub(crate) fn repeat_interleave() -> Derivative {
         let g = o::reshape(&c.grad()?, &split)?;
         let summed = o::sum(&g, &[d as i64 + 1], false)?;
         c.set(0, summed);
+        Ok(())
+    })
+}
+
+fn v(t: Tensor) -> Value {
+    Value::Tensor(t)
+}
+
+/// `index_select(g, dim, index)` shaped as the source it is the gradient of.
+fn selected(c: &Back<'_>, g: &Tensor, dim: usize, index: usize, source: usize) -> Result<Tensor> {
+    let picked = o::call(
+        "index_select",
+        vec![v(g.clone()), Value::Int(c.int(dim)), v(c.input(index)?)],
+        vec![],
+    )?;
+    o::reshape(&picked, c.shape(source))
+}
+
+/// `g` with `dim`'s `index` slices filled with 0 (what an op overwrote).
+fn unfilled(c: &Back<'_>, g: &Tensor) -> Result<Tensor> {
+    o::call(
+        "index_fill",
+        vec![
+            v(g.clone()),
+            Value::Int(c.int(1)),
+            v(c.input(2)?),
+            Value::Scalar(Scalar::Int(0)),
+        ],
+        vec![],
+    )
+}
+
+/// `index_add(input, dim, index, source, alpha)`.
+pub(crate) fn index_add() -> Derivative {
+    derivative("IndexAddBackward0", &[Save::In(2)], |c| {
+        let g = c.grad()?;
+        if c.needs(3) {
+            let d = o::mul_scalar(&selected(c, &g, 1, 2, 3)?, c.scalar(4))?;
+            c.set(3, d);
+        }
+        c.set(0, g);
+        Ok(())
+    })
+}
+
+/// `index_copy(input, dim, index, source)`.
+pub(crate) fn index_copy() -> Derivative {
+    derivative("IndexCopyBackward0", &[Save::In(2)], |c| {
+        let g = c.grad()?;
+        if c.needs(3) {
+            let d = selected(c, &g, 1, 2, 3)?;
+            c.set(3, d);
+        }
+        if c.needs(0) {
+            let d = unfilled(c, &g)?;
+            c.set(0, d);
+        }
+        Ok(())
+    })
+}
+
+/// `index_fill(input, dim, index, value)`: a 0-d tensor value gets the
+/// sum of the filled slices' gradients.
+pub(crate) fn index_fill() -> Derivative {
+    fn name(values: &[Value]) -> &'static str {
+        match values[3] {
+            Value::Tensor(_) => "IndexFillBackward1",
+            _ => "IndexFillBackward0",
+        }
+    }
+    derivative(Name::Pick(name), &[Save::In(2)], |c| {
+        let g = c.grad()?;
+        if c.is_tensor(3) && c.needs(3) {
+            let picked = o::call(
+                "index_select",
+                vec![v(g.clone()), Value::Int(c.int(1)), v(c.input(2)?)],
+                vec![],
+            )?;
+            c.set(3, o::sum(&picked, &[], false)?);
+        }
+        if c.needs(0) {
+            let d = unfilled(c, &g)?;
+            c.set(0, d);
+        }
+        Ok(())
+    })
+}
+
+/// `index_put(input, indices, values, accumulate)`.
+pub(crate) fn index_put() -> Derivative {
+    derivative("IndexPutBackward0", &[Save::In(1)], |c| {
+        let g = c.grad()?;
+        let items: Vec<Index> = c.list(1)?.into_iter().map(Index::Tensor).collect();
+        if c.needs(2) {
+            let d = crate::autograd::index::get(&g, &items)?;
+            c.set(2, d);
+        }
+        if c.needs(0) {
+            let d = if c.bool(3) {
+                g
+            } else {
+                let rest = o::call("clone", vec![v(g)], vec![])?;
+                crate::autograd::index::set(&rest, &items, &o::zeros(&[], rest.dtype()))?;
+                rest
+            };
+            c.set(0, d);
+        }
+        Ok(())
+    })
+}
+
+/// `g.gather(dim, index)`: the gradient of what was scattered from `src`.
+fn gathered(c: &Back<'_>, g: &Tensor) -> Result<Tensor> {
+    o::call(
+        "gather",
+        vec![v(g.clone()), Value::Int(c.int(1)), v(c.input(2)?)],
+        vec![],
+    )
+}
+
+/// `g.scatter(dim, index, value)`.
+fn scattered(c: &Back<'_>, g: &Tensor, value: Value) -> Result<Tensor> {
+    o::call(
+        "scatter",
+        vec![v(g.clone()), Value::Int(c.int(1)), v(c.input(2)?), value],
+        vec![],
+    )
+}
+
+/// `scatter(input, dim, index, src)`: overwritten positions give no
+/// gradient to the input; `src` gets the gradient of where it went.
+pub(crate) fn scatter() -> Derivative {
+    fn name(values: &[Value]) -> &'static str {
+        match values[3] {
+            Value::Tensor(_) => "ScatterBackward0",
+            _ => "ScatterBackward1",
+        }
+    }
+    derivative(Name::Pick(name), &[Save::In(2)], |c| {
+        if !matches!(c.value(4), Value::None) {
+            return Err(TensorError::not_implemented(
+                "the derivative for 'scatter' with reduce= is not implemented (scatter_reduce has one).",
+            ));
+        }
+        let g = c.grad()?;
+        if c.is_tensor(3) && c.needs(3) {
+            let d = gathered(c, &g)?;
+            c.set(3, d);
+        }
+        if c.needs(0) {
+            let d = scattered(c, &g, Value::Scalar(Scalar::Int(0)))?;
+            c.set(0, d);
+        }
+        Ok(())
+    })
+}
+
+/// `scatter_add(input, dim, index, src)`.
+pub(crate) fn scatter_add() -> Derivative {
+    derivative("ScatterAddBackward0", &[Save::In(2)], |c| {
+        let g = c.grad()?;
+        if c.needs(3) {
+            let d = gathered(c, &g)?;
+            c.set(3, d);
+        }
+        c.set(0, g);
+        Ok(())
+    })
+}
+
+/// `scatter_reduce(input, dim, index, src, reduce, include_self)` for the
+/// `sum`, `mean`, `amax` and `amin` reductions (ties share the gradient
+/// of a maximum equally, as PyTorch's).
+pub(crate) fn scatter_reduce() -> Derivative {
+    derivative(
+        "ScatterReduceBackward0",
+        &[Save::In(0), Save::In(2), Save::In(3), Save::Out(0)],
+        |c| {
+            let Value::Str(reduce) = c.value(4).clone() else {
+                unreachable!("scatter_reduce's reduce is a str")
+            };
+            let include_self = c.bool(5);
+            let g = c.grad()?;
+            let (x, src) = (c.input(0)?, c.input(3)?);
+            let ones = |t: &Tensor| o::add_s(&o::mul_s(t, 0.0)?, 1.0);
+            // How many values (the input's own when included) met at each position.
+            let count = || -> Result<Tensor> {
+                let start = if include_self {
+                    ones(&x)?
+                } else {
+                    o::mul_s(&x, 0.0)?
+                };
+                o::call(
+                    "scatter_add",
+                    vec![
+                        v(start),
+                        Value::Int(c.int(1)),
+                        v(c.input(2)?),
+                        v(ones(&src)?),
+                    ],
+                    vec![],
+                )
+            };
+            // Positions that received a value (the input's share is 0 there without include_self).
+            let received = |g: Tensor| -> Result<Tensor> {
+                if include_self {
+                    return Ok(g);
+                }
+                scattered(c, &g, Value::Scalar(Scalar::Int(0)))
+            };
+            let (self_grad, src_grad) = match reduce.as_str() {
+                "sum" => (received(g.clone())?, gathered(c, &g)?),
+                "mean" => {
+                    let n = count()?;
+                    let shared = o::div(
+                        &g,
+                        &o::call(
+                            "clamp_min",
+                            vec![v(n), Value::Scalar(Scalar::Int(1))],
+                            vec![],
+                        )?,
+                    )?;
+                    (received(shared.clone())?, gathered(c, &shared)?)
+                }
+                "amax" | "amin" => {
+                    let y = c.output(0)?;
+                    let eq = |a: &Tensor, b: &Tensor| {
+                        o::call("eq", vec![v(a.clone()), v(b.clone())], vec![])
+                    };
+                    let self_hit = o::to_dtype(&eq(&x, &y)?, g.dtype())?;
+                    let counted = if include_self {
+                        self_hit.clone()
+                    } else {
+                        scattered(c, &self_hit, Value::Scalar(Scalar::Int(0)))?
+                    };
+                    let src_hit = o::to_dtype(&eq(&src, &gathered(c, &y)?)?, g.dtype())?;
+                    let ties = o::call(
+                        "scatter_add",
+                        vec![
+                            v(counted),
+                            Value::Int(c.int(1)),
+                            v(c.input(2)?),
+                            v(src_hit.clone()),
+                        ],
+                        vec![],
+                    )?;
+                    let shared = o::div(&g, &ties)?;
+                    (
+                        received(o::mul(&self_hit, &shared)?)?,
+                        o::mul(&src_hit, &gathered(c, &shared)?)?,
+                    )
+                }
+                other => {
+                    return Err(TensorError::not_implemented(format!(
+                        "the derivative for 'scatter_reduce' with reduce='{other}' is not implemented."
+                    )));
+                }
+            };
+            c.set(3, src_grad);
+            c.set(0, self_grad);
+            Ok(())
+        },
+    )
+}
+
+/// `take(input, index)`: the gradient put back at the flat positions.
+pub(crate) fn take() -> Derivative {
+    derivative("TakeBackward0", &[Save::In(1)], |c| {
+        let g = c.grad()?;
+        let d = o::call(
+            "put",
+            vec![
+                v(o::zeros(c.shape(0), g.dtype())),
+                v(c.input(1)?),
+                v(g),
+                Value::Bool(true),
+            ],
+            vec![],
+        )?;
+        c.set(0, d);
+        Ok(())
+    })
+}
+
+/// `put(input, index, source, accumulate)`.
+pub(crate) fn put() -> Derivative {
+    derivative("PutBackward0", &[Save::In(1)], |c| {
+        let g = c.grad()?;
+        if c.needs(2) {
+            let d = o::call("take", vec![v(g.clone()), v(c.input(1)?)], vec![])?;
+            c.set(2, o::reshape(&d, c.shape(2))?);
+        }
+        if c.needs(0) {
+            let d = if c.bool(3) {
+                g
+            } else {
+                let zeros = v(o::zeros(c.shape(2), g.dtype()));
+                o::call(
+                    "put",
+                    vec![v(g), v(c.input(1)?), zeros, Value::Bool(false)],
+                    vec![],
+                )?
+            };
+            c.set(0, d);
+        }
+        Ok(())
+    })
+}
+
+/// `masked_select(input, mask)`: the gradient scattered back into the
+/// broadcast shape (the engine sums it down to the input's).
+pub(crate) fn masked_select() -> Derivative {
+    derivative("MaskedSelectBackward0", &[Save::In(1)], |c| {
+        let (g, mask) = (c.grad()?, c.input(1)?);
+        let shape = fxvm_tensor::layout::broadcast_shapes(c.shape(0), mask.shape())
+            .unwrap_or_else(|| c.shape(0).to_vec());
+        let d = o::call(
+            "masked_scatter",
+            vec![v(o::zeros(&shape, g.dtype())), v(mask), v(g)],
+            vec![],
+        )?;
+        c.set(0, d);
+        Ok(())
+    })
+}
+
+/// `masked_scatter(input, mask, source)`: the source's first elements
+/// went to the masked positions, the rest get zero.
+pub(crate) fn masked_scatter() -> Derivative {
+    derivative("MaskedScatterBackward0", &[Save::In(1)], |c| {
+        let (g, mask) = (c.grad()?, c.input(1)?);
+        if c.needs(2) {
+            let used = o::call("masked_select", vec![v(g.clone()), v(mask.clone())], vec![])?;
+            let total: usize = c.shape(2).iter().product();
+            let rest = o::zeros(&[total - used.numel()], g.dtype());
+            let d = o::reshape(&o::cat(&[used, rest], 0)?, c.shape(2))?;
+            c.set(2, d);
+        }
+        if c.needs(0) {
+            let d = o::call(
+                "masked_fill",
+                vec![v(g), v(mask), Value::Scalar(Scalar::Int(0))],
+                vec![],
+            )?;
+            c.set(0, d);
+        }
+        Ok(())
+    })
+}
+
+/// Ops that overwrite their input entirely (`copy_`, `fill_`, `zero_`):
+/// no gradient to what was there; `copy_`'s source gets the gradient
+/// (summed back to its shape and cast to its dtype by the engine).
+pub(crate) fn overwrite(name: &'static str) -> Derivative {
+    derivative(name, &[], |c| {
+        let g = c.grad()?;
+        if c.params.len() > 1 && c.is_tensor(1) {
+            c.set(1, g.clone());
+        }
+        c.set(0, o::zeros(c.shape(0), g.dtype()));
+        Ok(())
+    })
+}
+
+/// `tril`/`triu(input, diagonal)`: the gradient's same triangle.
+pub(crate) fn triangle(name: &'static str, row: &'static str) -> Derivative {
+    derivative(name, &[], move |c| {
+        let d = o::call(row, vec![v(c.grad()?), Value::Int(c.int(1))], vec![])?;
+        c.set(0, d);
         Ok(())
     })
 }

@@ -74,35 +74,40 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, i, src, alpha): (Tensor, i64, Tensor, Tensor, Scalar)| {
                 index_dim::index_add(&x, dim, &i, &src, alpha)
             },
-        ),
+        )
+        .grad(crate::derivatives::index::index_add()),
         op(
             "index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1)",
             M,
             |(x, dim, i, src, alpha): (Tensor, i64, Tensor, Tensor, Scalar)| {
                 in_place(&x, index_dim::index_add(&x, dim, &i, &src, alpha))
             },
-        ),
+        )
+        .grad(crate::derivatives::index::index_add()),
         op(
             "index_copy(Tensor input, int dim, Tensor index, Tensor source)",
             TM,
             |(x, dim, i, src): (Tensor, i64, Tensor, Tensor)| {
                 index_dim::index_copy(&x, dim, &i, &src)
             },
-        ),
+        )
+        .grad(crate::derivatives::index::index_copy()),
         op(
             "index_copy_(Tensor(a!) input, int dim, Tensor index, Tensor source)",
             M,
             |(x, dim, i, src): (Tensor, i64, Tensor, Tensor)| {
                 in_place(&x, index_dim::index_copy(&x, dim, &i, &src))
             },
-        ),
+        )
+        .grad(crate::derivatives::index::index_copy()),
         op(
             "index_fill(Tensor input, int dim, Tensor index, Tensor|Scalar value)",
             TM,
             |(x, dim, i, v): (Tensor, i64, Tensor, Or<Tensor, Scalar>)| {
                 index_dim::index_fill(&x, dim, &i, fill_value(v)?)
             },
-        ),
+        )
+        .grad(crate::derivatives::index::index_fill()),
         op(
             "index_fill_(Tensor(a!) input, int dim, Tensor index, Tensor|Scalar value)",
             M,
@@ -110,14 +115,16 @@ pub(crate) fn rows() -> Vec<Op> {
                 let value = fill_value(v)?;
                 in_place(&x, index_dim::index_fill(&x, dim, &i, value))
             },
-        ),
+        )
+        .grad(crate::derivatives::index::index_fill()),
         op(
             "index_put(Tensor input, Tensor[] indices, Tensor values, bool accumulate=False)",
             TM,
             |(x, indices, v, acc): (Tensor, Vec<Tensor>, Tensor, bool)| {
                 index_put(&x, indices, &v, acc)
             },
-        ),
+        )
+        .grad(crate::derivatives::index::index_put()),
         op(
             "index_put_(Tensor(a!) input, Tensor[] indices, Tensor values, bool accumulate=False)",
             TM,
@@ -126,7 +133,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 subscript::put(&x, &items, &v, acc)?;
                 Ok(Value::Input(0))
             },
-        ),
+        )
+        .grad(crate::derivatives::index::index_put()),
         op(
             "scatter_(Tensor(a!) input, int dim, Tensor index, Tensor|Scalar src, *, str? reduce=None)",
             M,
@@ -142,14 +150,16 @@ pub(crate) fn rows() -> Vec<Op> {
                     index::scatter(&x, dim, &i, scatter_src(src), reduce.as_deref()),
                 )
             },
-        ),
+        )
+        .grad(crate::derivatives::index::scatter()),
         op(
             "scatter_add(Tensor input, int dim, Tensor index, Tensor src)",
             TM,
             |(x, dim, i, src): (Tensor, i64, Tensor, Tensor)| {
                 index::scatter_reduce(&x, dim, &i, &src, ScatterReduce::Sum, true)
             },
-        ),
+        )
+        .grad(crate::derivatives::index::scatter_add()),
         op(
             "scatter_add_(Tensor(a!) input, int dim, Tensor index, Tensor src)",
             M,
@@ -159,7 +169,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     index::scatter_reduce(&x, dim, &i, &src, ScatterReduce::Sum, true),
                 )
             },
-        ),
+        )
+        .grad(crate::derivatives::index::scatter_add()),
         op(
             "scatter_reduce(Tensor input, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True)",
             TM,
@@ -173,7 +184,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     include_self,
                 )
             },
-        ),
+        )
+        .grad(crate::derivatives::index::scatter_reduce()),
         op(
             "scatter_reduce_(Tensor(a!) input, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True)",
             M,
@@ -184,7 +196,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     index::scatter_reduce(&x, dim, &i, &src, reduce, include_self),
                 )
             },
-        ),
+        )
+        .grad(crate::derivatives::index::scatter_reduce()),
         op(
             "nonzero(Tensor input, *, bool as_tuple=False)",
             TM,
@@ -216,31 +229,36 @@ pub(crate) fn rows() -> Vec<Op> {
             "take(Tensor input, Tensor index)",
             TM,
             |(x, i): (Tensor, Tensor)| index::take(&x, &i),
-        ),
+        )
+        .grad(crate::derivatives::index::take()),
         op(
             "put(Tensor input, Tensor index, Tensor source, bool accumulate=False)",
             TM,
             |(x, i, src, acc): (Tensor, Tensor, Tensor, bool)| index::put(&x, &i, &src, acc),
-        ),
+        )
+        .grad(crate::derivatives::index::put()),
         op(
             "put_(Tensor(a!) input, Tensor index, Tensor source, bool accumulate=False)",
             M,
             |(x, i, src, acc): (Tensor, Tensor, Tensor, bool)| {
                 in_place(&x, index::put(&x, &i, &src, acc))
             },
-        ),
+        )
+        .grad(crate::derivatives::index::put()),
         op(
             "masked_scatter(Tensor input, Tensor mask, Tensor source)",
             TM,
             |(x, mask, src): (Tensor, Tensor, Tensor)| index::masked_scatter(&x, &mask, &src),
-        ),
+        )
+        .grad(crate::derivatives::index::masked_scatter()),
         op(
             "masked_scatter_(Tensor(a!) input, Tensor mask, Tensor source)",
             M,
             |(x, mask, src): (Tensor, Tensor, Tensor)| {
                 in_place(&x, index::masked_scatter(&x, &mask, &src))
             },
-        ),
+        )
+        .grad(crate::derivatives::index::masked_scatter()),
         op(
             "masked_fill(Tensor input, Tensor mask, Scalar value)",
             TM,
@@ -260,24 +278,28 @@ pub(crate) fn rows() -> Vec<Op> {
             TM,
             |(x, d): (Tensor, i64)| index::triangle(&x, d, true),
         )
+        .grad(crate::derivatives::index::triangle("TrilBackward0", "tril"))
         .meta(meta::same),
         op(
             "triu(Tensor input, int diagonal=0)",
             TM,
             |(x, d): (Tensor, i64)| index::triangle(&x, d, false),
         )
+        .grad(crate::derivatives::index::triangle("TriuBackward0", "triu"))
         .meta(meta::same),
         op(
             "tril_(Tensor(a!) input, int diagonal=0)",
             M,
             |(x, d): (Tensor, i64)| in_place(&x, index::triangle(&x, d, true)),
         )
+        .grad(crate::derivatives::index::triangle("TrilBackward0", "tril"))
         .meta(meta::same),
         op(
             "triu_(Tensor(a!) input, int diagonal=0)",
             M,
             |(x, d): (Tensor, i64)| in_place(&x, index::triangle(&x, d, false)),
         )
+        .grad(crate::derivatives::index::triangle("TriuBackward0", "triu"))
         .meta(meta::same),
         op(
             "equal(Tensor input, Tensor other)",
@@ -290,7 +312,8 @@ pub(crate) fn rows() -> Vec<Op> {
             "masked_select(Tensor input, Tensor mask)",
             TM,
             |(x, mask): (Tensor, Tensor)| index::masked_select(&x, &mask),
-        ),
+        )
+        .grad(crate::derivatives::index::masked_select()),
         op(
             "gather(Tensor input, int dim, Tensor index)",
             TM,
@@ -311,7 +334,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 Or<Tensor, Scalar>,
                 Option<String>,
             )| { index::scatter(&x, dim, &i, scatter_src(src), reduce.as_deref()) },
-        ),
+        )
+        .grad(crate::derivatives::index::scatter()),
         op(
             "index_select(Tensor input, int dim, Tensor index)",
             TM,
@@ -329,7 +353,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 x.copy_from(&src)?;
                 Ok(Value::Input(0))
             },
-        ),
+        )
+        .grad(crate::derivatives::index::overwrite("CopyBackwards")),
         op(
             "fill_(Tensor(a!) input, Scalar value)",
             M,
@@ -338,6 +363,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 Ok(Value::Input(0))
             },
         )
+        .grad(crate::derivatives::index::overwrite("FillBackward2"))
         .meta(meta::pointwise),
         op(
             "zero_(Tensor(a!) input)",
@@ -347,6 +373,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 Ok(Value::Input(0))
             },
         )
+        .grad(crate::derivatives::index::overwrite("ZeroBackward0"))
         .meta(meta::pointwise),
     ]
 }

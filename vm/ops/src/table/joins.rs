@@ -7,6 +7,7 @@
 use fxvm_tensor::ops::{create, index, rearrange, shape};
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
+use crate::autograd::ops as o;
 use crate::op::{Op, T, TM, op};
 use crate::value::{Or, Value};
 
@@ -231,11 +232,25 @@ fn column_stack(tensors: &[Tensor]) -> Result<Tensor> {
 }
 
 /// `take_along_dim`: `gather` with `indices` broadcast against `input`
-/// outside `dim` (both flattened when `dim` is None).
+/// outside `dim` (both flattened when `dim` is None); composed of rows.
 fn take_along_dim(x: &Tensor, indices: &Tensor, dim: Option<i64>) -> Result<Tensor> {
+    let gather = |x: &Tensor, dim: i64, i: &Tensor| {
+        o::call(
+            "gather",
+            vec![
+                Value::Tensor(x.clone()),
+                Value::Int(dim),
+                Value::Tensor(i.clone()),
+            ],
+            vec![],
+        )
+    };
     let Some(dim) = dim else {
-        let flat = shape::reshape(x, &[-1])?;
-        return index::gather(&flat, 0, &shape::reshape(indices, &[-1])?);
+        return gather(
+            &o::reshape(x, &[x.numel()])?,
+            0,
+            &shape::reshape(indices, &[-1])?,
+        );
     };
     let d = x.dim(dim)?;
     if x.ndim() != indices.ndim() {
@@ -253,15 +268,17 @@ fn take_along_dim(x: &Tensor, indices: &Tensor, dim: Option<i64>) -> Result<Tens
     (xs[d], is[d]) = (1, 1);
     let common = fxvm_tensor::layout::broadcast_shapes(&xs, &is)
         .ok_or_else(|| TensorError::broadcast(x.shape(), indices.shape()))?;
-    let expand = |t: &Tensor, along: usize| -> Result<Tensor> {
+    let along = |n: usize| {
         let mut s = common.clone();
-        s[d] = along;
-        Ok(t.broadcast_to(&s)?.contiguous())
+        s[d] = n;
+        s
     };
-    index::gather(
-        &expand(x, x.shape()[d])?,
+    gather(
+        &o::expand(x, &along(x.shape()[d]))?,
         dim,
-        &expand(indices, indices.shape()[d])?,
+        &indices
+            .broadcast_to(&along(indices.shape()[d]))?
+            .contiguous(),
     )
 }
 
@@ -586,7 +603,8 @@ pub(crate) fn rows() -> Vec<Op> {
             "take_along_dim(Tensor input, Tensor indices, int? dim=None)",
             TM,
             |(x, i, dim): (Tensor, Tensor, Option<i64>)| take_along_dim(&x, &i, dim),
-        ),
+        )
+        .composite(),
         op("block_diag(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| block_diag(&ts)),
         op("cartesian_prod(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| cartesian_prod(&ts)),
         op(
