@@ -122,7 +122,7 @@ fn inplace(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyRes
     };
     super::guard::guard(op.name(), vm, || {
         let args = vec![Value::Tensor(zelf.tensor()), y.into()];
-        fxvm_ops::autograd::ops::call_value(&format!("{}_", op.name()), args).py(vm)?;
+        fxvm_ops::autograd::ops::call_value(&format!("{}_", op.name()), args, vec![]).py(vm)?;
         Ok(a.to_owned())
     })
 }

@@ -66,13 +66,20 @@ impl Back<'_> {
 
     /// The gradient of output 0.
     pub fn grad(&self) -> Result<Tensor> {
-        self.grad_n(0)
-            .ok_or_else(|| TensorError::runtime("backward", "a gradient is missing"))
+        self.grad_n(0).ok_or_else(|| {
+            TensorError::runtime("backward", format!("{}: a gradient is missing", self.op))
+        })
     }
 
     /// The gradient of output `n`, if one is defined.
     pub fn grad_n(&self, n: usize) -> Option<Tensor> {
         self.grads.get(n).cloned().flatten()
+    }
+
+    /// The gradient of output `n`, zeros when none came.
+    pub fn grad_or_zeros(&self, n: usize) -> Tensor {
+        self.grad_n(n)
+            .unwrap_or_else(|| self.node.outputs()[n].zeros())
     }
 
     /// Saved tensor parameter `i`.

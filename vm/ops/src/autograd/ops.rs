@@ -6,13 +6,15 @@ use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 use crate::op::{Op, Place};
 use crate::value::Value;
 
-/// The row `torch.<name>` (else `Tensor.<name>`) calls.
+/// The row `torch.<name>` (else `Tensor.<name>`, `F.<name>`, or the
+/// builtin of `torch._C._nn`) calls.
 fn row(name: &str) -> &'static Op {
     let r = crate::registry();
     r.named(name)
         .find(|op| op.places.iter().any(|p| p.is_torch()))
         .or_else(|| r.named(name).find(|op| op.places.contains(&Place::Method)))
         .or_else(|| r.functional(name))
+        .or_else(|| r.named(name).next())
         .unwrap_or_else(|| panic!("no registry row {name}"))
 }
 
@@ -36,8 +38,12 @@ pub fn call_functional(name: &str, positional: Vec<Value>) -> Result<Tensor> {
 }
 
 /// Calls row `name` and returns what it returns.
-pub fn call_value(name: &str, positional: Vec<Value>) -> Result<Value> {
-    row(name).call(positional, vec![])
+pub fn call_value(
+    name: &str,
+    positional: Vec<Value>,
+    keywords: Vec<(&str, Value)>,
+) -> Result<Value> {
+    row(name).call(positional, keywords)
 }
 
 /// Calls row `name` and returns its tensor.
@@ -213,4 +219,70 @@ pub fn narrow(a: &Tensor, dim: i64, start: usize, len: usize) -> Result<Tensor> 
         ],
         vec![],
     )
+}
+
+/// The core's view and join functions with its signatures, called through
+/// their rows: a composite row's kernel written with these records its
+/// history as it runs.
+pub mod shape {
+    use super::{Value, call, t};
+    use fxvm_tensor::{Result, Tensor};
+
+    pub fn reshape(x: &Tensor, shape: &[i64]) -> Result<Tensor> {
+        call("reshape", vec![t(x), Value::Ints(shape.to_vec())], vec![])
+    }
+
+    pub fn expand(x: &Tensor, shape: &[i64]) -> Result<Tensor> {
+        call("expand", vec![t(x), Value::Ints(shape.to_vec())], vec![])
+    }
+
+    pub fn permute(x: &Tensor, dims: &[i64]) -> Result<Tensor> {
+        call("permute", vec![t(x), Value::Ints(dims.to_vec())], vec![])
+    }
+
+    pub fn transpose(x: &Tensor, d0: i64, d1: i64) -> Result<Tensor> {
+        super::transpose(x, d0, d1)
+    }
+
+    pub fn repeat(x: &Tensor, repeats: &[i64]) -> Result<Tensor> {
+        call("repeat", vec![t(x), Value::Ints(repeats.to_vec())], vec![])
+    }
+
+    pub fn narrow(x: &Tensor, dim: i64, start: i64, len: i64) -> Result<Tensor> {
+        call(
+            "narrow",
+            vec![t(x), Value::Int(dim), Value::Int(start), Value::Int(len)],
+            vec![],
+        )
+    }
+
+    pub fn cat(items: &[Tensor], dim: i64) -> Result<Tensor> {
+        super::cat(items, dim)
+    }
+
+    pub fn stack(items: &[Tensor], dim: i64) -> Result<Tensor> {
+        call(
+            "stack",
+            vec![Value::Tensors(items.to_vec()), Value::Int(dim)],
+            vec![],
+        )
+    }
+}
+
+/// The `p`-norm over `dims` (all when `None`).
+pub fn norm(a: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+    call(
+        "norm",
+        vec![
+            t(a),
+            s(p),
+            dims.map_or(Value::None, |d| Value::Ints(d.to_vec())),
+            Value::Bool(keepdim),
+        ],
+        vec![],
+    )
+}
+
+pub fn clamp_min(a: &Tensor, lo: f64) -> Result<Tensor> {
+    call("clamp_min", vec![t(a), s(lo)], vec![])
 }

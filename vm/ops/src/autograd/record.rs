@@ -273,6 +273,9 @@ impl Backward for OpBackward {
                 message: format!("the derivative for '{}' is not implemented.", self.op),
             });
         };
+        if grads.iter().all(Option::is_none) {
+            return Ok(vec![None; self.params.iter().map(Param::edges).sum()]);
+        }
         let mut back = Back {
             op: self.op,
             node: ctx.node,
@@ -292,6 +295,13 @@ impl Backward for OpBackward {
             flat.extend(g);
         }
         Ok(flat)
+    }
+
+    /// Formulas see a missing output gradient as `None` (PyTorch's
+    /// undefined gradient): zeros would change nothing but signs of zero
+    /// and cost a tensor per output.
+    fn materializes(&self) -> bool {
+        false
     }
 
     fn release(&mut self) {

@@ -74,6 +74,12 @@ fn key(op: &Op) -> String {
     format!("{}{}", if functional { "F." } else { "" }, op.name())
 }
 
+/// The `n` of a row named `…{n}d`.
+fn spatial(name: &str) -> usize {
+    let digit = name.chars().rev().nth(1).unwrap();
+    digit.to_digit(10).unwrap() as usize
+}
+
 /// A call of the out-of-place row `name` (in-place rows reuse it).
 fn sample(name: &str, op: &Op) -> Option<Call> {
     let s = |v: Vec<Value>| Some((v, vec![]));
@@ -186,7 +192,7 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
             ]);
         }
         "cumsum" => return s(vec![x(&[3, 4], 1), Value::Int(1)]),
-        "var" | "std" => {
+        "var" | "std" | "var_mean" | "std_mean" => {
             return Some((
                 vec![x(&[3, 4, 2], 1), Value::Ints(vec![0, 2])],
                 vec![("correction", Value::Scalar(Scalar::Int(0)))],
@@ -357,6 +363,188 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
                 args.push(x(&[5], 2));
             }
             return s(args);
+        }
+        "prod" | "max" | "min" | "cumprod" | "cummax" | "cummin" | "sort" | "median"
+        | "nanmedian" => return s(vec![x(&[3, 4], 1), Value::Int(1)]),
+        "amax" | "amin" | "logsumexp" | "nansum" | "nanmean" => {
+            return s(vec![x(&[3, 4], 1), Value::Ints(vec![1])]);
+        }
+        "norm" => {
+            return s(vec![
+                x(&[3, 4], 1),
+                Value::Scalar(Scalar::Float(3.0)),
+                Value::Ints(vec![1]),
+            ]);
+        }
+        "linalg_vector_norm" | "msort" => return s(vec![x(&[3, 4], 1)]),
+        "aminmax" => return Some((vec![x(&[3, 4], 1)], vec![("dim", Value::Int(0))])),
+        "topk" | "kthvalue" => return s(vec![x(&[3, 4], 1), Value::Int(2), Value::Int(1)]),
+        "flip" => return s(vec![x23(), Value::Ints(vec![0, 1])]),
+        "roll" => {
+            return s(vec![
+                x(&[3, 4], 1),
+                Value::Ints(vec![1, -2]),
+                Value::Ints(vec![0, 1]),
+            ]);
+        }
+        "rot90" => return s(vec![x(&[3, 4], 1), Value::Int(1)]),
+        "repeat" | "tile" => return s(vec![x23(), Value::Ints(vec![2, 1, 2])]),
+        "diagonal" => {
+            return s(vec![
+                x(&[3, 4, 2], 1),
+                Value::Int(1),
+                Value::Int(1),
+                Value::Int(0),
+            ]);
+        }
+        "diag" => return s(vec![x(&[3, 4], 1), Value::Int(-1)]),
+        "diag_embed" => return s(vec![x23(), Value::Int(1)]),
+        "unfold" => {
+            return s(vec![
+                x(&[2, 7], 1),
+                Value::Int(1),
+                Value::Int(3),
+                Value::Int(2),
+            ]);
+        }
+        "pixel_shuffle" => return s(vec![x(&[1, 8, 2, 3], 1), Value::Int(2)]),
+        "pixel_unshuffle" => return s(vec![x(&[1, 2, 4, 6], 1), Value::Int(2)]),
+        "channel_shuffle" | "native_channel_shuffle" => {
+            return s(vec![x(&[1, 6, 2, 2], 1), Value::Int(2)]);
+        }
+        "meshgrid" => {
+            return Some((
+                vec![Value::Tensors(vec![tensor(x(&[3], 1)), tensor(x(&[4], 2))])],
+                vec![("indexing", Value::Str("xy".into()))],
+            ));
+        }
+        "split_with_sizes" => {
+            return s(vec![x(&[5, 3], 1), Value::Ints(vec![2, 3]), Value::Int(0)]);
+        }
+        "movedim" | "moveaxis" => return s(vec![x(&[2, 3, 4], 1), Value::Int(0), Value::Int(2)]),
+        "swapaxes" | "swapdims" => {
+            return s(vec![x(&[2, 3, 4], 1), Value::Int(0), Value::Int(2)]);
+        }
+        "broadcast_to" => return s(vec![x(&[3, 1], 1), Value::Ints(vec![2, 3, 4])]),
+        "tensor_split" => return s(vec![x(&[5, 3], 1), Value::Int(2)]),
+        "hsplit" => return s(vec![x(&[3, 4], 1), Value::Int(2)]),
+        "vsplit" => return s(vec![x(&[4, 3], 1), Value::Int(2)]),
+        "dsplit" => return s(vec![x(&[2, 2, 4], 1), Value::Int(2)]),
+        "atleast_1d" | "atleast_2d" | "atleast_3d" => {
+            return s(vec![Value::Tensors(vec![
+                tensor(x(&[3], 1)),
+                tensor(x(&[], 2)),
+            ])]);
+        }
+        "hstack" | "vstack" | "row_stack" | "dstack" | "column_stack" => {
+            return s(vec![Value::Tensors(vec![
+                tensor(x(&[2, 3], 1)),
+                tensor(x(&[2, 3], 2)),
+            ])]);
+        }
+        "block_diag" => {
+            return s(vec![Value::Tensors(vec![
+                tensor(x(&[2, 3], 1)),
+                tensor(x(&[3], 2)),
+            ])]);
+        }
+        "cartesian_prod" => {
+            return s(vec![Value::Tensors(vec![
+                tensor(x(&[3], 1)),
+                tensor(x(&[2], 2)),
+            ])]);
+        }
+        "kron" => return s(vec![x23(), x(&[2, 2], 2)]),
+        "avg_pool1d" => {
+            // Padded, strided, ceil mode, padding not counted: every divisor case.
+            return s(vec![
+                x(&[2, 2, 7], 1),
+                Value::Ints(vec![3]),
+                Value::Ints(vec![2]),
+                Value::Ints(vec![1]),
+                Value::Bool(true),
+                Value::Bool(false),
+            ]);
+        }
+        "avg_pool2d" | "avg_pool3d" | "F.avg_pool2d" | "F.avg_pool3d" => {
+            let n = spatial(name);
+            let mut xs = vec![1, 2];
+            xs.extend(std::iter::repeat_n(5, n));
+            return s(vec![
+                x(&xs, 1),
+                Value::Ints(vec![2]),
+                Value::Ints(vec![2]),
+                Value::Ints(vec![1]),
+                Value::Bool(true),
+                Value::Bool(true),
+            ]);
+        }
+        "F.adaptive_max_pool1d" | "F.adaptive_max_pool1d_with_indices" => {
+            return s(vec![x(&[2, 2, 7], 1), Value::OptInts(vec![Some(3)])]);
+        }
+        "adaptive_max_pool1d" => return s(vec![x(&[2, 2, 7], 1), Value::Ints(vec![3])]),
+        "F.adaptive_max_pool2d" | "F.adaptive_max_pool2d_with_indices" => {
+            return s(vec![
+                x(&[1, 2, 5, 4], 1),
+                Value::OptInts(vec![Some(2), Some(3)]),
+            ]);
+        }
+        "F.adaptive_max_pool3d" | "F.adaptive_max_pool3d_with_indices" => {
+            return s(vec![
+                x(&[1, 1, 3, 4, 3], 1),
+                Value::OptInts(vec![Some(2), Some(2), Some(1)]),
+            ]);
+        }
+        "conv_transpose1d" | "conv_transpose2d" | "conv_transpose3d" => {
+            let n = spatial(name);
+            let mut xs = vec![2, 4];
+            xs.extend(std::iter::repeat_n(3, n));
+            let mut ws = vec![4, 3];
+            ws.extend(std::iter::repeat_n(2, n));
+            return Some((
+                vec![x(&xs, 1), x(&ws, 2), x(&[6], 3)],
+                vec![
+                    ("stride", Value::Ints(vec![2])),
+                    ("padding", Value::Ints(vec![1])),
+                    ("output_padding", Value::Ints(vec![1])),
+                    ("groups", Value::Int(2)),
+                ],
+            ));
+        }
+        "F.pad" => {
+            return s(vec![
+                x(&[1, 2, 3, 4], 1),
+                Value::Ints(vec![2, 1, 1, 2]),
+                Value::Str("reflect".into()),
+            ]);
+        }
+        "F.interpolate" => {
+            return Some((
+                vec![x(&[1, 2, 3, 4], 1), Value::Ints(vec![5, 3])],
+                vec![
+                    ("mode", Value::Str("bilinear".into())),
+                    ("align_corners", Value::Bool(false)),
+                ],
+            ));
+        }
+        "F.threshold" | "threshold" => {
+            return s(vec![x23(), Value::Float(0.3), Value::Float(-1.0)]);
+        }
+        "F.glu" => return s(vec![x(&[2, 4], 1)]),
+        "F.normalize" => return s(vec![x23()]),
+        "F.celu" => return s(vec![x23(), Value::Float(0.7)]),
+        "F.lp_pool1d" | "F.lp_pool2d" => {
+            let n = spatial(name);
+            let mut xs = vec![1, 2];
+            xs.extend(std::iter::repeat_n(4, n));
+            return s(vec![pos(&xs, 1), Value::Float(3.0), Value::Ints(vec![2])]);
+        }
+        "F.lp_pool3d" => {
+            return s(vec![
+                pos(&[1, 1, 2, 2, 4], 1),
+                Value::Float(2.0),
+                Value::Ints(vec![2]),
+            ]);
         }
         "fill" => return s(vec![x23(), Value::Scalar(Scalar::Float(0.5))]),
         "take_along_dim" => {

@@ -199,8 +199,11 @@ pub(crate) fn max_pool(spatial: usize) -> Derivative {
         let mut args = vec![Value::Tensor(x.clone())];
         args.extend((1..=5).map(|i| c.value(i).clone()));
         args.push(Value::Bool(true));
-        let pooled =
-            crate::autograd::ops::call_value(&format!("max_pool{spatial}d_with_indices"), args)?;
+        let pooled = crate::autograd::ops::call_value(
+            &format!("max_pool{spatial}d_with_indices"),
+            args,
+            vec![],
+        )?;
         let indices = match pooled {
             Value::Tuple(items) | Value::ReturnType(_, items) => match items.into_iter().nth(1) {
                 Some(Value::Tensor(i)) => i,
@@ -302,6 +305,202 @@ pub(crate) fn adaptive_avg_pool(spatial: usize) -> Derivative {
             )?;
         }
         let d = o::mul_s(&d, 1.0 / window as f64)?;
+        c.set(0, d);
+        Ok(())
+    })
+}
+
+/// `conv_transpose{n}d(input, weight, bias, stride, padding,
+/// output_padding, groups, dilation)`: the input's gradient is the
+/// convolution of the output's gradient with the same weight; the
+/// weight's is a convolution's weight gradient with input and gradient
+/// in swapped roles.
+pub(crate) fn conv_transpose(spatial: usize) -> Derivative {
+    derivative(
+        "ConvolutionBackward0",
+        &[Save::In(0), Save::In(1)],
+        move |c| {
+            let (x, w, g) = (c.input(0)?, c.input(1)?, c.grad()?);
+            let kernel = w.shape()[2..].to_vec();
+            let stride = per_dim(c.ints(3), spatial);
+            let pad = per_dim(c.ints(4), spatial);
+            let groups = c.int(6).max(1) as usize;
+            let dilation = per_dim(c.ints(7), spatial);
+            if c.needs(2) {
+                let dims: Vec<i64> = (0..g.ndim() as i64).filter(|&d| d != 1).collect();
+                c.set(2, o::sum(&g, &dims, false)?);
+            }
+            if c.needs(0) {
+                let d = o::call(
+                    &format!("conv{spatial}d"),
+                    vec![
+                        Value::Tensor(g.clone()),
+                        Value::Tensor(w.clone()),
+                        Value::None,
+                        ints(&stride),
+                        ints(&pad),
+                        ints(&dilation),
+                        Value::Int(groups as i64),
+                    ],
+                    vec![],
+                )?;
+                c.set(0, d);
+            }
+            if c.needs(1) {
+                let d = if spatial == 2 {
+                    weight_grad_2d(&g, &x, &kernel, &stride, &pad, &dilation, groups)?
+                } else {
+                    weight_grad(&g, &x, &kernel, &stride, &pad, &dilation, groups, spatial)?
+                };
+                c.set(1, d);
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `adaptive_max_pool{n}d[_with_indices](input, output_size, …)`: the
+/// gradient scattered to the positions that won.
+pub(crate) fn adaptive_max_pool(spatial: usize) -> Derivative {
+    let name = match spatial {
+        1 => "AdaptiveMaxPool2DBackward0",
+        2 => "AdaptiveMaxPool2DBackward0",
+        _ => "AdaptiveMaxPool3DBackward0",
+    };
+    derivative(name, &[Save::In(0)], move |c| {
+        let (x, g) = (c.input(0)?, c.grad()?);
+        // `torch.adaptive_max_pool1d` takes plain sizes.
+        let size = match c.value(1) {
+            Value::Ints(v) => Value::OptInts(v.iter().map(|&n| Some(n)).collect()),
+            v => v.clone(),
+        };
+        let pooled = o::call_value(
+            &format!("adaptive_max_pool{spatial}d_with_indices"),
+            vec![Value::Tensor(x.clone()), size, Value::Bool(true)],
+            vec![],
+        )?;
+        let (Value::Tuple(items) | Value::ReturnType(_, items)) = pooled else {
+            return Err(TensorError::runtime(
+                "backward",
+                "adaptive max pooling gave no indices",
+            ));
+        };
+        let Some(Value::Tensor(indices)) = items.into_iter().nth(1) else {
+            return Err(TensorError::runtime(
+                "backward",
+                "adaptive max pooling gave no indices",
+            ));
+        };
+        let d = scatter_back(&x, &g, &indices, spatial)?;
+        c.set(0, d);
+        Ok(())
+    })
+}
+
+/// `avg_pool{n}d(input, kernel_size, stride, padding, ceil_mode,
+/// count_include_pad, divisor_override)`: each output's gradient, over its
+/// window's divisor, spread over the window (a transposed convolution
+/// with a kernel of ones, one channel at a time); when the divisor varies
+/// by window, through the pooling's per-dim matrices.
+pub(crate) fn avg_pool(spatial: usize) -> Derivative {
+    let name = match spatial {
+        1 => "AvgPool2DBackward0",
+        2 => "AvgPool2DBackward0",
+        _ => "AvgPool3DBackward0",
+    };
+    derivative(name, &[], move |c| {
+        let g = c.grad()?;
+        let shape = c.shape(0).to_vec();
+        let lead = shape.len() - spatial;
+        let kernel = per_dim(c.ints(1), spatial);
+        let stride = match c.value(2) {
+            Value::Ints(s) if !s.is_empty() => per_dim(s.clone(), spatial),
+            _ => kernel.clone(),
+        };
+        let pad = per_dim(c.ints(3), spatial);
+        let (ceil_mode, include_pad) = (c.bool(4), c.bool(5));
+        let divisor_override = if spatial == 1 { None } else { c.opt_int(6) };
+        let dtype = g.dtype();
+        // Windows of varying size (ceil mode's last, or padding not
+        // counted): each dim mapped back through the pooling's own matrix.
+        let divisor = match divisor_override {
+            Some(d) => d as f64,
+            None if include_pad && !ceil_mode => kernel.iter().product::<i64>() as f64,
+            None => {
+                let mut d = g;
+                for k in 0..spatial {
+                    let dim = lead + k;
+                    let one = |v: i64, rest: i64| -> Value {
+                        let mut all = vec![rest; spatial];
+                        all[k] = v;
+                        Value::Ints(all)
+                    };
+                    let mut args = vec![
+                        Value::Tensor(super::resample::identity(
+                            shape[dim],
+                            shape.len(),
+                            dim,
+                            dtype,
+                        )?),
+                        one(kernel[k], 1),
+                        one(stride[k], 1),
+                        one(pad[k], 0),
+                        Value::Bool(ceil_mode),
+                        Value::Bool(include_pad),
+                    ];
+                    if spatial > 1 {
+                        args.push(Value::None);
+                    }
+                    let probe = {
+                        let _off = fxvm_tensor::autograd::GradMode::set(false);
+                        o::call(&format!("avg_pool{spatial}d"), args, vec![])?
+                    };
+                    let probe = super::resample::as_matrix(&probe, shape[dim])?;
+                    d = super::resample::map_back(&d, dim as i64, &probe)?;
+                }
+                c.set(0, d);
+                return Ok(());
+            }
+        };
+        let share = o::mul_s(&g, 1.0 / divisor)?;
+        // One channel per group: [N, C, …] as C groups of one.
+        let channels: usize = shape[..lead].iter().product();
+        let mut planes = vec![1, channels];
+        planes.extend_from_slice(&g.shape()[lead..]);
+        let share = o::reshape(&share, &planes)?;
+        let mut wshape = vec![channels, 1];
+        wshape.extend(kernel.iter().map(|&k| k as usize));
+        let ones = o::add_s(&o::zeros(&wshape, dtype), 1.0)?;
+        let out_pad: Vec<i64> = (0..spatial)
+            .map(|i| {
+                let made = (g.shape()[lead + i] as i64 - 1) * stride[i] - 2 * pad[i] + kernel[i];
+                // A ceil-mode window past the end is cut off below.
+                (shape[lead + i] as i64 - made).max(0)
+            })
+            .collect();
+        let d = o::call(
+            &format!("conv_transpose{spatial}d"),
+            vec![
+                Value::Tensor(share),
+                Value::Tensor(ones),
+                Value::None,
+                ints(&stride),
+                ints(&pad),
+                ints(&out_pad),
+                Value::Int(channels as i64),
+            ],
+            vec![],
+        )?;
+        let mut d = o::reshape(&d, &{
+            let mut s = shape[..lead].to_vec();
+            s.extend_from_slice(&d.shape()[2..]);
+            s
+        })?;
+        for i in 0..spatial {
+            if d.shape()[lead + i] > shape[lead + i] {
+                d = o::narrow(&d, (lead + i) as i64, 0, shape[lead + i])?;
+            }
+        }
         c.set(0, d);
         Ok(())
     })

@@ -3,12 +3,16 @@
 //! `autograd::ops`) so that gradients of gradients come from the same
 //! formulas.
 
+pub(crate) mod activation;
 pub(crate) mod conv;
 pub(crate) mod elementwise;
 pub(crate) mod index;
+pub(crate) mod layout;
 pub(crate) mod linalg;
 pub(crate) mod loss;
 pub(crate) mod nn;
 pub(crate) mod norm;
 pub(crate) mod reduce;
+pub(crate) mod resample;
+pub(crate) mod select;
 pub(crate) mod shape;

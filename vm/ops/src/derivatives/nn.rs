@@ -80,7 +80,7 @@ pub(crate) fn dropout() -> Derivative {
 /// `g * slope(x)` where the slope is computed from the saved input and the
 /// row's other arguments.
 fn sloped(
-    name: &'static str,
+    name: impl Into<crate::autograd::Name>,
     slope: fn(&Tensor, &crate::autograd::Back<'_>) -> Result<Tensor>,
 ) -> Derivative {
     derivative(name, &[Save::In(0)], move |c| {
@@ -114,29 +114,38 @@ pub(crate) fn softplus() -> Derivative {
     })
 }
 
-/// `hardtanh(input, min_val, max_val)` (and `relu6`: 0 and 6).
+/// `hardtanh(input, min_val, max_val)` (and `relu6`: 0 and 6): the
+/// gradient strictly inside the bounds, +0 outside.
 pub(crate) fn hardtanh(bounds: Option<(f64, f64)>) -> Derivative {
     derivative("HardtanhBackward0", &[Save::In(0)], move |c| {
         let (lo, hi) = bounds.unwrap_or((c.float(1), c.float(2)));
-        let d = inside(&c.input(0)?, lo, hi)?;
-        let g = o::mul(&c.grad()?, &d)?;
+        let x = c.input(0)?;
+        let both = o::call(
+            "logical_and",
+            vec![
+                Value::Tensor(o::cmp_s("gt", &x, lo)?),
+                Value::Tensor(o::cmp_s("lt", &x, hi)?),
+            ],
+            vec![],
+        )?;
+        let g = o::mask(&both, &c.grad()?)?;
         c.set(0, g);
         Ok(())
     })
 }
 
-/// `leaky_relu(input, negative_slope)`.
-pub(crate) fn leaky_relu() -> Derivative {
-    sloped("LeakyReluBackward0", |x, c| {
+/// `leaky_relu(input, negative_slope)` (in place: `…Backward1`).
+pub(crate) fn leaky_relu(name: crate::autograd::Name) -> Derivative {
+    sloped(name, |x, c| {
         let positive = o::cmp_s("gt", x, 0.0)?;
         let one = o::add_s(&o::mul_s(x, 0.0)?, 1.0)?;
         o::select_where(&positive, &one, &o::add_s(&o::mul_s(x, 0.0)?, c.float(1))?)
     })
 }
 
-/// `elu(input, alpha)`: 1 above zero, α eˣ below.
-pub(crate) fn elu() -> Derivative {
-    sloped("EluBackward0", |x, c| {
+/// `elu(input, alpha)`: 1 above zero, α eˣ below (in place: `…Backward1`).
+pub(crate) fn elu(name: crate::autograd::Name) -> Derivative {
+    sloped(name, |x, c| {
         let positive = o::cmp_s("gt", x, 0.0)?;
         let one = o::add_s(&o::mul_s(x, 0.0)?, 1.0)?;
         o::select_where(

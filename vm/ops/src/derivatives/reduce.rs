@@ -7,7 +7,12 @@ use fxvm_tensor::{Result, Tensor};
 
 /// `g` (the gradient of a reduction over `dims`, all when `None`) spread
 /// back over the input's shape.
-fn spread(g: &Tensor, shape: &[usize], dims: Option<Vec<i64>>, keepdim: bool) -> Result<Tensor> {
+pub(crate) fn spread(
+    g: &Tensor,
+    shape: &[usize],
+    dims: Option<Vec<i64>>,
+    keepdim: bool,
+) -> Result<Tensor> {
     let n = shape.len() as i64;
     let g = match dims {
         Some(dims) if !keepdim && n > 0 => {
@@ -126,9 +131,15 @@ pub(crate) fn softmax(log: bool) -> Derivative {
 }
 
 /// `var`/`std(input, dim, unbiased, keepdim, correction)`: `2 (x - mean)
-/// / (N - correction)` per element (over `2 std` for the deviation).
-pub(crate) fn variance(sqrt: bool) -> Derivative {
-    let name = if sqrt { "StdBackward0" } else { "VarBackward0" };
+/// / (N - correction)` per element (over `2 std` for the deviation);
+/// `var_mean`/`std_mean` add the mean's gradient (output 1).
+pub(crate) fn variance(sqrt: bool, with_mean: bool) -> Derivative {
+    let name = match (sqrt, with_mean) {
+        (true, false) => "StdBackward0",
+        (false, false) => "VarBackward0",
+        (true, true) => "StdMeanBackward0",
+        (false, true) => "VarMeanBackward0",
+    };
     let saves: &'static [crate::autograd::Save] = if sqrt {
         &[crate::autograd::Save::In(0), crate::autograd::Save::Out(0)]
     } else {
@@ -170,16 +181,28 @@ pub(crate) fn variance(sqrt: bool) -> Derivative {
             ],
             vec![],
         )?;
-        let centered = o::sub(&x, &mean)?;
-        let g = spread(&c.grad()?, &shape, dims.clone(), keepdim)?;
-        let scale = 1.0 / (count as f64 - correction);
-        let d = if sqrt {
-            let std = spread(&c.output(0)?, &shape, dims, keepdim)?;
-            o::div(&o::mul_s(&o::mul(&g, &centered)?, scale)?, &std)?
-        } else {
-            o::mul_s(&o::mul(&g, &centered)?, 2.0 * scale)?
-        };
-        c.set(0, d);
+        let mut total = None;
+        if let Some(g) = c.grad_n(0) {
+            let centered = o::sub(&x, &mean)?;
+            let g = spread(&g, &shape, dims.clone(), keepdim)?;
+            let scale = 1.0 / (count as f64 - correction);
+            total = Some(if sqrt {
+                let std = spread(&c.output(0)?, &shape, dims.clone(), keepdim)?;
+                o::div(&o::mul_s(&o::mul(&g, &centered)?, scale)?, &std)?
+            } else {
+                o::mul_s(&o::mul(&g, &centered)?, 2.0 * scale)?
+            });
+        }
+        if let Some(g) = c.grad_n(1).filter(|_| with_mean) {
+            let d = o::mul_s(&spread(&g, &shape, dims, keepdim)?, 1.0 / count as f64)?;
+            total = Some(match total {
+                Some(t) => o::add(&t, &d)?,
+                None => d,
+            });
+        }
+        if let Some(t) = total {
+            c.set(0, t);
+        }
         Ok(())
     })
 }

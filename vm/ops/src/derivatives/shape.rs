@@ -180,7 +180,7 @@ pub(crate) fn pieces(name: &'static str, unbind: bool) -> Derivative {
     derivative(name, &[], move |c| {
         let shape = c.shape(0).to_vec();
         let dim = wrap(c.int(if unbind { 1 } else { 2 }), shape.len());
-        let grads: Vec<Tensor> = (0..c.grads.len()).filter_map(|n| c.grad_n(n)).collect();
+        let grads: Vec<Tensor> = (0..c.grads.len()).map(|n| c.grad_or_zeros(n)).collect();
         let g = if unbind {
             o::call(
                 "stack",

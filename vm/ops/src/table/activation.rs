@@ -7,6 +7,9 @@ use fxvm_tensor::ops::shape;
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
 use super::{bin, in_place, maybe_in_place, unary_in_place};
+use crate::autograd::Name;
+use crate::autograd::ops as o;
+use crate::derivatives::activation::in_place_flag;
 use crate::meta;
 use crate::op::{NN, Op, Place, op};
 use crate::value::Value;
@@ -94,11 +97,12 @@ pub(super) fn pairwise_distance(
     eps: f64,
     keepdim: bool,
 ) -> Result<Tensor> {
-    let diff = bin(Binary::Add, bin(Binary::Sub, x1, x2)?, eps)?;
+    // Composite: written in rows, so it records history.
+    let diff = o::add_s(&o::sub(x1, x2)?, eps)?;
     if diff.ndim() == 0 {
-        return reduce::norm(&diff, p, None, keepdim);
+        return o::norm(&diff, p, None, keepdim);
     }
-    reduce::norm(&diff, p, Some(&[-1]), keepdim)
+    o::norm(&diff, p, Some(&[-1]), keepdim)
 }
 
 /// `clamp(x, lo, hi)`, refusing bool input and crossed bounds as PyTorch does.
@@ -221,7 +225,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "hardtanh_(Tensor(a!) input, float min_val=-1.0, float max_val=1.0)",
             NN,
             |(x, lo, hi): (Tensor, f64, f64)| in_place(&x, hardtanh(&x, lo, hi)),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::hardtanh(None)).meta(meta::pointwise),
         op(
             "relu6(Tensor input, bool inplace=False) -> Tensor",
             &[Functional(1)],
@@ -240,22 +244,22 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, slope, inplace): (Tensor, f64, bool)| {
                 maybe_in_place(&x, leaky_relu(&x, slope), inplace)
             },
-        ).grad(crate::derivatives::nn::leaky_relu()).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::leaky_relu(Name::Pick(|v| in_place_flag(v, 2, "LeakyReluBackward0", "LeakyReluBackward1")))).meta(meta::pointwise),
         op(
             "leaky_relu_(Tensor(a!) input, float negative_slope=0.01)",
             NN,
             |(x, slope): (Tensor, f64)| in_place(&x, leaky_relu(&x, slope)),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::leaky_relu("LeakyReluBackward1".into())).meta(meta::pointwise),
         op(
             "elu(Tensor input, float alpha=1.0, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, alpha, inplace): (Tensor, f64, bool)| maybe_in_place(&x, elu(&x, alpha), inplace),
-        ).grad(crate::derivatives::nn::elu()).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::elu(Name::Pick(|v| in_place_flag(v, 2, "EluBackward0", "EluBackward1")))).meta(meta::pointwise),
         op(
             "elu_(Tensor(a!) input, float alpha=1.0)",
             NN,
             |(x, alpha): (Tensor, f64)| in_place(&x, elu(&x, alpha)),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::nn::elu("EluBackward1".into())).meta(meta::pointwise),
         op(
             "hardsigmoid(Tensor input, bool inplace=False) -> Tensor",
             &[Functional(1)],
@@ -282,22 +286,22 @@ pub(crate) fn rows() -> Vec<Op> {
             "celu(Tensor input, float alpha=1.0, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, alpha, inplace): (Tensor, f64, bool)| maybe_in_place(&x, celu(&x, alpha), inplace),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::activation::celu(Name::Pick(|v| in_place_flag(v, 2, "CeluBackward0", "CeluBackward1")))).meta(meta::pointwise),
         op(
             "celu_(Tensor(a!) input, float alpha=1.0)",
             &[Torch, FunctionalIsTorch],
             |(x, alpha): (Tensor, f64)| in_place(&x, celu(&x, alpha)),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::activation::celu("CeluBackward1".into())).meta(meta::pointwise),
         op(
             "selu(Tensor input, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, inplace): (Tensor, bool)| maybe_in_place(&x, selu(&x), inplace),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::activation::selu(Name::Pick(|v| in_place_flag(v, 1, "EluBackward0", "EluBackward1")))).meta(meta::pointwise),
         op(
             "selu_(Tensor(a!) input)",
             &[Torch, FunctionalIsTorch],
             |(x,): (Tensor,)| in_place(&x, selu(&x)),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::activation::selu("EluBackward1".into())).meta(meta::pointwise),
         op(
             "hardshrink(Tensor input, Scalar lambd=0.5)",
             &[Torch, Place::Method, FunctionalIsTorch],
@@ -306,7 +310,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let kept = bin(Binary::Gt, ew::unary(Unary::Abs, &x)?, lambd.to_f64())?;
                 ew::where_(&kept, &Arg::Tensor(x), &Arg::Scalar(Scalar::Int(0)))
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::activation::hardshrink()).meta(meta::pointwise),
         op(
             "softshrink(Tensor input, Scalar lambd=0.5)",
             &[FunctionalNative],
@@ -334,41 +338,38 @@ pub(crate) fn rows() -> Vec<Op> {
                 let inner = ew::where_(&below, &shrunk_up.into(), &Arg::Scalar(Scalar::Int(0)))?;
                 ew::where_(&above, &shrunk_down.into(), &inner.into())
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::activation::softshrink()).meta(meta::pointwise),
         op(
             "softsign(Tensor input)",
             &[Functional(1)],
-            |(x,): (Tensor,)| {
-                let denom = bin(Binary::Add, ew::unary(Unary::Abs, &x)?, 1.0)?;
-                bin(Binary::Div, &x, denom)
-            },
-        ).meta(meta::pointwise),
+            |(x,): (Tensor,)| o::div(&x, &o::add_s(&o::unary("abs", &x)?, 1.0)?),
+        ).composite().meta(meta::pointwise),
         op(
             "tanhshrink(Tensor input)",
             &[Functional(1)],
-            |(x,): (Tensor,)| bin(Binary::Sub, &x, ew::unary(Unary::Tanh, &x)?),
-        ).meta(meta::pointwise),
+            |(x,): (Tensor,)| o::sub(&x, &o::unary("tanh", &x)?),
+        ).composite().meta(meta::pointwise),
         op(
             "threshold(Tensor input, float threshold, float value, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, t, v, inplace): (Tensor, f64, f64, bool)| {
                 maybe_in_place(&x, threshold(&x, t, v), inplace)
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::activation::threshold(false)).meta(meta::pointwise),
         op(
             "threshold_(Tensor(a!) input, float threshold, float value)",
             &[Torch, FunctionalIsTorch],
             |(x, t, v): (Tensor, f64, f64)| in_place(&x, threshold(&x, t, v)),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::activation::threshold(true)).meta(meta::pointwise),
         op(
             "softmin(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None) -> Tensor",
             &[Functional(1)],
             |(x, dim, _stacklevel, dtype): (Tensor, Option<i64>, i64, Option<DType>)| {
                 let dim = softmax_dim(&x, dim);
-                let negated = ew::unary(Unary::Neg, &x.to_dtype(dtype.unwrap_or(x.dtype())))?;
-                reduce::softmax(&negated, dim, None, SoftmaxKind::Softmax)
+                let negated = o::neg(&o::to_dtype(&x, dtype.unwrap_or(x.dtype()))?)?;
+                o::call("softmax", vec![Value::Tensor(negated), Value::Int(dim)], vec![])
             },
-        ).meta(meta::pointwise),
+        ).composite().meta(meta::pointwise),
         op(
             "prelu(Tensor input, Tensor weight)",
             &[Torch, Place::Method, FunctionalIsTorch],
@@ -395,7 +396,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 )?;
                 where_positive(&x, bin(Binary::Mul, &x, slope)?)
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::activation::prelu()).meta(meta::pointwise),
         op(
             "glu(Tensor input, int dim=-1) -> Tensor",
             &[Functional(1)],
@@ -423,17 +424,17 @@ pub(crate) fn rows() -> Vec<Op> {
                     ew::unary(Unary::Sigmoid, &halves[1])?,
                 )
             },
-        ),
+        ).grad(crate::derivatives::activation::glu()),
         op(
             "normalize(Tensor input, float p=2.0, int dim=1, float eps=1e-12, Tensor? out=None) -> Tensor",
             &[Functional(1)],
             |(x, p, dim, eps, _out): (Tensor, f64, i64, f64, Option<Tensor>)| {
-                let norm = reduce::norm(&x, p, Some(&[dim]), true)?;
-                let denom =
-                    ew::clamp(&norm, Some(Scalar::Float(eps)), None)?.broadcast_to(x.shape())?;
-                bin(Binary::Div, &x, denom)
+                let norm = o::norm(&x, p, Some(&[dim]), true)?;
+                let denom = o::expand(&o::clamp_min(&norm, eps)?, x.shape())?;
+                o::div(&x, &denom)
             },
-        ),
+        )
+        .composite(),
         op(
             "one_hot(Tensor tensor, int num_classes=-1)",
             NN,
@@ -470,21 +471,22 @@ pub(crate) fn rows() -> Vec<Op> {
                 let hits = bin(Binary::Eq, shape::unsqueeze(&t, -1)?, range)?;
                 Ok(hits.to_dtype(DType::I64))
             },
-        ),
+        ).nondiff(),
         op(
             "pairwise_distance(Tensor x1, Tensor x2, float p=2.0, float eps=1e-06, bool keepdim=False)",
             &[Torch, FunctionalIsTorch],
             |(x1, x2, p, eps, keepdim): (Tensor, Tensor, f64, f64, bool)| {
                 pairwise_distance(&x1, &x2, p, eps, keepdim)
             },
-        ),
+        )
+        .composite(),
         op(
             "cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08)",
             &[Torch, FunctionalIsTorch],
             |(x1, x2, dim, eps): (Tensor, Tensor, i64, f64)| {
                 let shape = fxvm_tensor::layout::broadcast_shapes(x1.shape(), x2.shape())
                     .ok_or_else(|| TensorError::broadcast(x1.shape(), x2.shape()))?;
-                let (x1, x2) = (x1.broadcast_to(&shape)?, x2.broadcast_to(&shape)?);
+                let (x1, x2) = (o::expand(&x1, &shape)?, o::expand(&x2, &shape)?);
                 if !(x1.dtype().is_float() || x2.dtype().is_float()) {
                     let common = DType::promote(x1.dtype(), x2.dtype());
                     return Err(TensorError::runtime(
@@ -498,16 +500,13 @@ pub(crate) fn rows() -> Vec<Op> {
                 // Each side is normalised before the product, as PyTorch
                 // does, so that large norms do not overflow.
                 let unit = |x: &Tensor| -> Result<Tensor> {
-                    let n = reduce::norm(x, 2.0, Some(&[dim]), true)?;
-                    bin(
-                        Binary::Div,
-                        x,
-                        ew::clamp(&n, Some(Scalar::Float(eps)), None)?,
-                    )
+                    let n = o::norm(x, 2.0, Some(&[dim]), true)?;
+                    o::div(x, &o::clamp_min(&n, eps)?)
                 };
-                let product = bin(Binary::Mul, unit(&x1)?, unit(&x2)?)?;
-                reduce::sum(&product, Some(&[dim]), false, None)
+                let product = o::mul(&unit(&x1)?, &unit(&x2)?)?;
+                o::sum(&product, &[dim], false)
             },
-        ),
+        )
+        .composite(),
     ]
 }

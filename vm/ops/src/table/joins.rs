@@ -2,12 +2,14 @@
 //! dims, tiling and interleaved repeats, splits at sections or indices,
 //! the `*stack` family and `atleast_*d`, `take_along_dim`, `block_diag`,
 //! `cartesian_prod`, `combinations`, `diag_embed`, `kron`, and the index
-//! lists of triangles.
+//! lists of triangles. Most are composite: written with the view and
+//! join rows (`autograd::ops::shape`), so they record history as PyTorch's
+//! composite ops do.
 
-use fxvm_tensor::ops::{create, index, rearrange, shape};
+use fxvm_tensor::ops::{create, index};
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
-use crate::autograd::ops as o;
+use crate::autograd::ops::{self as o, shape};
 use crate::op::{Op, T, TM, op};
 use crate::value::{Or, Value};
 
@@ -172,20 +174,17 @@ fn split_along(
     tensor_split(x, at, dim as i64)
 }
 
-/// `atleast_{1,2,3}d` of one tensor.
+/// `atleast_{1,2,3}d` of one tensor: a 0-d one reshaped, others given
+/// new dims by `unsqueeze` (as PyTorch composes them).
 fn at_least(x: &Tensor, rank: usize) -> Result<Tensor> {
-    let s: Vec<i64> = x.shape().iter().map(|&v| v as i64).collect();
-    let shape: Vec<i64> = match (rank, s.as_slice()) {
-        (_, s) if s.len() >= rank => return Ok(x.clone()),
-        (1, []) => vec![1],
-        (2, []) => vec![1, 1],
-        (2, [n]) => vec![1, *n],
-        (3, []) => vec![1, 1, 1],
-        (3, [n]) => vec![1, *n, 1],
-        (3, [m, n]) => vec![*m, *n, 1],
-        _ => s.clone(),
-    };
-    shape::reshape(x, &shape)
+    let unsqueeze = |t: &Tensor, d: i64| o::unsqueeze(t, d);
+    match (rank, x.ndim()) {
+        (r, n) if n >= r => Ok(x.clone()),
+        (r, 0) => shape::reshape(x, &vec![1; r]),
+        (2, 1) => unsqueeze(x, 0),
+        (3, 1) => unsqueeze(&unsqueeze(x, 0)?, -1),
+        _ => unsqueeze(x, -1),
+    }
 }
 
 fn at_least_all(tensors: Vec<Tensor>, rank: usize) -> Result<Value> {
@@ -301,23 +300,38 @@ fn block_diag(tensors: &[Tensor]) -> Result<Tensor> {
         .map(|b| b.dtype())
         .reduce(DType::promote)
         .unwrap_or(DType::F32);
-    let rows: usize = blocks.iter().map(|b| b.shape()[0]).sum();
     let cols: usize = blocks.iter().map(|b| b.shape()[1]).sum();
-    let out = Tensor::zeros(&[rows, cols], dtype);
-    let (mut r, mut c) = (0i64, 0i64);
+    // Each block between zeros on its rows, the rows joined.
+    let mut rows = Vec::with_capacity(blocks.len());
+    let mut c = 0;
     for b in &blocks {
-        let (h, w) = (b.shape()[0] as i64, b.shape()[1] as i64);
-        shape::narrow(&shape::narrow(&out, 0, r, h)?, 1, c, w)?.copy_from(b)?;
-        (r, c) = (r + h, c + w);
+        let (h, w) = (b.shape()[0], b.shape()[1]);
+        let row = [
+            Tensor::zeros(&[h, c], dtype),
+            o::to_dtype(b, dtype)?,
+            Tensor::zeros(&[h, cols - c - w], dtype),
+        ];
+        rows.push(shape::cat(&row, 1)?);
+        c += w;
     }
-    Ok(out)
+    if rows.is_empty() {
+        return Ok(Tensor::zeros(&[0, 0], dtype));
+    }
+    shape::cat(&rows, 0)
 }
 
 fn cartesian_prod(tensors: &[Tensor]) -> Result<Tensor> {
     if let [one] = tensors {
         return Ok(one.clone());
     }
-    let grids = rearrange::meshgrid(tensors, "ij")?;
+    let Value::Tensors(grids) = o::call_value(
+        "meshgrid",
+        vec![Value::Tensors(tensors.to_vec())],
+        vec![("indexing", Value::Str("ij".into()))],
+    )?
+    else {
+        unreachable!("meshgrid returns its grids")
+    };
     let flat: Vec<Tensor> = grids
         .iter()
         .map(|g| shape::reshape(g, &[-1]))
@@ -397,7 +411,7 @@ fn diag_embed(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
     lead.insert(lo, side);
     lead.insert(hi, side);
     let out = Tensor::zeros(&lead, x.dtype());
-    shape::diagonal(&out, offset, d1 as i64, d2 as i64)?.copy_from(x)?;
+    fxvm_tensor::ops::shape::diagonal(&out, offset, d1 as i64, d2 as i64)?.copy_from(x)?;
     Ok(out)
 }
 
@@ -412,10 +426,9 @@ fn kron(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (sa, sb) = (pad(a), pad(b));
     let spread_a: Vec<i64> = sa.iter().flat_map(|&s| [s, 1]).collect();
     let spread_b: Vec<i64> = sb.iter().flat_map(|&s| [1, s]).collect();
-    let product = super::bin(
-        fxvm_tensor::ops::elementwise::Binary::Mul,
-        shape::reshape(a, &spread_a)?,
-        shape::reshape(b, &spread_b)?,
+    let product = o::mul(
+        &shape::reshape(a, &spread_a)?,
+        &shape::reshape(b, &spread_b)?,
     )?;
     let joined: Vec<i64> = sa.iter().zip(&sb).map(|(x, y)| x * y).collect();
     shape::reshape(&product, &joined)
@@ -492,41 +505,54 @@ fn tuple(pieces: Vec<Tensor>) -> Value {
 pub(crate) fn rows() -> Vec<Op> {
     let mut rows = vec![];
     for name in ["movedim", "moveaxis"] {
-        rows.push(op(
-            Box::leak(
-                format!("{name}(Tensor input, int|int[] source, int|int[] destination)")
-                    .into_boxed_str(),
-            ),
-            TM,
-            |(x, s, d): (Tensor, Or<i64, Vec<i64>>, Or<i64, Vec<i64>>)| {
-                movedim(&x, ints(s), ints(d))
-            },
-        ));
+        rows.push(
+            op(
+                Box::leak(
+                    format!("{name}(Tensor input, int|int[] source, int|int[] destination)")
+                        .into_boxed_str(),
+                ),
+                TM,
+                |(x, s, d): (Tensor, Or<i64, Vec<i64>>, Or<i64, Vec<i64>>)| {
+                    movedim(&x, ints(s), ints(d))
+                },
+            )
+            .composite(),
+        );
     }
     for name in ["swapaxes", "swapdims"] {
-        rows.push(op(
-            Box::leak(format!("{name}(Tensor input, int dim0, int dim1)").into_boxed_str()),
-            TM,
-            |(x, a, b): (Tensor, i64, i64)| shape::transpose(&x, a, b),
-        ));
+        rows.push(
+            op(
+                Box::leak(format!("{name}(Tensor input, int dim0, int dim1)").into_boxed_str()),
+                TM,
+                |(x, a, b): (Tensor, i64, i64)| shape::transpose(&x, a, b),
+            )
+            .composite(),
+        );
     }
     rows.extend([
         op(
             "broadcast_to(Tensor input, int[] size)",
             TM,
             |(x, size): (Tensor, Vec<i64>)| shape::expand(&x, &size),
-        ),
-        op("ravel(Tensor input)", TM, |(x,): (Tensor,)| shape::reshape(&x, &[-1])),
+        )
+        .composite(),
+        op("ravel(Tensor input)", TM, |(x,): (Tensor,)| shape::reshape(&x, &[-1]))
+        .composite(),
         op(
             "diagflat(Tensor input, int offset=0)",
             TM,
-            |(x, offset): (Tensor, i64)| rearrange::diag(&shape::reshape(&x, &[-1])?, offset),
-        ),
+            |(x, offset): (Tensor, i64)| {
+                let flat = shape::reshape(&x, &[-1])?;
+                o::call("diag", vec![Value::Tensor(flat), Value::Int(offset)], vec![])
+            },
+        )
+        .composite(),
         op(
             "unfold(Tensor input, int dimension, int size, int step)",
             crate::op::M,
             |(x, d, size, step): (Tensor, i64, i64, i64)| unfold(&x, d, size, step),
-        ),
+        )
+        .grad(crate::derivatives::layout::unfold()),
         op(
             "split_with_sizes(Tensor input, int[] split_sizes, int dim=0)",
             TM,
@@ -542,11 +568,13 @@ pub(crate) fn rows() -> Vec<Op> {
                         ),
                     ));
                 }
-                let split = shape::Split::Sizes(sizes.into_iter().map(|s| s.max(0) as usize).collect());
-                Ok(tuple(shape::split(&x, split, dim)?))
+                let split = fxvm_tensor::ops::shape::Split::Sizes(sizes.into_iter().map(|s| s.max(0) as usize).collect());
+                Ok(tuple(fxvm_tensor::ops::shape::split(&x, split, dim)?))
             },
-        ),
-        op("tile(Tensor input, int[] dims)", TM, |(x, dims): (Tensor, Vec<i64>)| tile(&x, &dims)),
+        )
+        .grad(crate::derivatives::shape::pieces("SplitWithSizesBackward0", false)),
+        op("tile(Tensor input, int[] dims)", TM, |(x, dims): (Tensor, Vec<i64>)| tile(&x, &dims))
+        .composite(),
         op(
             "repeat_interleave(Tensor input, Tensor|int? repeats=None, int? dim=None, *, int? output_size=None)",
             TM,
@@ -572,7 +600,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 Ok(tuple(tensor_split(&x, at, dim)?))
             },
-        ),
+        )
+        .composite(),
         op(
             "hsplit(Tensor input, int|int[] indices_or_sections)",
             TM,
@@ -580,33 +609,46 @@ pub(crate) fn rows() -> Vec<Op> {
                 let dim = if x.ndim() == 1 { 0 } else { 1 };
                 Ok(tuple(split_along("hsplit", &x, at, dim, 1)?))
             },
-        ),
+        )
+        .composite(),
         op(
             "vsplit(Tensor input, int|int[] indices_or_sections)",
             TM,
             |(x, at): (Tensor, Or<i64, Vec<i64>>)| Ok(tuple(split_along("vsplit", &x, at, 0, 2)?)),
-        ),
+        )
+        .composite(),
         op(
             "dsplit(Tensor input, int|int[] indices_or_sections)",
             TM,
             |(x, at): (Tensor, Or<i64, Vec<i64>>)| Ok(tuple(split_along("dsplit", &x, at, 2, 3)?)),
-        ),
-        op("atleast_1d(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| at_least_all(ts, 1)),
-        op("atleast_2d(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| at_least_all(ts, 2)),
-        op("atleast_3d(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| at_least_all(ts, 3)),
-        op("hstack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| hstack(&ts)),
-        op("vstack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| stack_along(&ts, 2, 0)),
-        op("row_stack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| stack_along(&ts, 2, 0)),
-        op("dstack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| stack_along(&ts, 3, 2)),
-        op("column_stack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| column_stack(&ts)),
+        )
+        .composite(),
+        op("atleast_1d(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| at_least_all(ts, 1))
+        .composite(),
+        op("atleast_2d(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| at_least_all(ts, 2))
+        .composite(),
+        op("atleast_3d(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| at_least_all(ts, 3))
+        .composite(),
+        op("hstack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| hstack(&ts))
+        .composite(),
+        op("vstack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| stack_along(&ts, 2, 0))
+        .composite(),
+        op("row_stack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| stack_along(&ts, 2, 0))
+        .composite(),
+        op("dstack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| stack_along(&ts, 3, 2))
+        .composite(),
+        op("column_stack(Tensor[] tensors)", T, |(ts,): (Vec<Tensor>,)| column_stack(&ts))
+        .composite(),
         op(
             "take_along_dim(Tensor input, Tensor indices, int? dim=None)",
             TM,
             |(x, i, dim): (Tensor, Tensor, Option<i64>)| take_along_dim(&x, &i, dim),
         )
         .composite(),
-        op("block_diag(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| block_diag(&ts)),
-        op("cartesian_prod(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| cartesian_prod(&ts)),
+        op("block_diag(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| block_diag(&ts))
+        .grad(crate::derivatives::layout::block_diag()),
+        op("cartesian_prod(Tensor[] *tensors)", T, |(ts,): (Vec<Tensor>,)| cartesian_prod(&ts))
+        .composite(),
         op(
             "combinations(Tensor input, int r=2, bool with_replacement=False)",
             T,
@@ -616,8 +658,10 @@ pub(crate) fn rows() -> Vec<Op> {
             "diag_embed(Tensor input, int offset=0, int dim1=-2, int dim2=-1)",
             TM,
             |(x, o, d1, d2): (Tensor, i64, i64, i64)| diag_embed(&x, o, d1, d2),
-        ),
-        op("kron(Tensor input, Tensor other)", TM, |(a, b): (Tensor, Tensor)| kron(&a, &b)),
+        )
+        .grad(crate::derivatives::layout::diag_embed()),
+        op("kron(Tensor input, Tensor other)", TM, |(a, b): (Tensor, Tensor)| kron(&a, &b))
+        .composite(),
         op(
             "tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=None, Device? device=None)",
             T,

@@ -537,7 +537,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 let x = dtype.map_or(x.clone(), |d| x.to_dtype(d));
                 vector_norm(&x, ord.to_f64(), dim.as_deref(), keepdim)
             },
-        ),
+        )
+        .grad(crate::derivatives::select::vector_norm()),
         op(
             "linalg_matrix_norm(Tensor A, Scalar|str ord='fro', int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
             &[Place::Linalg],

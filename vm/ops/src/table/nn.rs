@@ -11,11 +11,11 @@ use fxvm_tensor::ops::{nn, norm};
 use fxvm_tensor::random::Generator;
 use fxvm_tensor::{Result, Tensor, TensorError};
 
-use super::{bin, maybe_in_place};
+use super::maybe_in_place;
+use crate::autograd::ops as o;
 use crate::meta;
 use crate::op::{NN, Op, Place, op};
 use crate::value::{Or, Value};
-use fxvm_tensor::ops::elementwise::{self as ew, Binary, Unary};
 
 use Place::{Functional, FunctionalIsTorch, Torch};
 
@@ -82,6 +82,7 @@ fn conv_transpose_row(decl: &'static str, spatial: usize) -> Op {
             )
         },
     )
+    .grad(crate::derivatives::conv::conv_transpose(spatial))
 }
 
 /// `max_pool{n}d`; the `_with_indices` form (which `F.max_pool{n}d` becomes
@@ -156,6 +157,7 @@ fn avg_pool_row(decl: &'static str, spatial: usize) -> Op {
             Option<i64>,
         )| { avg_pool(&x, (k, s, p, ceil), spatial, count, divisor) },
     )
+    .grad(crate::derivatives::conv::avg_pool(spatial))
 }
 
 /// `adaptive_max_pool{n}d`: the values, or with `return_indices` the pair.
@@ -173,6 +175,7 @@ fn adaptive_max_pool_row(decl: &'static str, places: &'static [Place], spatial: 
             })
         },
     )
+    .grad(crate::derivatives::conv::adaptive_max_pool(spatial))
 }
 
 /// `max_unpool{n}d`: the output size is the pooling's input size, given
@@ -254,23 +257,25 @@ fn lp_pool_row(decl: &'static str, spatial: usize) -> Op {
             let taps: usize = conv::per_dim(name, "kernel_size", &kernel, spatial)?
                 .iter()
                 .product();
-            let out = avg_pool(
-                &bin(Binary::Pow, &x, p)?,
-                (kernel, stride, vec![0], ceil),
-                spatial,
-                true,
-                None,
-            )?;
-            let magnitude = ew::unary(Unary::Relu, &ew::unary(Unary::Abs, &out)?)?;
-            let signed = bin(Binary::Mul, ew::unary(Unary::Sign, &out)?, magnitude)?;
-            let scaled = bin(
-                Binary::Mul,
-                signed,
-                ew::Arg::Scalar(fxvm_tensor::Scalar::Int(taps as i64)),
-            )?;
-            bin(Binary::Pow, scaled, 1.0 / p)
+            // Composite, as PyTorch's: the average of the p-th powers.
+            let mut args = vec![
+                Value::Tensor(o::pow_s(&x, p)?),
+                Value::Ints(kernel),
+                stride.map_or(Value::None, Value::Ints),
+                Value::Ints(vec![0]),
+                Value::Bool(ceil),
+            ];
+            if spatial > 1 {
+                args.push(Value::Bool(true));
+            }
+            let out = o::call(&format!("avg_pool{spatial}d"), args, vec![])?;
+            let magnitude = o::unary("relu", &o::unary("abs", &out)?)?;
+            let signed = o::mul(&o::unary("sign", &out)?, &magnitude)?;
+            let scaled = o::mul_scalar(&signed, fxvm_tensor::Scalar::Int(taps as i64))?;
+            o::pow_s(&scaled, 1.0 / p)
         },
     )
+    .composite()
 }
 
 /// A Python tuple's text, as PyTorch's messages print sizes.
@@ -440,7 +445,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "avg_pool1d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, bool ceil_mode=False, bool count_include_pad=True)",
             &[Torch, FunctionalIsTorch],
             |(x, k, s, p, ceil, count): AvgPoolArgs| avg_pool(&x, (k, s, p, ceil), 1, count, None),
-        ).meta(meta::pool),
+        ).grad(crate::derivatives::conv::avg_pool(1)).meta(meta::pool),
         max_pool_row(
             "max_pool3d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
             &[Torch, Functional(2)],
@@ -477,7 +482,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     Value::Tensor(indices),
                 ]))
             },
-        ).meta(meta::adaptive_pool),
+        ).grad(crate::derivatives::conv::adaptive_max_pool(1)).meta(meta::adaptive_pool),
         adaptive_max_pool_row(
             "adaptive_max_pool2d(Tensor input, int?[] output_size, bool return_indices=False)",
             &[Functional(2)],
@@ -692,7 +697,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, pad, mode, value): (Tensor, Vec<i64>, String, Option<f64>)| {
                 resample::pad(&x, &pad, PadMode::parse(&mode)?, value)
             },
-        ).meta(meta::pad),
+        ).grad(crate::derivatives::resample::pad()).meta(meta::pad),
         op(
             "interpolate(Tensor input, int[]? size=None, float[]? scale_factor=None, str mode='nearest', bool? align_corners=None, bool? recompute_scale_factor=None, bool antialias=False) -> Tensor",
             &[Functional(1)],
@@ -724,7 +729,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let mode = InterpMode::parse(&mode, x.ndim())?;
                 resample::interpolate(&x, target, mode, align, recompute.unwrap_or(false))
             },
-        ).meta(meta::interpolate),
+        ).grad(crate::derivatives::resample::interpolate()).meta(meta::interpolate),
         op(
             "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False)",
             NN,

@@ -70,7 +70,7 @@ fn variance_row(decl: &'static str, sqrt: bool) -> Op {
             Option<Scalar>,
         )| { variance(x, dim, unbiased, keepdim, correction, sqrt) },
     )
-    .grad(crate::derivatives::reduce::variance(sqrt))
+    .grad(crate::derivatives::reduce::variance(sqrt, false))
 }
 
 pub(crate) fn rows() -> Vec<Op> {
@@ -99,6 +99,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 reduce::prod(&x, dim.map(|d| vec![d]).as_deref(), keepdim, dtype)
             },
         )
+        .grad(crate::derivatives::select::prod())
         .meta(meta::reduce),
         op(
             "max(Tensor input, int|Tensor? dim=None, bool keepdim=False)",
@@ -106,14 +107,16 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, keepdim): (Tensor, Option<Or<i64, Tensor>>, bool)| {
                 extremum(x, dim, keepdim, Max)
             },
-        ).meta(meta::reduce),
+        )
+        .grad(crate::derivatives::select::max_min(true)).meta(meta::reduce),
         op(
             "min(Tensor input, int|Tensor? dim=None, bool keepdim=False)",
             TM,
             |(x, dim, keepdim): (Tensor, Option<Or<i64, Tensor>>, bool)| {
                 extremum(x, dim, keepdim, Min)
             },
-        ).meta(meta::reduce),
+        )
+        .grad(crate::derivatives::select::max_min(false)).meta(meta::reduce),
         op(
             "amax(Tensor input, int[] dim=[], bool keepdim=False)",
             TM,
@@ -121,6 +124,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 reduce::extremum(&x, Some(&dim), keepdim, Max)
             },
         )
+        .grad(crate::derivatives::select::amax_amin("AmaxBackward0"))
         .meta(meta::reduce),
         op(
             "amin(Tensor input, int[] dim=[], bool keepdim=False)",
@@ -129,6 +133,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 reduce::extremum(&x, Some(&dim), keepdim, Min)
             },
         )
+        .grad(crate::derivatives::select::amax_amin("AminBackward0"))
         .meta(meta::reduce),
         op(
             "argmax(Tensor input, int? dim=None, bool keepdim=False)",
@@ -169,7 +174,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 reduce::norm(&x, p, dim.as_deref(), keepdim)
             },
-        ).meta(meta::reduce),
+        )
+        .grad(crate::derivatives::select::vector_norm()).meta(meta::reduce),
         op(
             "all(Tensor input, int? dim=None, bool keepdim=False)",
             TM,
@@ -211,6 +217,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "logsumexp(Tensor input, int[] dim, bool keepdim=False)",
             TM,
             |(x, dim, keepdim): (Tensor, Vec<i64>, bool)| reduce::logsumexp(&x, &dim, keepdim),
-        ).meta(meta::reduce),
+        )
+        .grad(crate::derivatives::select::logsumexp()).meta(meta::reduce),
     ]
 }

@@ -87,9 +87,19 @@ fn nanmean(
             fxvm_tensor::error::legacy_name(x.dtype())
         )));
     }
+    // Composite: the sum records its history, the count needs none.
     let present = bin(Binary::Eq, x, x)?.to_dtype(x.dtype());
     let count = reduce::sum(&present, dim.as_deref(), keepdim, dtype)?;
-    bin(Binary::Div, nansum(x, dim, keepdim, dtype)?, count)
+    let total = crate::autograd::ops::call(
+        "nansum",
+        vec![
+            Value::Tensor(x.clone()),
+            dim.map_or(Value::None, Value::Ints),
+            Value::Bool(keepdim),
+        ],
+        vec![("dtype", dtype.map_or(Value::None, Value::DType))],
+    )?;
+    crate::autograd::ops::div(&total, &count)
 }
 
 type VarianceArgs = (
@@ -123,21 +133,24 @@ pub(crate) fn rows() -> Vec<Op> {
             "cumprod(Tensor input, int dim, *, ScalarType? dtype=None)",
             TM,
             |(x, dim, dtype): (Tensor, i64, Option<DType>)| scan::cumprod(&x, dim, dtype),
-        ),
+        )
+        .grad(crate::derivatives::select::cumprod()),
         op(
             "cumprod_(Tensor(a!) input, int dim, *, ScalarType? dtype=None)",
             M,
             |(x, dim, dtype): (Tensor, i64, Option<DType>)| {
                 in_place(&x, scan::cumprod(&x, dim, dtype))
             },
-        ),
+        )
+        .grad(crate::derivatives::select::cumprod()),
         op(
             "cumsum_(Tensor(a!) input, int dim, *, ScalarType? dtype=None)",
             M,
             |(x, dim, dtype): (Tensor, i64, Option<DType>)| {
                 in_place(&x, reduce::cumsum(&x, dim, dtype))
             },
-        ),
+        )
+        .grad(crate::derivatives::index::cumsum()),
         op(
             "cummax(Tensor input, int dim)",
             TM,
@@ -148,7 +161,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     vec![Value::Tensor(v), Value::Tensor(i)],
                 ))
             },
-        ),
+        )
+        .grad(crate::derivatives::select::cumulative_extreme("CummaxBackward0")),
         op(
             "cummin(Tensor input, int dim)",
             TM,
@@ -159,7 +173,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     vec![Value::Tensor(v), Value::Tensor(i)],
                 ))
             },
-        ),
+        )
+        .grad(crate::derivatives::select::cumulative_extreme("CumminBackward0")),
         op(
             "logcumsumexp(Tensor input, int dim)",
             TM,
@@ -184,30 +199,35 @@ pub(crate) fn rows() -> Vec<Op> {
                     vec![Value::Tensor(lo), Value::Tensor(hi)],
                 ))
             },
-        ),
+        )
+        .grad(crate::derivatives::select::aminmax()),
         op(
             "var_mean(Tensor input, int[]|bool? dim=None, bool? unbiased=None, bool keepdim=False, *, Scalar? correction=None)",
             &[crate::op::Place::Torch],
             |args: VarianceArgs| spread_and_mean(args, false),
-        ),
+        )
+        .grad(crate::derivatives::reduce::variance(false, true)),
         op(
             "std_mean(Tensor input, int[]|bool? dim=None, bool? unbiased=None, bool keepdim=False, *, Scalar? correction=None)",
             &[crate::op::Place::Torch],
             |args: VarianceArgs| spread_and_mean(args, true),
-        ),
+        )
+        .grad(crate::derivatives::reduce::variance(true, true)),
         op(
             "nansum(Tensor input, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
             TM,
             |(x, dim, keepdim, dtype): (Tensor, Option<Vec<i64>>, bool, Option<DType>)| {
                 nansum(&x, dim, keepdim, dtype)
             },
-        ),
+        )
+        .grad(crate::derivatives::select::nansum()),
         op(
             "nanmean(Tensor input, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
             TM,
             |(x, dim, keepdim, dtype): (Tensor, Option<Vec<i64>>, bool, Option<DType>)| {
                 nanmean(&x, dim, keepdim, dtype)
             },
-        ),
+        )
+        .composite(),
     ]
 }

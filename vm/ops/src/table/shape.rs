@@ -4,6 +4,7 @@ use fxvm_tensor::ops::rearrange;
 use fxvm_tensor::ops::shape::{self, Split};
 use fxvm_tensor::{Result, Tensor, TensorError};
 
+use crate::autograd::ops as o;
 use crate::meta;
 use crate::op::{M, Op, Place, T, TM, op};
 use crate::value::Or;
@@ -20,22 +21,26 @@ pub(crate) fn rows() -> Vec<Op> {
             "pixel_shuffle(Tensor input, int upscale_factor)",
             &[Torch, FunctionalIsTorch],
             |(x, r): (Tensor, i64)| shape::pixel_shuffle(&x, r),
-        ),
+        )
+        .grad(crate::derivatives::layout::pixel_shuffle("PixelShuffleBackward0", "pixel_unshuffle")),
         op(
             "pixel_unshuffle(Tensor input, int downscale_factor)",
             &[Torch, FunctionalIsTorch],
             |(x, r): (Tensor, i64)| shape::pixel_unshuffle(&x, r),
-        ),
+        )
+        .grad(crate::derivatives::layout::pixel_shuffle("PixelUnshuffleBackward0", "pixel_shuffle")),
         op(
             "channel_shuffle(Tensor input, int groups)",
             &[Torch, FunctionalIsTorch],
             |(x, g): (Tensor, i64)| shape::channel_shuffle(&x, g),
-        ),
+        )
+        .grad(crate::derivatives::layout::channel_shuffle("ChannelShuffleBackward0")),
         op(
             "native_channel_shuffle(Tensor input, int groups)",
             &[Torch, FunctionalIsTorch],
             |(x, g): (Tensor, i64)| shape::channel_shuffle(&x, g),
-        ),
+        )
+        .grad(crate::derivatives::layout::channel_shuffle("NativeChannelShuffleBackward0")),
         op(
             "view(Tensor input, int[] size)",
             M,
@@ -187,17 +192,20 @@ pub(crate) fn rows() -> Vec<Op> {
             M,
             |(x, r): (Tensor, Vec<i64>)| shape::repeat(&x, &r),
         )
+        .grad(crate::derivatives::layout::repeat())
         .meta(meta::repeat),
         op(
             "diagonal(Tensor input, int offset=0, int dim1=0, int dim2=1)",
             TM,
             |(x, offset, a, b): (Tensor, i64, i64, i64)| shape::diagonal(&x, offset, a, b),
-        ),
+        )
+        .grad(crate::derivatives::layout::diagonal()),
         op(
             "diag(Tensor input, int diagonal=0)",
             TM,
             |(x, d): (Tensor, i64)| rearrange::diag(&x, d),
-        ),
+        )
+        .grad(crate::derivatives::layout::diag()),
         op("trace(Tensor input)", TM, |(x,): (Tensor,)| {
             if x.ndim() != 2 {
                 return Err(TensorError::runtime(
@@ -210,39 +218,53 @@ pub(crate) fn rows() -> Vec<Op> {
             }
             let d = shape::diagonal(&x, 0, 0, 1)?;
             fxvm_tensor::ops::reduce::sum(&d, None, false, None)
-        }),
+        })
+        .grad(crate::derivatives::layout::trace()),
         op(
             "flip(Tensor input, int[] dims)",
             TM,
             |(x, dims): (Tensor, Vec<i64>)| rearrange::flip(&x, &dims),
         )
+        .grad(crate::derivatives::layout::flip())
         .meta(meta::same),
         op("fliplr(Tensor input)", TM, |(x,): (Tensor,)| {
             rearrange::flip_dim(&x, 1)
         })
+        .grad(crate::derivatives::layout::flip_dim(1))
         .meta(meta::same),
         op("flipud(Tensor input)", TM, |(x,): (Tensor,)| {
             rearrange::flip_dim(&x, 0)
         })
+        .grad(crate::derivatives::layout::flip_dim(0))
         .meta(meta::same),
         op(
             "roll(Tensor input, int[] shifts, int[] dims=[])",
             TM,
             |(x, shifts, dims): (Tensor, Vec<i64>, Vec<i64>)| rearrange::roll(&x, &shifts, &dims),
         )
+        .grad(crate::derivatives::layout::roll())
         .meta(meta::same),
         op(
             "rot90(Tensor input, int k=1, int[] dims=[0,1])",
             TM,
             |(x, k, dims): (Tensor, i64, Vec<i64>)| rearrange::rot90(&x, k, &dims),
-        ),
+        )
+        .grad(crate::derivatives::layout::rot90()),
         op(
             "meshgrid(Tensor[] *tensors, *, str? indexing=None) -> tuple[Tensor, ...]",
             &[Place::TorchFunctional(1)],
             |(tensors, indexing): (Vec<Tensor>, Option<String>)| {
-                rearrange::meshgrid(&tensors, indexing.as_deref().unwrap_or("ij"))
+                // Composite: one expansion (and node) per grid, as PyTorch's.
+                let indexing = indexing.as_deref().unwrap_or("ij");
+                let (views, grid) = rearrange::meshgrid_plan(&tensors, indexing)?;
+                tensors
+                    .iter()
+                    .zip(&views)
+                    .map(|(t, view)| o::shape::expand(&o::shape::reshape(t, view)?, &grid))
+                    .collect::<Result<Vec<_>>>()
             },
-        ),
+        )
+        .composite(),
         op(
             "contiguous(Tensor input)",
             M,

@@ -24,6 +24,7 @@ fn median_row(decl: &'static str, which: Median, name: &'static str) -> Op {
             })
         },
     )
+    .grad(crate::derivatives::select::median(name))
 }
 
 pub(crate) fn rows() -> Vec<Op> {
@@ -35,6 +36,11 @@ pub(crate) fn rows() -> Vec<Op> {
                 sort::sort(&x, dim, descending, stable.unwrap_or(false)).map(|r| named("sort", r))
             },
         )
+        .grad(crate::derivatives::select::picked(
+            "SortBackward0".into(),
+            1,
+            None,
+        ))
         .meta(meta::like_first),
         op(
             "argsort(Tensor input, int dim=-1, bool descending=False, *, bool stable=False)",
@@ -45,8 +51,17 @@ pub(crate) fn rows() -> Vec<Op> {
         )
         .meta(meta::like_first),
         op("msort(Tensor input)", TM, |(x,): (Tensor,)| {
-            sort::sort(&x, 0, false, false).map(|(v, _)| v)
-        }),
+            // Composite: `sort(x, 0)`'s values, with its history.
+            match crate::autograd::ops::call_value(
+                "sort",
+                vec![Value::Tensor(x), Value::Int(0)],
+                vec![],
+            )? {
+                Value::ReturnType(_, mut items) => Ok(items.swap_remove(0)),
+                other => Ok(other),
+            }
+        })
+        .composite(),
         op(
             "topk(Tensor input, int k, int dim=-1, bool largest=True, bool sorted=True)",
             TM,
@@ -54,6 +69,11 @@ pub(crate) fn rows() -> Vec<Op> {
                 sort::topk(&x, k, dim, largest, sorted).map(|r| named("topk", r))
             },
         )
+        .grad(crate::derivatives::select::picked(
+            "TopkBackward0".into(),
+            2,
+            None,
+        ))
         .meta(meta::topk),
         op(
             "kthvalue(Tensor input, int k, int dim=-1, bool keepdim=False)",
@@ -61,7 +81,12 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, k, dim, keepdim): (Tensor, i64, i64, bool)| {
                 sort::kthvalue(&x, k, dim, keepdim).map(|r| named("kthvalue", r))
             },
-        ),
+        )
+        .grad(crate::derivatives::select::picked(
+            "KthvalueBackward0".into(),
+            2,
+            Some(3),
+        )),
         median_row(
             "median(Tensor input, int? dim=None, bool keepdim=False)",
             Median::Median,

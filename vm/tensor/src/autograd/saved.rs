@@ -52,7 +52,8 @@ impl Saved {
             });
         }
         Ok(match self.output_nr {
-            Some(n) if is_grad_enabled() => {
+            // Integer outputs (indices) never have history.
+            Some(n) if is_grad_enabled() && self.data.dtype().is_float() => {
                 let t = self.data.detach();
                 t.set_history(node.clone(), n);
                 t

@@ -176,6 +176,17 @@ pub fn diag(t: &Tensor, diagonal: i64) -> Result<Tensor> {
 /// `meshgrid(tensors, indexing)`: each 0-d or 1-d tensor expanded over the
 /// grid of all their lengths; `"xy"` swaps the first two grid dims.
 pub fn meshgrid(tensors: &[Tensor], indexing: &str) -> Result<Vec<Tensor>> {
+    let (views, grid) = meshgrid_plan(tensors, indexing)?;
+    tensors
+        .iter()
+        .zip(&views)
+        .map(|(t, view)| expand(&reshape(t, view)?, &grid))
+        .collect()
+}
+
+/// What `meshgrid` does, checked: the shape each tensor is viewed as (its
+/// length on its grid dim, 1 elsewhere) and the grid it is expanded to.
+pub fn meshgrid_plan(tensors: &[Tensor], indexing: &str) -> Result<(Vec<Vec<i64>>, Vec<i64>)> {
     let fail = |m: String| Err(TensorError::runtime("meshgrid", m));
     let xy = match indexing {
         "ij" => false,
@@ -203,13 +214,13 @@ pub fn meshgrid(tensors: &[Tensor], indexing: &str) -> Result<Vec<Tensor>> {
         order.swap(0, 1);
     }
     let grid: Vec<i64> = order.iter().map(|&i| tensors[i].numel() as i64).collect();
-    let mut out = vec![Tensor::zeros(&[], first.dtype()); tensors.len()];
+    let mut views = vec![Vec::new(); tensors.len()];
     for (axis, &i) in order.iter().enumerate() {
         let mut shape = vec![1i64; grid.len()];
         shape[axis] = -1;
-        out[i] = expand(&reshape(&tensors[i], &shape)?, &grid)?;
+        views[i] = shape;
     }
-    Ok(out)
+    Ok((views, grid))
 }
 
 #[cfg(test)]
