@@ -286,3 +286,69 @@ pub fn norm(a: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<T
 pub fn clamp_min(a: &Tensor, lo: f64) -> Result<Tensor> {
     call("clamp_min", vec![t(a), s(lo)], vec![])
 }
+
+/// The core's elementwise functions with its signatures, called through
+/// their rows (see [`shape`]).
+pub mod ew {
+    use super::{Value, call, t};
+    use fxvm_tensor::ops::elementwise::{Arg, Binary, Unary};
+    use fxvm_tensor::{Result, Scalar, Tensor};
+
+    fn arg(a: &Arg) -> Value {
+        match a {
+            Arg::Tensor(x) => t(x),
+            Arg::Scalar(s) => Value::Scalar(*s),
+        }
+    }
+
+    /// `a op b`; a number first is put where the rows take it (as
+    /// Python's reflected operators do: `s - x` is `rsub`, `s / x` is
+    /// `reciprocal(x) * s`).
+    pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
+        let (Arg::Scalar(s), Arg::Tensor(x)) = (a, b) else {
+            return call(op.name(), vec![arg(a), arg(b)], vec![]);
+        };
+        let (x, s) = (t(x), Value::Scalar(*s));
+        match op {
+            Binary::Add
+            | Binary::Mul
+            | Binary::Eq
+            | Binary::Ne
+            | Binary::Maximum
+            | Binary::Minimum => call(op.name(), vec![x, s], vec![]),
+            Binary::Lt => call("gt", vec![x, s], vec![]),
+            Binary::Gt => call("lt", vec![x, s], vec![]),
+            Binary::Le => call("ge", vec![x, s], vec![]),
+            Binary::Ge => call("le", vec![x, s], vec![]),
+            Binary::Sub => call("rsub", vec![x, s], vec![]),
+            Binary::Div => {
+                let r = call("reciprocal", vec![x], vec![])?;
+                call("mul", vec![t(&r), s], vec![])
+            }
+            _ => call(op.name(), vec![s, x], vec![]),
+        }
+    }
+
+    pub fn unary(op: Unary, x: &Tensor) -> Result<Tensor> {
+        call(op.name(), vec![t(x)], vec![])
+    }
+
+    pub fn clamp(x: &Tensor, lo: Option<Scalar>, hi: Option<Scalar>) -> Result<Tensor> {
+        let bound = |b: Option<Scalar>| b.map_or(Value::None, Value::Scalar);
+        call("clamp", vec![t(x), bound(lo), bound(hi)], vec![])
+    }
+
+    pub fn where_(cond: &Tensor, a: &Arg, b: &Arg) -> Result<Tensor> {
+        call("where", vec![t(cond), arg(a), arg(b)], vec![])
+    }
+}
+
+/// A loss reduced as `reduction` says, through the rows.
+pub fn reduced(reduction: fxvm_tensor::ops::nn::Reduction, loss: Tensor) -> Result<Tensor> {
+    use fxvm_tensor::ops::nn::Reduction;
+    match reduction {
+        Reduction::None => Ok(loss),
+        Reduction::Mean => call("mean", vec![t(&loss)], vec![]),
+        Reduction::Sum => sum(&loss, &[], false),
+    }
+}

@@ -531,6 +531,62 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
             return s(vec![x23(), Value::Float(0.3), Value::Float(-1.0)]);
         }
         "F.glu" => return s(vec![x(&[2, 4], 1)]),
+        "F.binary_cross_entropy" => {
+            return Some((
+                vec![pos(&[2, 3], 1), pos(&[2, 3], 2)],
+                vec![("weight", consts(vec![0.5, 1.0, 2.0], &[3]))],
+            ));
+        }
+        "F.binary_cross_entropy_with_logits" => {
+            return Some((
+                vec![x23(), pos(&[2, 3], 2)],
+                vec![("pos_weight", consts(vec![0.5, 1.0, 2.0], &[3]))],
+            ));
+        }
+        "F.huber_loss" => {
+            return Some((vec![x23(), x(&[3], 2)], vec![("delta", Value::Float(0.7))]));
+        }
+        "F.smooth_l1_loss" => {
+            return Some((vec![x23(), x(&[3], 2)], vec![("beta", Value::Float(0.7))]));
+        }
+        "F.kl_div" | "F.poisson_nll_loss" => return s(vec![x23(), pos(&[2, 3], 2)]),
+        "F.gaussian_nll_loss" => return s(vec![x23(), x(&[2, 3], 2), pos(&[2, 3], 3)]),
+        "F.margin_ranking_loss" => {
+            return s(vec![
+                x(&[4], 1),
+                x(&[4], 2),
+                consts(vec![1.0, -1.0, -1.0, 1.0], &[4]),
+            ]);
+        }
+        "F.hinge_embedding_loss" | "F.soft_margin_loss" => {
+            return s(vec![
+                x23(),
+                consts(vec![1.0, -1.0, -1.0, 1.0, 1.0, -1.0], &[2, 3]),
+            ]);
+        }
+        "F.cosine_embedding_loss" => {
+            return s(vec![
+                x(&[3, 4], 1),
+                x(&[3, 4], 2),
+                consts(vec![1.0, -1.0, 1.0], &[3]),
+            ]);
+        }
+        "F.triplet_margin_loss" => return s(vec![x(&[3, 4], 1), x(&[3, 4], 2), x(&[3, 4], 3)]),
+        "F.multilabel_soft_margin_loss" => {
+            return s(vec![
+                x23(),
+                consts(vec![1.0, 0.0, 0.0, 1.0, 1.0, 0.0], &[2, 3]),
+            ]);
+        }
+        "xlogy" => return s(vec![x23(), pos(&[3], 2)]),
+        "logit" => return s(vec![pos(&[2, 3], 1)]),
+        "lerp" => return s(vec![x23(), x(&[3], 2), x(&[2, 3], 3)]),
+        "addcmul" | "addcdiv" => {
+            return Some((
+                vec![x23(), x(&[3], 2), x(&[2, 3], 3)],
+                vec![("value", Value::Scalar(Scalar::Float(0.5)))],
+            ));
+        }
         "F.normalize" => return s(vec![x23()]),
         "F.celu" => return s(vec![x23(), Value::Float(0.7)]),
         "F.lp_pool1d" | "F.lp_pool2d" => {

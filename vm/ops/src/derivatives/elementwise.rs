@@ -138,6 +138,13 @@ pub(crate) fn unary_op(u: Unary) -> Option<Derivative> {
             let s = unary("sigmoid", x)?;
             o::add(&t, &o::mul(&o::mul(x, &s)?, &one_minus_sq(&t)?)?)
         }),
+        Sinc => chain_in("SincBackward0", |x| {
+            // (cos(πx) πx - sin(πx)) / (π x²), 0 at x = 0.
+            let px = o::mul_s(x, PI)?;
+            let num = o::sub(&o::mul(&unary("cos", &px)?, &px)?, &unary("sin", &px)?)?;
+            let d = o::div(&num, &o::mul_s(&o::mul(x, x)?, PI)?)?;
+            o::mask(&o::cmp_s("ne", x, 0.0)?, &d)
+        }),
         Deg2rad => scaled("Deg2RadBackward0", PI / 180.0),
         Rad2deg => scaled("Rad2DegBackward0", 180.0 / PI),
         _ => return None,
@@ -354,6 +361,100 @@ pub(crate) fn binary_op(b: Binary) -> Option<Derivative> {
             }
             Ok(())
         }),
+        Remainder | Fmod => derivative(
+            Name::Pick(if b == Remainder {
+                |v: &[Value]| match v[1] {
+                    Value::Tensor(_) => "RemainderBackward1",
+                    _ => "RemainderBackward0",
+                }
+            } else {
+                |v: &[Value]| match v[1] {
+                    Value::Tensor(_) => "FmodBackward1",
+                    _ => "FmodBackward0",
+                }
+            }),
+            BOTH,
+            move |c| {
+                // x - y · q(x / y): the quotient rounds down (remainder) or
+                // toward zero (fmod) and has no gradient.
+                let g = c.grad()?;
+                if c.needs(1) {
+                    let round = if b == Remainder { "floor" } else { "trunc" };
+                    let q = unary(round, &o::div(&c.input(0)?, &c.input(1)?)?)?;
+                    c.set(1, o::neg(&o::mul(&g, &q)?)?);
+                }
+                c.set(0, g);
+                Ok(())
+            },
+        ),
+        Hypot => derivative(
+            "HypotBackward0",
+            &[Save::In(0), Save::In(1), Save::Out(0)],
+            |c| {
+                let (g, r) = (c.grad()?, c.output(0)?);
+                for i in 0..2 {
+                    if c.needs(i) {
+                        let d = o::div(&o::mul(&g, &c.input(i)?)?, &r)?;
+                        c.set(i, d);
+                    }
+                }
+                Ok(())
+            },
+        ),
+        LogAddExp | LogAddExp2 => derivative(
+            if b == LogAddExp {
+                "LogaddexpBackward0"
+            } else {
+                "Logaddexp2Backward0"
+            },
+            BOTH,
+            move |c| {
+                // g / (1 + base^(other - self)), each side.
+                let (x, y, g) = (c.input(0)?, c.input(1)?, c.grad()?);
+                let power = |d: &Tensor| -> fxvm_tensor::Result<Tensor> {
+                    if b == LogAddExp {
+                        unary("exp", d)
+                    } else {
+                        unary("exp2", d)
+                    }
+                };
+                for (i, (a, other)) in [(0, (&x, &y)), (1, (&y, &x))] {
+                    if c.needs(i) {
+                        let d = o::div(&g, &o::add_s(&power(&o::sub(other, a)?)?, 1.0)?)?;
+                        c.set(i, d);
+                    }
+                }
+                Ok(())
+            },
+        ),
+        Xlogy => derivative("XlogyBackward0", BOTH, |c| {
+            let (x, y, g) = (c.input(0)?, c.input(1)?, c.grad()?);
+            if c.needs(0) {
+                // xlogy(x ≠ 0, y): log y, and 0 where x is 0.
+                let nonzero = o::to_dtype(&o::cmp_s("ne", &x, 0.0)?, g.dtype())?;
+                let d = o::call(
+                    "xlogy",
+                    vec![Value::Tensor(nonzero), Value::Tensor(y.clone())],
+                    vec![],
+                )?;
+                c.set(0, o::mul(&g, &d)?);
+            }
+            if c.needs(1) {
+                c.set(1, o::div(&o::mul(&g, &x)?, &y)?);
+            }
+            Ok(())
+        }),
+        Copysign => derivative("CopysignBackward0", &[Save::In(0), Save::Out(0)], |c| {
+            // ±1 by whether the sign changed, 0 at x = 0; none to `other`.
+            let (x, y, g) = (c.input(0)?, c.output(0)?, c.grad()?);
+            let ratio = o::div(&y, &x)?;
+            let d = o::mask(&o::cmp_s("ne", &x, 0.0)?, &o::mul(&g, &ratio)?)?;
+            c.set(0, d);
+            if c.needs(1) {
+                c.set(1, o::zeros(g.shape(), g.dtype()));
+            }
+            Ok(())
+        }),
         Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor | BitwiseAnd
         | BitwiseOr | BitwiseXor | LeftShift | RightShift | Gcd | Lcm => Derivative::None,
         _ => return None,
@@ -385,7 +486,13 @@ pub(crate) fn where_(cond: usize, pick: usize) -> Derivative {
 /// `clamp` and its one-sided forms: the gradient where the input was
 /// within the bounds (parameters `lo`/`hi`, `None` when absent or unset).
 pub(crate) fn clamp(lo: Option<usize>, hi: Option<usize>) -> Derivative {
-    derivative("ClampBackward1", IN, move |c| {
+    // `clamp` itself is `ClampBackward1` with one bound or two.
+    let name = match (lo, hi) {
+        (Some(_), None) => "ClampMinBackward0",
+        (None, Some(_)) => "ClampMaxBackward0",
+        _ => "ClampBackward1",
+    };
+    derivative(name, IN, move |c| {
         let x = c.input(0)?;
         let mut g = c.grad()?;
         for (i, keep) in [(lo, "ge"), (hi, "le")] {

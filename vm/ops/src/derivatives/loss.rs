@@ -1,9 +1,10 @@
 //! Losses.
 
+use fxvm_tensor::ops::nn::Reduction;
 use fxvm_tensor::{Result, Tensor, TensorError};
 
 use crate::autograd::ops as o;
-use crate::autograd::{Derivative, Save, derivative};
+use crate::autograd::{Back, Derivative, Save, derivative};
 use crate::value::Value;
 
 fn reduction(v: &Value) -> &str {
@@ -137,4 +138,161 @@ pub(crate) fn mse_loss() -> Derivative {
             Ok(())
         },
     )
+}
+
+/// The reduction of a loss row: the legacy `size_average`/`reduce` flags
+/// (parameters `legacy`, when the row has them) or the string at `name`.
+fn reduction_of(c: &Back<'_>, legacy: Option<(usize, usize)>, name: usize) -> Result<Reduction> {
+    let flag = |i: usize| match c.value(i) {
+        Value::Bool(b) => Some(*b),
+        _ => None,
+    };
+    let (sa, re) = legacy.map_or((None, None), |(a, b)| (flag(a), flag(b)));
+    Reduction::from_args(sa, re, reduction(c.value(name)))
+}
+
+/// The gradient of a reduced loss spread over the elementwise losses of
+/// `shape` (divided by their count for a mean).
+fn unreduce(g: &Tensor, shape: &[usize], r: Reduction) -> Result<Tensor> {
+    match r {
+        Reduction::None => Ok(g.clone()),
+        Reduction::Sum => o::expand(g, shape),
+        Reduction::Mean => {
+            let n = shape.iter().product::<usize>().max(1);
+            o::mul_s(&o::expand(g, shape)?, 1.0 / n as f64)
+        }
+    }
+}
+
+/// `g` times the optional per-element weight (parameter `i`).
+fn weighted(c: &Back<'_>, g: Tensor, i: usize) -> Result<Tensor> {
+    match c.opt_input(i)? {
+        Some(w) => o::mul(&g, &w),
+        None => Ok(g),
+    }
+}
+
+fn refuse_grad(c: &Back<'_>, i: usize, op: &str, what: &str) -> Result<()> {
+    if c.needs(i) {
+        return Err(TensorError::not_implemented(format!(
+            "the derivative of '{op}' with respect to {what} is not implemented."
+        )));
+    }
+    Ok(())
+}
+
+/// `binary_cross_entropy(input, target, weight, size_average, reduce,
+/// reduction)`: `(x - t) / max(x (1 - x), 1e-12)` for the input, and
+/// `log(1 - x) - log(x)` (each clamped at -100) for the target.
+pub(crate) fn binary_cross_entropy() -> Derivative {
+    derivative(
+        "BinaryCrossEntropyBackward0",
+        &[Save::In(0), Save::In(1), Save::In(2)],
+        |c| {
+            refuse_grad(c, 2, "binary_cross_entropy", "weight")?;
+            let (x, t) = (c.input(0)?, c.input(1)?);
+            let r = reduction_of(c, Some((3, 4)), 5)?;
+            let g = weighted(c, unreduce(&c.grad()?, x.shape(), r)?, 2)?;
+            if c.needs(0) {
+                let one_minus = o::add_s(&o::neg(&x)?, 1.0)?;
+                let denom = o::clamp_min(&o::mul(&x, &one_minus)?, 1e-12)?;
+                c.set(0, o::div(&o::mul(&g, &o::sub(&x, &t)?)?, &denom)?);
+            }
+            if c.needs(1) {
+                let log = |v: &Tensor| o::clamp_min(&o::unary("log", v)?, -100.0);
+                let one_minus = o::add_s(&o::neg(&x)?, 1.0)?;
+                c.set(1, o::mul(&g, &o::sub(&log(&one_minus)?, &log(&x)?)?)?);
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `binary_cross_entropy_with_logits(input, target, weight, size_average,
+/// reduce, reduction, pos_weight)`: `σ(x) (p t + 1 - t) - p t` for the
+/// input, `log σ(-x) - p log σ(x)` for the target.
+pub(crate) fn binary_cross_entropy_with_logits() -> Derivative {
+    derivative(
+        "BinaryCrossEntropyWithLogitsBackward0",
+        &[Save::In(0), Save::In(1), Save::In(2), Save::In(6)],
+        |c| {
+            let op = "binary_cross_entropy_with_logits";
+            refuse_grad(c, 2, op, "weight")?;
+            refuse_grad(c, 6, op, "pos_weight")?;
+            let (x, t) = (c.input(0)?, c.input(1)?);
+            let r = reduction_of(c, Some((3, 4)), 5)?;
+            let g = weighted(c, unreduce(&c.grad()?, x.shape(), r)?, 2)?;
+            let p = c.opt_input(6)?;
+            if c.needs(0) {
+                let s = o::unary("sigmoid", &x)?;
+                let d = match &p {
+                    Some(p) => {
+                        let pt = o::mul(p, &t)?;
+                        let coeff = o::add_s(&o::sub(&pt, &t)?, 1.0)?;
+                        o::sub(&o::mul(&s, &coeff)?, &pt)?
+                    }
+                    None => o::sub(&s, &t)?,
+                };
+                c.set(0, o::mul(&g, &d)?);
+            }
+            if c.needs(1) {
+                let log_sig = |v: &Tensor| o::neg(&o::unary("softplus", &o::neg(v)?)?);
+                let pos = log_sig(&x)?;
+                let pos = match &p {
+                    Some(p) => o::mul(p, &pos)?,
+                    None => pos,
+                };
+                let d = o::sub(&log_sig(&o::neg(&x)?)?, &pos)?;
+                c.set(1, o::mul(&g, &d)?);
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `smooth_l1_loss(input, target, …, reduction, beta)` (`d / β` inside
+/// β, `sign(d)` outside) and `huber_loss(input, target, reduction, delta,
+/// weight)` (`d` inside δ, `δ sign(d)` outside), with `d = x - t`.
+pub(crate) fn smooth_l1(huber: bool) -> Derivative {
+    let (name, saves): (&'static str, &'static [Save]) = if huber {
+        (
+            "HuberLossBackward0",
+            &[Save::In(0), Save::In(1), Save::In(4)],
+        )
+    } else {
+        ("SmoothL1LossBackward0", &[Save::In(0), Save::In(1)])
+    };
+    derivative(name, saves, move |c| {
+        let (x, t) = (c.input(0)?, c.input(1)?);
+        let (r, bound) = if huber {
+            (reduction_of(c, None, 2)?, c.float(3))
+        } else {
+            (reduction_of(c, Some((2, 3)), 4)?, c.float(5))
+        };
+        let d = o::sub(&x, &t)?;
+        let shape = d.shape().to_vec();
+        let mut g = unreduce(&c.grad()?, &shape, r)?;
+        if huber {
+            refuse_grad(c, 4, "huber_loss", "weight")?;
+            g = weighted(c, g, 4)?;
+        }
+        let sign = o::unary("sign", &d)?;
+        let slope = if bound == 0.0 {
+            sign
+        } else {
+            let inside = o::cmp_s("lt", &o::unary("abs", &d)?, bound)?;
+            let (near, far) = if huber {
+                (d.clone(), o::mul_s(&sign, bound)?)
+            } else {
+                (o::mul_s(&d, 1.0 / bound)?, sign)
+            };
+            o::select_where(&inside, &near, &far)?
+        };
+        let gi = o::mul(&g, &slope)?;
+        if c.needs(1) {
+            c.set(1, o::neg(&gi)?);
+        }
+        c.set(0, gi);
+        Ok(())
+    })
 }

@@ -12,6 +12,7 @@ pub(crate) mod linalg;
 pub(crate) mod loss;
 pub(crate) mod nn;
 pub(crate) mod norm;
+pub(crate) mod pointwise;
 pub(crate) mod reduce;
 pub(crate) mod resample;
 pub(crate) mod select;

@@ -252,16 +252,22 @@ pub(crate) fn rows() -> Vec<Op> {
             .grad_opt(derivatives::unary_op(u)),
         );
     }
-    rows.push(op(
-        "round(Tensor input, *, int decimals=0)",
-        TM,
-        |(x, d): (Tensor, i64)| ew::round_decimals(&x, d),
-    ));
-    rows.push(op(
-        "round_(Tensor(a!) input, *, int decimals=0)",
-        TM,
-        |(x, d): (Tensor, i64)| in_place(&x, ew::round_decimals(&x, d)),
-    ));
+    rows.push(
+        op(
+            "round(Tensor input, *, int decimals=0)",
+            TM,
+            |(x, d): (Tensor, i64)| ew::round_decimals(&x, d),
+        )
+        .grad(crate::derivatives::pointwise::flat("RoundBackward1")),
+    );
+    rows.push(
+        op(
+            "round_(Tensor(a!) input, *, int decimals=0)",
+            TM,
+            |(x, d): (Tensor, i64)| in_place(&x, ew::round_decimals(&x, d)),
+        )
+        .grad(crate::derivatives::pointwise::flat("RoundBackward1")),
+    );
     // `not x` elementwise: zero (or False) becomes True, anything else False.
     let logical_not = |x: &Tensor| {
         ew::binary(
@@ -337,16 +343,22 @@ pub(crate) fn rows() -> Vec<Op> {
         )
         .grad(derivatives::clamp(None, Some(1))),
     );
-    rows.push(op(
-        "clamp_min_(Tensor(a!) input, Scalar min)",
-        M,
-        |(x, lo): (Tensor, Scalar)| in_place(&x, ew::clamp(&x, Some(lo), None)),
-    ));
-    rows.push(op(
-        "clamp_max_(Tensor(a!) input, Scalar max)",
-        M,
-        |(x, hi): (Tensor, Scalar)| in_place(&x, ew::clamp(&x, None, Some(hi))),
-    ));
+    rows.push(
+        op(
+            "clamp_min_(Tensor(a!) input, Scalar min)",
+            M,
+            |(x, lo): (Tensor, Scalar)| in_place(&x, ew::clamp(&x, Some(lo), None)),
+        )
+        .grad(derivatives::clamp(Some(1), None)),
+    );
+    rows.push(
+        op(
+            "clamp_max_(Tensor(a!) input, Scalar max)",
+            M,
+            |(x, hi): (Tensor, Scalar)| in_place(&x, ew::clamp(&x, None, Some(hi))),
+        )
+        .grad(derivatives::clamp(None, Some(1))),
+    );
     // Every row here is pointwise: broadcast operands, promoted dtype.
     rows.into_iter().map(|o| o.meta(meta::pointwise)).collect()
 }

@@ -7,9 +7,10 @@ use fxvm_tensor::ops::{ctc, reduce};
 use fxvm_tensor::{Result, Tensor, TensorError};
 
 use super::bin;
+use crate::autograd::ops as o;
 use crate::meta;
 use crate::op::{Op, Place, op};
-use crate::value::Or;
+use crate::value::{Or, Value};
 
 use Place::Functional;
 
@@ -211,13 +212,13 @@ pub(crate) fn rows() -> Vec<Op> {
                 Option<bool>,
                 String,
             )| {
-                nn::l1_loss(
-                    &x,
-                    &t,
-                    Reduction::from_args(size_average, reduce, &reduction)?,
-                )
+                // Composite, as PyTorch's: the mean (or sum) of |x - t|.
+                let r = Reduction::from_args(size_average, reduce, &reduction)?;
+                o::reduced(r, o::unary("abs", &o::sub(&x, &t)?)?)
             },
-        ).meta(meta::loss),
+        )
+        .composite()
+        .meta(meta::loss),
         op(
             "binary_cross_entropy(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
@@ -237,7 +238,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let loss = ew::unary(Unary::Neg, &bin(Binary::Add, pos, neg)?)?;
                 r.apply(weighted(loss, w)?)
             },
-        ).meta(meta::loss),
+        ).grad(crate::derivatives::loss::binary_cross_entropy()).meta(meta::loss),
         op(
             "binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean', Tensor? pos_weight=None) -> Tensor",
             &[Functional(2)],
@@ -262,7 +263,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let loss = ew::unary(Unary::Neg, &bin(Binary::Add, pos, neg)?)?;
                 r.apply(weighted(loss, w)?)
             },
-        ).meta(meta::loss),
+        ).grad(crate::derivatives::loss::binary_cross_entropy_with_logits()).meta(meta::loss),
         op(
             "smooth_l1_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', float beta=1.0) -> Tensor",
             &[Functional(2)],
@@ -289,7 +290,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 r.apply(loss)
             },
-        ).meta(meta::loss),
+        ).grad(crate::derivatives::loss::smooth_l1(false)).meta(meta::loss),
         op(
             "huber_loss(Tensor input, Tensor target, str reduction='mean', float delta=1.0, Tensor? weight=None) -> Tensor",
             &[Functional(2)],
@@ -301,7 +302,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 })?;
                 r.apply(weighted(loss, w)?)
             },
-        ).meta(meta::loss),
+        ).grad(crate::derivatives::loss::smooth_l1(true)).meta(meta::loss),
         op(
             "kl_div(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', bool log_target=False) -> Tensor",
             &[Functional(2)],
@@ -315,27 +316,31 @@ pub(crate) fn rows() -> Vec<Op> {
             )| {
                 // Pointwise target * (log target - input), with 0 where the
                 // target is 0 (xlogy), or from log-space targets.
+                // Composite, as PyTorch's.
                 let loss = if log_target {
-                    bin(
-                        Binary::Mul,
-                        ew::unary(Unary::Exp, &t)?,
-                        bin(Binary::Sub, &t, &x)?,
-                    )?
+                    o::mul(&o::unary("exp", &t)?, &o::sub(&t, &x)?)?
                 } else {
-                    let t_log_t = bin(Binary::Mul, &t, ew::unary(Unary::Log, &t)?)?;
-                    let xlogy =
-                        ew::where_(&bin(Binary::Eq, &t, 0.0)?, &0.0.into(), &t_log_t.into())?;
-                    bin(Binary::Sub, xlogy, bin(Binary::Mul, &t, &x)?)?
+                    let xlogy = o::call(
+                        "xlogy",
+                        vec![Value::Tensor(t.clone()), Value::Tensor(t.clone())],
+                        vec![],
+                    )?;
+                    o::sub(&xlogy, &o::mul(&t, &x)?)?
                 };
                 if size_average.is_none() && reduce.is_none() && reduction == "batchmean" {
-                    let total = Reduction::Sum.apply(loss)?;
+                    let total = o::reduced(Reduction::Sum, loss)?;
                     return match x.shape().first() {
-                        Some(&n) => bin(Binary::Div, total, n as f64),
+                        Some(&n) => o::call(
+                            "div",
+                            vec![Value::Tensor(total), Value::Scalar(fxvm_tensor::Scalar::Int(n as i64))],
+                            vec![],
+                        ),
                         None => Ok(total),
                     };
                 }
-                Reduction::from_args(size_average, reduce, &reduction)?.apply(loss)
+                o::reduced(Reduction::from_args(size_average, reduce, &reduction)?, loss)
             },
-        ),
+        )
+        .composite(),
     ]
 }

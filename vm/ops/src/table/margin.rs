@@ -1,15 +1,22 @@
 //! Margin, ranking, embedding and likelihood losses, composed from
-//! elementwise ops in PyTorch's order of operations.
+//! elementwise ops in PyTorch's order of operations — through the rows
+//! (`autograd::ops::ew`), so that most are composite rows recording their
+//! history; `multi_margin_loss` and `multilabel_margin_loss` run the core's
+//! kernels.
 
-use fxvm_tensor::ops::elementwise::{self as ew, Binary, Unary};
+use fxvm_tensor::ops::elementwise::{Arg, Binary, Unary};
 use fxvm_tensor::ops::margin as margins;
 use fxvm_tensor::ops::nn::Reduction;
-use fxvm_tensor::ops::{reduce, shape};
 use fxvm_tensor::{Result, Scalar, Tensor, TensorError};
 
 use super::activation::pairwise_distance;
-use super::bin;
+use crate::autograd::ops::{self as o, ew};
 use crate::op::{Op, Place, op};
+
+/// A binary op through its row.
+fn bin(op: Binary, a: impl Into<Arg>, b: impl Into<Arg>) -> Result<Tensor> {
+    ew::binary(op, &a.into(), &b.into())
+}
 
 use Place::Functional;
 
@@ -66,9 +73,10 @@ pub(crate) fn rows() -> Vec<Op> {
                     bin(Binary::Mul, neg_t, bin(Binary::Sub, &a, &b)?)?,
                     margin,
                 )?;
-                r.apply(clamp_min0(&loss)?)
+                o::reduced(r, clamp_min0(&loss)?)
             },
-        ),
+        )
+        .composite(),
         op(
             "hinge_embedding_loss(Tensor input, Tensor target, float margin=1.0, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
@@ -84,18 +92,20 @@ pub(crate) fn rows() -> Vec<Op> {
                 let margin_part = clamp_min0(&bin(Binary::Sub, margin, &x)?)?;
                 let outside = only_where(&bin(Binary::Ne, &t, 1.0)?, margin_part)?;
                 let inside = only_where(&bin(Binary::Ne, &t, -1.0)?, x)?;
-                r.apply(bin(Binary::Add, outside, inside)?)
+                o::reduced(r, bin(Binary::Add, outside, inside)?)
             },
-        ),
+        )
+        .composite(),
         op(
             "soft_margin_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
             |(x, t, sa, re, name): (Tensor, Tensor, Option<bool>, Option<bool>, String)| {
                 let r = reduction(sa, re, &name)?;
                 let z = ew::unary(Unary::Neg, &bin(Binary::Mul, &t, &x)?)?;
-                r.apply(ew::unary(Unary::Log1p, &ew::unary(Unary::Exp, &z)?)?)
+                o::reduced(r, ew::unary(Unary::Log1p, &ew::unary(Unary::Exp, &z)?)?)
             },
-        ),
+        )
+        .composite(),
         op(
             "cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(3)],
@@ -110,7 +120,7 @@ pub(crate) fn rows() -> Vec<Op> {
             )| {
                 let r = reduction(sa, re, &name)?;
                 let dim = [if t.ndim() == 0 { 0 } else { 1 }];
-                let sum = |x: Tensor| reduce::sum(&x, Some(&dim), false, None);
+                let sum = |x: Tensor| o::sum(&x, &dim, false);
                 const EPSILON: f64 = 1e-12;
                 let dot = sum(bin(Binary::Mul, &a, &b)?)?;
                 let sq_a = bin(Binary::Add, sum(bin(Binary::Mul, &a, &a)?)?, EPSILON)?;
@@ -125,9 +135,10 @@ pub(crate) fn rows() -> Vec<Op> {
                     &bin(Binary::Eq, &t, -1.0)?,
                     clamp_min0(&bin(Binary::Sub, &cos, margin)?)?,
                 )?;
-                r.apply(bin(Binary::Add, pos, neg)?)
+                o::reduced(r, bin(Binary::Add, pos, neg)?)
             },
-        ),
+        )
+        .composite(),
         op(
             "poisson_nll_loss(Tensor input, Tensor target, bool log_input=True, bool full=False, bool? size_average=None, float eps=1e-08, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
@@ -162,9 +173,10 @@ pub(crate) fn rows() -> Vec<Op> {
                         ew::where_(&bin(Binary::Le, &t, 1.0)?, &0.0.into(), &stirling.into())?;
                     loss = bin(Binary::Add, loss, stirling)?;
                 }
-                r.apply(loss)
+                o::reduced(r, loss)
             },
-        ),
+        )
+        .composite(),
         op(
             "gaussian_nll_loss(Tensor input, Tensor target, Tensor|float var, bool full=False, float eps=1e-06, str reduction='mean') -> Tensor",
             &[Functional(3)],
@@ -185,7 +197,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     var
                 } else if x.shape().split_last().map(|(_, a)| a) == Some(var.shape()) {
                     // One fewer dim: a variance per row (homoscedastic).
-                    shape::unsqueeze(&var, -1)?
+                    o::unsqueeze(&var, -1)?
                 } else if x.shape().split_last().map(|(_, a)| a)
                     == var.shape().split_last().map(|(_, a)| a)
                     && var.shape().last() == Some(&1)
@@ -219,9 +231,10 @@ pub(crate) fn rows() -> Vec<Op> {
                 if full {
                     loss = bin(Binary::Add, loss, 0.5 * (2.0 * std::f64::consts::PI).ln())?;
                 }
-                reduction(None, None, &name)?.apply(loss)
+                o::reduced(reduction(None, None, &name)?, loss)
             },
-        ),
+        )
+        .composite(),
         op(
             "triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2, float eps=1e-06, bool swap=False, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(3)],
@@ -245,9 +258,10 @@ pub(crate) fn rows() -> Vec<Op> {
                     d_neg = bin(Binary::Minimum, d_neg, d_swap)?;
                 }
                 let loss = bin(Binary::Sub, bin(Binary::Add, d_pos, margin)?, d_neg)?;
-                r.apply(clamp_min0(&loss)?)
+                o::reduced(r, clamp_min0(&loss)?)
             },
-        ),
+        )
+        .composite(),
         op(
             "multi_margin_loss(Tensor input, Tensor target, int p=1, float margin=1.0, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
@@ -274,14 +288,14 @@ pub(crate) fn rows() -> Vec<Op> {
                     ));
                 }
                 let r = reduction(sa, re, &name)?;
-                r.apply(margins::multi_margin(&x, &t, p, margin, w.as_ref())?)
+                o::reduced(r, margins::multi_margin(&x, &t, p, margin, w.as_ref())?)
             },
         ),
         op(
             "multilabel_margin_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
             |(x, t, sa, re, name): (Tensor, Tensor, Option<bool>, Option<bool>, String)| {
-                reduction(sa, re, &name)?.apply(margins::multilabel_margin(&x, &t)?)
+                o::reduced(reduction(sa, re, &name)?, margins::multilabel_margin(&x, &t)?)
             },
         ),
         op(
@@ -310,11 +324,12 @@ pub(crate) fn rows() -> Vec<Op> {
                 let classes = x.shape().last().copied().unwrap_or(1) as f64;
                 let per_sample = bin(
                     Binary::Div,
-                    reduce::sum(&loss, Some(&[class_dim]), false, None)?,
+                    o::sum(&loss, &[class_dim], false)?,
                     classes,
                 )?;
-                r.apply(per_sample)
+                o::reduced(r, per_sample)
             },
-        ),
+        )
+        .composite(),
     ]
 }

@@ -213,16 +213,16 @@ fn bitwise_not(x: &Tensor) -> Result<Tensor> {
 
 pub(crate) fn rows() -> Vec<Op> {
     vec![
-        op("frac(Tensor input)", TM, |(x,): (Tensor,)| frac(&x)).meta(meta::pointwise),
+        op("frac(Tensor input)", TM, |(x,): (Tensor,)| frac(&x)).grad(crate::derivatives::pointwise::pass("FracBackward0")).meta(meta::pointwise),
         op("frac_(Tensor(a!) input)", TM, |(x,): (Tensor,)| {
             in_place(&x, frac(&x))
-        }).meta(meta::pointwise),
+        }).grad(crate::derivatives::pointwise::pass("FracBackward0")).meta(meta::pointwise),
         op("sgn(Tensor input)", TM, |(x,): (Tensor,)| {
             ew::unary(Unary::Sign, &x)
-        }).meta(meta::pointwise),
+        }).grad(crate::derivatives::pointwise::flat("SgnBackward0")).meta(meta::pointwise),
         op("sgn_(Tensor(a!) input)", M, |(x,): (Tensor,)| {
             unary_in_place(&x, Unary::Sign)
-        }).meta(meta::pointwise),
+        }).grad(crate::derivatives::pointwise::flat("SgnBackward0")).meta(meta::pointwise),
         op("isnan(Tensor input)", TM, |(x,): (Tensor,)| {
             bin(Binary::Ne, &x, &x)
         }).meta(meta::pointwise),
@@ -244,7 +244,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, nan, hi, lo): (Tensor, Option<f64>, Option<f64>, Option<f64>)| {
                 Ok(nan_to_num(&x, nan.unwrap_or(0.0), hi, lo))
             },
-        ).meta(meta::pointwise)
+        ).grad(crate::derivatives::pointwise::nan_to_num()).meta(meta::pointwise)
         .dtype_generic(),
         op(
             "nan_to_num_(Tensor(a!) input, float? nan=0.0, float? posinf=None, float? neginf=None)",
@@ -252,59 +252,59 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, nan, hi, lo): (Tensor, Option<f64>, Option<f64>, Option<f64>)| {
                 in_place(&x, Ok(nan_to_num(&x, nan.unwrap_or(0.0), hi, lo)))
             },
-        ).meta(meta::pointwise)
+        ).grad(crate::derivatives::pointwise::nan_to_num()).meta(meta::pointwise)
         .dtype_generic(),
         op(
             "lerp(Tensor input, Tensor end, Tensor|Scalar weight)",
             TM,
             |(x, end, w): (Tensor, Tensor, Or<Tensor, Scalar>)| lerp(&x, &end, arg(w)),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::pointwise::lerp()).meta(meta::pointwise),
         op(
             "lerp_(Tensor(a!) input, Tensor end, Tensor|Scalar weight)",
             M,
             |(x, end, w): (Tensor, Tensor, Or<Tensor, Scalar>)| {
                 in_place(&x, lerp(&x, &end, arg(w)))
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::pointwise::lerp()).meta(meta::pointwise),
         op(
             "addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
             TM,
             |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| addc(&x, &a, &b, v, false),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::pointwise::addc(false)).meta(meta::pointwise),
         op(
             "addcmul_(Tensor(a!) input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
             M,
             |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| {
                 in_place(&x, addc(&x, &a, &b, v, false))
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::pointwise::addc(false)).meta(meta::pointwise),
         op(
             "addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
             TM,
             |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| addc(&x, &a, &b, v, true),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::pointwise::addc(true)).meta(meta::pointwise),
         op(
             "addcdiv_(Tensor(a!) input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
             M,
             |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| {
                 in_place(&x, addc(&x, &a, &b, v, true))
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::pointwise::addc(true)).meta(meta::pointwise),
         op(
             "logit(Tensor input, float? eps=None)",
             TM,
             |(x, eps): (Tensor, Option<f64>)| logit(&x, eps),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::pointwise::logit()).meta(meta::pointwise),
         op(
             "logit_(Tensor(a!) input, float? eps=None)",
             TM,
             |(x, eps): (Tensor, Option<f64>)| in_place(&x, logit(&x, eps)),
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::pointwise::logit()).meta(meta::pointwise),
         op(
             "float_power(Tensor|Scalar input, Tensor|Scalar exponent)",
             TM,
             |(x, y): (Or<Tensor, Scalar>, Or<Tensor, Scalar>)| float_power(arg(x), arg(y)),
-        ).meta(meta::pointwise),
+        ).grad_opt(crate::derivatives::elementwise::binary_op(Binary::Pow)).meta(meta::pointwise),
         op(
             "ldexp(Tensor input, Tensor other)",
             TM,
@@ -312,7 +312,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let scale = ew::binary(Binary::Pow, &Arg::Scalar(Scalar::Float(2.0)), &y.into())?;
                 bin(Binary::Mul, x, scale)
             },
-        ).meta(meta::pointwise),
+        ).grad(crate::derivatives::pointwise::ldexp()).meta(meta::pointwise),
         op(
             "rsub(Tensor input, Tensor|Scalar other, *, Scalar alpha=1)",
             T,
@@ -337,9 +337,12 @@ pub(crate) fn rows() -> Vec<Op> {
             "dist(Tensor input, Tensor other, Scalar p=2)",
             TM,
             |(a, b, p): (Tensor, Tensor, Scalar)| {
-                fxvm_tensor::ops::reduce::norm(&bin(Binary::Sub, &a, &b)?, p.to_f64(), None, false)
+                // Composite: the norm of the difference, with history.
+                let o = crate::autograd::ops::sub(&a, &b)?;
+                crate::autograd::ops::norm(&o, p.to_f64(), None, false)
             },
-        ),
+        )
+        .composite(),
         op("bitwise_not(Tensor input)", TM, |(x,): (Tensor,)| {
             bitwise_not(&x)
         }).meta(meta::pointwise),
@@ -357,6 +360,9 @@ pub(crate) fn rows() -> Vec<Op> {
                 }
                 Ok(Value::Input(0))
             },
-        ).meta(meta::pointwise),
+        )
+        // The input itself, history and all (PyTorch returns `self`).
+        .composite()
+        .meta(meta::pointwise),
     ]
 }
