@@ -171,3 +171,129 @@ pub(crate) fn embedding(weight: usize, indices: usize, padding: usize) -> Deriva
         Ok(())
     })
 }
+
+/// `t` (one value per channel) shaped to broadcast over `ndim` dims with
+/// channels at dim 1.
+fn per_channel(t: &Tensor, ndim: usize) -> Result<Tensor> {
+    let mut shape = vec![1; ndim];
+    shape[1] = t.numel();
+    o::reshape(t, &shape)
+}
+
+/// `group_norm(input, num_groups, weight, bias, eps)`: a layer norm over
+/// each group's channels and positions, then a per-channel affine map.
+pub(crate) fn group_norm() -> Derivative {
+    derivative(
+        "NativeGroupNormBackward0",
+        &[Save::In(0), Save::In(2)],
+        |c| {
+            let (x, g) = (c.input(0)?, c.grad()?);
+            let shape = x.shape().to_vec();
+            let groups = c.int(1).max(1) as usize;
+            let grouped = [shape[0], groups, x.numel() / (shape[0] * groups).max(1)];
+            let xg = o::reshape(&x, &grouped)?;
+            let (xhat, invstd) = normalized(&xg, &[2], c.float(4))?;
+            let weight = c.opt_input(2)?;
+            if c.needs(0) {
+                let gw = match &weight {
+                    Some(w) => o::mul(&g, &per_channel(w, shape.len())?)?,
+                    None => g.clone(),
+                };
+                let d = through(&o::reshape(&gw, &grouped)?, &xhat, &invstd, &[2])?;
+                c.set(0, o::reshape(&d, &shape)?);
+            }
+            let dims: Vec<i64> = (0..shape.len() as i64).filter(|&d| d != 1).collect();
+            if c.needs(2) {
+                let xhat = o::reshape(&xhat, &shape)?;
+                c.set(2, o::sum(&o::mul(&g, &xhat)?, &dims, false)?);
+            }
+            if c.needs(3) {
+                c.set(3, o::sum(&g, &dims, false)?);
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `rms_norm(input, normalized_shape, weight, eps)`: `y = x r w` with
+/// `r = 1 / sqrt(mean(x²) + eps)` over the trailing dims;
+/// `dx = r (gw - x r² mean(gw x))`.
+pub(crate) fn rms_norm() -> Derivative {
+    derivative("MulBackward0", &[Save::In(0), Save::In(2)], |c| {
+        let (x, g) = (c.input(0)?, c.grad()?);
+        let k = c.ints(1).len();
+        let dims: Vec<i64> = ((x.ndim() - k) as i64..x.ndim() as i64).collect();
+        // None: the machine epsilon of the input's dtype.
+        let eps = match c.value(3) {
+            Value::Float(e) => *e,
+            _ if x.dtype() == fxvm_tensor::DType::F32 => f64::from(f32::EPSILON),
+            _ => f64::EPSILON,
+        };
+        let r = o::unary(
+            "rsqrt",
+            &o::add_s(&call_mean(&o::mul(&x, &x)?, &dims)?, eps)?,
+        )?;
+        let weight = c.opt_input(2)?;
+        if c.needs(0) {
+            let gw = match &weight {
+                Some(w) => o::mul(&g, w)?,
+                None => g.clone(),
+            };
+            let m = call_mean(&o::mul(&gw, &x)?, &dims)?;
+            let inner = o::sub(&gw, &o::mul(&o::mul(&x, &o::mul(&r, &r)?)?, &m)?)?;
+            c.set(0, o::mul(&r, &inner)?);
+        }
+        // Summed down to the weight's shape by the engine.
+        if c.needs(2) {
+            c.set(2, o::mul(&g, &o::mul(&x, &r)?)?);
+        }
+        Ok(())
+    })
+}
+
+/// `instance_norm(input, running_mean, running_var, weight, bias,
+/// use_input_stats, momentum, eps)`: a layer norm over each instance's
+/// channel positions (or, without input statistics, the running ones'
+/// affine map), then a per-channel affine map.
+pub(crate) fn instance_norm() -> Derivative {
+    derivative(
+        "NativeBatchNormBackward0",
+        &[Save::In(0), Save::In(1), Save::In(2), Save::In(3)],
+        |c| {
+            let (x, g) = (c.input(0)?, c.grad()?);
+            let n = x.ndim();
+            let dims: Vec<i64> = (2..n as i64).collect();
+            let eps = c.float(7);
+            let weight = c.opt_input(3)?.map(|w| per_channel(&w, n)).transpose()?;
+            let use_input_stats = c.bool(5);
+            let (xhat, invstd) = match c.opt_input(2)? {
+                Some(rv) if !use_input_stats => {
+                    let rm = per_channel(&c.input(1)?, n)?;
+                    let invstd = per_channel(&o::unary("rsqrt", &o::add_s(&rv, eps)?)?, n)?;
+                    (o::mul(&o::sub(&x, &rm)?, &invstd)?, invstd)
+                }
+                _ => normalized(&x, &dims, eps)?,
+            };
+            if c.needs(0) {
+                let gw = match &weight {
+                    Some(w) => o::mul(&g, w)?,
+                    None => g.clone(),
+                };
+                let d = if use_input_stats {
+                    through(&gw, &xhat, &invstd, &dims)?
+                } else {
+                    o::mul(&gw, &invstd)?
+                };
+                c.set(0, d);
+            }
+            let all: Vec<i64> = (0..n as i64).filter(|&d| d != 1).collect();
+            if c.needs(3) {
+                c.set(3, o::sum(&o::mul(&g, &xhat)?, &all, false)?);
+            }
+            if c.needs(4) {
+                c.set(4, o::sum(&g, &all, false)?);
+            }
+            Ok(())
+        },
+    )
+}

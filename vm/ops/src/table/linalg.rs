@@ -7,6 +7,7 @@ use fxvm_tensor::ops::shape;
 use fxvm_tensor::ops::{dense, einsum, linalg, products};
 use fxvm_tensor::{Result, Scalar, Tensor, TensorError};
 
+use crate::autograd::ops as o;
 use crate::meta;
 use crate::op::{NN, Op, Place, TM, op};
 use crate::value::{Or, Value};
@@ -84,7 +85,12 @@ fn matrix_power(a: &Tensor, n: i64) -> Result<Tensor> {
             ),
         ));
     }
-    let base = if n < 0 { dense::inv(a)? } else { a.clone() };
+    // Composite: the products (and inverse) are rows.
+    let base = if n < 0 {
+        o::call("linalg_inv", vec![Value::Tensor(a.clone())], vec![])?
+    } else {
+        a.clone()
+    };
     let mut result: Option<Tensor> = None;
     let (mut square, mut e) = (base, n.unsigned_abs());
     if e == 0 {
@@ -95,12 +101,12 @@ fn matrix_power(a: &Tensor, n: i64) -> Result<Tensor> {
         if e & 1 == 1 {
             result = Some(match result {
                 None => square.clone(),
-                Some(r) => linalg::matmul(&r, &square)?,
+                Some(r) => o::matmul(&r, &square)?,
             });
         }
         e >>= 1;
         if e > 0 {
-            square = linalg::matmul(&square, &square)?;
+            square = o::matmul(&square, &square)?;
         }
     }
     Ok(result.expect("a positive power multiplies at least once"))
@@ -149,28 +155,41 @@ fn matrix_rank(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tenso
     reduce::sum(&kept, Some(&[-1]), false, None)
 }
 
+/// `outer`: composite, `a[:, None] * b[None, :]` (PyTorch's node is the
+/// product's).
+fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 1 || b.ndim() != 1 {
+        return Err(TensorError::runtime(
+            "outer",
+            "outer: Expected 1-D argument self",
+        ));
+    }
+    o::mul(&o::unsqueeze(a, 1)?, &o::unsqueeze(b, 0)?)
+}
+
 /// `inner`: sums over the last dims, `a[..., k]·b[..., k]`, giving
 /// `a.shape[:-1] + b.shape[:-1]`.
+/// Composite: written in rows.
 fn inner(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if a.ndim() == 0 || b.ndim() == 0 {
-        return ew::binary(Binary::Mul, &a.into(), &b.into());
+        return o::mul(a, b);
     }
     let k = *a.shape().last().unwrap_or(&0) as i64;
-    let rows_b = shape::reshape(b, &[-1, k])?;
-    let product = linalg::matmul(a, &shape::transpose(&rows_b, 0, 1)?)?;
+    let rows_b = o::shape::reshape(b, &[-1, k])?;
+    let product = o::matmul(a, &o::shape::transpose(&rows_b, 0, 1)?)?;
     let mut out: Vec<i64> = a.shape()[..a.ndim() - 1]
         .iter()
         .map(|&s| s as i64)
         .collect();
     out.extend(b.shape()[..b.ndim() - 1].iter().map(|&s| s as i64));
-    shape::reshape(&product, &out)
+    o::shape::reshape(&product, &out)
 }
 
-/// `cross` of 3-vectors along `dim`.
+/// `cross` of 3-vectors along `dim`; composite (written in rows).
 fn cross(a: &Tensor, b: &Tensor, dim: i64) -> Result<Tensor> {
     let shape = fxvm_tensor::layout::broadcast_shapes(a.shape(), b.shape())
         .ok_or_else(|| TensorError::broadcast(a.shape(), b.shape()))?;
-    let (a, b) = (a.broadcast_to(&shape)?, b.broadcast_to(&shape)?);
+    let (a, b) = (o::expand(a, &shape)?, o::expand(b, &shape)?);
     let d = a.dim(dim)?;
     if shape[d] != 3 {
         return Err(TensorError::runtime(
@@ -182,13 +201,14 @@ fn cross(a: &Tensor, b: &Tensor, dim: i64) -> Result<Tensor> {
             ),
         ));
     }
-    let at = |t: &Tensor, k: i64| shape::narrow(t, d as i64, k, 1);
+    let at = |t: &Tensor, k: i64| o::shape::narrow(t, d as i64, k, 1);
     let term = |i: i64, j: i64| -> Result<Tensor> {
-        let left = ew::binary(Binary::Mul, &at(&a, i)?.into(), &at(&b, j)?.into())?;
-        let right = ew::binary(Binary::Mul, &at(&a, j)?.into(), &at(&b, i)?.into())?;
-        ew::binary(Binary::Sub, &left.into(), &right.into())
+        o::sub(
+            &o::mul(&at(&a, i)?, &at(&b, j)?)?,
+            &o::mul(&at(&a, j)?, &at(&b, i)?)?,
+        )
     };
-    shape::cat(&[term(1, 2)?, term(2, 0)?, term(0, 1)?], d as i64)
+    o::cat(&[term(1, 2)?, term(2, 0)?, term(0, 1)?], d as i64)
 }
 
 type BlasArgs = (Tensor, Tensor, Tensor, Scalar, Scalar);
@@ -370,37 +390,44 @@ pub(crate) fn rows() -> Vec<Op> {
             "mv(Tensor input, Tensor vec)",
             TM,
             |(m, v): (Tensor, Tensor)| mv(&m, &v),
-        ),
+        )
+        .grad(crate::derivatives::linalg::matmul()),
         op(
             "dot(Tensor input, Tensor tensor)",
             TM,
             |(a, b): (Tensor, Tensor)| dot(&a, &b),
-        ),
+        )
+        .grad(crate::derivatives::linalg::matmul()),
         op(
             "vdot(Tensor input, Tensor other)",
             TM,
             |(a, b): (Tensor, Tensor)| dot(&a, &b),
-        ),
+        )
+        .grad(crate::derivatives::linalg::matmul()),
         op(
             "inner(Tensor input, Tensor other)",
             TM,
             |(a, b): (Tensor, Tensor)| inner(&a, &b),
-        ),
+        )
+        .composite(),
         op(
             "addmv(Tensor input, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1)",
             TM,
             |(x, m, v, beta, alpha): BlasArgs| blas_sum(x, mv(&m, &v)?, beta, alpha),
-        ),
+        )
+        .grad(crate::derivatives::linalg::blas(crate::derivatives::linalg::Blas::Mv)),
         op(
             "addr(Tensor input, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1)",
             TM,
             |(x, a, b, beta, alpha): BlasArgs| blas_sum(x, linalg::outer(&a, &b)?, beta, alpha),
-        ),
+        )
+        .grad(crate::derivatives::linalg::blas(crate::derivatives::linalg::Blas::Outer)),
         op(
             "baddbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1)",
             TM,
             |(x, a, b, beta, alpha): BlasArgs| blas_sum(x, linalg::bmm(&a, &b)?, beta, alpha),
         )
+        .grad(crate::derivatives::linalg::blas(crate::derivatives::linalg::Blas::Bmm))
         .meta(meta::add_product),
         op(
             "addbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1)",
@@ -410,7 +437,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     fxvm_tensor::ops::reduce::sum(&linalg::bmm(&a, &b)?, Some(&[0]), false, None)?;
                 blas_sum(x, summed, beta, alpha)
             },
-        ),
+        )
+        .grad(crate::derivatives::linalg::blas(crate::derivatives::linalg::Blas::SummedBmm)),
         op(
             "cross(Tensor input, Tensor other, int? dim=None)",
             TM,
@@ -426,25 +454,31 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 cross(&a, &b, dim)
             },
-        ),
+        )
+        .composite(),
         op(
             "linalg_inv(Tensor A)",
             &[Place::Linalg],
             |(a,): (Tensor,)| dense::inv(&a),
-        ),
+        )
+        .grad(crate::derivatives::linalg::inverse("LinalgInvExBackward0")),
         op("inverse(Tensor input)", TM, |(a,): (Tensor,)| {
             dense::inv(&a)
-        }),
+        })
+        .grad(crate::derivatives::linalg::inverse("LinalgInvExBackward0")),
         op(
             "linalg_det(Tensor A)",
             &[Place::Linalg],
             |(a,): (Tensor,)| dense::det(&a),
-        ),
-        op("det(Tensor input)", TM, |(a,): (Tensor,)| dense::det(&a)),
+        )
+        .grad(crate::derivatives::linalg::det("LinalgDetBackward0")),
+        op("det(Tensor input)", TM, |(a,): (Tensor,)| dense::det(&a))
+        .grad(crate::derivatives::linalg::det("LinalgDetBackward0")),
         op("logdet(Tensor input)", TM, |(a,): (Tensor,)| {
             let d = dense::det(&a)?;
             ew::unary(fxvm_tensor::ops::elementwise::Unary::Log, &d)
-        }),
+        })
+        .grad(crate::derivatives::linalg::log_det("LogdetBackward0", 0)),
         op(
             "linalg_slogdet(Tensor A)",
             &[Place::Linalg],
@@ -452,21 +486,25 @@ pub(crate) fn rows() -> Vec<Op> {
                 let (s, l) = dense::slogdet(&a)?;
                 Ok(pair("linalg_slogdet", s, l))
             },
-        ),
+        )
+        .grad(crate::derivatives::linalg::log_det("LinalgSlogdetBackward0", 1)),
         op("slogdet(Tensor input)", TM, |(a,): (Tensor,)| {
             let (s, l) = dense::slogdet(&a)?;
             Ok(pair("slogdet", s, l))
-        }),
+        })
+        .grad(crate::derivatives::linalg::log_det("LinalgSlogdetBackward0", 1)),
         op(
             "linalg_solve(Tensor A, Tensor B, *, bool left=True)",
             &[Place::Linalg],
             |(a, b, left): (Tensor, Tensor, bool)| dense::solve(&a, &b, left),
-        ),
+        )
+        .grad(crate::derivatives::linalg::solve()),
         op(
             "linalg_cholesky(Tensor A, *, bool upper=False)",
             &[Place::Linalg],
             |(a, upper): (Tensor, bool)| dense::cholesky(&a, upper),
-        ),
+        )
+        .grad(crate::derivatives::linalg::cholesky("LinalgCholeskyExBackward0")),
         // Removed from PyTorch: only its refusal remains.
         op(
             "cholesky(Tensor input, bool upper=False)",
@@ -589,17 +627,26 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 products::tensordot(&a, &b, &da, &db)
             },
-        ),
+        )
+        .grad(crate::derivatives::linalg::tensordot()),
         op(
             "linalg_matmul(Tensor input, Tensor other)",
             &[Place::Linalg],
-            |(a, b): (Tensor, Tensor)| linalg::matmul(&a, &b),
-        ),
+            |(a, b): (Tensor, Tensor)| o::matmul(&a, &b),
+        )
+        .composite(),
         op(
             "linalg_diagonal(Tensor A, *, int offset=0, int dim1=-2, int dim2=-1)",
             &[Place::Linalg],
-            |(a, o, d1, d2): (Tensor, i64, i64, i64)| shape::diagonal(&a, o, d1, d2),
-        ),
+            |(a, offset, d1, d2): (Tensor, i64, i64, i64)| {
+                o::call(
+                    "diagonal",
+                    vec![Value::Tensor(a), Value::Int(offset), Value::Int(d1), Value::Int(d2)],
+                    vec![],
+                )
+            },
+        )
+        .composite(),
         op(
             "linalg_multi_dot(Tensor[] tensors)",
             &[Place::Linalg],
@@ -611,31 +658,28 @@ pub(crate) fn rows() -> Vec<Op> {
                         "multi_dot(): expected at least 2 tensors but got 0",
                     )
                 })?;
-                it.try_fold(first, |acc, t| linalg::matmul(&acc, &t))
+                it.try_fold(first, |acc, t| o::matmul(&acc, &t))
             },
-        ),
+        )
+        .composite(),
         op(
             "linalg_matrix_power(Tensor A, int n)",
             &[Place::Linalg],
             |(a, n): (Tensor, i64)| matrix_power(&a, n),
-        ),
+        )
+        .composite(),
         op(
             "matrix_power(Tensor input, int n)",
             TM,
             |(a, n): (Tensor, i64)| matrix_power(&a, n),
-        ),
+        )
+        .composite(),
         op(
             "linalg_vecdot(Tensor x, Tensor y, *, int dim=-1)",
             &[Place::Linalg],
-            |(x, y, dim): (Tensor, Tensor, i64)| {
-                reduce::sum(
-                    &ew::binary(Binary::Mul, &x.into(), &y.into())?,
-                    Some(&[dim]),
-                    false,
-                    None,
-                )
-            },
-        ),
+            |(x, y, dim): (Tensor, Tensor, i64)| o::sum(&o::mul(&x, &y)?, &[dim], false),
+        )
+        .composite(),
         op(
             "linalg_pinv(Tensor A, *, float? atol=None, float? rtol=None, bool hermitian=False)",
             &[Place::Linalg],
@@ -675,7 +719,8 @@ pub(crate) fn rows() -> Vec<Op> {
             "linalg_cross(Tensor input, Tensor other, *, int dim=-1)",
             &[Place::Linalg],
             |(a, b, dim): (Tensor, Tensor, i64)| cross(&a, &b, dim),
-        ),
+        )
+        .composite(),
         op(
             "matmul(Tensor input, Tensor other)",
             TM,
@@ -700,13 +745,15 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "ger(Tensor input, Tensor vec2)",
             TM,
-            |(a, b): (Tensor, Tensor)| linalg::outer(&a, &b),
-        ),
+            |(a, b): (Tensor, Tensor)| outer(&a, &b),
+        )
+        .composite(),
         op(
             "outer(Tensor input, Tensor vec2)",
             TM,
-            |(a, b): (Tensor, Tensor)| linalg::outer(&a, &b),
-        ),
+            |(a, b): (Tensor, Tensor)| outer(&a, &b),
+        )
+        .composite(),
         op(
             "addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1)",
             TM,
@@ -772,6 +819,7 @@ pub(crate) fn rows() -> Vec<Op> {
             &[Place::TorchFunctional(2)],
             |(equation, operands): (String, Vec<Tensor>)| einsum::einsum(&equation, &operands),
         )
+        .grad(crate::derivatives::einsum::einsum())
         .meta(meta::einsum),
     ]
 }

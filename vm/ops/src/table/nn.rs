@@ -596,7 +596,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 });
                 norm::rms_norm(&x, &shape, w.as_ref(), eps)
             },
-        ).meta(meta::same),
+        ).grad(crate::derivatives::norm::rms_norm()).meta(meta::same),
         op(
             "local_response_norm(Tensor input, int size, float alpha=0.0001, float beta=0.75, float k=1.0) -> Tensor",
             &[Functional(2)],
@@ -619,14 +619,14 @@ pub(crate) fn rows() -> Vec<Op> {
             )| {
                 nn::instance_norm(&x, &norm_args([&rm, &rv, &w, &b], use_input_stats, momentum, eps))
             },
-        ).meta(meta::same),
+        ).grad(crate::derivatives::norm::instance_norm()).meta(meta::same),
         op(
             "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
             &[Functional(2)],
             |(x, groups, w, b, eps): (Tensor, i64, Option<Tensor>, Option<Tensor>, f64)| {
                 nn::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps)
             },
-        ).meta(meta::same),
+        ).grad(crate::derivatives::norm::group_norm()).meta(meta::same),
         op(
             "embedding_bag(Tensor input, Tensor weight, Tensor? offsets=None, float? max_norm=None, float norm_type=2, bool scale_grad_by_freq=False, str mode='mean', bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int? padding_idx=None) -> Tensor",
             &[Functional(2)],
