@@ -536,6 +536,94 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
             return s(vec![x23(), Value::Float(0.3), Value::Float(-1.0)]);
         }
         "F.glu" => return s(vec![x(&[2, 4], 1)]),
+        "_pack_padded_sequence" => {
+            return s(vec![
+                x(&[3, 2, 2], 1),
+                ints(vec![3, 1], &[2]),
+                Value::Bool(false),
+            ]);
+        }
+        "_pad_packed_sequence" => {
+            return s(vec![
+                x(&[4, 2], 1),
+                ints(vec![2, 1, 1], &[3]),
+                Value::Bool(true),
+                Value::Scalar(Scalar::Float(0.0)),
+                Value::Int(4),
+            ]);
+        }
+        "lstm" | "gru" | "rnn_tanh" | "rnn_relu" => {
+            // One bidirectional layer, hidden size 2, over 3 steps of 2.
+            let gates = match name {
+                "lstm" => 4,
+                "gru" => 3,
+                _ => 1,
+            };
+            let mut params = Vec::new();
+            for d in 0..2u64 {
+                params.push(tensor(x(&[2 * gates, 3], 10 + d)));
+                params.push(tensor(x(&[2 * gates, 2], 20 + d)));
+                params.push(tensor(x(&[2 * gates], 30 + d)));
+                params.push(tensor(x(&[2 * gates], 40 + d)));
+            }
+            let mut hx = vec![tensor(x(&[2, 2, 2], 2))];
+            if name == "lstm" {
+                hx.push(tensor(x(&[2, 2, 2], 3)));
+            }
+            return s(vec![
+                x(&[3, 2, 3], 1),
+                Value::Tensors(hx),
+                Value::Tensors(params),
+                Value::Bool(true),
+                Value::Int(1),
+                Value::Float(0.0),
+                Value::Bool(true),
+                Value::Bool(true),
+                Value::Bool(false),
+            ]);
+        }
+        "lstm_cell" | "gru_cell" | "rnn_tanh_cell" | "rnn_relu_cell" => {
+            let gates = match name {
+                "lstm_cell" => 4,
+                "gru_cell" => 3,
+                _ => 1,
+            };
+            let h = if name == "lstm_cell" {
+                Value::Tensors(vec![tensor(x(&[2, 2], 2)), tensor(x(&[2, 2], 3))])
+            } else {
+                x(&[2, 2], 2)
+            };
+            return s(vec![
+                x(&[2, 3], 1),
+                h,
+                x(&[2 * gates, 3], 4),
+                x(&[2 * gates, 2], 5),
+                x(&[2 * gates], 6),
+                x(&[2 * gates], 7),
+            ]);
+        }
+        "F.dropout"
+        | "F.dropout1d"
+        | "F.dropout2d"
+        | "F.dropout3d"
+        | "F.alpha_dropout"
+        | "F.feature_alpha_dropout" => {
+            // Not training: deterministic (the mask is golden-checked).
+            return Some((vec![x23()], vec![("training", Value::Bool(false))]));
+        }
+        "dropout" | "feature_dropout" | "alpha_dropout" | "feature_alpha_dropout" => {
+            return s(vec![x23(), Value::Float(0.5), Value::Bool(false)]);
+        }
+        "F.scaled_dot_product_attention" | "scaled_dot_product_attention" => {
+            return Some((
+                vec![
+                    x(&[1, 2, 3, 4], 1),
+                    x(&[1, 2, 5, 4], 2),
+                    x(&[1, 2, 5, 3], 3),
+                ],
+                vec![("is_causal", Value::Bool(false))],
+            ));
+        }
         "mv" => return s(vec![x(&[3, 4], 1), x(&[4], 2)]),
         "dot" | "vdot" => return s(vec![x(&[4], 1), x(&[4], 2)]),
         "addmv" => {
@@ -848,7 +936,7 @@ fn every_formula_matches_finite_differences_and_so_does_its_derivative() {
     for op in crate::registry().ops() {
         if !matches!(
             op.derivative(),
-            Some(Derivative::Formula { .. } | Derivative::Composite)
+            Some(Derivative::Formula { .. } | Derivative::Composite | Derivative::Decompose(_))
         ) {
             continue;
         }

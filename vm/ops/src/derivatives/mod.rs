@@ -16,5 +16,6 @@ pub(crate) mod norm;
 pub(crate) mod pointwise;
 pub(crate) mod reduce;
 pub(crate) mod resample;
+pub(crate) mod rnn;
 pub(crate) mod select;
 pub(crate) mod shape;

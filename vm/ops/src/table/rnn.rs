@@ -62,6 +62,7 @@ fn stack_row(decl: &'static str, cell: Cell) -> Op {
             Ok(Value::Tensors(all))
         },
     )
+    .grad(crate::derivatives::rnn::stack(cell))
 }
 
 type CellArgs<H> = (Tensor, H, Tensor, Tensor, Option<Tensor>, Option<Tensor>);
@@ -76,6 +77,7 @@ fn cell_row(decl: &'static str, cell: Cell) -> Op {
             Ok(states.remove(0))
         },
     )
+    .grad(crate::derivatives::rnn::cell(cell))
 }
 
 pub(crate) fn rows() -> Vec<Op> {
@@ -110,7 +112,9 @@ pub(crate) fn rows() -> Vec<Op> {
                     b_hh.as_ref(),
                 )
             },
-        ).meta(meta::recurrent_cell),
+        )
+        .grad(crate::derivatives::rnn::cell(Cell::Lstm))
+        .meta(meta::recurrent_cell),
         cell_row(
             "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None)",
             Cell::Gru,
@@ -130,7 +134,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 let (data, sizes) = rnn::pack_padded(&x, &lengths, batch_first)?;
                 Ok(vec![data, sizes])
             },
-        ),
+        )
+        .grad(crate::derivatives::rnn::pack_padded()),
         op(
             "_pad_packed_sequence(Tensor data, Tensor batch_sizes, bool batch_first, Scalar padding_value, int total_length)",
             T,
@@ -139,6 +144,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     rnn::pad_packed(&data, &sizes, batch_first, padding, total.max(0) as usize)?;
                 Ok(vec![padded, lengths])
             },
-        ),
+        )
+        .grad(crate::derivatives::rnn::pad_packed()),
     ]
 }

@@ -342,15 +342,10 @@ fn steps(input: &Tensor, sequence: Sequence, op: &'static str) -> Result<Steps> 
     }
 }
 
-/// Runs a stack of recurrent layers: the output (padded like the input, or
-/// packed data) and the final states (`[h_n]`, or `[h_n, c_n]` for an LSTM).
-pub fn run(
-    stack: &Stack,
-    input: &Tensor,
-    hx: &[Tensor],
-    sequence: Sequence,
-    g: &Generator,
-) -> Result<(Tensor, Vec<Tensor>)> {
+/// Checks a stack's parameters and states against its input as `_VF`'s
+/// recurrent ops do; the number of parameter tensors per layer and
+/// direction.
+pub fn check(stack: &Stack, input: &Tensor, hx: &[Tensor]) -> Result<usize> {
     let op = stack.cell.name();
     let dtype = input.dtype();
     if !dtype.is_float() {
@@ -392,6 +387,32 @@ pub fn run(
             ),
         );
     }
+    Ok(per)
+}
+
+/// The steps of a sequence: the rows of the time-major input each step
+/// covers (`(first, count)`), and the batch size.
+pub fn spans(
+    input: &Tensor,
+    sequence: Sequence,
+    op: &'static str,
+) -> Result<(Vec<(usize, usize)>, usize)> {
+    steps(input, sequence, op).map(|s| (s.spans, s.batch))
+}
+
+/// Runs a stack of recurrent layers: the output (padded like the input, or
+/// packed data) and the final states (`[h_n]`, or `[h_n, c_n]` for an LSTM).
+pub fn run(
+    stack: &Stack,
+    input: &Tensor,
+    hx: &[Tensor],
+    sequence: Sequence,
+    g: &Generator,
+) -> Result<(Tensor, Vec<Tensor>)> {
+    let op = stack.cell.name();
+    let dtype = input.dtype();
+    let per = check(stack, input, hx)?;
+    let dirs = if stack.bidirectional { 2 } else { 1 };
     let Steps { x, spans, batch } = steps(input, sequence, op)?;
     // On a pool thread, the per-step splits are cheap joins rather than a
     // blocking hand-over from outside the pool at every step.
@@ -507,17 +528,15 @@ fn run_typed<T: Activate>(
     Ok((output, hidden))
 }
 
-/// One step of a cell on a `(B, input)` batch: the new states (`[h]`, or
-/// `[h, c]` for an LSTM).
-pub fn cell(
+/// Checks one cell step's input and states against its weights as
+/// `_VF`'s cells do.
+pub fn check_cell(
     cell: Cell,
     input: &Tensor,
     hx: &[Tensor],
     w_ih: &Tensor,
     w_hh: &Tensor,
-    b_ih: Option<&Tensor>,
-    b_hh: Option<&Tensor>,
-) -> Result<Vec<Tensor>> {
+) -> Result<()> {
     let op = cell.name();
     if input.ndim() != 2 {
         return fail(
@@ -560,6 +579,21 @@ pub fn cell(
             );
         }
     }
+    Ok(())
+}
+
+/// One step of a cell on a `(B, input)` batch: the new states (`[h]`, or
+/// `[h, c]` for an LSTM).
+pub fn cell(
+    cell: Cell,
+    input: &Tensor,
+    hx: &[Tensor],
+    w_ih: &Tensor,
+    w_hh: &Tensor,
+    b_ih: Option<&Tensor>,
+    b_hh: Option<&Tensor>,
+) -> Result<Vec<Tensor>> {
+    check_cell(cell, input, hx, w_ih, w_hh)?;
     let mut params = vec![w_ih.clone(), w_hh.clone()];
     let has_biases = match (b_ih, b_hh) {
         (Some(a), Some(b)) => {
