@@ -85,6 +85,11 @@ fn gradients_of_indexing_reductions_shape_and_elementwise_ops_match_pytorch() {
 }
 
 #[test]
+fn module_backward_hooks_gradcheck_functional_and_anomaly_detection_match_pytorch() {
+    check_in("autograd", "surface");
+}
+
+#[test]
 fn sgd_adam_and_adamw_update_as_pytorch_step_for_step() {
     check_in("autograd", "optimizers");
 }

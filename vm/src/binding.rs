@@ -120,19 +120,26 @@ pub fn kwargs(o: &PyObjectRef, vm: &VirtualMachine) -> rustpython_vm::function::
         .unwrap_or_default()
 }
 
-/// Whether an `nn.Module` instance has no forward hooks or pre-hooks (both
-/// registries present and empty), so calling it only runs `forward`.
-pub fn without_forward_hooks(module: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
+/// Whether an `nn.Module` instance has no hooks around its calls: its
+/// forward hooks and pre-hooks present and empty, its backward ones empty
+/// or absent (a module unpickled from an older state has none), so calling
+/// it only runs `forward`.
+pub fn without_call_hooks(module: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
     let Some(dict) = module.dict() else {
         return Ok(false);
     };
+    let empty = |hooks: &PyObjectRef| {
+        hooks
+            .downcast_ref::<rustpython_vm::builtins::PyDict>()
+            .is_some_and(|d| d.__len__() == 0)
+    };
     for name in ["_forward_hooks", "_forward_pre_hooks"] {
-        let empty = dict.get_item_opt(name, vm)?.is_some_and(|hooks| {
-            hooks
-                .downcast_ref::<rustpython_vm::builtins::PyDict>()
-                .is_some_and(|d| d.__len__() == 0)
-        });
-        if !empty {
+        if !dict.get_item_opt(name, vm)?.is_some_and(|h| empty(&h)) {
+            return Ok(false);
+        }
+    }
+    for name in ["_backward_hooks", "_backward_pre_hooks"] {
+        if dict.get_item_opt(name, vm)?.is_some_and(|h| !empty(&h)) {
             return Ok(false);
         }
     }

@@ -173,7 +173,7 @@ pub(crate) fn compiled_call(vm: &VirtualMachine) -> PyObjectRef {
 pub(crate) fn optimized_module_call(vm: &VirtualMachine) -> PyObjectRef {
     let call = |mut args: FuncArgs, vm: &VirtualMachine| -> PyResult {
         let zelf = take_self(&mut args, vm)?;
-        if binding::without_forward_hooks(&zelf, vm)?
+        if binding::without_call_hooks(&zelf, vm)?
             && let Some(dict) = zelf.dict()
             && let Some(compiled) = dict.get_item_opt("_fxvm_compiled", vm)?
         {

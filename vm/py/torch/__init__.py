@@ -8,6 +8,7 @@ from torch._size import Size
 from torch._device import device
 from torch._memory_format import memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format
 from torch.autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_inference_mode_enabled
+from torch.autograd import is_anomaly_enabled, is_anomaly_check_nan_enabled
 
 __version__ = version.__version__
 
@@ -171,3 +172,8 @@ def __getattr__(name):
 
         return importlib.import_module(f"torch.{name}")
     raise AttributeError(f"module 'torch' has no attribute '{name}'")
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Turns anomaly detection on or off (``torch.autograd.set_detect_anomaly``'s switch)."""
+    autograd._C._set_anomaly_enabled(bool(enabled), bool(check_nan))

@@ -405,6 +405,21 @@ mod _autograd {
         ag::set_inference_mode(on)
     }
 
+    #[pyfunction]
+    fn is_anomaly_enabled() -> bool {
+        ag::is_anomaly_enabled()
+    }
+
+    #[pyfunction]
+    fn is_anomaly_check_nan_enabled() -> bool {
+        ag::is_anomaly_check_nan_enabled()
+    }
+
+    #[pyfunction]
+    fn _set_anomaly_enabled(enabled: bool, check_nan: bool) {
+        ag::set_anomaly_enabled(enabled, check_nan)
+    }
+
     /// Links a custom Function's outputs to its backward (see `function_apply`).
     #[pyfunction]
     fn _function_apply(

@@ -101,11 +101,13 @@ pub(crate) fn getattribute_method(module_getattr: PyObjectRef, vm: &VirtualMachi
 /// The per-instance state `nn.Module.__init__` sets, in its order: the
 /// `training` flag, then the registries and hook tables (a set for the
 /// non-persistent buffer names, dicts for the rest).
-const MODULE_STATE: [&str; 12] = [
+const MODULE_STATE: [&str; 14] = [
     "training",
     "_parameters",
     "_buffers",
     "_non_persistent_buffers_set",
+    "_backward_pre_hooks",
+    "_backward_hooks",
     "_forward_pre_hooks",
     "_forward_pre_hooks_with_kwargs",
     "_forward_hooks",
@@ -117,7 +119,7 @@ const MODULE_STATE: [&str; 12] = [
 ];
 
 /// Fills a new module's `__dict__` with its fresh state (see
-/// `MODULE_STATE`): one native call where `__init__` made twelve
+/// `MODULE_STATE`): one native call where `__init__` made fourteen
 /// `object.__setattr__` calls — a GraphModule builds a module for every
 /// intermediate path of its targets.
 pub(crate) fn init_state(zelf: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
@@ -188,7 +190,7 @@ fn without_hooks(
     call_impl: &PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult<bool> {
-    Ok(crate::binding::without_forward_hooks(zelf, vm)?
+    Ok(crate::binding::without_call_hooks(zelf, vm)?
         && zelf
             .class()
             .get_attr(vm.ctx.intern_str("_call_impl"))

@@ -254,6 +254,9 @@ fn run(
             out
         };
         validate(&node, &mut out)?;
+        if fxvm_tensor::autograd::is_anomaly_enabled() {
+            check_anomaly(&node, &out)?;
+        }
         node.run_post_hooks(&mut out, &grads)?;
         for (e, g) in node.next_edges().iter().zip(out) {
             let Some(e) = e else { continue };
@@ -323,6 +326,32 @@ fn validate(node: &Node, out: &mut [Option<Tensor>]) -> Result<()> {
         }
         if t.dtype() != info.dtype {
             *t = ops::to_dtype(t, info.dtype)?;
+        }
+    }
+    Ok(())
+}
+
+/// Anomaly detection: a node that returned NaN in a gradient fails the pass
+/// with PyTorch's message.
+fn check_anomaly(node: &Node, out: &[Option<Tensor>]) -> Result<()> {
+    if !fxvm_tensor::autograd::is_anomaly_check_nan_enabled() {
+        return Ok(());
+    }
+    for (k, g) in out.iter().enumerate() {
+        let Some(g) = g else { continue };
+        if g.dtype().is_float()
+            && g.to_dtype(fxvm_tensor::DType::F64)
+                .to_vec::<f64>()
+                .iter()
+                .any(|v| v.is_nan())
+        {
+            return Err(TensorError::runtime(
+                "backward",
+                format!(
+                    "Function '{}' returned nan values in its {k}th output.",
+                    node.name()
+                ),
+            ));
         }
     }
     Ok(())

@@ -7,11 +7,14 @@ import functools
 from torch._native import load as _load
 from torch.autograd.function import Function, FunctionCtx, once_differentiable
 from torch.autograd import graph
+from torch.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 
 _C = _load("torch._C._autograd")
 
 is_grad_enabled = _C.is_grad_enabled
 is_inference_mode_enabled = _C.is_inference_mode_enabled
+is_anomaly_enabled = _C.is_anomaly_enabled
+is_anomaly_check_nan_enabled = _C.is_anomaly_check_nan_enabled
 
 
 class _Mode:
@@ -157,3 +160,18 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
     """``Tensor.backward``."""
     backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
+
+
+def __getattr__(name):
+    # Loaded on first use: `functional`, and `gradcheck`/`gradgradcheck`
+    # (the functions, as PyTorch binds them, not their module).
+    import importlib
+
+    if name == "functional":
+        return importlib.import_module("torch.autograd.functional")
+    if name in ("gradcheck", "gradgradcheck", "GradcheckError"):
+        module = importlib.import_module("torch.autograd.gradcheck")
+        for attr in ("gradcheck", "gradgradcheck"):
+            globals()[attr] = getattr(module, attr)
+        return getattr(module, name)
+    raise AttributeError(f"module 'torch.autograd' has no attribute '{name}'")

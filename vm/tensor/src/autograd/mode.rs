@@ -1,6 +1,27 @@
-//! Grad mode and inference mode: per thread, as in PyTorch.
+//! Grad mode and inference mode: per thread, as in PyTorch; anomaly
+//! detection: for the whole process, as in PyTorch.
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static ANOMALY: AtomicBool = AtomicBool::new(false);
+static ANOMALY_CHECKS_NAN: AtomicBool = AtomicBool::new(true);
+
+/// `torch.is_anomaly_enabled()`: backward passes check what each node returns.
+pub fn is_anomaly_enabled() -> bool {
+    ANOMALY.load(Ordering::Relaxed)
+}
+
+/// `torch.is_anomaly_check_nan_enabled()`.
+pub fn is_anomaly_check_nan_enabled() -> bool {
+    ANOMALY_CHECKS_NAN.load(Ordering::Relaxed)
+}
+
+/// `torch.set_anomaly_enabled(enabled, check_nan)`.
+pub fn set_anomaly_enabled(enabled: bool, check_nan: bool) {
+    ANOMALY.store(enabled, Ordering::Relaxed);
+    ANOMALY_CHECKS_NAN.store(check_nan, Ordering::Relaxed);
+}
 
 thread_local! {
     static GRAD: Cell<bool> = const { Cell::new(true) };

@@ -7,6 +7,7 @@ from collections import OrderedDict, namedtuple
 
 import torch
 from torch.nn.parameter import Parameter, Buffer
+from torch.utils.hooks import BackwardHook, RemovableHandle
 
 __all__ = ["Module"]
 
@@ -42,29 +43,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class RemovableHandle:
-    """Removes a hook from the dicts it was registered in."""
-
-    _next_id = 0
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = hooks_dict
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-        self.extra_dict_ref = extra_dict
-
-    def remove(self):
-        self.hooks_dict_ref.pop(self.id, None)
-        if self.extra_dict_ref is not None:
-            self.extra_dict_ref.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 def _move_to_front(d, key):
@@ -250,8 +228,14 @@ class Module:
 
     def _call_impl(self, *args, **kwargs):
         forward_call = self.forward
-        if not (self._forward_hooks or self._forward_pre_hooks):
+        state = self.__dict__
+        backward_hooks = state.get("_backward_hooks")
+        backward_pre_hooks = state.get("_backward_pre_hooks")
+        if not (self._forward_hooks or self._forward_pre_hooks or backward_hooks or backward_pre_hooks):
             return forward_call(*args, **kwargs)
+        bw_hook = None
+        if backward_hooks or backward_pre_hooks:
+            bw_hook = BackwardHook(self, list((backward_hooks or {}).values()), list((backward_pre_hooks or {}).values()))
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
@@ -266,6 +250,8 @@ class Module:
                     if not isinstance(result, tuple):
                         result = (result,)
                     args = result
+        if bw_hook is not None:
+            args = bw_hook.setup_input_hook(args)
         result = forward_call(*args, **kwargs)
         for hook_id, hook in list(self._forward_hooks.items()):
             if hook_id in self._forward_hooks_with_kwargs:
@@ -274,6 +260,8 @@ class Module:
                 hook_result = hook(self, args, result)
             if hook_result is not None:
                 result = hook_result
+        if bw_hook is not None:
+            result = bw_hook.setup_output_hook(result)
         return result
 
     def _wrapped_call_impl(self, *args, **kwargs):
@@ -292,6 +280,30 @@ class Module:
 
     def register_load_state_dict_pre_hook(self, hook):
         return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` runs when the gradients of the
+        module's outputs are computed; it may return new ones."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            _move_to_front(self._backward_pre_hooks, handle.id)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output)`` runs when the gradients
+        of the module's inputs are computed; it may return new ones."""
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            _move_to_front(self._backward_hooks, handle.id)
+        return handle
+
+    def register_backward_hook(self, hook):
+        raise NotImplementedError(
+            "fxvm does not support the deprecated Module.register_backward_hook (whose gradients are those of the "
+            "module's last operation); use register_full_backward_hook"
+        )
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
