@@ -4,7 +4,7 @@ use fxvm_tensor::ops::nn::Reduction;
 use fxvm_tensor::{Result, Tensor, TensorError};
 
 use crate::autograd::ops as o;
-use crate::autograd::{Back, Derivative, Save, derivative};
+use crate::autograd::{Back, Derivative, Name, Save, derivative};
 use crate::value::Value;
 
 fn reduction(v: &Value) -> &str {
@@ -78,34 +78,116 @@ pub(crate) fn nll_loss() -> Derivative {
 }
 
 /// `cross_entropy(input, target, weight, size_average, ignore_index,
-/// reduce, reduction, label_smoothing)` with class-index targets: the
-/// gradient of `nll_loss(log_softmax(input))`.
+/// reduce, reduction, label_smoothing)`: the gradient of the log-softmax
+/// it takes the loss of, through `log_softmax`'s. Class-index targets give
+/// `nll_loss`'s gradient, mixed with the uniform one (`-w_c g / C` per
+/// class) when smoothing; probability targets give `-g t_c w_c`, with
+/// smoothing mixed into the targets.
 pub(crate) fn cross_entropy() -> Derivative {
+    // PyTorch's node: nll_loss's, or the last op of its composite forms.
+    fn name(values: &[Value]) -> &'static str {
+        let probabilities = matches!(&values[1], Value::Tensor(t) if t.dtype().is_float());
+        let mean = !matches!(&values[6], Value::Str(s) if s != "mean");
+        match (probabilities, &values[7]) {
+            (true, _) if mean => "DivBackward1",
+            (true, _) => "NegBackward0",
+            (false, Value::Float(e)) if *e > 0.0 => "AddBackward0",
+            _ => "NllLossBackward0",
+        }
+    }
     derivative(
-        "NllLossBackward0",
+        Name::Pick(name),
         &[Save::In(0), Save::In(1), Save::In(2)],
         |c| {
-            let target = c.input(1)?;
-            if target.dtype().is_float() || c.float(7) != 0.0 {
+            if c.needs(1) {
                 return Err(TensorError::not_implemented(
-                    "the derivative for 'cross_entropy' with probability targets or label_smoothing is not implemented.",
+                    "the derivative of 'cross_entropy' with respect to target is not implemented.",
                 ));
             }
-            let x = c.input(0)?;
+            let (x, target) = (c.input(0)?, c.input(1)?);
+            let weight = c.opt_input(2)?;
+            let smoothing = c.float(7);
+            let r = reduction_of(c, Some((3, 5)), 6)?;
             let dim = if x.ndim() == 1 { 0 } else { 1 };
+            let classes = x.shape()[dim as usize] as f64;
             let logp = o::call(
                 "log_softmax",
                 vec![Value::Tensor(x.clone()), Value::Int(dim), Value::None],
                 vec![],
             )?;
-            let dlogp = nll_grad(
-                &c.grad()?,
-                x.shape(),
-                &target,
-                c.opt_input(2)?.as_ref(),
-                c.int(4),
-                reduction(c.value(6)),
-            )?;
+            let g = c.grad()?;
+            // A per-class weight broadcast along the class dim.
+            let class_weight = |t: &Tensor| -> Result<Tensor> {
+                match &weight {
+                    Some(w) => {
+                        let mut shape = vec![1; x.ndim()];
+                        shape[dim as usize] = w.numel();
+                        o::mul(t, &o::reshape(w, &shape)?)
+                    }
+                    None => Ok(t.clone()),
+                }
+            };
+            let dlogp = if target.dtype().is_float() {
+                let t = if smoothing > 0.0 {
+                    o::add_s(&o::mul_s(&target, 1.0 - smoothing)?, smoothing / classes)?
+                } else {
+                    target.clone()
+                };
+                let per_sample = x.numel() as f64 / classes;
+                let g = match r {
+                    Reduction::Mean => o::mul_s(&g, 1.0 / per_sample)?,
+                    _ => g,
+                };
+                let g = if r == Reduction::None {
+                    o::unsqueeze(&g, dim)?
+                } else {
+                    g
+                };
+                o::neg(&o::mul(&class_weight(&t)?, &g)?)?
+            } else {
+                let ignore = c.int(4);
+                let name = match r {
+                    Reduction::Mean => "mean",
+                    Reduction::Sum => "sum",
+                    Reduction::None => "none",
+                };
+                let nll = nll_grad(&g, x.shape(), &target, weight.as_ref(), ignore, name)?;
+                if smoothing > 0.0 {
+                    // -w_c g / C for every class of each counted sample.
+                    let valid = o::cmp_s("ne", &target, ignore as f64)?;
+                    let per_sample = match r {
+                        Reduction::Mean => {
+                            let counted = match &weight {
+                                Some(w) => {
+                                    let t0 = o::mask(&valid, &target)?;
+                                    let flat = o::reshape(&t0, &[t0.numel()])?;
+                                    let picked = o::call(
+                                        "index_select",
+                                        vec![
+                                            Value::Tensor(w.clone()),
+                                            Value::Int(0),
+                                            Value::Tensor(flat),
+                                        ],
+                                        vec![],
+                                    )?;
+                                    let picked = o::reshape(&picked, target.shape())?;
+                                    o::sum(&o::mask(&valid, &picked)?, &[], false)?
+                                }
+                                None => o::sum(&o::to_dtype(&valid, g.dtype())?, &[], false)?,
+                            };
+                            o::expand(&o::div(&g, &counted)?, target.shape())?
+                        }
+                        Reduction::Sum => o::expand(&g, target.shape())?,
+                        Reduction::None => g.clone(),
+                    };
+                    let per_sample = o::mask(&valid, &per_sample)?;
+                    let uniform = o::mul_s(&o::unsqueeze(&per_sample, dim)?, -smoothing / classes)?;
+                    let uniform = class_weight(&o::expand(&uniform, x.shape())?)?;
+                    o::add(&o::mul_s(&nll, 1.0 - smoothing)?, &uniform)?
+                } else {
+                    nll
+                }
+            };
             let d = super::reduce::log_softmax_grad(&dlogp, &logp, dim)?;
             c.set(0, d);
             Ok(())
