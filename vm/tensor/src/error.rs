@@ -98,6 +98,8 @@ pub enum TensorError {
     SavedFreed,
     /// An in-place op on a leaf that requires grad.
     LeafInPlace,
+    /// An in-place op on a view of a leaf that requires grad.
+    LeafViewInPlace,
     /// An error raised by a callback of the embedding program (a Python
     /// hook or `autograd.Function`); the program keeps the error itself.
     Callback,
@@ -342,6 +344,9 @@ impl fmt::Display for TensorError {
             ),
             TensorError::LeafInPlace => f.write_str(
                 "a leaf Variable that requires grad is being used in an in-place operation.",
+            ),
+            TensorError::LeafViewInPlace => f.write_str(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.",
             ),
             TensorError::Callback => f.write_str("an error raised by a callback"),
         }

@@ -290,7 +290,7 @@ fn put(buffers: &mut HashMap<usize, Vec<Option<Tensor>>>, e: &Edge, g: Tensor) -
 /// Checks what a node returned against its inputs: a gradient broadcast
 /// past its input's shape is summed back, another dtype converted, and a
 /// shape that cannot be is PyTorch's error.
-fn validate(node: &Node, out: &mut [Option<Tensor>]) -> Result<()> {
+pub(crate) fn validate(node: &Node, out: &mut [Option<Tensor>]) -> Result<()> {
     if out.len() != node.next_edges().len() {
         return Err(TensorError::runtime(
             "backward",

@@ -39,6 +39,7 @@ pub fn get(t: &Tensor, items: &[Index]) -> Result<Tensor> {
         }),
     );
     out.set_history(node, 0);
+    super::views::mark(std::slice::from_ref(&out), std::slice::from_ref(t));
     Ok(out)
 }
 
@@ -71,6 +72,7 @@ pub fn set(t: &Tensor, items: &[Index], src: &Tensor) -> Result<()> {
     if t.is_leaf() && t.requires_grad() {
         return Err(TensorError::LeafInPlace);
     }
+    super::views::check(t)?;
     let edges = vec![edge(t), edge(src)];
     let infos = vec![TensorInfo::of(t), TensorInfo::of(src)];
     subscript::set(t, items, src)?;
@@ -84,7 +86,7 @@ pub fn set(t: &Tensor, items: &[Index], src: &Tensor) -> Result<()> {
         }),
     );
     t.set_history(node, 0);
-    Ok(())
+    super::views::rebase(t)
 }
 
 /// The gradient of `t[items] = src`: the output's, zero where `src` was

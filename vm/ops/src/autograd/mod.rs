@@ -13,6 +13,7 @@ pub mod ops;
 mod record;
 #[cfg(test)]
 mod tests;
+mod views;
 
 use std::sync::Arc;
 

@@ -61,10 +61,11 @@ pub fn record(op: &Op, values: Vec<Value>) -> Result<Value> {
     });
     if let Some(i) = mutated
         && let [t] = tensors(&values[i])
-        && t.is_leaf()
-        && t.requires_grad()
     {
-        return Err(TensorError::LeafInPlace);
+        if t.is_leaf() && t.requires_grad() {
+            return Err(TensorError::LeafInPlace);
+        }
+        super::views::check(t)?;
     }
     let derivative = op.derivative.clone();
     let (name, saves, formula) = match &derivative {
@@ -185,6 +186,7 @@ pub fn record(op: &Op, values: Vec<Value>) -> Result<Value> {
             std::slice::from_ref(&written),
         );
         written.set_history(node, 0);
+        super::views::rebase(&written)?;
         return Ok(result);
     }
     if !outputs.iter().any(differentiable) {
@@ -198,6 +200,7 @@ pub fn record(op: &Op, values: Vec<Value>) -> Result<Value> {
             t.set_history(node.clone(), n);
         }
     }
+    super::views::mark(&outputs, &inputs);
     Ok(result)
 }
 

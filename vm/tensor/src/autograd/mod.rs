@@ -59,6 +59,9 @@ struct Meta {
     hooks: Vec<(u64, Hook)>,
     /// `register_post_accumulate_grad_hook`s, run after.
     post_accumulate: Vec<(u64, Hook)>,
+    /// For a view made with history: the tensor owning the storage it
+    /// reads (an in-place op on the view rewrites that tensor's history).
+    view_of: Option<Tensor>,
 }
 
 /// A tensor that does not keep its storage alive (for `retain_grad`).
@@ -114,6 +117,23 @@ impl Tensor {
             let _ = t.imp.autograd.0.set(meta.clone());
         }
         t
+    }
+
+    /// Whether this tensor reads `other`'s storage (a view of it, or it).
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.storage, &other.storage)
+    }
+
+    /// Marks this tensor a view of `base` (of what `base` is a view of, if
+    /// it is one).
+    pub fn set_view_of(&self, base: &Tensor) {
+        let root = base.view_base().unwrap_or_else(|| base.clone());
+        self.meta_mut().view_of = Some(root);
+    }
+
+    /// The tensor this view reads, if it is a view made with history.
+    pub fn view_base(&self) -> Option<Tensor> {
+        self.meta().and_then(|m| m.view_of.clone())
     }
 
     /// Whether this handle and `other` are the same tensor (not two views).
