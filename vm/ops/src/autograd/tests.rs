@@ -536,6 +536,32 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
             return s(vec![x23(), Value::Float(0.3), Value::Float(-1.0)]);
         }
         "F.glu" => return s(vec![x(&[2, 4], 1)]),
+        "F.unfold" => {
+            return s(vec![
+                x(&[1, 2, 4, 5], 1),
+                Value::Ints(vec![2, 3]),
+                Value::Ints(vec![1]),
+                Value::Ints(vec![1]),
+                Value::Ints(vec![2]),
+            ]);
+        }
+        "F.fold" => {
+            return s(vec![
+                x(&[1, 12, 9], 1),
+                Value::Ints(vec![4, 5]),
+                Value::Ints(vec![2, 3]),
+            ]);
+        }
+        "linalg_matrix_norm" => return s(vec![x(&[3, 4], 1), Value::Scalar(Scalar::Int(1))]),
+        "linalg_norm" => return s(vec![x(&[3, 4], 1)]),
+        "diff" => {
+            return s(vec![
+                x(&[3, 4], 1),
+                Value::Int(2),
+                Value::Int(1),
+                x(&[3, 1], 2),
+            ]);
+        }
         "_pack_padded_sequence" => {
             return s(vec![
                 x(&[3, 2, 2], 1),

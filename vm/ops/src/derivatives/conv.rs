@@ -505,3 +505,29 @@ pub(crate) fn avg_pool(spatial: usize) -> Derivative {
         Ok(())
     })
 }
+
+/// `F.unfold(input, kernel_size, dilation, padding, stride)` (im2col): the
+/// patches' gradients added back where they were taken, by `F.fold`.
+pub(crate) fn im2col() -> Derivative {
+    derivative("Im2ColBackward0", &[], |c| {
+        let shape = c.shape(0).to_vec();
+        let size: Vec<i64> = shape[shape.len() - 2..].iter().map(|&s| s as i64).collect();
+        let mut args = vec![Value::Tensor(c.grad()?), Value::Ints(size)];
+        args.extend((1..=4).map(|i| c.value(i).clone()));
+        let d = o::call_functional("fold", args)?;
+        c.set(0, d);
+        Ok(())
+    })
+}
+
+/// `F.fold(input, output_size, kernel_size, dilation, padding, stride)`
+/// (col2im): each patch's gradient read back by `F.unfold`.
+pub(crate) fn col2im() -> Derivative {
+    derivative("Col2ImBackward0", &[], |c| {
+        let mut args = vec![Value::Tensor(c.grad()?)];
+        args.extend((2..=5).map(|i| c.value(i).clone()));
+        let d = o::call_functional("unfold", args)?;
+        c.set(0, d);
+        Ok(())
+    })
+}

@@ -218,6 +218,23 @@ fn pair(name: &'static str, a: Tensor, b: Tensor) -> Value {
 }
 
 /// `linalg.vector_norm`: `ord` ∞ / -∞ / 0 / p over `dim` (all dims by default).
+/// `amax`/`amin` over `dims` through their rows.
+fn extremum(x: &Tensor, dims: &[i64], keepdim: bool, which: Extremum) -> Result<Tensor> {
+    let name = match which {
+        Extremum::Max => "amax",
+        Extremum::Min => "amin",
+    };
+    o::call(
+        name,
+        vec![
+            Value::Tensor(x.clone()),
+            Value::Ints(dims.to_vec()),
+            Value::Bool(keepdim),
+        ],
+        vec![],
+    )
+}
+
 fn vector_norm(x: &Tensor, ord: f64, dim: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
     if !x.dtype().is_float() {
         return Err(TensorError::runtime(
@@ -229,21 +246,20 @@ fn vector_norm(x: &Tensor, ord: f64, dim: Option<&[i64]>, keepdim: bool) -> Resu
         ));
     }
     let dims = dim.filter(|d| !d.is_empty());
-    let abs = ew::unary(fxvm_tensor::ops::elementwise::Unary::Abs, x)?;
+    let abs = o::unary("abs", x)?;
     if ord.is_infinite() {
         let which = if ord > 0.0 {
             Extremum::Max
         } else {
             Extremum::Min
         };
-        return reduce::extremum(&abs, Some(dims.unwrap_or(&[])), keepdim, which);
+        return extremum(&abs, dims.unwrap_or(&[]), keepdim, which);
     }
     if ord == 0.0 {
-        let nonzero = ew::binary(Binary::Ne, &abs.into(), &Arg::Scalar(Scalar::Float(0.0)))?
-            .to_dtype(x.dtype());
-        return reduce::sum(&nonzero, dims, keepdim, None);
+        let nonzero = o::to_dtype(&o::cmp_s("ne", &abs, 0.0)?, x.dtype())?;
+        return o::sum(&nonzero, dims.unwrap_or(&[]), keepdim);
     }
-    reduce::norm(x, ord, dims, keepdim)
+    o::norm(x, ord, dims, keepdim)
 }
 
 /// `linalg.matrix_norm`: Frobenius, nuclear, and the induced 1/∞/2 norms
@@ -256,45 +272,41 @@ fn matrix_norm(a: &Tensor, ord: &MatrixOrd, dim: (i64, i64), keepdim: bool) -> R
         ));
     }
     let (r, c) = (a.dim(dim.0)? as i64, a.dim(dim.1)? as i64);
-    let abs = ew::unary(fxvm_tensor::ops::elementwise::Unary::Abs, a)?;
+    let abs = o::unary("abs", a)?;
     let keep = |t: Tensor| -> Result<Tensor> {
         if !keepdim {
             return Ok(t);
         }
         let (lo, hi) = if r < c { (r, c) } else { (c, r) };
-        shape::unsqueeze(&shape::unsqueeze(&t, lo)?, hi)
+        o::unsqueeze(&o::unsqueeze(&t, lo)?, hi)
     };
     match *ord {
-        MatrixOrd::Fro => reduce::norm(a, 2.0, Some(&[r, c]), keepdim),
-        MatrixOrd::Nuc => {
-            spectral(a, (r, c), |s| reduce::sum(s, Some(&[-1]), false, None)).and_then(keep)
-        }
+        MatrixOrd::Fro => o::norm(a, 2.0, Some(&[r, c]), keepdim),
+        MatrixOrd::Nuc => spectral(a, (r, c), |s| o::sum(s, &[-1], false)).and_then(keep),
         MatrixOrd::Num(p) if p.abs() == 2.0 => {
             let which = if p > 0.0 {
                 Extremum::Max
             } else {
                 Extremum::Min
             };
-            spectral(a, (r, c), |s| {
-                reduce::extremum(s, Some(&[-1]), false, which)
-            })
-            .and_then(keep)
+            spectral(a, (r, c), |s| extremum(s, &[-1], false, which)).and_then(keep)
         }
         MatrixOrd::Num(p) if p.abs() == 1.0 || p.is_infinite() => {
             // Column sums for 1, row sums for ∞; then the max (or min).
             let (sum_dim, pick_dim) = if p.abs() == 1.0 { (r, c) } else { (c, r) };
-            let sums = reduce::sum(&abs, Some(&[sum_dim]), true, None)?;
+            let sums = o::sum(&abs, &[sum_dim], keepdim)?;
             let which = if p > 0.0 {
                 Extremum::Max
             } else {
                 Extremum::Min
             };
-            let out = reduce::extremum(&sums, Some(&[pick_dim]), true, which)?;
-            if keepdim {
-                Ok(out)
+            // Without keepdim the summed dim is gone (as PyTorch composes it).
+            let pick = if !keepdim && sum_dim < pick_dim {
+                pick_dim - 1
             } else {
-                shape::squeeze(&out, Some(&[r, c]))
-            }
+                pick_dim
+            };
+            extremum(&sums, &[pick], keepdim, which)
         }
         MatrixOrd::Num(p) => Err(TensorError::runtime(
             "linalg.matrix_norm",
@@ -309,8 +321,12 @@ fn spectral(
     (r, c): (i64, i64),
     reduce_s: impl FnOnce(&Tensor) -> Result<Tensor>,
 ) -> Result<Tensor> {
-    let moved = shape::permute(a, &moved_last(a.ndim(), r as usize, c as usize))?;
-    reduce_s(&dense::svdvals(&moved)?)
+    let moved = o::permute(a, &moved_last(a.ndim(), r as usize, c as usize))?;
+    reduce_s(&o::call(
+        "linalg_svdvals",
+        vec![Value::Tensor(moved)],
+        vec![],
+    )?)
 }
 
 /// The permutation that moves dims `r`, `c` to the end.
@@ -587,11 +603,15 @@ pub(crate) fn rows() -> Vec<Op> {
                 bool,
                 Option<fxvm_tensor::DType>,
             )| {
-                let a = dtype.map_or(a.clone(), |d| a.to_dtype(d));
+                let a = match dtype {
+                    Some(d) => o::to_dtype(&a, d)?,
+                    None => a,
+                };
                 let dim = dim.unwrap_or(vec![-2, -1]);
                 matrix_norm(&a, &MatrixOrd::parse(ord)?, dims2(&dim)?, keepdim)
             },
-        ),
+        )
+        .composite(),
         op(
             "linalg_norm(Tensor A, Scalar|str? ord=None, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
             &[Place::Linalg],
@@ -602,10 +622,14 @@ pub(crate) fn rows() -> Vec<Op> {
                 bool,
                 Option<fxvm_tensor::DType>,
             )| {
-                let a = dtype.map_or(a.clone(), |d| a.to_dtype(d));
+                let a = match dtype {
+                    Some(d) => o::to_dtype(&a, d)?,
+                    None => a,
+                };
                 norm(&a, ord, dim, keepdim)
             },
-        ),
+        )
+        .composite(),
         op(
             "tensordot(Tensor a, Tensor b, int|Data dims=2, Tensor? out=None)",
             &[Place::TorchFunctional(2)],

@@ -526,14 +526,16 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, k, d, p, s): (Tensor, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)| {
                 conv::fold::unfold(&x, &k, &d, &p, &s)
             },
-        ),
+        )
+        .grad(crate::derivatives::conv::im2col()),
         op(
             "fold(Tensor input, int[] output_size, int[] kernel_size, int[] dilation=1, int[] padding=0, int[] stride=1) -> Tensor",
             &[Functional(3)],
             |(x, o, k, d, p, s): (Tensor, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)| {
                 conv::fold::fold(&x, &o, &k, &d, &p, &s)
             },
-        ),
+        )
+        .grad(crate::derivatives::conv::col2im()),
         max_unpool_row(
             "max_unpool1d(Tensor input, Tensor indices, int[] kernel_size, int[]? stride=None, int[] padding=0, int[]? output_size=None) -> Tensor",
             1,

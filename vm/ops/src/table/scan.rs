@@ -4,7 +4,7 @@
 
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
 use fxvm_tensor::ops::reduce::{self, Extremum};
-use fxvm_tensor::ops::{scan, shape};
+use fxvm_tensor::ops::scan;
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
 use super::reduce::variance;
@@ -13,7 +13,7 @@ use crate::op::{M, Op, TM, op};
 use crate::value::{Or, Value};
 
 /// `diff`: `n` rounds of neighbour differences along `dim` (logical xor for
-/// bools), after `prepend`/`append` are joined on.
+/// bools), after `prepend`/`append` are joined on; composite (written in rows).
 fn diff(
     x: &Tensor,
     n: i64,
@@ -39,7 +39,7 @@ fn diff(
     parts.push(x.clone());
     parts.extend(append);
     let mut out = if parts.len() > 1 {
-        shape::cat(&parts, d as i64)?
+        crate::autograd::ops::cat(&parts, d as i64)?
     } else {
         x.clone()
     };
@@ -53,9 +53,9 @@ fn diff(
         if len == 0 {
             break;
         }
-        let hi = shape::narrow(&out, d as i64, 1, len - 1)?;
-        let lo = shape::narrow(&out, d as i64, 0, len - 1)?;
-        out = bin(op, hi, lo)?;
+        let hi = crate::autograd::ops::shape::narrow(&out, d as i64, 1, len - 1)?;
+        let lo = crate::autograd::ops::shape::narrow(&out, d as i64, 0, len - 1)?;
+        out = crate::autograd::ops::ew::binary(op, &hi.into(), &lo.into())?;
     }
     Ok(out)
 }
@@ -186,7 +186,8 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, n, dim, pre, app): (Tensor, i64, i64, Option<Tensor>, Option<Tensor>)| {
                 diff(&x, n, dim, pre, app)
             },
-        ),
+        )
+        .composite(),
         op(
             "aminmax(Tensor input, *, int? dim=None, bool keepdim=False)",
             TM,
