@@ -101,6 +101,18 @@ def train_cnn():
 
 
 cases["train_cnn_b8"] = train_cnn
+lstm = torch.nn.LSTM(64, 64, num_layers=2)
+xl = torch.randn(35, 20, 64)
+
+
+def train_lstm():
+    lstm.zero_grad()
+    out, _ = lstm(xl)
+    out.sum().backward()
+
+
+# word_language_model's shape at a quarter of its width.
+cases["train_lstm_35x20"] = train_lstm
 
 only = sys.argv[1:]
 torch.manual_seed(0)

@@ -204,6 +204,20 @@ impl Back<'_> {
         }
     }
 
+    /// Adds `g` to the gradient of tensor parameter `i` (a parameter that
+    /// reaches several outputs).
+    pub fn add(&mut self, i: usize, g: Tensor) -> Result<()> {
+        if !self.needs[i] {
+            return Ok(());
+        }
+        let sum = match self.out[i].take().and_then(|mut v| v.pop().flatten()) {
+            Some(old) => super::ops::add(&old, &g)?,
+            None => g,
+        };
+        self.out[i] = Some(vec![Some(sum)]);
+        Ok(())
+    }
+
     /// The gradients of list parameter `i`, one per tensor.
     pub fn set_list(&mut self, i: usize, g: Vec<Option<Tensor>>) {
         if self.needs[i] {

@@ -3,24 +3,12 @@
 
 use fxvm_tensor::{Result, Tensor};
 
+use super::nn::sloped;
 use crate::autograd::ops as o;
 use crate::autograd::{Derivative, Name, Save, derivative};
 
 const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
 const SELU_SCALE: f64 = 1.050_700_987_355_480_5;
-
-/// `g · slope(x)` from the saved input and the row's arguments.
-fn sloped(
-    name: impl Into<Name>,
-    slope: fn(&Tensor, &crate::autograd::Back<'_>) -> Result<Tensor>,
-) -> Derivative {
-    derivative(name, &[Save::In(0)], move |c| {
-        let d = slope(&c.input(0)?, c)?;
-        let g = o::mul(&c.grad()?, &d)?;
-        c.set(0, g);
-        Ok(())
-    })
-}
 
 /// `scale` above zero, `scale · α · exp(x / α)` below (ELU's family).
 fn elu_slope(x: &Tensor, alpha: f64, scale: f64, input_scale: f64) -> Result<Tensor> {

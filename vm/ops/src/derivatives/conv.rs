@@ -51,9 +51,7 @@ pub(crate) fn conv(spatial: usize) -> Derivative {
             let pad = padding(c, kernel, &dilation)?;
             let groups = c.int(6).max(1) as usize;
             if c.needs(2) {
-                let dims: Vec<i64> = (0..g.ndim() as i64).filter(|&d| d != 1).collect();
-                let d = o::sum(&g, &dims, false)?;
-                c.set(2, d);
+                c.set(2, bias_grad(&g)?);
             }
             if c.needs(0) {
                 // The transposed convolution, with the output padding that
@@ -83,16 +81,46 @@ pub(crate) fn conv(spatial: usize) -> Derivative {
                 c.set(0, d);
             }
             if c.needs(1) {
-                let d = if spatial == 2 {
-                    weight_grad_2d(&x, &g, kernel, &stride, &pad, &dilation, groups)?
-                } else {
-                    weight_grad(&x, &g, kernel, &stride, &pad, &dilation, groups, spatial)?
+                let window = Window {
+                    kernel,
+                    stride: &stride,
+                    pad: &pad,
+                    dilation: &dilation,
+                    groups,
                 };
-                c.set(1, d);
+                c.set(1, any_weight_grad(&x, &g, &window)?);
             }
             Ok(())
         },
     )
+}
+
+/// A convolution's bias gradient: the gradient summed over all but channels.
+fn bias_grad(g: &Tensor) -> Result<Tensor> {
+    let dims: Vec<i64> = (0..g.ndim() as i64).filter(|&d| d != 1).collect();
+    o::sum(g, &dims, false)
+}
+
+/// A convolution's window: what its weight gradient depends on.
+struct Window<'a> {
+    kernel: &'a [usize],
+    stride: &'a [i64],
+    pad: &'a [i64],
+    dilation: &'a [i64],
+    groups: usize,
+}
+
+/// A convolution's weight gradient from its input `x` and output gradient
+/// `g`: as products for 2-d, as a convolution otherwise.
+fn any_weight_grad(x: &Tensor, g: &Tensor, w: &Window<'_>) -> Result<Tensor> {
+    let spatial = w.kernel.len();
+    if spatial == 2 {
+        weight_grad_2d(x, g, w.kernel, w.stride, w.pad, w.dilation, w.groups)
+    } else {
+        weight_grad(
+            x, g, w.kernel, w.stride, w.pad, w.dilation, w.groups, spatial,
+        )
+    }
 }
 
 /// A convolution's weight gradient, per group: the input's channels as a
@@ -204,27 +232,28 @@ pub(crate) fn max_pool(spatial: usize) -> Derivative {
             args,
             vec![],
         )?;
-        let indices = match pooled {
-            Value::Tuple(items) | Value::ReturnType(_, items) => match items.into_iter().nth(1) {
-                Some(Value::Tensor(i)) => i,
-                _ => {
-                    return Err(TensorError::runtime(
-                        "backward",
-                        "max pooling gave no indices",
-                    ));
-                }
-            },
-            _ => {
-                return Err(TensorError::runtime(
-                    "backward",
-                    "max pooling gave no indices",
-                ));
-            }
-        };
+        let indices = indices_of(pooled)?;
         let d = scatter_back(&x, &g, &indices, spatial)?;
         c.set(0, d);
         Ok(())
     })
+}
+
+/// The indices of a pooling's `(values, indices)`.
+fn indices_of(pooled: Value) -> Result<Tensor> {
+    match pooled {
+        Value::Tuple(items) | Value::ReturnType(_, items) => match items.into_iter().nth(1) {
+            Some(Value::Tensor(i)) => Ok(i),
+            _ => Err(TensorError::runtime(
+                "backward",
+                "max pooling gave no indices",
+            )),
+        },
+        _ => Err(TensorError::runtime(
+            "backward",
+            "max pooling gave no indices",
+        )),
+    }
 }
 
 /// `g` added into zeros shaped like `x` at `indices` (flat positions per
@@ -327,8 +356,7 @@ pub(crate) fn conv_transpose(spatial: usize) -> Derivative {
             let groups = c.int(6).max(1) as usize;
             let dilation = per_dim(c.ints(7), spatial);
             if c.needs(2) {
-                let dims: Vec<i64> = (0..g.ndim() as i64).filter(|&d| d != 1).collect();
-                c.set(2, o::sum(&g, &dims, false)?);
+                c.set(2, bias_grad(&g)?);
             }
             if c.needs(0) {
                 let d = o::call(
@@ -347,12 +375,16 @@ pub(crate) fn conv_transpose(spatial: usize) -> Derivative {
                 c.set(0, d);
             }
             if c.needs(1) {
-                let d = if spatial == 2 {
-                    weight_grad_2d(&g, &x, &kernel, &stride, &pad, &dilation, groups)?
-                } else {
-                    weight_grad(&g, &x, &kernel, &stride, &pad, &dilation, groups, spatial)?
+                // The transposed convolution is the convolution's input
+                // gradient: its weight gradient has input and gradient swapped.
+                let window = Window {
+                    kernel: &kernel,
+                    stride: &stride,
+                    pad: &pad,
+                    dilation: &dilation,
+                    groups,
                 };
-                c.set(1, d);
+                c.set(1, any_weight_grad(&g, &x, &window)?);
             }
             Ok(())
         },
@@ -379,18 +411,7 @@ pub(crate) fn adaptive_max_pool(spatial: usize) -> Derivative {
             vec![Value::Tensor(x.clone()), size, Value::Bool(true)],
             vec![],
         )?;
-        let (Value::Tuple(items) | Value::ReturnType(_, items)) = pooled else {
-            return Err(TensorError::runtime(
-                "backward",
-                "adaptive max pooling gave no indices",
-            ));
-        };
-        let Some(Value::Tensor(indices)) = items.into_iter().nth(1) else {
-            return Err(TensorError::runtime(
-                "backward",
-                "adaptive max pooling gave no indices",
-            ));
-        };
+        let indices = indices_of(pooled)?;
         let d = scatter_back(&x, &g, &indices, spatial)?;
         c.set(0, d);
         Ok(())

@@ -79,7 +79,7 @@ pub(crate) fn dropout() -> Derivative {
 
 /// `g * slope(x)` where the slope is computed from the saved input and the
 /// row's other arguments.
-fn sloped(
+pub(crate) fn sloped(
     name: impl Into<crate::autograd::Name>,
     slope: fn(&Tensor, &crate::autograd::Back<'_>) -> Result<Tensor>,
 ) -> Derivative {

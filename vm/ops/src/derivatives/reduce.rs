@@ -181,27 +181,21 @@ pub(crate) fn variance(sqrt: bool, with_mean: bool) -> Derivative {
             ],
             vec![],
         )?;
-        let mut total = None;
         if let Some(g) = c.grad_n(0) {
             let centered = o::sub(&x, &mean)?;
             let g = spread(&g, &shape, dims.clone(), keepdim)?;
             let scale = 1.0 / (count as f64 - correction);
-            total = Some(if sqrt {
+            let d = if sqrt {
                 let std = spread(&c.output(0)?, &shape, dims.clone(), keepdim)?;
                 o::div(&o::mul_s(&o::mul(&g, &centered)?, scale)?, &std)?
             } else {
                 o::mul_s(&o::mul(&g, &centered)?, 2.0 * scale)?
-            });
+            };
+            c.add(0, d)?;
         }
         if let Some(g) = c.grad_n(1).filter(|_| with_mean) {
             let d = o::mul_s(&spread(&g, &shape, dims, keepdim)?, 1.0 / count as f64)?;
-            total = Some(match total {
-                Some(t) => o::add(&t, &d)?,
-                None => d,
-            });
-        }
-        if let Some(t) = total {
-            c.set(0, t);
+            c.add(0, d)?;
         }
         Ok(())
     })

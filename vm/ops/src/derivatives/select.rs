@@ -136,18 +136,11 @@ pub(crate) fn aminmax() -> Derivative {
         |c| {
             let x = c.input(0)?;
             let dims = c.opt_int(1).map(|d| vec![d]);
-            let mut total: Option<Tensor> = None;
             for n in 0..2 {
                 if let Some(g) = c.grad_n(n) {
                     let d = evenly(&g, &x, &c.output(n)?, dims.clone(), c.bool(2))?;
-                    total = Some(match total {
-                        Some(t) => o::add(&t, &d)?,
-                        None => d,
-                    });
+                    c.add(0, d)?;
                 }
-            }
-            if let Some(t) = total {
-                c.set(0, t);
             }
             Ok(())
         },
