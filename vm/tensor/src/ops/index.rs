@@ -207,6 +207,45 @@ pub fn scatter_reduce(
         strides: src.strides().to_vec(),
         offset: src.layout().offset,
     });
+    // `scatter_add`: each value added where it goes, in order, in the
+    // element type (PyTorch's accumulation).
+    if reduce == ScatterReduce::Sum && include_self {
+        fn add_into<T: Copy + std::ops::Add<Output = T>>(
+            dst: &mut [T],
+            offsets: &[usize],
+            values: &[T],
+        ) {
+            for (&o, &v) in offsets.iter().zip(values) {
+                dst[o] = dst[o] + v;
+            }
+        }
+        let added = match t.dtype() {
+            DType::F32 => {
+                let values: Vec<f32> = window.to_vec();
+                let mut storage = out.write();
+                add_into(
+                    f32::slice_mut(&mut storage).expect("dtype matches"),
+                    &offsets,
+                    &values,
+                );
+                true
+            }
+            DType::F64 => {
+                let values: Vec<f64> = window.to_vec();
+                let mut storage = out.write();
+                add_into(
+                    f64::slice_mut(&mut storage).expect("dtype matches"),
+                    &offsets,
+                    &values,
+                );
+                true
+            }
+            _ => false,
+        };
+        if added {
+            return Ok(out);
+        }
+    }
     // Each destination's running value (float or integer) and count.
     let is_float = t.dtype().is_float();
     let mut acc: std::collections::HashMap<usize, (f64, i64, usize)> =

@@ -254,12 +254,27 @@ fn split(best: Vec<(f64, i64)>, shape: &[usize], dtype: DType) -> (Tensor, Tenso
     (values, indices)
 }
 
-/// `max_pool1d/2d/3d`; the indices (flat within each plane) come too.
+/// `max_pool1d/2d/3d` with the indices (flat within each plane) of the
+/// maxima, in the input's element type for float32/64 (what training and
+/// max pooling's backward run), else through f64.
 pub fn max_pool(t: &Tensor, w: &Window, spatial: usize) -> Result<(Tensor, Tensor)> {
     let op = name("max_pool", spatial);
     check_float(op, t)?;
     let ax = axes(op, t, w, spatial)?;
-    let (n, [_, h, width]) = planes(op, t, spatial)?;
+    let (n, dims) = planes(op, t, spatial)?;
+    let shape = shape_with(t, spatial, &ax.map(|a| a.output));
+    match t.dtype() {
+        DType::F32 => {
+            let (v, i) = max_pool_typed::<f32>(t, &ax, n, dims);
+            return Ok((Tensor::from_vec(v, &shape), Tensor::from_vec(i, &shape)));
+        }
+        DType::F64 => {
+            let (v, i) = max_pool_typed::<f64>(t, &ax, n, dims);
+            return Ok((Tensor::from_vec(v, &shape), Tensor::from_vec(i, &shape)));
+        }
+        _ => {}
+    }
+    let [_, h, width] = dims;
     let outs = ax.map(|a| a.output);
     let plane_in = ax.iter().map(|a| a.input).product();
     let best: Vec<(f64, i64)> = per_plane(t, n, plane_in, outs.iter().product(), |src, dst| {
@@ -277,6 +292,87 @@ pub fn max_pool(t: &Tensor, w: &Window, spatial: usize) -> Result<(Tensor, Tenso
         }
     });
     Ok(split(best, &shape_with(t, spatial, &outs), t.dtype()))
+}
+
+/// Max pooling with indices over planes of `F`: each window's first
+/// maximum (NaN wins and stays, as in PyTorch) and its flat position.
+fn max_pool_typed<F: num_traits::Float + crate::storage::Element + Send + Sync>(
+    t: &Tensor,
+    ax: &[Axis; 3],
+    n: usize,
+    [_, h, width]: [usize; 3],
+) -> (Vec<F>, Vec<i64>) {
+    let outs = ax.map(|a| a.output);
+    let (plane_in, plane_out): (usize, usize) =
+        (ax.iter().map(|a| a.input).product(), outs.iter().product());
+    let numel = crate::alloc::ensure_numel::<F>(&[n, plane_out]);
+    let mut values = vec![F::zero(); numel];
+    let mut indices = vec![0i64; numel];
+    if plane_out == 0 || plane_in == 0 {
+        return (values, indices);
+    }
+    // Windows wholly inside a 2-d plane: plain loops, no tap filtering.
+    let inside = ax[0].output == 1
+        && ax[0].kernel == 1
+        && ax[1..].iter().all(|a| {
+            a.pad == 0 && a.dilation == 1 && (a.output - 1) * a.stride + a.kernel <= a.input
+        });
+    let take = |m: &mut F, at: &mut i64, v: F, pos: usize| {
+        // NaN wins and stays, as in PyTorch.
+        if !m.is_nan() && (v > *m || v.is_nan() || *at < 0) {
+            *m = v;
+            *at = pos as i64;
+        }
+    };
+    let pool_plane = |((dst, idx), src): ((&mut [F], &mut [i64]), &[F])| {
+        if inside {
+            let (y, x) = (&ax[1], &ax[2]);
+            for oy in 0..y.output {
+                for ox in 0..x.output {
+                    let (mut m, mut at) = (F::neg_infinity(), -1i64);
+                    for ky in 0..y.kernel {
+                        let row = (oy * y.stride + ky) * width + ox * x.stride;
+                        for kx in 0..x.kernel {
+                            take(&mut m, &mut at, src[row + kx], row + kx);
+                        }
+                    }
+                    dst[oy * x.output + ox] = m;
+                    idx[oy * x.output + ox] = at;
+                }
+            }
+            return;
+        }
+        for (i, [oz, oy, ox]) in grid(outs) {
+            let mut m = F::neg_infinity();
+            let mut at = -1i64;
+            for iz in ax[0].taps(oz) {
+                for iy in ax[1].taps(oy) {
+                    let row = (iz * h + iy) * width;
+                    for ix in ax[2].taps(ox) {
+                        take(&mut m, &mut at, src[row + ix], row + ix);
+                    }
+                }
+            }
+            dst[i] = m;
+            idx[i] = at;
+        }
+    };
+    t.with_slice(|x: &[F]| {
+        if x.len() >= 1 << 16 {
+            values
+                .par_chunks_mut(plane_out)
+                .zip(indices.par_chunks_mut(plane_out))
+                .zip(x.par_chunks(plane_in))
+                .for_each(pool_plane);
+        } else {
+            values
+                .chunks_mut(plane_out)
+                .zip(indices.chunks_mut(plane_out))
+                .zip(x.chunks(plane_in))
+                .for_each(pool_plane);
+        }
+    });
+    (values, indices)
 }
 
 /// Windows wholly inside a 2-d plane `width` wide: `(stride, kernel)` down
@@ -668,6 +764,43 @@ mod tests {
             .map(|v| v.is_sign_negative())
             .collect();
         assert_eq!(signs, [true, false, true]);
+    }
+
+    /// The indexed pool's indices point at its values, in the typed paths
+    /// (float32, windows inside the plane or not) as in the generic one
+    /// (float16), on distinct values every dtype holds exactly.
+    #[test]
+    fn indexed_max_pool_points_at_its_maxima_in_every_path() {
+        let data: Vec<f32> = (0..2 * 7 * 6).map(|i| ((i * 37) % 84) as f32).collect();
+        let t = Tensor::from_vec(data.clone(), &[2, 1, 7, 6]);
+        for (kernel, stride, padding) in
+            [(&[2i64][..], &[2i64][..], &[0i64][..]), (&[3], &[2], &[1])]
+        {
+            let w = Window {
+                kernel,
+                stride,
+                padding,
+                dilation: &[1],
+                ceil_mode: false,
+            };
+            let (v32, i32_) = max_pool(&t, &w, 2).unwrap();
+            let (v16, i16_) = max_pool(&t.to_dtype(DType::F16), &w, 2).unwrap();
+            assert_eq!(i32_.to_vec::<i64>(), i16_.to_vec::<i64>());
+            assert_eq!(
+                v32.to_vec::<f32>(),
+                v16.to_dtype(DType::F32).to_vec::<f32>()
+            );
+            let plane = 42;
+            for (k, (&v, &i)) in v32
+                .to_vec::<f32>()
+                .iter()
+                .zip(&i32_.to_vec::<i64>())
+                .enumerate()
+            {
+                let batch = k / (v32.numel() / 2);
+                assert_eq!(data[batch * plane + i as usize], v);
+            }
+        }
     }
 
     /// The values-only pool agrees with the indexed one (padding, dilation,
