@@ -459,3 +459,41 @@ pub(crate) fn triangle(name: &'static str, row: &'static str) -> Derivative {
         Ok(())
     })
 }
+
+/// `logcumsumexp(input, dim)`: `Σ_{j≥i} g_j exp(x_i - y_j)`, from every
+/// pair of positions along `dim` (exact and overflow-free: `y_j ≥ x_i`).
+pub(crate) fn logcumsumexp() -> Derivative {
+    derivative("LogcumsumexpBackward0", &[Save::In(0), Save::Out(0)], |c| {
+        let (x, y, g) = (c.input(0)?, c.output(0)?, c.grad()?);
+        if x.ndim() == 0 {
+            c.set(0, g);
+            return Ok(());
+        }
+        let dim = c.int(1);
+        let last = |t: &Tensor| {
+            o::call(
+                "movedim",
+                vec![v(t.clone()), Value::Int(dim), Value::Int(-1)],
+                vec![],
+            )
+        };
+        let (xl, yl, gl) = (last(&x)?, last(&y)?, last(&g)?);
+        // pairs[..., i, j] = g_j exp(x_i - y_j), kept where j ≥ i.
+        let pairs = o::mul(
+            &o::unary(
+                "exp",
+                &o::sub(&o::unsqueeze(&xl, -1)?, &o::unsqueeze(&yl, -2)?)?,
+            )?,
+            &o::unsqueeze(&gl, -2)?,
+        )?;
+        let upper = o::call("triu", vec![v(pairs)], vec![])?;
+        let d = o::sum(&upper, &[-1], false)?;
+        let d = o::call(
+            "movedim",
+            vec![v(d), Value::Int(-1), Value::Int(dim)],
+            vec![],
+        )?;
+        c.set(0, d);
+        Ok(())
+    })
+}

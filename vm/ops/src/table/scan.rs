@@ -179,7 +179,8 @@ pub(crate) fn rows() -> Vec<Op> {
             "logcumsumexp(Tensor input, int dim)",
             TM,
             |(x, dim): (Tensor, i64)| scan::logcumsumexp(&x, dim),
-        ),
+        )
+        .grad(crate::derivatives::index::logcumsumexp()),
         op(
             "diff(Tensor input, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None)",
             TM,
