@@ -554,6 +554,7 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
         }
         "linalg_matrix_norm" => return s(vec![x(&[3, 4], 1), Value::Scalar(Scalar::Int(1))]),
         "linalg_norm" => return s(vec![x(&[3, 4], 1)]),
+        "cdist" => return s(vec![x(&[2, 3, 4], 1), x(&[2, 5, 4], 2), Value::Float(3.0)]),
         "diff" => {
             return s(vec![
                 x(&[3, 4], 1),

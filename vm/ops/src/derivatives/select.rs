@@ -398,3 +398,49 @@ pub(crate) fn vector_norm() -> Derivative {
         },
     )
 }
+
+/// `cdist(x1, x2, p)`: each distance's gradient along its difference
+/// `x1_i - x2_j` (`diff / d` for p = 2, `sign(diff)` for 1, the largest
+/// coordinates' signs for ∞, `sign(diff) |diff|^(p-1) / d^(p-1)` else; 0
+/// where the distance is 0), summed over the other side's rows.
+pub(crate) fn cdist() -> Derivative {
+    derivative(
+        "CdistBackward0",
+        &[Save::In(0), Save::In(1), Save::Out(0)],
+        |c| {
+            let (x1, x2, d, g) = (c.input(0)?, c.input(1)?, c.output(0)?, c.grad()?);
+            let p = c.float(2);
+            let diff = o::sub(&o::unsqueeze(&x1, -2)?, &o::unsqueeze(&x2, -3)?)?;
+            let dd = o::unsqueeze(&d, -1)?;
+            let sign = o::unary("sign", &diff)?;
+            let slope = if p == 0.0 {
+                o::mul_s(&diff, 0.0)?
+            } else if p == 1.0 {
+                sign
+            } else if p.is_infinite() {
+                let top = o::call("eq", vec![v(&o::unary("abs", &diff)?), v(&dd)], vec![])?;
+                o::mask(&top, &sign)?
+            } else if p == 2.0 {
+                o::div(&diff, &dd)?
+            } else {
+                let a = o::unary("abs", &diff)?;
+                o::div(
+                    &o::mul(&sign, &o::pow_s(&a, p - 1.0)?)?,
+                    &o::pow_s(&dd, p - 1.0)?,
+                )?
+            };
+            let slope = o::mask(&o::cmp_s("ne", &dd, 0.0)?, &slope)?;
+            let weighted = o::mul(&o::unsqueeze(&g, -1)?, &slope)?;
+            if c.needs(0) {
+                c.set(0, o::sum(&weighted, &[-2], false)?);
+            }
+            if c.needs(1) {
+                // 0 - s rather than -s: a zero stays +0, as PyTorch's (it
+                // runs the same formula with the sides swapped).
+                let s = o::sum(&weighted, &[-3], false)?;
+                c.set(1, o::sub(&o::zeros(s.shape(), s.dtype()), &s)?);
+            }
+            Ok(())
+        },
+    )
+}

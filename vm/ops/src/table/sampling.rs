@@ -69,6 +69,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x1, x2, p, mode): (Tensor, Tensor, f64, String)| {
                 distance::cdist(&x1, &x2, p, ComputeMode::parse(&mode)?)
             },
-        ),
+        )
+        .grad(crate::derivatives::select::cdist()),
     ]
 }
