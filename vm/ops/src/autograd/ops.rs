@@ -51,7 +51,8 @@ pub fn call(name: &str, positional: Vec<Value>, keywords: Vec<(&str, Value)>) ->
     tensor(row(name).call(positional, keywords)?)
 }
 
-fn t(x: &Tensor) -> Value {
+/// A tensor as a row's argument.
+pub fn value(x: &Tensor) -> Value {
     Value::Tensor(x.clone())
 }
 
@@ -64,40 +65,40 @@ fn ints(v: &[usize]) -> Value {
 }
 
 pub fn add(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    call("add", vec![t(a), t(b)], vec![])
+    call("add", vec![value(a), value(b)], vec![])
 }
 
 pub fn sub(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    call("sub", vec![t(a), t(b)], vec![])
+    call("sub", vec![value(a), value(b)], vec![])
 }
 
 pub fn mul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    call("mul", vec![t(a), t(b)], vec![])
+    call("mul", vec![value(a), value(b)], vec![])
 }
 
 pub fn div(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    call("div", vec![t(a), t(b)], vec![])
+    call("div", vec![value(a), value(b)], vec![])
 }
 
 pub fn add_s(a: &Tensor, b: f64) -> Result<Tensor> {
-    call("add", vec![t(a), s(b)], vec![])
+    call("add", vec![value(a), s(b)], vec![])
 }
 
 pub fn mul_s(a: &Tensor, b: f64) -> Result<Tensor> {
-    call("mul", vec![t(a), s(b)], vec![])
+    call("mul", vec![value(a), s(b)], vec![])
 }
 
 /// `a * b` where `b` is a number as given (an int stays exact).
 pub fn mul_scalar(a: &Tensor, b: Scalar) -> Result<Tensor> {
-    call("mul", vec![t(a), Value::Scalar(b)], vec![])
+    call("mul", vec![value(a), Value::Scalar(b)], vec![])
 }
 
 pub fn pow_s(a: &Tensor, e: f64) -> Result<Tensor> {
-    call("pow", vec![t(a), s(e)], vec![])
+    call("pow", vec![value(a), s(e)], vec![])
 }
 
 pub fn unary(name: &str, a: &Tensor) -> Result<Tensor> {
-    call(name, vec![t(a)], vec![])
+    call(name, vec![value(a)], vec![])
 }
 
 pub fn neg(a: &Tensor) -> Result<Tensor> {
@@ -106,39 +107,39 @@ pub fn neg(a: &Tensor) -> Result<Tensor> {
 
 /// `where(cond, a, b)`.
 pub fn select_where(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    call("where", vec![t(cond), t(a), t(b)], vec![])
+    call("where", vec![value(cond), value(a), value(b)], vec![])
 }
 
 /// `where(cond, a, 0)`.
 pub fn mask(cond: &Tensor, a: &Tensor) -> Result<Tensor> {
     call(
         "where",
-        vec![t(cond), t(a), Value::Scalar(Scalar::Int(0))],
+        vec![value(cond), value(a), Value::Scalar(Scalar::Int(0))],
         vec![],
     )
 }
 
 /// A comparison with a number (`gt`, `lt`, …).
 pub fn cmp_s(name: &str, a: &Tensor, b: f64) -> Result<Tensor> {
-    call(name, vec![t(a), s(b)], vec![])
+    call(name, vec![value(a), s(b)], vec![])
 }
 
 pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    call("mm", vec![t(a), t(b)], vec![])
+    call("mm", vec![value(a), value(b)], vec![])
 }
 
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    call("matmul", vec![t(a), t(b)], vec![])
+    call("matmul", vec![value(a), value(b)], vec![])
 }
 
 pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    call("bmm", vec![t(a), t(b)], vec![])
+    call("bmm", vec![value(a), value(b)], vec![])
 }
 
 pub fn transpose(a: &Tensor, d0: i64, d1: i64) -> Result<Tensor> {
     call(
         "transpose",
-        vec![t(a), Value::Int(d0), Value::Int(d1)],
+        vec![value(a), Value::Int(d0), Value::Int(d1)],
         vec![],
     )
 }
@@ -148,19 +149,23 @@ pub fn mt(a: &Tensor) -> Result<Tensor> {
 }
 
 pub fn permute(a: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    call("permute", vec![t(a), Value::Ints(dims.to_vec())], vec![])
+    call(
+        "permute",
+        vec![value(a), Value::Ints(dims.to_vec())],
+        vec![],
+    )
 }
 
 pub fn reshape(a: &Tensor, shape: &[usize]) -> Result<Tensor> {
-    call("reshape", vec![t(a), ints(shape)], vec![])
+    call("reshape", vec![value(a), ints(shape)], vec![])
 }
 
 pub fn expand(a: &Tensor, shape: &[usize]) -> Result<Tensor> {
-    call("expand", vec![t(a), ints(shape)], vec![])
+    call("expand", vec![value(a), ints(shape)], vec![])
 }
 
 pub fn unsqueeze(a: &Tensor, dim: i64) -> Result<Tensor> {
-    call("unsqueeze", vec![t(a), Value::Int(dim)], vec![])
+    call("unsqueeze", vec![value(a), Value::Int(dim)], vec![])
 }
 
 /// Sum over `dims` (all when empty).
@@ -170,7 +175,7 @@ pub fn sum(a: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     } else {
         Value::Ints(dims.to_vec())
     };
-    call("sum", vec![t(a), dims, Value::Bool(keepdim)], vec![])
+    call("sum", vec![value(a), dims, Value::Bool(keepdim)], vec![])
 }
 
 /// `g` summed down to `shape` (the inverse of broadcasting to `g`'s shape).
@@ -193,7 +198,7 @@ pub fn to_dtype(a: &Tensor, dtype: DType) -> Result<Tensor> {
     if a.dtype() == dtype {
         return Ok(a.clone());
     }
-    call("to", vec![t(a), Value::DType(dtype)], vec![])
+    call("to", vec![value(a), Value::DType(dtype)], vec![])
 }
 
 pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
@@ -212,7 +217,7 @@ pub fn narrow(a: &Tensor, dim: i64, start: usize, len: usize) -> Result<Tensor> 
     call(
         "narrow",
         vec![
-            t(a),
+            value(a),
             Value::Int(dim),
             Value::Int(start as i64),
             Value::Int(len as i64),
@@ -225,19 +230,31 @@ pub fn narrow(a: &Tensor, dim: i64, start: usize, len: usize) -> Result<Tensor> 
 /// their rows: a composite row's kernel written with these records its
 /// history as it runs.
 pub mod shape {
-    use super::{Value, call, t};
+    use super::{Value, call, value};
     use fxvm_tensor::{Result, Tensor};
 
     pub fn reshape(x: &Tensor, shape: &[i64]) -> Result<Tensor> {
-        call("reshape", vec![t(x), Value::Ints(shape.to_vec())], vec![])
+        call(
+            "reshape",
+            vec![value(x), Value::Ints(shape.to_vec())],
+            vec![],
+        )
     }
 
     pub fn expand(x: &Tensor, shape: &[i64]) -> Result<Tensor> {
-        call("expand", vec![t(x), Value::Ints(shape.to_vec())], vec![])
+        call(
+            "expand",
+            vec![value(x), Value::Ints(shape.to_vec())],
+            vec![],
+        )
     }
 
     pub fn permute(x: &Tensor, dims: &[i64]) -> Result<Tensor> {
-        call("permute", vec![t(x), Value::Ints(dims.to_vec())], vec![])
+        call(
+            "permute",
+            vec![value(x), Value::Ints(dims.to_vec())],
+            vec![],
+        )
     }
 
     pub fn transpose(x: &Tensor, d0: i64, d1: i64) -> Result<Tensor> {
@@ -245,13 +262,22 @@ pub mod shape {
     }
 
     pub fn repeat(x: &Tensor, repeats: &[i64]) -> Result<Tensor> {
-        call("repeat", vec![t(x), Value::Ints(repeats.to_vec())], vec![])
+        call(
+            "repeat",
+            vec![value(x), Value::Ints(repeats.to_vec())],
+            vec![],
+        )
     }
 
     pub fn narrow(x: &Tensor, dim: i64, start: i64, len: i64) -> Result<Tensor> {
         call(
             "narrow",
-            vec![t(x), Value::Int(dim), Value::Int(start), Value::Int(len)],
+            vec![
+                value(x),
+                Value::Int(dim),
+                Value::Int(start),
+                Value::Int(len),
+            ],
             vec![],
         )
     }
@@ -274,7 +300,7 @@ pub fn norm(a: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<T
     call(
         "norm",
         vec![
-            t(a),
+            value(a),
             s(p),
             dims.map_or(Value::None, |d| Value::Ints(d.to_vec())),
             Value::Bool(keepdim),
@@ -284,19 +310,19 @@ pub fn norm(a: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<T
 }
 
 pub fn clamp_min(a: &Tensor, lo: f64) -> Result<Tensor> {
-    call("clamp_min", vec![t(a), s(lo)], vec![])
+    call("clamp_min", vec![value(a), s(lo)], vec![])
 }
 
 /// The core's elementwise functions with its signatures, called through
 /// their rows (see [`shape`]).
 pub mod ew {
-    use super::{Value, call, t};
+    use super::{Value, call, value};
     use fxvm_tensor::ops::elementwise::{Arg, Binary, Unary};
     use fxvm_tensor::{Result, Scalar, Tensor};
 
     fn arg(a: &Arg) -> Value {
         match a {
-            Arg::Tensor(x) => t(x),
+            Arg::Tensor(x) => value(x),
             Arg::Scalar(s) => Value::Scalar(*s),
         }
     }
@@ -308,7 +334,7 @@ pub mod ew {
         let (Arg::Scalar(s), Arg::Tensor(x)) = (a, b) else {
             return call(op.name(), vec![arg(a), arg(b)], vec![]);
         };
-        let (x, s) = (t(x), Value::Scalar(*s));
+        let (x, s) = (value(x), Value::Scalar(*s));
         match op {
             Binary::Add
             | Binary::Mul
@@ -323,23 +349,23 @@ pub mod ew {
             Binary::Sub => call("rsub", vec![x, s], vec![]),
             Binary::Div => {
                 let r = call("reciprocal", vec![x], vec![])?;
-                call("mul", vec![t(&r), s], vec![])
+                call("mul", vec![value(&r), s], vec![])
             }
             _ => call(op.name(), vec![s, x], vec![]),
         }
     }
 
     pub fn unary(op: Unary, x: &Tensor) -> Result<Tensor> {
-        call(op.name(), vec![t(x)], vec![])
+        call(op.name(), vec![value(x)], vec![])
     }
 
     pub fn clamp(x: &Tensor, lo: Option<Scalar>, hi: Option<Scalar>) -> Result<Tensor> {
         let bound = |b: Option<Scalar>| b.map_or(Value::None, Value::Scalar);
-        call("clamp", vec![t(x), bound(lo), bound(hi)], vec![])
+        call("clamp", vec![value(x), bound(lo), bound(hi)], vec![])
     }
 
     pub fn where_(cond: &Tensor, a: &Arg, b: &Arg) -> Result<Tensor> {
-        call("where", vec![t(cond), arg(a), arg(b)], vec![])
+        call("where", vec![value(cond), arg(a), arg(b)], vec![])
     }
 }
 
@@ -348,7 +374,7 @@ pub fn reduced(reduction: fxvm_tensor::ops::nn::Reduction, loss: Tensor) -> Resu
     use fxvm_tensor::ops::nn::Reduction;
     match reduction {
         Reduction::None => Ok(loss),
-        Reduction::Mean => call("mean", vec![t(&loss)], vec![]),
+        Reduction::Mean => call("mean", vec![value(&loss)], vec![]),
         Reduction::Sum => sum(&loss, &[], false),
     }
 }

@@ -91,15 +91,15 @@ pub(crate) fn repeat_interleave() -> Derivative {
     })
 }
 
-fn v(t: Tensor) -> Value {
-    Value::Tensor(t)
-}
-
 /// `index_select(g, dim, index)` shaped as the source it is the gradient of.
 fn selected(c: &Back<'_>, g: &Tensor, dim: usize, index: usize, source: usize) -> Result<Tensor> {
     let picked = o::call(
         "index_select",
-        vec![v(g.clone()), Value::Int(c.int(dim)), v(c.input(index)?)],
+        vec![
+            o::value(g),
+            Value::Int(c.int(dim)),
+            o::value(&c.input(index)?),
+        ],
         vec![],
     )?;
     o::reshape(&picked, c.shape(source))
@@ -110,9 +110,9 @@ fn unfilled(c: &Back<'_>, g: &Tensor) -> Result<Tensor> {
     o::call(
         "index_fill",
         vec![
-            v(g.clone()),
+            o::value(g),
             Value::Int(c.int(1)),
-            v(c.input(2)?),
+            o::value(&c.input(2)?),
             Value::Scalar(Scalar::Int(0)),
         ],
         vec![],
@@ -162,7 +162,7 @@ pub(crate) fn index_fill() -> Derivative {
         if c.is_tensor(3) && c.needs(3) {
             let picked = o::call(
                 "index_select",
-                vec![v(g.clone()), Value::Int(c.int(1)), v(c.input(2)?)],
+                vec![o::value(&g), Value::Int(c.int(1)), o::value(&c.input(2)?)],
                 vec![],
             )?;
             c.set(3, o::sum(&picked, &[], false)?);
@@ -188,7 +188,7 @@ pub(crate) fn index_put() -> Derivative {
             let d = if c.bool(3) {
                 g
             } else {
-                let rest = o::call("clone", vec![v(g)], vec![])?;
+                let rest = o::call("clone", vec![o::value(&g)], vec![])?;
                 crate::autograd::index::set(&rest, &items, &o::zeros(&[], rest.dtype()))?;
                 rest
             };
@@ -202,7 +202,7 @@ pub(crate) fn index_put() -> Derivative {
 fn gathered(c: &Back<'_>, g: &Tensor) -> Result<Tensor> {
     o::call(
         "gather",
-        vec![v(g.clone()), Value::Int(c.int(1)), v(c.input(2)?)],
+        vec![o::value(g), Value::Int(c.int(1)), o::value(&c.input(2)?)],
         vec![],
     )
 }
@@ -211,7 +211,12 @@ fn gathered(c: &Back<'_>, g: &Tensor) -> Result<Tensor> {
 fn scattered(c: &Back<'_>, g: &Tensor, value: Value) -> Result<Tensor> {
     o::call(
         "scatter",
-        vec![v(g.clone()), Value::Int(c.int(1)), v(c.input(2)?), value],
+        vec![
+            o::value(g),
+            Value::Int(c.int(1)),
+            o::value(&c.input(2)?),
+            value,
+        ],
         vec![],
     )
 }
@@ -282,10 +287,10 @@ pub(crate) fn scatter_reduce() -> Derivative {
                 o::call(
                     "scatter_add",
                     vec![
-                        v(start),
+                        o::value(&start),
                         Value::Int(c.int(1)),
-                        v(c.input(2)?),
-                        v(ones(&src)?),
+                        o::value(&c.input(2)?),
+                        o::value(&ones(&src)?),
                     ],
                     vec![],
                 )
@@ -305,7 +310,7 @@ pub(crate) fn scatter_reduce() -> Derivative {
                         &g,
                         &o::call(
                             "clamp_min",
-                            vec![v(n), Value::Scalar(Scalar::Int(1))],
+                            vec![o::value(&n), Value::Scalar(Scalar::Int(1))],
                             vec![],
                         )?,
                     )?;
@@ -314,7 +319,7 @@ pub(crate) fn scatter_reduce() -> Derivative {
                 "amax" | "amin" => {
                     let y = c.output(0)?;
                     let eq = |a: &Tensor, b: &Tensor| {
-                        o::call("eq", vec![v(a.clone()), v(b.clone())], vec![])
+                        o::call("eq", vec![o::value(a), o::value(b)], vec![])
                     };
                     let self_hit = o::to_dtype(&eq(&x, &y)?, g.dtype())?;
                     let counted = if include_self {
@@ -326,10 +331,10 @@ pub(crate) fn scatter_reduce() -> Derivative {
                     let ties = o::call(
                         "scatter_add",
                         vec![
-                            v(counted),
+                            o::value(&counted),
                             Value::Int(c.int(1)),
-                            v(c.input(2)?),
-                            v(src_hit.clone()),
+                            o::value(&c.input(2)?),
+                            o::value(&src_hit),
                         ],
                         vec![],
                     )?;
@@ -359,9 +364,9 @@ pub(crate) fn take() -> Derivative {
         let d = o::call(
             "put",
             vec![
-                v(o::zeros(c.shape(0), g.dtype())),
-                v(c.input(1)?),
-                v(g),
+                o::value(&o::zeros(c.shape(0), g.dtype())),
+                o::value(&c.input(1)?),
+                o::value(&g),
                 Value::Bool(true),
             ],
             vec![],
@@ -376,17 +381,22 @@ pub(crate) fn put() -> Derivative {
     derivative("PutBackward0", &[Save::In(1)], |c| {
         let g = c.grad()?;
         if c.needs(2) {
-            let d = o::call("take", vec![v(g.clone()), v(c.input(1)?)], vec![])?;
+            let d = o::call("take", vec![o::value(&g), o::value(&c.input(1)?)], vec![])?;
             c.set(2, o::reshape(&d, c.shape(2))?);
         }
         if c.needs(0) {
             let d = if c.bool(3) {
                 g
             } else {
-                let zeros = v(o::zeros(c.shape(2), g.dtype()));
+                let zeros = o::value(&o::zeros(c.shape(2), g.dtype()));
                 o::call(
                     "put",
-                    vec![v(g), v(c.input(1)?), zeros, Value::Bool(false)],
+                    vec![
+                        o::value(&g),
+                        o::value(&c.input(1)?),
+                        zeros,
+                        Value::Bool(false),
+                    ],
                     vec![],
                 )?
             };
@@ -405,7 +415,11 @@ pub(crate) fn masked_select() -> Derivative {
             .unwrap_or_else(|| c.shape(0).to_vec());
         let d = o::call(
             "masked_scatter",
-            vec![v(o::zeros(&shape, g.dtype())), v(mask), v(g)],
+            vec![
+                o::value(&o::zeros(&shape, g.dtype())),
+                o::value(&mask),
+                o::value(&g),
+            ],
             vec![],
         )?;
         c.set(0, d);
@@ -419,7 +433,7 @@ pub(crate) fn masked_scatter() -> Derivative {
     derivative("MaskedScatterBackward0", &[Save::In(1)], |c| {
         let (g, mask) = (c.grad()?, c.input(1)?);
         if c.needs(2) {
-            let used = o::call("masked_select", vec![v(g.clone()), v(mask.clone())], vec![])?;
+            let used = o::call("masked_select", vec![o::value(&g), o::value(&mask)], vec![])?;
             let total: usize = c.shape(2).iter().product();
             let rest = o::zeros(&[total - used.numel()], g.dtype());
             let d = o::reshape(&o::cat(&[used, rest], 0)?, c.shape(2))?;
@@ -428,7 +442,7 @@ pub(crate) fn masked_scatter() -> Derivative {
         if c.needs(0) {
             let d = o::call(
                 "masked_fill",
-                vec![v(g), v(mask), Value::Scalar(Scalar::Int(0))],
+                vec![o::value(&g), o::value(&mask), Value::Scalar(Scalar::Int(0))],
                 vec![],
             )?;
             c.set(0, d);
@@ -454,7 +468,11 @@ pub(crate) fn overwrite(name: &'static str) -> Derivative {
 /// `tril`/`triu(input, diagonal)`: the gradient's same triangle.
 pub(crate) fn triangle(name: &'static str, row: &'static str) -> Derivative {
     derivative(name, &[], move |c| {
-        let d = o::call(row, vec![v(c.grad()?), Value::Int(c.int(1))], vec![])?;
+        let d = o::call(
+            row,
+            vec![o::value(&c.grad()?), Value::Int(c.int(1))],
+            vec![],
+        )?;
         c.set(0, d);
         Ok(())
     })
@@ -473,7 +491,7 @@ pub(crate) fn logcumsumexp() -> Derivative {
         let last = |t: &Tensor| {
             o::call(
                 "movedim",
-                vec![v(t.clone()), Value::Int(dim), Value::Int(-1)],
+                vec![o::value(t), Value::Int(dim), Value::Int(-1)],
                 vec![],
             )
         };
@@ -486,11 +504,11 @@ pub(crate) fn logcumsumexp() -> Derivative {
             )?,
             &o::unsqueeze(&gl, -2)?,
         )?;
-        let upper = o::call("triu", vec![v(pairs)], vec![])?;
+        let upper = o::call("triu", vec![o::value(&pairs)], vec![])?;
         let d = o::sum(&upper, &[-1], false)?;
         let d = o::call(
             "movedim",
-            vec![v(d), Value::Int(-1), Value::Int(dim)],
+            vec![o::value(&d), Value::Int(-1), Value::Int(dim)],
             vec![],
         )?;
         c.set(0, d);

@@ -7,18 +7,16 @@ use crate::autograd::ops::{self as o, shape};
 use crate::autograd::{Derivative, Name, derivative};
 use crate::value::Value;
 
-fn v(t: &Tensor) -> Value {
-    Value::Tensor(t.clone())
-}
-
-fn wrap(d: i64, n: usize) -> i64 {
-    if d < 0 { d + n.max(1) as i64 } else { d }
-}
+use super::wrap;
 
 /// `flip(input, dims)` (also `fliplr`/`flipud` through it): flipped back.
 pub(crate) fn flip() -> Derivative {
     derivative("FlipBackward0", &[], |c| {
-        let d = o::call("flip", vec![v(&c.grad()?), Value::Ints(c.ints(1))], vec![])?;
+        let d = o::call(
+            "flip",
+            vec![o::value(&c.grad()?), Value::Ints(c.ints(1))],
+            vec![],
+        )?;
         c.set(0, d);
         Ok(())
     })
@@ -27,7 +25,11 @@ pub(crate) fn flip() -> Derivative {
 /// `fliplr`/`flipud`: a flip of dim 1 or 0.
 pub(crate) fn flip_dim(dim: i64) -> Derivative {
     derivative("FlipBackward0", &[], move |c| {
-        let d = o::call("flip", vec![v(&c.grad()?), Value::Ints(vec![dim])], vec![])?;
+        let d = o::call(
+            "flip",
+            vec![o::value(&c.grad()?), Value::Ints(vec![dim])],
+            vec![],
+        )?;
         c.set(0, d);
         Ok(())
     })
@@ -39,7 +41,11 @@ pub(crate) fn roll() -> Derivative {
         let back: Vec<i64> = c.ints(1).iter().map(|s| -s).collect();
         let d = o::call(
             "roll",
-            vec![v(&c.grad()?), Value::Ints(back), Value::Ints(c.ints(2))],
+            vec![
+                o::value(&c.grad()?),
+                Value::Ints(back),
+                Value::Ints(c.ints(2)),
+            ],
             vec![],
         )?;
         c.set(0, d);
@@ -52,7 +58,11 @@ pub(crate) fn rot90() -> Derivative {
     derivative("Rot90Backward0", &[], |c| {
         let d = o::call(
             "rot90",
-            vec![v(&c.grad()?), Value::Int(-c.int(1)), Value::Ints(c.ints(2))],
+            vec![
+                o::value(&c.grad()?),
+                Value::Int(-c.int(1)),
+                Value::Ints(c.ints(2)),
+            ],
             vec![],
         )?;
         c.set(0, d);
@@ -91,7 +101,12 @@ fn undiagonal(g: &Tensor, shape: &[usize], offset: i64, d1: i64, d2: i64) -> Res
     }
     let mut out = o::call(
         "diag_embed",
-        vec![v(g), Value::Int(offset), Value::Int(d1), Value::Int(d2)],
+        vec![
+            o::value(g),
+            Value::Int(offset),
+            Value::Int(d1),
+            Value::Int(d2),
+        ],
         vec![],
     )?;
     // The embedded square is `len + |offset|` on a side: cut or pad to x.
@@ -123,7 +138,7 @@ pub(crate) fn diag_embed() -> Derivative {
         let d = o::call(
             "diagonal",
             vec![
-                v(&c.grad()?),
+                o::value(&c.grad()?),
                 Value::Int(c.int(1)),
                 Value::Int(c.int(2)),
                 Value::Int(c.int(3)),
@@ -147,7 +162,7 @@ pub(crate) fn diag() -> Derivative {
     derivative(Name::Pick(name), &[], |c| {
         let (g, offset) = (c.grad()?, c.int(1));
         let d = if c.shape(0).len() == 1 {
-            o::call("diagonal", vec![v(&g), Value::Int(offset)], vec![])?
+            o::call("diagonal", vec![o::value(&g), Value::Int(offset)], vec![])?
         } else {
             undiagonal(&g, c.shape(0), offset, 0, 1)?
         };
@@ -185,7 +200,7 @@ pub(crate) fn unfold() -> Derivative {
         // [.., windows, .., size] → [.., windows · size, ..]
         let moved = o::call(
             "movedim",
-            vec![v(&g), Value::Int(-1), Value::Int(dim + 1)],
+            vec![o::value(&g), Value::Int(-1), Value::Int(dim + 1)],
             vec![],
         )?;
         let mut flat: Vec<i64> = moved.shape().iter().map(|&s| s as i64).collect();
@@ -199,10 +214,10 @@ pub(crate) fn unfold() -> Derivative {
         let d = o::call(
             "index_add",
             vec![
-                v(&o::zeros(&shape, g.dtype())),
+                o::value(&o::zeros(&shape, g.dtype())),
                 Value::Int(dim),
-                v(&Tensor::from_vec(positions, &[n])),
-                v(&laid),
+                o::value(&Tensor::from_vec(positions, &[n])),
+                o::value(&laid),
             ],
             vec![],
         )?;
@@ -214,7 +229,11 @@ pub(crate) fn unfold() -> Derivative {
 /// `pixel_shuffle`/`pixel_unshuffle(input, factor)`: the other one.
 pub(crate) fn pixel_shuffle(name: &'static str, inverse: &'static str) -> Derivative {
     derivative(name, &[], move |c| {
-        let d = o::call(inverse, vec![v(&c.grad()?), Value::Int(c.int(1))], vec![])?;
+        let d = o::call(
+            inverse,
+            vec![o::value(&c.grad()?), Value::Int(c.int(1))],
+            vec![],
+        )?;
         c.set(0, d);
         Ok(())
     })
@@ -227,7 +246,7 @@ pub(crate) fn channel_shuffle(name: &'static str) -> Derivative {
         let groups = channels / c.int(1).max(1);
         let d = o::call(
             "channel_shuffle",
-            vec![v(&c.grad()?), Value::Int(groups)],
+            vec![o::value(&c.grad()?), Value::Int(groups)],
             vec![],
         )?;
         c.set(0, d);

@@ -19,3 +19,9 @@ pub(crate) mod resample;
 pub(crate) mod rnn;
 pub(crate) mod select;
 pub(crate) mod shape;
+
+/// A dim counted from the end made non-negative (a 0-d tensor's dims
+/// count as one).
+pub(crate) fn wrap(d: i64, n: usize) -> i64 {
+    if d < 0 { d + n.max(1) as i64 } else { d }
+}

@@ -9,13 +9,7 @@ use crate::autograd::ops as o;
 use crate::autograd::{Derivative, Name, Save, derivative};
 use crate::value::Value;
 
-fn v(t: &Tensor) -> Value {
-    Value::Tensor(t.clone())
-}
-
-fn wrap(d: i64, n: usize) -> i64 {
-    if d < 0 { d + n.max(1) as i64 } else { d }
-}
+use super::wrap;
 
 /// `g` at the positions `indices` picked along `dim` (of a forward input
 /// of `shape`), zero elsewhere; `keepdim` as the forward's.
@@ -35,10 +29,10 @@ fn at_indices(
     o::call(
         "scatter",
         vec![
-            v(&o::zeros(shape, g.dtype())),
+            o::value(&o::zeros(shape, g.dtype())),
             Value::Int(dim),
-            v(&i),
-            v(&g),
+            o::value(&i),
+            o::value(&g),
         ],
         vec![],
     )
@@ -55,7 +49,10 @@ fn evenly(
 ) -> Result<Tensor> {
     let shape = x.shape().to_vec();
     let y = spread(y, &shape, dims.clone(), keepdim)?;
-    let hit = o::to_dtype(&o::call("eq", vec![v(x), v(&y)], vec![])?, g.dtype())?;
+    let hit = o::to_dtype(
+        &o::call("eq", vec![o::value(x), o::value(&y)], vec![])?,
+        g.dtype(),
+    )?;
     let count = match &dims {
         Some(d) => o::sum(&hit, d, true)?,
         None => o::sum(&hit, &[], false)?,
@@ -101,11 +98,11 @@ pub(crate) fn max_min(max: bool) -> Derivative {
                     // maximum/minimum: the winning side, ties split.
                     let y = c.input(1)?;
                     let wins = if max { "gt" } else { "lt" };
-                    let tie = o::call("eq", vec![v(&x), v(&y)], vec![])?;
+                    let tie = o::call("eq", vec![o::value(&x), o::value(&y)], vec![])?;
                     let half = o::mul_s(&g, 0.5)?;
                     for (i, (a, b)) in [(0, (&x, &y)), (1, (&y, &x))] {
                         if c.needs(i) {
-                            let win = o::call(wins, vec![v(a), v(b)], vec![])?;
+                            let win = o::call(wins, vec![o::value(a), o::value(b)], vec![])?;
                             let d = o::select_where(&tie, &half, &o::mask(&win, &g)?)?;
                             c.set(i, d);
                         }
@@ -195,10 +192,10 @@ pub(crate) fn cumulative_extreme(name: &'static str) -> Derivative {
         let d = o::call(
             "scatter_add",
             vec![
-                v(&o::zeros(c.shape(0), g.dtype())),
+                o::value(&o::zeros(c.shape(0), g.dtype())),
                 Value::Int(c.int(1)),
-                v(&c.output(1)?),
-                v(&g),
+                o::value(&c.output(1)?),
+                o::value(&g),
             ],
             vec![],
         )?;
@@ -215,11 +212,11 @@ fn exclusive_cumprod(x: &Tensor, dim: i64) -> Result<Tensor> {
     let one = o::add_s(&o::zeros(&one_shape, x.dtype()), 1.0)?;
     let head = o::narrow(x, dim, 0, n - 1)?;
     let shifted = o::cat(&[one, head], dim)?;
-    o::call("cumprod", vec![v(&shifted), Value::Int(dim)], vec![])
+    o::call("cumprod", vec![o::value(&shifted), Value::Int(dim)], vec![])
 }
 
 fn flip(x: &Tensor, dim: i64) -> Result<Tensor> {
-    o::call("flip", vec![v(x), Value::Ints(vec![dim])], vec![])
+    o::call("flip", vec![o::value(x), Value::Ints(vec![dim])], vec![])
 }
 
 /// `∂ prod(x) / ∂ x_i` along `dim`: the product of all the others, exact
@@ -272,7 +269,11 @@ pub(crate) fn cumprod() -> Derivative {
         let dim = wrap(c.int(1), x.ndim());
         let reverse_cumsum = |t: &Tensor| -> Result<Tensor> {
             flip(
-                &o::call("cumsum", vec![v(&flip(t, dim)?), Value::Int(dim)], vec![])?,
+                &o::call(
+                    "cumsum",
+                    vec![o::value(&flip(t, dim)?), Value::Int(dim)],
+                    vec![],
+                )?,
                 dim,
             )
         };
@@ -290,13 +291,19 @@ pub(crate) fn cumprod() -> Derivative {
             let n = x.shape()[dim as usize];
             let mut parts = Vec::with_capacity(n);
             for i in 0..n {
-                let index = v(&Tensor::from_vec(vec![i as i64], &[1]));
+                let index = o::value(&Tensor::from_vec(vec![i as i64], &[1]));
                 let without = o::call(
                     "index_fill",
-                    vec![v(&x), Value::Int(dim), index, Value::Scalar(Scalar::Int(1))],
+                    vec![
+                        o::value(&x),
+                        Value::Int(dim),
+                        index,
+                        Value::Scalar(Scalar::Int(1)),
+                    ],
                     vec![],
                 )?;
-                let products = o::call("cumprod", vec![v(&without), Value::Int(dim)], vec![])?;
+                let products =
+                    o::call("cumprod", vec![o::value(&without), Value::Int(dim)], vec![])?;
                 let later = o::narrow(&o::mul(&g, &products)?, dim, i, n - i)?;
                 parts.push(o::sum(&later, &[dim], true)?);
             }
@@ -334,7 +341,7 @@ pub(crate) fn nansum() -> Derivative {
         let nan = o::unary("isnan", &x)?;
         let d = o::call(
             "masked_fill",
-            vec![v(&g), v(&nan), Value::Scalar(Scalar::Int(0))],
+            vec![o::value(&g), o::value(&nan), Value::Scalar(Scalar::Int(0))],
             vec![],
         )?;
         c.set(0, d);
@@ -418,7 +425,11 @@ pub(crate) fn cdist() -> Derivative {
             } else if p == 1.0 {
                 sign
             } else if p.is_infinite() {
-                let top = o::call("eq", vec![v(&o::unary("abs", &diff)?), v(&dd)], vec![])?;
+                let top = o::call(
+                    "eq",
+                    vec![o::value(&o::unary("abs", &diff)?), o::value(&dd)],
+                    vec![],
+                )?;
                 o::mask(&top, &sign)?
             } else if p == 2.0 {
                 o::div(&diff, &dd)?
