@@ -95,6 +95,22 @@ fn sgd_adam_and_adamw_update_as_pytorch_step_for_step() {
 }
 
 #[test]
+fn every_optimizer_updates_as_pytorch_step_for_step() {
+    // Option sets, groups, state, hooks, closures, LBFGS and the errors.
+    check_in("optim", "optimizers");
+}
+
+#[test]
+fn every_lr_scheduler_sets_pytorchs_rates() {
+    check_in("optim", "schedulers");
+}
+
+#[test]
+fn a_run_checkpointed_by_pytorch_resumes_as_in_pytorch() {
+    check_in("optim", "resume");
+}
+
+#[test]
 fn indices_pushed_past_the_last_dim_raise_index_error() {
     // A repeated `...` once sent later items past the last dim into a Rust
     // panic; PyTorch itself is erratic here, so no golden: a clear IndexError.

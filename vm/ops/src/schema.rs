@@ -36,6 +36,8 @@ pub enum Ty {
     Data,
     /// `Generator`: a `torch.Generator`; `None` means the default one.
     Generator,
+    /// `MemoryFormat`: a `torch.memory_format` (`torch.channels_last` …).
+    MemoryFormat,
     /// `A|B`: the first alternative the value converts to.
     Union(Vec<Ty>),
 }
@@ -60,6 +62,7 @@ impl Ty {
             "Device" => Ty::Device,
             "Data" => Ty::Data,
             "Generator" => Ty::Generator,
+            "MemoryFormat" => Ty::MemoryFormat,
             other => panic!("unknown type {other} in {decl}"),
         }
     }
@@ -91,6 +94,7 @@ impl Ty {
             Ty::Device => "Device",
             Ty::Data | Ty::Union(_) => "Any",
             Ty::Generator => "Generator",
+            Ty::MemoryFormat => "memory_format",
         }
     }
 
@@ -110,6 +114,7 @@ impl Ty {
             Ty::Device => "torch.device".into(),
             Ty::Data => "data".into(),
             Ty::Generator => "torch.Generator".into(),
+            Ty::MemoryFormat => "torch.memory_format".into(),
             Ty::Union(alts) => alts
                 .iter()
                 .map(Ty::describe)

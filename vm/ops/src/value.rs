@@ -5,6 +5,7 @@
 //! registry is built.
 
 use fxvm_tensor::ops::elementwise::Arg;
+use fxvm_tensor::layout::MemoryFormat;
 use fxvm_tensor::random::Generator;
 use fxvm_tensor::{DType, Scalar, Tensor};
 
@@ -27,6 +28,7 @@ pub enum Value {
     Tensors(Vec<Tensor>),
     Data(Data),
     Generator(Generator),
+    MemoryFormat(MemoryFormat),
     /// A result tuple (`chunk`, `max_pool2d(return_indices=True)`).
     Tuple(Vec<Value>),
     /// A `torch.return_types.<name>` named tuple (`max(dim)`).
@@ -57,6 +59,7 @@ impl Value {
             Value::Tensors(_) | Value::Tuple(_) | Value::ReturnType(..) => "tuple",
             Value::Data(_) => "data",
             Value::Generator(_) => "torch.Generator",
+            Value::MemoryFormat(_) => "torch.memory_format",
             Value::Input(_) => "input",
         }
     }
@@ -79,7 +82,8 @@ impl Value {
             | (Ty::Str, Value::Str(_))
             | (Ty::Device, Value::Device(_))
             | (Ty::Data, Value::Data(_))
-            | (Ty::Generator, Value::Generator(_)) => true,
+            | (Ty::Generator, Value::Generator(_))
+            | (Ty::MemoryFormat, Value::MemoryFormat(_)) => true,
             _ => false,
         }
     }
@@ -168,6 +172,23 @@ plain! {
     DType, DType, DType;
     String, Str, Str;
     Data, Data, Data;
+}
+
+/// `MemoryFormat? memory_format=None`: the given format, else the op's
+/// default (PyTorch's `preserve_format` for `*_like` and `clone`).
+impl FromValue for MemoryFormat {
+    fn accepts(ty: &Ty, _optional: bool) -> bool {
+        *ty == Ty::MemoryFormat
+    }
+    fn is(v: &Value) -> bool {
+        matches!(v, Value::MemoryFormat(_) | Value::None)
+    }
+    fn from_value(v: Value) -> Self {
+        match v {
+            Value::MemoryFormat(f) => f,
+            _ => MemoryFormat::Preserve,
+        }
+    }
 }
 
 impl FromValue for Device {
@@ -302,6 +323,10 @@ tuples! {
     9: A B C D E F G H I;
     10: A B C D E F G H I J;
     11: A B C D E F G H I J K;
+    12: A B C D E F G H I J K L;
+    13: A B C D E F G H I J K L M;
+    14: A B C D E F G H I J K L M N;
+    15: A B C D E F G H I J K L M N O;
 }
 
 /// An elementwise operand as the value a row is called with.

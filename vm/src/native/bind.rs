@@ -247,6 +247,15 @@ pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyRes
         Ty::Generator => o
             .downcast_ref::<PyGenerator>()
             .map(|g| Value::Generator(g.generator.clone())),
+        Ty::MemoryFormat => {
+            if &*o.class().name() != "memory_format" {
+                return Ok(None);
+            }
+            let name = o.repr(vm)?.text(vm)?.to_owned();
+            name.strip_prefix("torch.")
+                .and_then(crate::tensor::layout::MemoryFormat::from_name)
+                .map(Value::MemoryFormat)
+        }
         Ty::Union(alts) => {
             for t in alts {
                 if let Some(v) = convert_to(t, o, vm)? {
@@ -315,6 +324,7 @@ pub(crate) fn to_py(v: Value, objects: &[Option<PyObjectRef>], vm: &VirtualMachi
         Value::Tensor(t) => wrap(t, vm),
         Value::Data(data) => wrap(data.into_tensor(None).py(vm)?, vm),
         Value::Generator(g) => PyGenerator::wrap(g, vm),
+        Value::MemoryFormat(f) => vm.import("torch", 0)?.get_attr(f.name(), vm)?,
         Value::Tensors(ts) => vm
             .ctx
             .new_tuple(ts.into_iter().map(|t| wrap(t, vm)).collect())

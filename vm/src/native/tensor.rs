@@ -14,6 +14,7 @@ use rustpython_vm::{
     pyclass,
 };
 
+use crate::tensor::layout::MemoryFormat;
 use crate::tensor::ops::elementwise::{Arg, Binary, Unary, binary};
 use crate::tensor::ops::shape;
 use crate::tensor::{DType, Scalar, Tensor, format};
@@ -529,15 +530,13 @@ impl PyTensor {
             Some(f) => f.str(vm)?.text(vm)?.to_owned(),
             None => return Ok(t.is_contiguous()),
         };
-        match format.as_str() {
-            "torch.contiguous_format" => Ok(t.is_contiguous()),
-            "torch.channels_last" => Ok(t.is_dense_in_order(&[0, 2, 3, 1])),
-            "torch.channels_last_3d" => Ok(t.is_dense_in_order(&[0, 2, 3, 4, 1])),
-            "torch.preserve_format" => Err(vm.new_runtime_error(
+        match format.strip_prefix("torch.").and_then(MemoryFormat::from_name) {
+            Some(MemoryFormat::Preserve) => Err(vm.new_runtime_error(
                 "preserve memory format is unsupported by the contiguous operator",
             )),
-            other => Err(vm.new_type_error(format!(
-                "is_contiguous(): argument 'memory_format' must be torch.memory_format, not {other}"
+            Some(format) => Ok(t.is_in_format(format)),
+            None => Err(vm.new_type_error(format!(
+                "is_contiguous(): argument 'memory_format' must be torch.memory_format, not {format}"
             ))),
         }
     }

@@ -85,6 +85,15 @@ pub enum TensorError {
     },
     /// An argument that does not fit the op's declaration (a TypeError).
     Argument { op: &'static str, message: String },
+    /// An optimizer's gradient or state tensor (`what`) whose shape or
+    /// dtype differs from its parameter's (a state dict of another model).
+    OptimizerState {
+        op: &'static str,
+        index: usize,
+        what: &'static str,
+        param: (Vec<usize>, DType),
+        found: (Vec<usize>, DType),
+    },
     /// A tensor saved for backward and modified in place since: which one
     /// (`origin`: the node and output it came from), at which version.
     SavedModified {
@@ -316,6 +325,20 @@ impl fmt::Display for TensorError {
                 }
             }
             TensorError::Argument { op, message } => write!(f, "{op}(): {message}"),
+            TensorError::OptimizerState {
+                op,
+                index,
+                what,
+                param,
+                found,
+            } => write!(
+                f,
+                "{op}: the {what} of parameter {index} is a {} tensor of size {}, but the parameter is a {} tensor of size {}",
+                found.1.name(),
+                torch_size(&found.0),
+                param.1.name(),
+                torch_size(&param.0)
+            ),
             TensorError::SavedModified {
                 dtype,
                 shape,

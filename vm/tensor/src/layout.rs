@@ -357,3 +357,40 @@ mod tests {
         assert_eq!(huge.checked_extent(), None);
     }
 }
+
+/// `torch.memory_format`: the order a new tensor's elements are laid out in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryFormat {
+    /// Row-major.
+    Contiguous,
+    /// The input's own order when it is dense, else row-major.
+    Preserve,
+    /// Channels innermost for 4-d tensors (NHWC in memory).
+    ChannelsLast,
+    /// Channels innermost for 5-d tensors (NDHWC in memory).
+    ChannelsLast3d,
+}
+
+impl MemoryFormat {
+    const ALL: [MemoryFormat; 4] = [
+        MemoryFormat::Contiguous,
+        MemoryFormat::Preserve,
+        MemoryFormat::ChannelsLast,
+        MemoryFormat::ChannelsLast3d,
+    ];
+
+    /// Its name in `torch` (`torch.channels_last`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryFormat::Contiguous => "contiguous_format",
+            MemoryFormat::Preserve => "preserve_format",
+            MemoryFormat::ChannelsLast => "channels_last",
+            MemoryFormat::ChannelsLast3d => "channels_last_3d",
+        }
+    }
+
+    /// The format `torch.<name>` names.
+    pub fn from_name(name: &str) -> Option<MemoryFormat> {
+        MemoryFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
+}

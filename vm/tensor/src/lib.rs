@@ -11,6 +11,7 @@ pub mod error;
 pub mod format;
 pub mod layout;
 pub mod ops;
+pub mod optim;
 pub mod random;
 pub mod storage;
 #[allow(clippy::module_inception)]

@@ -5,7 +5,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::dtype::{DType, Scalar};
 use super::error::{Result, TensorError};
-use super::layout::Layout;
+use super::layout::{Layout, MemoryFormat};
 use super::storage::{Element, Storage, with_dtype, with_storage};
 
 /// A storage and, under an embedding host's memory cap, its charge
@@ -117,13 +117,54 @@ impl Tensor {
         if !self.imp.layout.is_dense_in_order(&order) {
             return Tensor::zeros(self.shape(), dtype);
         }
-        let dense: Vec<usize> = order.iter().map(|&d| self.shape()[d]).collect();
+        Tensor::zeros_in_order(self.shape(), &order, dtype)
+    }
+
+    /// Zeros of `shape` laid out with dim `order[0]` outermost in memory.
+    fn zeros_in_order(shape: &[usize], order: &[usize], dtype: DType) -> Tensor {
+        let dense: Vec<usize> = order.iter().map(|&d| shape[d]).collect();
         let mut back = vec![0; order.len()];
         for (i, &d) in order.iter().enumerate() {
             back[d] = i;
         }
         let z = Tensor::zeros(&dense, dtype);
         z.with_layout(z.layout().permute(&back))
+    }
+
+    /// Zeros shaped like `self`, laid out in `format` (`*_like(memory_format=)`).
+    pub fn zeros_in(&self, dtype: DType, format: MemoryFormat) -> Result<Tensor> {
+        let (rank, order, name): (usize, &[usize], &str) = match format {
+            MemoryFormat::Preserve => return Ok(self.zeros_like(dtype)),
+            MemoryFormat::Contiguous => return Ok(Tensor::zeros(self.shape(), dtype)),
+            MemoryFormat::ChannelsLast => (4, &[0, 2, 3, 1], "channels_last"),
+            MemoryFormat::ChannelsLast3d => (5, &[0, 2, 3, 4, 1], "channels_last_3d"),
+        };
+        if self.ndim() != rank {
+            return Err(TensorError::runtime(
+                "empty_like",
+                format!("required rank {rank} tensor to use {name} format"),
+            ));
+        }
+        Ok(Tensor::zeros_in_order(self.shape(), order, dtype))
+    }
+
+    /// Whether the elements are dense in `format`'s order (`is_contiguous(memory_format=)`).
+    pub fn is_in_format(&self, format: MemoryFormat) -> bool {
+        match format {
+            MemoryFormat::Contiguous | MemoryFormat::Preserve => self.is_contiguous(),
+            MemoryFormat::ChannelsLast => self.is_dense_in_order(&[0, 2, 3, 1]),
+            MemoryFormat::ChannelsLast3d => self.is_dense_in_order(&[0, 2, 3, 4, 1]),
+        }
+    }
+
+    /// A copy laid out in `format` (`clone(memory_format=)`).
+    pub fn copy_in(&self, format: MemoryFormat) -> Result<Tensor> {
+        if format == MemoryFormat::Contiguous {
+            return Ok(self.copy());
+        }
+        let out = self.zeros_in(self.dtype, format)?;
+        out.copy_from(self)?;
+        Ok(out)
     }
 
     pub fn dtype(&self) -> DType {

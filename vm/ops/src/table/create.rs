@@ -1,5 +1,6 @@
 //! Creation: from data, filled, ranges, identity, random.
 
+use fxvm_tensor::layout::MemoryFormat;
 use fxvm_tensor::ops::create;
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
@@ -23,8 +24,8 @@ pub(super) fn new_shape(op: &'static str, size: &[i64], dtype: DType) -> Result<
 }
 
 type Sized = (Vec<i64>, Option<DType>, Device, bool);
-/// `*_like(input, *, dtype, device, requires_grad)`.
-pub(super) type Like = (Tensor, Option<DType>, Device, bool);
+/// `*_like(input, *, dtype, device, requires_grad, memory_format)`.
+pub(super) type Like = (Tensor, Option<DType>, Device, bool, MemoryFormat);
 type New = (Tensor, Vec<i64>, Option<DType>, Device, bool);
 
 pub(crate) fn rows() -> Vec<Op> {
@@ -124,40 +125,32 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::new_like),
         op(
-            "zeros_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            "zeros_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False, MemoryFormat? memory_format=None)",
             T,
-            |(x, dtype, _, _): Like| -> Result<Tensor> {
-                Ok(Tensor::zeros(x.shape(), dtype.unwrap_or(x.dtype())))
+            |(x, dtype, _, _, format): Like| x.zeros_in(dtype.unwrap_or(x.dtype()), format),
+        ).meta(meta::like),
+        op(
+            "empty_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False, MemoryFormat? memory_format=None)",
+            T,
+            |(x, dtype, _, _, format): Like| x.zeros_in(dtype.unwrap_or(x.dtype()), format),
+        ).meta(meta::like),
+        op(
+            "ones_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False, MemoryFormat? memory_format=None)",
+            T,
+            |(x, dtype, _, _, format): Like| {
+                let t = x.zeros_in(dtype.unwrap_or(x.dtype()), format)?;
+                t.fill(Scalar::Int(1));
+                Ok(t)
             },
         ).meta(meta::like),
         op(
-            "empty_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            "full_like(Tensor input, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False, MemoryFormat? memory_format=None)",
             T,
-            |(x, dtype, _, _): Like| -> Result<Tensor> {
-                Ok(Tensor::zeros(x.shape(), dtype.unwrap_or(x.dtype())))
-            },
-        ).meta(meta::like),
-        op(
-            "ones_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
-            T,
-            |(x, dtype, _, _): Like| -> Result<Tensor> {
-                Ok(Tensor::full(
-                    x.shape(),
-                    Scalar::Int(1),
-                    dtype.unwrap_or(x.dtype()),
-                ))
-            },
-        ).meta(meta::like),
-        op(
-            "full_like(Tensor input, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
-            T,
-            |(x, v, dtype, _, _): (Tensor, Scalar, Option<DType>, Device, bool)| {
+            |(x, v, dtype, _, _, format): (Tensor, Scalar, Option<DType>, Device, bool, MemoryFormat)| {
                 let dtype = dtype.unwrap_or(x.dtype());
-                Ok(Tensor::full(
-                    x.shape(),
-                    Tensor::fill_value(v, dtype)?,
-                    dtype,
-                ))
+                let t = x.zeros_in(dtype, format)?;
+                t.fill(Tensor::fill_value(v, dtype)?);
+                Ok(t)
             },
         ).meta(meta::like),
         op(

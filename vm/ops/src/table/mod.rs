@@ -16,6 +16,7 @@ mod linalg;
 mod loss;
 mod margin;
 mod nn;
+mod optim;
 mod pointwise;
 mod random;
 mod reduce;
@@ -69,6 +70,7 @@ pub(crate) fn all() -> Vec<Op> {
         scan::rows(),
         activation::rows(),
         aten::rows(),
+        optim::rows(),
     ]
     .into_iter()
     .flatten()

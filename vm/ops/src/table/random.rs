@@ -1,6 +1,7 @@
 //! Random: sampled tensors and in-place random fills, each drawing from the
 //! generator passed as `generator=` or the default one, as PyTorch does.
 
+use fxvm_tensor::layout::MemoryFormat;
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
 use fxvm_tensor::random::multinomial::multinomial;
 use fxvm_tensor::random::{Generator, fill};
@@ -26,9 +27,14 @@ fn fresh(shape: &[usize], dtype: DType, f: impl FnOnce(&Tensor) -> Result<()>) -
     Ok(t)
 }
 
-/// A new tensor shaped like `x` (dtype overridable), filled by `f`.
-fn like(x: &Tensor, dtype: Option<DType>, f: impl FnOnce(&Tensor) -> Result<()>) -> Result<Tensor> {
-    let t = x.zeros_like(dtype.unwrap_or(x.dtype()));
+/// A new tensor shaped like `x` (dtype overridable) in `format`, filled by `f`.
+fn like(
+    x: &Tensor,
+    dtype: Option<DType>,
+    format: MemoryFormat,
+    f: impl FnOnce(&Tensor) -> Result<()>,
+) -> Result<Tensor> {
+    let t = x.zeros_in(dtype.unwrap_or(x.dtype()), format)?;
     f(&t)?;
     Ok(t)
 }
@@ -118,36 +124,37 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ),
         op(
-            "rand_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            "rand_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False, MemoryFormat? memory_format=None)",
             T,
-            |(x, dtype, _, _): Like| {
-                like(&x, dtype, |t| {
+            |(x, dtype, _, _, format): Like| {
+                like(&x, dtype, format, |t| {
                     fill::uniform_(t, 0.0, 1.0, &Generator::default_cpu())
                 })
             },
         ).meta(meta::like),
         op(
-            "randn_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            "randn_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False, MemoryFormat? memory_format=None)",
             T,
-            |(x, dtype, _, _): Like| {
-                like(&x, dtype, |t| {
+            |(x, dtype, _, _, format): Like| {
+                like(&x, dtype, format, |t| {
                     fill::normal_(t, 0.0, 1.0, &Generator::default_cpu())
                 })
             },
         ).meta(meta::like),
         op(
-            "randint_like(Tensor input, int low, int? high=None, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            "randint_like(Tensor input, int low, int? high=None, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False, MemoryFormat? memory_format=None)",
             T,
-            |(x, low, high, dtype, _, _): (
+            |(x, low, high, dtype, _, _, format): (
                 Tensor,
                 i64,
                 Option<i64>,
                 Option<DType>,
                 Device,
                 bool,
+                MemoryFormat,
             )| {
                 let (low, high) = bounds(low, high);
-                like(&x, dtype, |t| {
+                like(&x, dtype, format, |t| {
                     fill::random_(t, low, Some(high), &Generator::default_cpu())
                 })
             },
@@ -173,7 +180,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     }
                     // A tensor mean: normal(0, std) draws shifted by it.
                     (Or::A(mean), Or::B(std), None) => {
-                        let t = like(&mean, None, |t| fill::normal_(t, 0.0, std, &g))?;
+                        let t = like(&mean, None, MemoryFormat::Preserve, |t| fill::normal_(t, 0.0, std, &g))?;
                         bin(Binary::Add, t, mean)
                     }
                     // A tensor std: standard draws scaled by it, then shifted.
@@ -200,7 +207,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "bernoulli(Tensor input, float? p=None, *, Generator? generator=None)",
             TM,
             |(x, p, g): (Tensor, Option<f64>, Generator)| match p {
-                Some(p) => like(&x, None, |t| fill::bernoulli_(t, p, &g)),
+                Some(p) => like(&x, None, MemoryFormat::Preserve, |t| fill::bernoulli_(t, p, &g)),
                 None => fill::bernoulli(&x, &g),
             },
         ),

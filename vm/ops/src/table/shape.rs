@@ -1,5 +1,6 @@
 //! Views, joins and copies.
 
+use fxvm_tensor::layout::MemoryFormat;
 use fxvm_tensor::ops::rearrange;
 use fxvm_tensor::ops::shape::{self, Split};
 use fxvm_tensor::{Result, Tensor, TensorError};
@@ -266,15 +267,25 @@ pub(crate) fn rows() -> Vec<Op> {
         )
         .composite(),
         op(
-            "contiguous(Tensor input)",
+            "contiguous(Tensor input, MemoryFormat? memory_format=None)",
             M,
-            |(x,): (Tensor,)| -> Result<Tensor> { Ok(x.contiguous()) },
+            |(x, format): (Tensor, Option<MemoryFormat>)| -> Result<Tensor> {
+                match format.unwrap_or(MemoryFormat::Contiguous) {
+                    MemoryFormat::Contiguous => Ok(x.contiguous()),
+                    MemoryFormat::Preserve => Err(TensorError::runtime(
+                        "contiguous",
+                        "preserve memory format is unsupported by the contiguous operator",
+                    )),
+                    format if x.is_in_format(format) => Ok(x),
+                    format => x.copy_in(format),
+                }
+            },
         ).grad(crate::derivatives::shape::identity("CloneBackward0"))
         .meta(meta::same),
         op(
-            "clone(Tensor input)",
+            "clone(Tensor input, *, MemoryFormat? memory_format=None)",
             TM,
-            |(x,): (Tensor,)| -> Result<Tensor> { Ok(x.copy()) },
+            |(x, format): (Tensor, MemoryFormat)| x.copy_in(format),
         ).grad(crate::derivatives::shape::identity("CloneBackward0"))
         .meta(meta::same),
         op(

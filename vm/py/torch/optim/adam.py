@@ -1,20 +1,23 @@
-"""``Adam`` and ``AdamW`` (Adam with decoupled weight decay)."""
+"""``Adam`` (with AMSGrad, and decoupled weight decay as an option)."""
 
 import torch
-from torch.optim.optimizer import Optimizer
+from torch.optim.optimizer import Optimizer, _check_fused, _check_lr, _number, _step_tensor
 
-__all__ = ["Adam", "AdamW"]
+__all__ = ["Adam"]
 
 
-def _check(lr, eps, betas, weight_decay):
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
+def _check_betas(betas):
     if not 0.0 <= betas[0] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
     if not 0.0 <= betas[1] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+
+
+def _check_adam(lr, eps, betas, weight_decay):
+    _check_lr(lr)
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    _check_betas(betas)
     if not 0.0 <= weight_decay:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
@@ -22,55 +25,47 @@ def _check(lr, eps, betas, weight_decay):
 class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False, fused=None, decoupled_weight_decay=False):
-        _check(lr, eps, betas, weight_decay)
+        if isinstance(lr, torch.Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+        _check_adam(lr, eps, betas, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
+        _check_fused(defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, default in [("amsgrad", False), ("maximize", False), ("foreach", None), ("capturable", False),
+                                 ("differentiable", False), ("fused", None), ("decoupled_weight_decay", False)]:
+                group.setdefault(key, default)
+            for p in group["params"]:
+                s = self.state.get(p, {})
+                if len(s) != 0 and not isinstance(s["step"], torch.Tensor):
+                    s["step"] = _step_tensor(s["step"])
 
     @torch.no_grad()
     def step(self, closure=None):
-        """One update, in PyTorch's single-tensor arithmetic."""
+        """One Adam update of every group."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = -p.grad if maximize else p.grad
-                state = self.state.setdefault(p, {})
-                if len(state) == 0:
-                    state["step"] = torch.tensor(0.0)
-                    state["exp_avg"] = torch.zeros_like(p)
-                    state["exp_avg_sq"] = torch.zeros_like(p)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = torch.zeros_like(p)
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                state["step"] += 1
-                if weight_decay != 0:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad.add(p, alpha=weight_decay)
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                step = state["step"].item()
-                bias_correction1 = 1 - beta1**step
-                bias_correction2 = 1 - beta2**step
-                step_size = lr / bias_correction1
-                bias_correction2_sqrt = bias_correction2**0.5
+            amsgrad = group["amsgrad"]
+
+            def init(p, state):
+                state["step"] = _step_tensor()
+                state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
                 if amsgrad:
-                    state["max_exp_avg_sq"].copy_(torch.maximum(state["max_exp_avg_sq"], exp_avg_sq))
-                    denom = (state["max_exp_avg_sq"].sqrt() / bias_correction2_sqrt).add_(eps)
-                else:
-                    denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-                p.addcdiv_(exp_avg, denom, value=-step_size)
+                    state["max_exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+
+            params, grads, states = self._with_grads(group, init)
+            beta1, beta2 = group["betas"]
+            torch._optim_adam_(
+                params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+                [s["max_exp_avg_sq"] for s in states] if amsgrad else [], [s["step"] for s in states],
+                lr=_number(group["lr"]), beta1=_number(beta1), beta2=_number(beta2), eps=group["eps"],
+                weight_decay=group["weight_decay"], amsgrad=amsgrad, maximize=group["maximize"],
+                decoupled_weight_decay=group["decoupled_weight_decay"],
+            )
         return loss
-
-
-class AdamW(Adam):
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *, maximize=False,
-                 foreach=None, capturable=False, differentiable=False, fused=None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize, capturable=capturable,
-                         differentiable=differentiable, fused=fused, decoupled_weight_decay=True)

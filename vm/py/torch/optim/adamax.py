@@ -1,0 +1,35 @@
+"""``Adamax``: Adam scaled by the infinity norm of past gradients."""
+
+import torch
+from torch.optim.adam import _check_adam
+from torch.optim.optimizer import Optimizer, _number, _step_tensor
+
+__all__ = ["Adamax"]
+
+
+class Adamax(Optimizer):
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *, maximize=False,
+                 differentiable=False, capturable=False):
+        _check_adam(lr, eps, betas, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+
+            def init(p, state):
+                state["step"] = _step_tensor()
+                state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["exp_inf"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+
+            params, grads, states = self._with_grads(group, init)
+            beta1, beta2 = group["betas"]
+            torch._optim_adamax_(
+                params, grads, [s["exp_avg"] for s in states], [s["exp_inf"] for s in states], [s["step"] for s in states],
+                lr=_number(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
+                maximize=group["maximize"],
+            )
+        return loss

@@ -1,0 +1,40 @@
+"""``NAdam``: Adam with Nesterov momentum whose coefficient decays."""
+
+import torch
+from torch.optim.adam import _check_adam
+from torch.optim.optimizer import Optimizer, _number, _step_tensor
+
+__all__ = ["NAdam"]
+
+
+class NAdam(Optimizer):
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False, differentiable=False):
+        _check_adam(lr, eps, betas, weight_decay)
+        if not 0.0 <= momentum_decay:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+
+            def init(p, state):
+                state["step"] = _step_tensor()
+                state["mu_product"] = _step_tensor(1.0)
+                state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+
+            params, grads, states = self._with_grads(group, init)
+            beta1, beta2 = group["betas"]
+            torch._optim_nadam_(
+                params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+                [s["mu_product"] for s in states], [s["step"] for s in states], lr=_number(group["lr"]), beta1=beta1,
+                beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"], momentum_decay=group["momentum_decay"],
+                decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"],
+            )
+        return loss
