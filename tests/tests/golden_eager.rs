@@ -111,6 +111,11 @@ fn a_run_checkpointed_by_pytorch_resumes_as_in_pytorch() {
 }
 
 #[test]
+fn clipping_flat_vectors_and_functional_call_match_pytorch() {
+    check_in("optim", "grad_utils");
+}
+
+#[test]
 fn indices_pushed_past_the_last_dim_raise_index_error() {
     // A repeated `...` once sent later items past the last dim into a Rust
     // panic; PyTorch itself is erratic here, so no golden: a clear IndexError.

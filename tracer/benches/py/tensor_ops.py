@@ -2,26 +2,11 @@
 (benches/tensor_ops.rs). Prints one `name seconds` line per case: the best
 of several repeats, so a noisy neighbour inflates less."""
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
-
-def best(f, budget=0.4, repeats=5):
-    f()  # warm up
-    times = []
-    for _ in range(repeats):
-        n, start = 0, time.perf_counter()
-        while True:
-            f()
-            n += 1
-            elapsed = time.perf_counter() - start
-            if elapsed > budget / repeats:
-                break
-        times.append(elapsed / n)
-    return min(times)
-
+from timing import best_within as best
 
 cases = {}
 for n in (256, 1024, 2048):
