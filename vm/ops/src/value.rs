@@ -4,8 +4,8 @@
 //! [`FromArgs`] tuples whose types are checked against the schema when the
 //! registry is built.
 
-use fxvm_tensor::ops::elementwise::Arg;
 use fxvm_tensor::layout::MemoryFormat;
+use fxvm_tensor::ops::elementwise::Arg;
 use fxvm_tensor::random::Generator;
 use fxvm_tensor::{DType, Scalar, Tensor};
 

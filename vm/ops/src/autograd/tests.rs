@@ -103,6 +103,20 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
         "softmax" | "log_softmax" => return s(vec![x(&[2, 5], 1), Value::Int(1), Value::None]),
         "F.softmax" | "F.log_softmax" => return s(vec![x(&[2, 5], 1), Value::Int(-1)]),
         "F.gelu" | "gelu" => return s(vec![x23()]),
+        "F.threshold_backward" => {
+            return s(vec![
+                x23(),
+                x(&[2, 3], 2),
+                Value::Scalar(Scalar::Float(0.1)),
+            ]);
+        }
+        "F.gelu_backward" => {
+            let approximate = Value::Str("tanh".into());
+            return Some((
+                vec![x23(), x(&[2, 3], 2)],
+                vec![("approximate", approximate)],
+            ));
+        }
         "F.relu" => return s(vec![x23()]),
         "mm" => return s(vec![x(&[2, 3], 1), x(&[3, 4], 2)]),
         "bmm" => return s(vec![x(&[2, 2, 3], 1), x(&[2, 3, 4], 2)]),

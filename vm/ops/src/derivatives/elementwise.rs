@@ -57,8 +57,13 @@ pub(crate) fn unary_op(u: Unary) -> Option<Derivative> {
         }),
         Abs => chain_in("AbsBackward0", |x| unary("sign", x)),
         Relu => derivative("ReluBackward0", OUT, |c| {
-            let y = c.output(0)?;
-            let g = o::mask(&o::cmp_s("gt", &y, 0.0)?, &c.grad()?)?;
+            let y = o::value(&c.output(0)?);
+            let threshold = Value::Scalar(fxvm_tensor::Scalar::Int(0));
+            let g = o::call(
+                "threshold_backward",
+                vec![o::value(&c.grad()?), y, threshold],
+                vec![],
+            )?;
             c.set(0, g);
             Ok(())
         }),

@@ -1,6 +1,6 @@
 //! Activations and dropout.
 
-use std::f64::consts::{FRAC_1_SQRT_2, PI};
+use std::f64::consts::PI;
 use std::sync::Arc;
 
 use fxvm_tensor::autograd::GradMode;
@@ -10,46 +10,88 @@ use crate::autograd::ops as o;
 use crate::autograd::{Derivative, Save, derivative};
 use crate::value::Value;
 
-/// `gelu(input, approximate)`.
+/// `gelu(input, approximate)`: ATen's `gelu_backward`.
 pub(crate) fn gelu() -> Derivative {
     derivative("GeluBackward0", &[Save::In(0)], |c| {
-        let x = c.input(0)?;
-        let tanh = matches!(c.value(1), Value::Str(s) if s == "tanh");
-        let d = if tanh {
-            gelu_tanh_slope(&x)?
-        } else {
-            gelu_slope(&x)?
-        };
-        let g = o::mul(&c.grad()?, &d)?;
+        let g = o::call(
+            "gelu_backward",
+            vec![o::value(&c.grad()?), o::value(&c.input(0)?)],
+            vec![("approximate", c.value(1).clone())],
+        )?;
         c.set(0, g);
         Ok(())
     })
 }
 
-/// Φ(x) + x φ(x).
-fn gelu_slope(x: &Tensor) -> Result<Tensor> {
-    let cdf = o::mul_s(
-        &o::add_s(&o::unary("erf", &o::mul_s(x, FRAC_1_SQRT_2)?)?, 1.0)?,
-        0.5,
-    )?;
+/// `gelu_backward(grad, input, approximate)`: linear in the gradient; in
+/// the input, the gradient times gelu's second derivative.
+pub(crate) fn gelu_backward() -> Derivative {
+    derivative("GeluBackwardBackward0", &[Save::In(0), Save::In(1)], |c| {
+        let gg = c.grad()?;
+        let x = c.input(1)?;
+        let approximate = c.value(2).clone();
+        if c.needs(0) {
+            let d = o::call(
+                "gelu_backward",
+                vec![o::value(&gg), o::value(&x)],
+                vec![("approximate", approximate.clone())],
+            )?;
+            c.set(0, d);
+        }
+        if c.needs(1) {
+            let tanh = matches!(&approximate, Value::Str(s) if s == "tanh");
+            let curve = if tanh {
+                gelu_tanh_curvature(&x)?
+            } else {
+                gelu_curvature(&x)?
+            };
+            let d = o::mul(&o::mul(&gg, &c.input(0)?)?, &curve)?;
+            c.set(1, d);
+        }
+        Ok(())
+    })
+}
+
+/// gelu''(x) = φ(x)·(2 - x²).
+fn gelu_curvature(x: &Tensor) -> Result<Tensor> {
     let pdf = o::mul_s(
         &o::unary("exp", &o::mul_s(&o::mul(x, x)?, -0.5)?)?,
         1.0 / (2.0 * PI).sqrt(),
     )?;
-    o::add(&cdf, &o::mul(x, &pdf)?)
+    o::mul(&pdf, &o::add_s(&o::neg(&o::mul(x, x)?)?, 2.0)?)
 }
 
-/// The slope of `0.5 x (1 + tanh(k (x + 0.044715 x³)))`, k = √(2/π).
-fn gelu_tanh_slope(x: &Tensor) -> Result<Tensor> {
-    let k = (2.0 / PI).sqrt();
+/// The second derivative of `0.5 x (1 + tanh(u))`, u = k (x + c x³):
+/// `(1 - t²) u' + x (1 - t²) (u'' - 2 t u'²) / 2`.
+fn gelu_tanh_curvature(x: &Tensor) -> Result<Tensor> {
+    let (k, c) = ((2.0 / PI).sqrt(), 0.044715);
     let x2 = o::mul(x, x)?;
-    let inner = o::mul_s(&o::add(x, &o::mul_s(&o::mul(&x2, x)?, 0.044715)?)?, k)?;
-    let t = o::unary("tanh", &inner)?;
-    let dinner = o::mul_s(&o::add_s(&o::mul_s(&x2, 3.0 * 0.044715)?, 1.0)?, k)?;
+    let u = o::mul_s(&o::add(x, &o::mul_s(&o::mul(&x2, x)?, c)?)?, k)?;
+    let t = o::unary("tanh", &u)?;
+    let du = o::mul_s(&o::add_s(&o::mul_s(&x2, 3.0 * c)?, 1.0)?, k)?;
+    let ddu = o::mul_s(x, 6.0 * c * k)?;
     let sech2 = o::add_s(&o::neg(&o::mul(&t, &t)?)?, 1.0)?;
-    let left = o::mul_s(&o::add_s(&t, 1.0)?, 0.5)?;
-    let right = o::mul_s(&o::mul(&o::mul(x, &sech2)?, &dinner)?, 0.5)?;
-    o::add(&left, &right)
+    let bend = o::sub(&ddu, &o::mul_s(&o::mul(&t, &o::mul(&du, &du)?)?, 2.0)?)?;
+    let right = o::mul_s(&o::mul(&o::mul(x, &sech2)?, &bend)?, 0.5)?;
+    o::add(&o::mul(&sech2, &du)?, &right)
+}
+
+/// `threshold_backward(grad, input, threshold)`: the gradient passes where
+/// the input did, so its own gradient does too (none reaches the input).
+pub(crate) fn threshold_backward() -> Derivative {
+    derivative("ThresholdBackwardBackward0", &[Save::In(1)], |c| {
+        let d = o::call(
+            "threshold_backward",
+            vec![
+                o::value(&c.grad()?),
+                o::value(&c.input(1)?),
+                c.value(2).clone(),
+            ],
+            vec![],
+        )?;
+        c.set(0, d);
+        Ok(())
+    })
 }
 
 /// Dropout with history: the mask is drawn by the kernel itself on ones

@@ -1,6 +1,7 @@
 //! Activations as `torch.nn.functional` spells them (`inplace`, `approximate`,
 //! `dim` defaults), and the small compositions PyTorch writes in Python.
 
+use fxvm_tensor::ops::activation_grad;
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
 use fxvm_tensor::ops::reduce::{self, SoftmaxKind};
 use fxvm_tensor::ops::shape;
@@ -195,6 +196,23 @@ pub(crate) fn rows() -> Vec<Op> {
                 ew::unary(u, &x)
             },
         ).grad(crate::derivatives::nn::gelu()).meta(meta::pointwise),
+        // The gradients through relu and gelu, as ATen's backward ops (not
+        // bound in Python: what the derivatives call, and what a gradient
+        // of a gradient differentiates).
+        op(
+            "threshold_backward(Tensor grad_output, Tensor input, Scalar threshold)",
+            &[],
+            |(g, x, threshold): (Tensor, Tensor, Scalar)| {
+                activation_grad::threshold_backward(&g, &x, threshold.to_f64())
+            },
+        ).grad(crate::derivatives::nn::threshold_backward()),
+        op(
+            "gelu_backward(Tensor grad_output, Tensor input, *, str approximate='none')",
+            &[],
+            |(g, x, approximate): (Tensor, Tensor, String)| {
+                activation_grad::gelu_backward(&g, &x, approximate == "tanh")
+            },
+        ).grad(crate::derivatives::nn::gelu_backward()),
         op(
             "softplus(Tensor input, Scalar beta=1, Scalar threshold=20)",
             NN,

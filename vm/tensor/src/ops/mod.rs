@@ -1,6 +1,7 @@
 //! Tensor operations, grouped by kind. Each op is declared once, as a row of
 //! its group's table, and every binding is generated from those rows.
 
+pub mod activation_grad;
 pub(crate) mod attention;
 pub mod bag;
 pub mod bn_fold;

@@ -67,6 +67,79 @@ impl Plan {
         t.with_layout(t.layout().permute(&order))
     }
 
+    /// For a dense tensor whose reduced dims are some leading dims and
+    /// some trailing ones (`sum(0)` of a matrix, a bias gradient summed
+    /// over all but channels): `(outer, kept, inner)` element counts, so
+    /// element `(o, k, i)` is at `(o·kept + k)·inner + i`. Gathering such
+    /// rows would transpose the whole tensor; summing in place reads it once.
+    fn outer_runs(&self, t: &Tensor) -> Option<(usize, usize, usize)> {
+        if !t.is_contiguous() || self.rows == 0 || self.row_len == 0 {
+            return None;
+        }
+        let shape = t.shape();
+        let first_kept = self.reduced.iter().position(|&r| !r)?;
+        let after = first_kept
+            + self.reduced[first_kept..]
+                .iter()
+                .take_while(|&&r| !r)
+                .count();
+        if first_kept == 0 || self.reduced[after..].iter().any(|&r| !r) {
+            return None;
+        }
+        let outer = shape[..first_kept].iter().product();
+        let inner = shape[after..].iter().product();
+        Some((outer, self.rows, inner))
+    }
+
+    /// The sums of each kept position over the reduced elements, in f64,
+    /// when the reduced dims lead (see [`Plan::outer_runs`]).
+    fn outer_sums<T: Element>(&self, t: &Tensor) -> Option<Vec<f64>> {
+        let (outer, kept, inner) = self.outer_runs(t)?;
+        let add_block = |mut acc: Vec<f64>, block: &[T]| {
+            if inner == 1 {
+                for (a, x) in acc.iter_mut().zip(block) {
+                    *a += x.to_f64();
+                }
+            } else {
+                for (a, run) in acc.iter_mut().zip(block.chunks(inner)) {
+                    *a += sum_f64(run);
+                }
+            }
+            acc
+        };
+        Some(t.with_slice(|data: &[T]| {
+            let blocks = data.chunks(kept * inner);
+            if data.len() >= 1 << 16 && outer > 1 {
+                blocks
+                    .collect::<Vec<_>>()
+                    .into_par_iter()
+                    .fold(|| vec![0.0; kept], add_block)
+                    .reduce(
+                        || vec![0.0; kept],
+                        |mut a, b| {
+                            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                            a
+                        },
+                    )
+            } else {
+                blocks.fold(vec![0.0; kept], add_block)
+            }
+        }))
+    }
+
+    /// The sums over the reduced elements divided by `divisor` (1 for a
+    /// sum, the count for a mean), as `T`, when they are cheaper in place
+    /// than by rows (see [`Plan::outer_runs`]).
+    fn outer_sums_as<T: Element>(&self, t: &Tensor, divisor: f64) -> Option<Tensor> {
+        let sums = match t.dtype() {
+            DType::F32 => self.outer_sums::<f32>(t)?,
+            DType::F64 => self.outer_sums::<f64>(t)?,
+            _ => return None,
+        };
+        let out: Vec<T> = sums.into_iter().map(|s| T::from_f64(s / divisor)).collect();
+        Some(Tensor::from_vec(out, &self.out_shape))
+    }
+
     /// Reduces each row with `f` into a tensor of the output shape.
     pub fn map_rows<T: Element, U: Element>(
         &self,
@@ -130,6 +203,14 @@ pub fn sum(
     dtype: Option<DType>,
 ) -> Result<Tensor> {
     let plan = Plan::new(t, dims, keepdim)?;
+    let columns = match sum_dtype(t, dtype) {
+        DType::F32 => plan.outer_sums_as::<f32>(t, 1.0),
+        DType::F64 => plan.outer_sums_as::<f64>(t, 1.0),
+        _ => None,
+    };
+    if let Some(out) = columns {
+        return Ok(out);
+    }
     Ok(match sum_dtype(t, dtype) {
         DType::F32 if t.dtype() == DType::F32 => plan.map_rows(t, |r: &[f32]| sum_f64(r) as f32),
         DType::F32 => plan.map_rows(t, |r: &[f64]| sum_f64(r) as f32),
@@ -181,6 +262,13 @@ pub fn mean(
     let d = float_dtype("mean", t, dtype)?;
     let plan = Plan::new(t, dims, keepdim)?;
     let n = plan.row_len as f64;
+    let columns = match t.dtype() {
+        DType::F32 => plan.outer_sums_as::<f32>(t, n),
+        _ => plan.outer_sums_as::<f64>(t, n),
+    };
+    if let Some(out) = columns {
+        return Ok(out.to_dtype(d));
+    }
     Ok(match t.dtype() {
         DType::F32 => plan.map_rows(t, |r: &[f32]| (sum_f64(r) / n) as f32),
         _ => plan.map_rows(t, |r: &[f64]| sum_f64(r) / n),
@@ -548,6 +636,46 @@ mod tests {
                 SoftmaxKind::LogSoftmax => x - max - sum.ln(),
             })
             .collect()
+    }
+
+    #[test]
+    fn sums_over_leading_dims_equal_sums_by_rows() {
+        // [3, 4, 5]: dims (0), (0, 2), (0, 1) lead or trail the kept ones.
+        let values: Vec<f64> = (0..60).map(|i| (i as f64 * 0.7).sin()).collect();
+        let t = Tensor::from_vec(values.clone(), &[3, 4, 5]);
+        let at = |i: usize, j: usize, k: usize| values[(i * 4 + j) * 5 + k];
+        let close = |t: Tensor, expected: Vec<f64>| {
+            let got = t.to_vec::<f64>();
+            assert!(
+                got.iter()
+                    .zip(&expected)
+                    .all(|(x, y)| (x - y).abs() < 1e-12),
+                "{got:?} vs {expected:?}"
+            );
+        };
+        let by_jk: Vec<f64> = (0..20)
+            .map(|jk| (0..3).map(|i| at(i, jk / 5, jk % 5)).sum())
+            .collect();
+        close(sum(&t, Some(&[0]), false, None).unwrap(), by_jk);
+        let by_j: Vec<f64> = (0..4)
+            .map(|j| (0..15).map(|ik| at(ik / 5, j, ik % 5)).sum())
+            .collect();
+        close(sum(&t, Some(&[0, 2]), false, None).unwrap(), by_j.clone());
+        close(sum(&t, Some(&[-3, -1]), false, None).unwrap(), by_j);
+        let by_k: Vec<f64> = (0..5)
+            .map(|k| (0..12).map(|ij| at(ij / 4, ij % 4, k)).sum())
+            .collect();
+        close(sum(&t, Some(&[0, 1]), false, None).unwrap(), by_k);
+        let m = mean(&t, Some(&[0, 1]), true, None).unwrap();
+        assert_eq!(m.shape(), &[1, 1, 5]);
+        let expected: f64 = (0..12).map(|r| values[r * 5]).sum::<f64>() / 12.0;
+        assert!((m.to_vec::<f64>()[0] - expected).abs() < 1e-15);
+        // Long enough to be split over threads.
+        let big = Tensor::from_vec(vec![1.0f32; 300 * 512], &[300, 512]);
+        assert_eq!(
+            sum(&big, Some(&[0]), false, None).unwrap().to_vec::<f32>(),
+            vec![300.0; 512]
+        );
     }
 
     #[test]

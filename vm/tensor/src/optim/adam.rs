@@ -60,7 +60,10 @@ impl Adam {
             };
             let (p, g, m, v) = (&params[i], &grads[i], &exp_avgs[i], &exp_avg_sqs[i]);
             if self.amsgrad {
-                let names = (["param", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"], ["grad"]);
+                let names = (
+                    ["param", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"],
+                    ["grad"],
+                );
                 update(OP, i, names, [p, m, v, &max_exp_avg_sqs[i]], [g], &rule)?;
             } else {
                 let names = (["param", "exp_avg", "exp_avg_sq"], ["grad"]);
@@ -86,7 +89,11 @@ struct Consts<F> {
 impl Rule<'_> {
     fn consts<F: Real>(&self) -> Consts<F> {
         let a = self.adam;
-        let coupled = if a.decoupled_weight_decay { 0.0 } else { a.weight_decay };
+        let coupled = if a.decoupled_weight_decay {
+            0.0
+        } else {
+            a.weight_decay
+        };
         Consts {
             grad: Grad::new(a.maximize, coupled),
             decay: (a.decoupled_weight_decay && a.weight_decay != 0.0)
@@ -107,7 +114,11 @@ impl<F: Real> Consts<F> {
     fn moments(&self, p: F, g: F, m: F, v: F) -> (F, F, F) {
         let p = self.decay.map_or(p, |d| p * d);
         let g = self.grad.of(g, p);
-        (p, lerp(m, g, self.w1), (self.w2 * g).mul_add(g, v * self.beta2))
+        (
+            p,
+            lerp(m, g, self.w1),
+            (self.w2 * g).mul_add(g, v * self.beta2),
+        )
     }
 
     #[inline(always)]

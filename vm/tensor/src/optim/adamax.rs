@@ -58,7 +58,11 @@ impl Kernel<3, 1> for Rule<'_> {
     fn run<F: Real>(&self, [p, m, u]: [&mut [F]; 3], [g]: [&[F]; 1]) {
         let a = self.adamax;
         let grad = Grad::<F>::new(a.maximize, a.weight_decay);
-        let (w1, beta2, eps) = (F::from_f64(1.0 - a.beta1), F::from_f64(a.beta2), F::from_f64(a.eps));
+        let (w1, beta2, eps) = (
+            F::from_f64(1.0 - a.beta1),
+            F::from_f64(a.beta2),
+            F::from_f64(a.eps),
+        );
         let step = F::from_f64(-self.clr);
         for (((p, m), u), &g) in p.iter_mut().zip(m.iter_mut()).zip(u.iter_mut()).zip(g) {
             let g = grad.of(g, *p);

@@ -74,7 +74,11 @@ impl Kernel<3, 1> for Rule<'_> {
     #[inline(always)]
     fn run<F: Real>(&self, [p, m, v]: [&mut [F]; 3], [g]: [&[F]; 1]) {
         let a = self.nadam;
-        let coupled = if a.decoupled_weight_decay { 0.0 } else { a.weight_decay };
+        let coupled = if a.decoupled_weight_decay {
+            0.0
+        } else {
+            a.weight_decay
+        };
         let grad = Grad::<F>::new(a.maximize, coupled);
         let decay = (a.decoupled_weight_decay && a.weight_decay != 0.0)
             .then(|| F::from_f64(1.0 - a.lr * a.weight_decay));

@@ -47,7 +47,14 @@ impl RmsProp {
             let (p, g, sq) = (&params[i], &grads[i], &square_avgs[i]);
             match (self.centered, self.momentum > 0.0) {
                 (false, false) => {
-                    update(OP, i, (["param", "square_avg"], ["grad"]), [p, sq], [g], self)?;
+                    update(
+                        OP,
+                        i,
+                        (["param", "square_avg"], ["grad"]),
+                        [p, sq],
+                        [g],
+                        self,
+                    )?;
                 }
                 (true, false) => {
                     let names = (["param", "square_avg", "grad_avg"], ["grad"]);
@@ -73,7 +80,15 @@ impl RmsProp {
     /// One element: the new square average, grad average and buffer (each
     /// when kept), and the parameter.
     #[inline(always)]
-    fn element<F: Real>(&self, c: &Consts<F>, p: &mut F, sq: &mut F, ga: Option<&mut F>, buf: Option<&mut F>, g: F) {
+    fn element<F: Real>(
+        &self,
+        c: &Consts<F>,
+        p: &mut F,
+        sq: &mut F,
+        ga: Option<&mut F>,
+        buf: Option<&mut F>,
+        g: F,
+    ) {
         let g = c.grad.of(g, *p);
         *sq = (c.w * g).mul_add(g, *sq * c.alpha);
         let avg = match ga {
@@ -130,7 +145,11 @@ impl Kernel<3, 1> for RmsProp {
     fn run<F: Real>(&self, [p, sq, extra]: [&mut [F]; 3], [g]: [&[F]; 1]) {
         let c = self.consts();
         for (((p, sq), x), &g) in p.iter_mut().zip(sq.iter_mut()).zip(extra.iter_mut()).zip(g) {
-            let (ga, buf) = if self.centered { (Some(x), None) } else { (None, Some(x)) };
+            let (ga, buf) = if self.centered {
+                (Some(x), None)
+            } else {
+                (None, Some(x))
+            };
             self.element(&c, p, sq, ga, buf, g);
         }
     }

@@ -59,8 +59,16 @@ impl Kernel<3, 1> for Rprop {
     #[inline(always)]
     fn run<F: Real>(&self, [p, prev, size]: [&mut [F]; 3], [g]: [&[F]; 1]) {
         let (minus, plus) = (F::from_f64(self.etaminus), F::from_f64(self.etaplus));
-        let (lo, hi) = (F::from_f64(self.step_size_min), F::from_f64(self.step_size_max));
-        for (((p, prev), size), &g) in p.iter_mut().zip(prev.iter_mut()).zip(size.iter_mut()).zip(g) {
+        let (lo, hi) = (
+            F::from_f64(self.step_size_min),
+            F::from_f64(self.step_size_max),
+        );
+        for (((p, prev), size), &g) in p
+            .iter_mut()
+            .zip(prev.iter_mut())
+            .zip(size.iter_mut())
+            .zip(g)
+        {
             let g = if self.maximize { -g } else { g };
             let s = sign(g * *prev);
             let factor = if s > F::zero() {
@@ -72,7 +80,11 @@ impl Kernel<3, 1> for Rprop {
             };
             // `clamp_`: NaN stays NaN.
             let scaled = *size * factor;
-            *size = if scaled.is_nan() { scaled } else { scaled.max(lo).min(hi) };
+            *size = if scaled.is_nan() {
+                scaled
+            } else {
+                scaled.max(lo).min(hi)
+            };
             let g = if factor == minus { F::zero() } else { g };
             *p = *p + -F::one() * sign(g) * *size;
             *prev = g;

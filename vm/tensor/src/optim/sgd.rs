@@ -37,7 +37,10 @@ impl Sgd {
         check_lengths(OP, params.len(), &[("grads", grads.len())])?;
         if self.momentum == 0.0 {
             for (i, (p, g)) in params.iter().zip(grads).enumerate() {
-                let rule = Rule { sgd: self, fresh: false };
+                let rule = Rule {
+                    sgd: self,
+                    fresh: false,
+                };
                 update(OP, i, (["param"], ["grad"]), [p], [g], &rule)?;
             }
             return Ok(());
@@ -76,8 +79,16 @@ impl Kernel<2, 1> for Rule<'_> {
         let keep = F::from_f64(1.0 - s.dampening);
         for ((p, b), &g) in p.iter_mut().zip(buf.iter_mut()).zip(g) {
             let g = grad.of(g, *p);
-            *b = if self.fresh { g } else { keep.mul_add(g, *b * momentum) };
-            let d = if s.nesterov { momentum.mul_add(*b, g) } else { *b };
+            *b = if self.fresh {
+                g
+            } else {
+                keep.mul_add(g, *b * momentum)
+            };
+            let d = if s.nesterov {
+                momentum.mul_add(*b, g)
+            } else {
+                *b
+            };
             *p = step.mul_add(d, *p);
         }
     }
