@@ -20,17 +20,15 @@ class Adadelta(Optimizer):
                         foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
 
+    def _init_state(self, group, p, state):
+        state["step"] = _step_tensor()
+        state["square_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        state["acc_delta"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
-        for group in self.param_groups:
-
-            def init(p, state):
-                state["step"] = _step_tensor()
-                state["square_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                state["acc_delta"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-
-            params, grads, states = self._with_grads(group, init)
+        for group, params, grads, states in self._groups():
             torch._optim_adadelta_(
                 params, grads, [s["square_avg"] for s in states], [s["acc_delta"] for s in states],
                 [s["step"] for s in states], lr=_number(group["lr"]), rho=group["rho"], eps=group["eps"],

@@ -26,10 +26,9 @@ class Adagrad(Optimizer):
         # Adagrad's state exists from the start (its sums may start non-zero).
         for group in self.param_groups:
             for p in group["params"]:
-                self._init_state(p, group)
+                self._init_state(group, p, self.state[p])
 
-    def _init_state(self, p, group):
-        state = self.state[p]
+    def _init_state(self, group, p, state):
         state["step"] = _step_tensor()
         init = group["initial_accumulator_value"]
         state["sum"] = torch.full_like(p, init, memory_format=torch.preserve_format)
@@ -42,8 +41,7 @@ class Adagrad(Optimizer):
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            params, grads, states = self._with_grads(group, lambda p, state: self._init_state(p, group))
+        for group, params, grads, states in self._groups():
             torch._optim_adagrad_(
                 params, grads, [s["sum"] for s in states], [s["step"] for s in states], lr=_number(group["lr"]),
                 lr_decay=group["lr_decay"], weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],

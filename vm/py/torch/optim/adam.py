@@ -45,22 +45,19 @@ class Adam(Optimizer):
                 if len(s) != 0 and not isinstance(s["step"], torch.Tensor):
                     s["step"] = _step_tensor(s["step"])
 
+    def _init_state(self, group, p, state):
+        state["step"] = _step_tensor()
+        state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+
     @torch.no_grad()
     def step(self, closure=None):
-        """One Adam update of every group."""
         loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            amsgrad = group["amsgrad"]
-
-            def init(p, state):
-                state["step"] = _step_tensor()
-                state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-
-            params, grads, states = self._with_grads(group, init)
+        for group, params, grads, states in self._groups():
             beta1, beta2 = group["betas"]
+            amsgrad = group["amsgrad"]
             torch._optim_adam_(
                 params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
                 [s["max_exp_avg_sq"] for s in states] if amsgrad else [], [s["step"] for s in states],

@@ -20,22 +20,19 @@ class ASGD(Optimizer):
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
+    def _init_state(self, group, p, state):
+        state["step"] = _step_tensor()
+        state["eta"] = _step_tensor(_number(group["lr"]))
+        state["mu"] = _step_tensor(1.0)
+        state["ax"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            lr = _number(group["lr"])
-
-            def init(p, state):
-                state["step"] = _step_tensor()
-                state["eta"] = _step_tensor(lr)
-                state["mu"] = _step_tensor(1.0)
-                state["ax"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-
-            params, grads, states = self._with_grads(group, init)
+        for group, params, grads, states in self._groups():
             torch._optim_asgd_(
                 params, grads, [s["ax"] for s in states], [s["eta"] for s in states], [s["mu"] for s in states],
-                [s["step"] for s in states], lr=lr, lambd=group["lambd"], alpha=group["alpha"], t0=group["t0"],
-                weight_decay=group["weight_decay"], maximize=group["maximize"],
+                [s["step"] for s in states], lr=_number(group["lr"]), lambd=group["lambd"], alpha=group["alpha"],
+                t0=group["t0"], weight_decay=group["weight_decay"], maximize=group["maximize"],
             )
         return loss

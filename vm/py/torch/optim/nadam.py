@@ -18,18 +18,16 @@ class NAdam(Optimizer):
                         capturable=capturable, differentiable=differentiable)
         super().__init__(params, defaults)
 
+    def _init_state(self, group, p, state):
+        state["step"] = _step_tensor()
+        state["mu_product"] = _step_tensor(1.0)
+        state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
-        for group in self.param_groups:
-
-            def init(p, state):
-                state["step"] = _step_tensor()
-                state["mu_product"] = _step_tensor(1.0)
-                state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-
-            params, grads, states = self._with_grads(group, init)
+        for group, params, grads, states in self._groups():
             beta1, beta2 = group["betas"]
             torch._optim_nadam_(
                 params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],

@@ -253,6 +253,16 @@ class Optimizer:
         with torch.enable_grad():
             return closure()
 
+    def _groups(self):
+        """Each group with its parameters that have a gradient, their
+        gradients and their states (a new state is filled by the optimizer's
+        ``_init_state(group, p, state)``)."""
+        for group in self.param_groups:
+            yield (group, *self._with_grads(group, lambda p, state: self._init_state(group, p, state)))
+
+    def _init_state(self, group, p, state):
+        """Fills a parameter's state before its first update."""
+
     def _with_grads(self, group, init):
         """The group's parameters that have a gradient, their gradients and
         their state (``init(p, state)`` fills a new parameter's state)."""

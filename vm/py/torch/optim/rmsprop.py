@@ -22,21 +22,19 @@ class RMSprop(Optimizer):
                         capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
+    def _init_state(self, group, p, state):
+        state["step"] = _step_tensor()
+        state["square_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        if group["centered"]:
+            state["grad_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
-        for group in self.param_groups:
+        for group, params, grads, states in self._groups():
             momentum, centered = group["momentum"], group["centered"]
-
-            def init(p, state):
-                state["step"] = _step_tensor()
-                state["square_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                if momentum > 0:
-                    state["momentum_buffer"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                if centered:
-                    state["grad_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-
-            params, grads, states = self._with_grads(group, init)
             torch._optim_rmsprop_(
                 params, grads, [s["square_avg"] for s in states], [s["grad_avg"] for s in states] if centered else [],
                 [s["momentum_buffer"] for s in states] if momentum > 0 else [], [s["step"] for s in states],

@@ -16,18 +16,15 @@ class Rprop(Optimizer):
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
+    def _init_state(self, group, p, state):
+        state["step"] = _step_tensor()
+        state["prev"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        state["step_size"] = torch.full_like(p.grad, _number(group["lr"]))
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            lr = _number(group["lr"])
-
-            def init(p, state):
-                state["step"] = _step_tensor()
-                state["prev"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                state["step_size"] = torch.full_like(p.grad, lr)
-
-            params, grads, states = self._with_grads(group, init)
+        for group, params, grads, states in self._groups():
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
             torch._optim_rprop_(

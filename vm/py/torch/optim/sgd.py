@@ -34,8 +34,7 @@ class SGD(Optimizer):
     def step(self, closure=None):
         """One update of every group (a momentum buffer starts as the gradient)."""
         loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            params, grads, states = self._with_grads(group, lambda p, state: None)
+        for group, params, grads, states in self._groups():
             momentum = group["momentum"]
             buffers, fresh = [], []
             if momentum != 0:

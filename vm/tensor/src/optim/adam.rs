@@ -74,13 +74,49 @@ impl Adam {
     }
 }
 
-/// The per-element constants of a rule, in the compute type.
-struct Consts<F> {
+/// What Adam, NAdam and RAdam first do with each element: decay the
+/// parameter (decoupled weight decay) or add it to the gradient (L2), then
+/// move the two moments.
+pub(super) struct Moments<F> {
     grad: Grad<F>,
     decay: Option<F>,
     w1: F,
     beta2: F,
     w2: F,
+}
+
+impl<F: Real> Moments<F> {
+    pub(super) fn new(
+        lr: f64,
+        (beta1, beta2): (f64, f64),
+        weight_decay: f64,
+        decoupled: bool,
+        maximize: bool,
+    ) -> Self {
+        let coupled = if decoupled { 0.0 } else { weight_decay };
+        Moments {
+            grad: Grad::new(maximize, coupled),
+            decay: (decoupled && weight_decay != 0.0).then(|| F::from_f64(1.0 - lr * weight_decay)),
+            w1: F::from_f64(1.0 - beta1),
+            beta2: F::from_f64(beta2),
+            w2: F::from_f64(1.0 - beta2),
+        }
+    }
+
+    /// The decayed parameter and the gradient as used; `m` and `v` moved.
+    #[inline(always)]
+    pub(super) fn update(&self, p: F, g: F, m: &mut F, v: &mut F) -> (F, F) {
+        let p = self.decay.map_or(p, |d| p * d);
+        let g = self.grad.of(g, p);
+        *m = lerp(*m, g, self.w1);
+        *v = (self.w2 * g).mul_add(g, *v * self.beta2);
+        (p, g)
+    }
+}
+
+/// The per-element constants of a rule, in the compute type.
+struct Consts<F> {
+    moments: Moments<F>,
     bc2: F,
     eps: F,
     step: F,
@@ -89,18 +125,15 @@ struct Consts<F> {
 impl Rule<'_> {
     fn consts<F: Real>(&self) -> Consts<F> {
         let a = self.adam;
-        let coupled = if a.decoupled_weight_decay {
-            0.0
-        } else {
-            a.weight_decay
-        };
+        let betas = (a.beta1, a.beta2);
         Consts {
-            grad: Grad::new(a.maximize, coupled),
-            decay: (a.decoupled_weight_decay && a.weight_decay != 0.0)
-                .then(|| F::from_f64(1.0 - a.lr * a.weight_decay)),
-            w1: F::from_f64(1.0 - a.beta1),
-            beta2: F::from_f64(a.beta2),
-            w2: F::from_f64(1.0 - a.beta2),
+            moments: Moments::new(
+                a.lr,
+                betas,
+                a.weight_decay,
+                a.decoupled_weight_decay,
+                a.maximize,
+            ),
             bc2: F::from_f64(self.bias_correction2_sqrt),
             eps: F::from_f64(a.eps),
             step: F::from_f64(-self.step_size),
@@ -109,18 +142,6 @@ impl Rule<'_> {
 }
 
 impl<F: Real> Consts<F> {
-    /// The decayed parameter, the gradient, and the new moments.
-    #[inline(always)]
-    fn moments(&self, p: F, g: F, m: F, v: F) -> (F, F, F) {
-        let p = self.decay.map_or(p, |d| p * d);
-        let g = self.grad.of(g, p);
-        (
-            p,
-            lerp(m, g, self.w1),
-            (self.w2 * g).mul_add(g, v * self.beta2),
-        )
-    }
-
     #[inline(always)]
     fn apply(&self, p: F, m: F, v: F) -> F {
         let denom = v.sqrt() / self.bc2 + self.eps;
@@ -133,9 +154,8 @@ impl Kernel<3, 1> for Rule<'_> {
     fn run<F: Real>(&self, [p, m, v]: [&mut [F]; 3], [g]: [&[F]; 1]) {
         let c = self.consts::<F>();
         for (((p, m), v), &g) in p.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()).zip(g) {
-            let (q, m1, v1) = c.moments(*p, g, *m, *v);
-            (*m, *v) = (m1, v1);
-            *p = c.apply(q, m1, v1);
+            let (q, _) = c.moments.update(*p, g, m, v);
+            *p = c.apply(q, *m, *v);
         }
     }
 }
@@ -146,10 +166,9 @@ impl Kernel<4, 1> for Rule<'_> {
         let c = self.consts::<F>();
         let moments = p.iter_mut().zip(m.iter_mut()).zip(v.iter_mut());
         for (((p, m), v), (vmax, &g)) in moments.zip(vmax.iter_mut().zip(g)) {
-            let (q, m1, v1) = c.moments(*p, g, *m, *v);
-            (*m, *v) = (m1, v1);
-            *vmax = maximum(*vmax, v1);
-            *p = c.apply(q, m1, *vmax);
+            let (q, _) = c.moments.update(*p, g, m, v);
+            *vmax = maximum(*vmax, *v);
+            *p = c.apply(q, *m, *vmax);
         }
     }
 }

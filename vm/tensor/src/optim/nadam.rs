@@ -1,8 +1,8 @@
 //! NAdam: Adam with Nesterov momentum, its momentum decaying by
 //! `0.96^(step·momentum_decay)`; decoupled weight decay optional.
 
-use super::Grad;
-use super::group::{Kernel, Real, advance, check_lengths, lerp, scale, update, value};
+use super::adam::Moments;
+use super::group::{Kernel, Real, advance, check_lengths, scale, update, value};
 use crate::{Result, Tensor};
 
 const OP: &str = "nadam";
@@ -74,26 +74,18 @@ impl Kernel<3, 1> for Rule<'_> {
     #[inline(always)]
     fn run<F: Real>(&self, [p, m, v]: [&mut [F]; 3], [g]: [&[F]; 1]) {
         let a = self.nadam;
-        let coupled = if a.decoupled_weight_decay {
-            0.0
-        } else {
-            a.weight_decay
-        };
-        let grad = Grad::<F>::new(a.maximize, coupled);
-        let decay = (a.decoupled_weight_decay && a.weight_decay != 0.0)
-            .then(|| F::from_f64(1.0 - a.lr * a.weight_decay));
-        let (w1, beta2, w2) = (
-            F::from_f64(1.0 - a.beta1),
-            F::from_f64(a.beta2),
-            F::from_f64(1.0 - a.beta2),
+        let betas = (a.beta1, a.beta2);
+        let moments = Moments::<F>::new(
+            a.lr,
+            betas,
+            a.weight_decay,
+            a.decoupled_weight_decay,
+            a.maximize,
         );
         let (bc2, eps) = (F::from_f64(self.bias_correction2), F::from_f64(a.eps));
         let (on_grad, on_avg) = (F::from_f64(self.on_grad), F::from_f64(self.on_avg));
         for (((p, m), v), &g) in p.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()).zip(g) {
-            let q = decay.map_or(*p, |d| *p * d);
-            let g = grad.of(g, q);
-            *m = lerp(*m, g, w1);
-            *v = (w2 * g).mul_add(g, *v * beta2);
+            let (q, g) = moments.update(*p, g, m, v);
             let denom = (*v / bc2).sqrt() + eps;
             let q = q + on_grad * g / denom;
             *p = q + on_avg * *m / denom;

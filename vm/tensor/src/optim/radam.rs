@@ -1,8 +1,8 @@
 //! RAdam: Adam whose adaptive step is rectified by the variance of its
 //! estimate, and plain momentum SGD while that is undefined (ρ_t ≤ 5).
 
-use super::Grad;
-use super::group::{Kernel, Real, advance, check_lengths, lerp, update};
+use super::adam::Moments;
+use super::group::{Kernel, Real, advance, check_lengths, update};
 use crate::{Result, Tensor};
 
 const OP: &str = "radam";
@@ -70,18 +70,13 @@ impl Kernel<3, 1> for Rule<'_> {
     #[inline(always)]
     fn run<F: Real>(&self, [p, m, v]: [&mut [F]; 3], [g]: [&[F]; 1]) {
         let a = self.radam;
-        let coupled = if a.decoupled_weight_decay {
-            0.0
-        } else {
-            a.weight_decay
-        };
-        let grad = Grad::<F>::new(a.maximize, coupled);
-        let decay = (a.decoupled_weight_decay && a.weight_decay != 0.0)
-            .then(|| F::from_f64(1.0 - a.lr * a.weight_decay));
-        let (w1, beta2, w2) = (
-            F::from_f64(1.0 - a.beta1),
-            F::from_f64(a.beta2),
-            F::from_f64(1.0 - a.beta2),
+        let betas = (a.beta1, a.beta2);
+        let moments = Moments::<F>::new(
+            a.lr,
+            betas,
+            a.weight_decay,
+            a.decoupled_weight_decay,
+            a.maximize,
         );
         let (bc1, lr, eps) = (
             F::from_f64(self.bias_correction1),
@@ -91,10 +86,7 @@ impl Kernel<3, 1> for Rule<'_> {
         let bc2_sqrt = F::from_f64(self.bias_correction2.powf(0.5));
         let rect = self.rect.map(F::from_f64);
         for (((p, m), v), &g) in p.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()).zip(g) {
-            let q = decay.map_or(*p, |d| *p * d);
-            let g = grad.of(g, q);
-            *m = lerp(*m, g, w1);
-            *v = (w2 * g).mul_add(g, *v * beta2);
+            let (q, _) = moments.update(*p, g, m, v);
             let corrected = *m / bc1 * lr;
             // `bias_correction2 ** 0.5 / (sqrt(v) + eps)` is a reciprocal
             // times the number in PyTorch (`Tensor.__rdiv__`).
