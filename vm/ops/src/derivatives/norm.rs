@@ -110,6 +110,9 @@ pub(crate) fn layer_norm() -> Derivative {
         &[Save::In(0), Save::In(2)],
         |c| {
             let (x, g) = (c.input(0)?, c.grad()?);
+            if !fxvm_tensor::autograd::is_grad_enabled() {
+                return layer_norm_fused(c, &x, &g);
+            }
             let k = c.ints(1).len();
             let dims: Vec<i64> = ((x.ndim() - k) as i64..x.ndim() as i64).collect();
             let (xhat, invstd) = normalized(&x, &dims, c.float(4))?;
@@ -132,6 +135,34 @@ pub(crate) fn layer_norm() -> Derivative {
             Ok(())
         },
     )
+}
+
+/// A layer norm's gradients by the one-pass row, when the backward pass
+/// records no graph of its own.
+fn layer_norm_fused(c: &mut Back<'_>, x: &Tensor, g: &Tensor) -> Result<()> {
+    let weight = c.opt_input(2)?.map_or(Value::None, Value::Tensor);
+    let grads = o::call_value(
+        "native_layer_norm_backward",
+        vec![
+            o::value(g),
+            o::value(x),
+            Value::Ints(c.ints(1)),
+            weight,
+            Value::Float(c.float(4)),
+        ],
+        vec![],
+    )?;
+    let Value::Tuple(mut parts) = grads else {
+        unreachable!("native_layer_norm_backward returns three tensors")
+    };
+    for (i, slot) in [(0, 0), (1, 2), (2, 3)] {
+        if c.needs(slot)
+            && let Value::Tensor(t) = std::mem::replace(&mut parts[i], Value::None)
+        {
+            c.set(slot, t);
+        }
+    }
+    Ok(())
 }
 
 /// `embedding`: each looked-up row's gradient added into its row of the

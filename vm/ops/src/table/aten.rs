@@ -65,6 +65,22 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).grad(crate::derivatives::norm::layer_norm())
         .meta(meta::same),
+        // A layer norm's gradients in one pass (not bound in Python): what
+        // its derivative calls when no graph of the backward is recorded;
+        // recording one, the derivative is written in rows instead.
+        op(
+            "native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor? weight, float eps)",
+            &[],
+            |(g, x, shape, w, eps): (Tensor, Tensor, Vec<i64>, Option<Tensor>, f64)| -> Result<Value> {
+                let grads = fxvm_tensor::ops::norm::layer_norm_backward(&g, &x, &super::nn::normalized_shape(shape), w.as_ref(), eps)?;
+                Ok(Value::Tuple(vec![
+                    Value::Tensor(grads.input),
+                    Value::Tensor(grads.weight),
+                    Value::Tensor(grads.bias),
+                ]))
+            },
+        )
+        .nondiff(),
         op(
             "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor",
             &[Place::Torch],

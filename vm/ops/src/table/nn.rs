@@ -294,7 +294,7 @@ fn tuple(v: &[i64]) -> String {
 
 /// A `normalized_shape` argument as sizes (negative ones as 0, which the
 /// kernels refuse with PyTorch's message).
-fn normalized_shape(shape: Vec<i64>) -> Vec<usize> {
+pub(super) fn normalized_shape(shape: Vec<i64>) -> Vec<usize> {
     shape.into_iter().map(|d| d.max(0) as usize).collect()
 }
 
