@@ -385,10 +385,25 @@ impl Tensor {
             let values = src.to_vec::<T>();
             let mut storage = self.write();
             let dst = T::slice_mut(&mut storage).expect("storage dtype matches tensor dtype");
-            match self.imp.layout.contiguous_range() {
-                Some(r) => dst[r].copy_from_slice(&values),
-                None => {
-                    for (o, v) in self.imp.layout.offsets().zip(values) {
+            let layout = &self.imp.layout;
+            match (layout.contiguous_range(), layout.strides.last()) {
+                (Some(r), _) => dst[r].copy_from_slice(&values),
+                // Rows contiguous in the destination (a slice of `cat`'s
+                // output, a column block): row by row.
+                (None, Some(1)) if layout.shape.last().is_some_and(|&n| n > 1) => {
+                    let n = layout.ndim();
+                    let run = layout.shape[n - 1];
+                    let rows = Layout {
+                        shape: layout.shape[..n - 1].to_vec(),
+                        strides: layout.strides[..n - 1].to_vec(),
+                        offset: layout.offset,
+                    };
+                    for (o, v) in rows.offsets().zip(values.chunks_exact(run)) {
+                        dst[o..o + run].copy_from_slice(v);
+                    }
+                }
+                (None, _) => {
+                    for (o, v) in layout.offsets().zip(values) {
                         dst[o] = v;
                     }
                 }
@@ -523,5 +538,18 @@ mod tests {
             .copy_from(&narrow(&x, 0, 0, 5).unwrap())
             .unwrap();
         assert_eq!(values(&x), [0., 0., 1., 2., 3., 4.]);
+        // A block of columns (rows contiguous, apart): row by row.
+        let x = grid();
+        let block = narrow(&x, 1, 1, 2).unwrap();
+        block
+            .copy_from(&Tensor::from_vec(
+                vec![-1.0f32, -2.0, -3.0, -4.0, -5.0, -6.0],
+                &[3, 2],
+            ))
+            .unwrap();
+        assert_eq!(
+            values(&x),
+            [0., -1., -2., 3., 4., -3., -4., 7., 8., -5., -6., 11.]
+        );
     }
 }
