@@ -30,6 +30,11 @@ fn tensor_repr_indexing_and_torch_function() {
 }
 
 #[test]
+fn set_printoptions_changes_prints_as_in_pytorch() {
+    check("printoptions");
+}
+
+#[test]
 fn numerics_promotion_broadcasting_and_views() {
     check("numerics");
 }

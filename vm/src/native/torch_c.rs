@@ -13,6 +13,25 @@ mod _c {
     use crate::tensor::DType;
     use crate::text::Utf8;
 
+    /// Sets the options every tensor `repr` reads (`torch.set_printoptions`
+    /// keeps the Python-side values; `threshold` may be `inf`).
+    #[pyfunction]
+    fn _set_printoptions(
+        precision: usize,
+        threshold: f64,
+        edgeitems: usize,
+        linewidth: usize,
+        sci_mode: Option<bool>,
+    ) {
+        crate::tensor::format::set_print_options(crate::tensor::format::PrintOptions {
+            precision,
+            threshold,
+            edgeitems,
+            linewidth,
+            sci_mode,
+        });
+    }
+
     /// The fxvm release that built this module, for `torch.version.fxvm`.
     #[pyattr(name = "_fxvm_version")]
     const FXVM_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,13 +1,49 @@
-//! `repr(tensor)`, printed exactly as PyTorch prints it (its default print
-//! options: precision 4, threshold 1000, edgeitems 3, linewidth 80).
+//! `repr(tensor)`, printed exactly as PyTorch prints it, under the
+//! process-wide print options `torch.set_printoptions` sets.
+
+use std::sync::RwLock;
 
 use super::dtype::{Category, DType};
 use super::tensor::Tensor;
 
-const PRECISION: usize = 4;
-const THRESHOLD: usize = 1000;
-const EDGEITEMS: usize = 3;
-const LINEWIDTH: usize = 80;
+/// `torch.set_printoptions`' settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PrintOptions {
+    /// Digits after the point.
+    pub precision: usize,
+    /// Elements above which a print is summarised (`inf` never).
+    pub threshold: f64,
+    /// Elements shown at each end of a summarised dim.
+    pub edgeitems: usize,
+    /// Characters per line before wrapping.
+    pub linewidth: usize,
+    /// Scientific notation forced on or off; `None` decides from the values.
+    pub sci_mode: Option<bool>,
+}
+
+impl PrintOptions {
+    /// PyTorch's defaults (the `default` profile).
+    pub const DEFAULT: PrintOptions = PrintOptions {
+        precision: 4,
+        threshold: 1000.0,
+        edgeitems: 3,
+        linewidth: 80,
+        sci_mode: None,
+    };
+}
+
+static OPTIONS: RwLock<PrintOptions> = RwLock::new(PrintOptions::DEFAULT);
+
+/// The print options in force.
+pub fn print_options() -> PrintOptions {
+    *OPTIONS.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Sets the print options for every later print (in every thread, as
+/// PyTorch's are global).
+pub fn set_print_options(options: PrintOptions) {
+    *OPTIONS.write().unwrap_or_else(|e| e.into_inner()) = options;
+}
 
 /// One element, as the formatter sees it.
 #[derive(Clone, Copy)]
@@ -49,19 +85,22 @@ struct Formatter {
     int_mode: bool,
     sci_mode: bool,
     max_width: usize,
+    precision: usize,
 }
 
 impl Formatter {
-    fn new(values: &[Value], floating: bool) -> Formatter {
+    fn new(values: &[Value], floating: bool, options: &PrintOptions) -> Formatter {
+        let precision = options.precision;
         let mut f = Formatter {
             floating,
             int_mode: true,
             sci_mode: false,
             max_width: 1,
+            precision,
         };
         if !floating {
             for v in values {
-                f.max_width = f.max_width.max(plain(*v).len());
+                f.max_width = f.max_width.max(plain(*v, precision).len());
             }
             return f;
         }
@@ -78,19 +117,18 @@ impl Formatter {
         let min = finite.iter().fold(f64::INFINITY, |m, x| m.min(x.abs()));
         let max = finite.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         f.int_mode = finite.iter().all(|x| x.ceil() == *x);
-        let wide = max / min > 1000.0 || max > 1.0e8;
-        f.sci_mode = if f.int_mode {
-            wide
-        } else {
-            wide || min < 1.0e-4
-        };
+        // Integral values are at least 1, so the last test only ever
+        // concerns fractions; a forced notation decides the widths too.
+        f.sci_mode = options
+            .sci_mode
+            .unwrap_or(max / min > 1000.0 || max > 1.0e8 || min < 1.0e-4);
         for &x in &finite {
             let len = if f.sci_mode {
-                sci(x, PRECISION).len()
+                sci(x, precision).len()
             } else if f.int_mode {
                 fixed(x, 0).len() + 1
             } else {
-                fixed(x, PRECISION).len()
+                fixed(x, precision).len()
             };
             f.max_width = f.max_width.max(len);
         }
@@ -101,7 +139,7 @@ impl Formatter {
         let s = match v {
             Value::Float(x) if self.floating => {
                 if self.sci_mode {
-                    sci(x, PRECISION)
+                    sci(x, self.precision)
                 } else if self.int_mode {
                     let mut s = fixed(x, 0);
                     if x.is_finite() {
@@ -109,19 +147,19 @@ impl Formatter {
                     }
                     s
                 } else {
-                    fixed(x, PRECISION)
+                    fixed(x, self.precision)
                 }
             }
-            v => plain(v),
+            v => plain(v, self.precision),
         };
         format!("{s:>width$}", width = self.max_width)
     }
 }
 
 /// Python's `str()` of an element.
-fn plain(v: Value) -> String {
+fn plain(v: Value, precision: usize) -> String {
     match v {
-        Value::Float(x) => fixed(x, PRECISION),
+        Value::Float(x) => fixed(x, precision),
         Value::Int(i) => i.to_string(),
         Value::Bool(b) => if b { "True" } else { "False" }.into(),
     }
@@ -136,10 +174,10 @@ fn values(t: &Tensor) -> Vec<Value> {
 }
 
 /// Row-major indices of the elements that a summarised print shows.
-fn shown(shape: &[usize], summarize: bool) -> Vec<Vec<usize>> {
+fn shown(shape: &[usize], edge: usize) -> Vec<Vec<usize>> {
     let axis = |size: usize| -> Vec<usize> {
-        if summarize && size > 2 * EDGEITEMS {
-            (0..EDGEITEMS).chain(size - EDGEITEMS..size).collect()
+        if size > 2 * edge {
+            (0..edge).chain(size - edge..size).collect()
         } else {
             (0..size).collect()
         }
@@ -160,6 +198,8 @@ struct Printer<'a> {
     strides: Vec<usize>,
     fmt: Formatter,
     summarize: bool,
+    edge: usize,
+    linewidth: usize,
 }
 
 impl Printer<'_> {
@@ -184,12 +224,12 @@ impl Printer<'_> {
                     prefix.pop();
                     s
                 };
-                if self.summarize && size > 2 * EDGEITEMS {
-                    for i in 0..EDGEITEMS {
+                if self.summarize && size > 2 * self.edge {
+                    for i in 0..self.edge {
                         slices.push(sub(i, prefix));
                     }
                     slices.push("...".into());
-                    for i in size - EDGEITEMS..size {
+                    for i in size - self.edge..size {
                         slices.push(sub(i, prefix));
                     }
                 } else {
@@ -205,17 +245,17 @@ impl Printer<'_> {
 
     fn vector(&self, size: usize, prefix: &mut Vec<usize>, indent: usize) -> String {
         let element_length = self.fmt.max_width + 2;
-        let per_line = ((LINEWIDTH.saturating_sub(indent)) / element_length).max(1);
+        let per_line = ((self.linewidth.saturating_sub(indent)) / element_length).max(1);
         let mut item = |i: usize| {
             prefix.push(i);
             let s = self.fmt.format(self.value(prefix));
             prefix.pop();
             s
         };
-        let data: Vec<String> = if self.summarize && size > 2 * EDGEITEMS {
-            let mut d: Vec<String> = (0..EDGEITEMS).map(&mut item).collect();
+        let data: Vec<String> = if self.summarize && size > 2 * self.edge {
+            let mut d: Vec<String> = (0..self.edge).map(&mut item).collect();
             d.push(" ...".into());
-            d.extend((size - EDGEITEMS..size).map(&mut item));
+            d.extend((size - self.edge..size).map(&mut item));
             d
         } else {
             (0..size).map(item).collect()
@@ -229,36 +269,38 @@ impl Printer<'_> {
 }
 
 /// The body of `repr(t)` between `prefix(` and the suffixes.
-fn body(t: &Tensor, indent: usize) -> String {
+fn body(t: &Tensor, indent: usize, options: &PrintOptions) -> String {
     let all = values(t);
-    let summarize = t.numel() > THRESHOLD;
+    let summarize = t.numel() as f64 > options.threshold;
     let strides = super::layout::contiguous_strides(t.shape());
     let shown_values: Vec<Value> = if summarize {
-        shown(t.shape(), true)
+        shown(t.shape(), options.edgeitems)
             .iter()
             .map(|ix| all[ix.iter().zip(&strides).map(|(i, s)| i * s).sum::<usize>()])
             .collect()
     } else {
         all.clone()
     };
-    let fmt = Formatter::new(&shown_values, t.dtype().is_float());
+    let fmt = Formatter::new(&shown_values, t.dtype().is_float(), options);
     let printer = Printer {
         all: &all,
         strides,
         fmt,
         summarize,
+        edge: options.edgeitems,
+        linewidth: options.linewidth,
     };
     printer.tensor(t.shape(), &mut Vec::new(), indent)
 }
 
 /// Appends `, suffix` items, wrapping onto a new line past the line width.
-fn add_suffixes(text: String, suffixes: &[String], indent: usize) -> String {
+fn add_suffixes(text: String, suffixes: &[String], indent: usize, linewidth: usize) -> String {
     let mut out = text;
     // PyTorch's count, off by two from the visible length: `len - rfind("\n") + 1`.
     let newline = out.rfind('\n').map_or(-1, |p| p as isize);
     let mut last_line_len = (out.len() as isize - newline + 1) as usize;
     for suffix in suffixes {
-        if last_line_len + suffix.len() + 2 > LINEWIDTH {
+        if last_line_len + suffix.len() + 2 > linewidth {
             out.push_str(&format!(",\n{}{suffix}", " ".repeat(indent)));
             last_line_len = indent + suffix.len();
         } else {
@@ -273,6 +315,7 @@ fn add_suffixes(text: String, suffixes: &[String], indent: usize) -> String {
 
 /// `repr(t)`; `extra` suffixes (e.g. `requires_grad=True`) follow the dtype.
 pub fn repr(t: &Tensor, extra: &[String]) -> String {
+    let options = print_options();
     let prefix = "tensor(";
     let indent = prefix.len();
     let mut suffixes = Vec::new();
@@ -295,10 +338,15 @@ pub fn repr(t: &Tensor, extra: &[String]) -> String {
         if !default_dtype {
             suffixes.push(format!("dtype={}", t.dtype()));
         }
-        body(t, indent)
+        body(t, indent, &options)
     };
     suffixes.extend(extra.iter().cloned());
-    add_suffixes(format!("{prefix}{text}"), &suffixes, indent)
+    add_suffixes(
+        format!("{prefix}{text}"),
+        &suffixes,
+        indent,
+        options.linewidth,
+    )
 }
 
 #[cfg(test)]
