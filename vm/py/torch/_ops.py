@@ -62,10 +62,13 @@ class OpOverload:
         return key in self._kernels
 
     def _kernel(self):
+        return self._keyed_kernel()[1]
+
+    def _keyed_kernel(self):
         for key in _CPU_KEYS:
             fn = self._kernels.get(key)
             if fn is not None:
-                return fn
+                return key, fn
         from torch.library import _FAKES
 
         available = sorted(self._kernels)
@@ -82,10 +85,60 @@ class OpOverload:
         handled, result = _C._handle_torch_function(self, args, kwargs)
         if handled:
             return result
-        return self._kernel()(*args, **kwargs)
+        return self._run(args, kwargs)
+
+    def _run(self, args, kwargs):
+        """Runs the kernel. A kernel other than an implicit-autograd one is
+        opaque to autograd, as in PyTorch: with inputs that require grad,
+        the outputs' backward is the formula ``register_autograd`` gave, or
+        raises PyTorch's error when there is none."""
+        import torch
+
+        key, kernel = self._keyed_kernel()
+        wants_grad = torch.is_grad_enabled() and any(
+            isinstance(a, torch.Tensor) and a.requires_grad for a in (*args, *kwargs.values())
+        )
+        if key == "CompositeImplicitAutograd" or not wants_grad:
+            return kernel(*args, **kwargs)
+        return _opaque_function(self)(kernel, kwargs, *args)
 
     def redispatch(self, _keyset, *args, **kwargs):
         return self._kernel()(*args, **kwargs)
+
+
+def _opaque_function(overload):
+    """An ``autograd.Function`` standing for ``overload``'s kernel: its
+    backward is the registered formula (``setup_context`` keeps what it
+    needs), named as PyTorch names it (``GeneratedBackwardFor_<ns>_<op>_<overload>``)."""
+    import torch
+    from torch.library import _AUTOGRAD
+
+    rule = _AUTOGRAD.get(overload.name())
+    where = f"{overload.namespace}.{overload._overloadpacket._opname}.{overload._overloadname}"
+
+    def forward(kernel, kwargs, *args):
+        return kernel(*args, **kwargs)
+
+    def setup_context(ctx, inputs, output):
+        if rule is not None and rule[1] is not None:
+            rule[1](ctx, inputs[2:], output)
+
+    def backward(ctx, *grads):
+        if rule is None:
+            raise RuntimeError(
+                f"Trying to backward through {where} but no autograd formula was registered. "
+                "Please use register_autograd to add one."
+            )
+        result = rule[0](ctx, *grads)
+        result = result if isinstance(result, tuple) else (result,)
+        return (None, None, *result)
+
+    name = "GeneratedBackwardFor_" + where.replace(".", "_")
+    return type(name, (torch.autograd.Function,), {
+        "forward": staticmethod(forward),
+        "setup_context": staticmethod(setup_context),
+        "backward": staticmethod(backward),
+    }).apply
 
 
 class OpOverloadPacket:
@@ -133,7 +186,7 @@ class OpOverloadPacket:
             return result
         if "default" not in self._overloads:
             raise RuntimeError(f"{self._qualified_op_name} has no default overload; call one of {self.overloads()}")
-        return self._overloads["default"]._kernel()(*args, **kwargs)
+        return self._overloads["default"]._run(args, kwargs)
 
 
 class _OpNamespace(types.ModuleType):

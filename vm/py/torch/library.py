@@ -306,7 +306,9 @@ impl_abstract = register_fake
 
 
 def register_autograd(op, backward, /, *, setup_context=None, lib=None):
-    """The backward formula of an operator (recorded: fxvm has no autograd)."""
+    """The backward formula of an operator: its calls on inputs that
+    require grad get ``backward(ctx, *grads)`` as their derivative, after
+    ``setup_context(ctx, inputs, output)``."""
     if isinstance(op, CustomOpDef):
         return op.register_autograd(backward, setup_context=setup_context)
     _AUTOGRAD[_qualified(op)] = (backward, setup_context)
