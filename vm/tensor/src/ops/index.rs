@@ -534,7 +534,10 @@ mod tests {
         // A transposed tensor takes the general path, with the same answer.
         let tt = t.with_layout(t.layout().transpose(0, 1)).copy();
         let strided = tt.with_layout(tt.layout().transpose(0, 1));
-        assert_eq!(index_select(&strided, 0, &index).unwrap().to_vec::<f32>(), fast.to_vec::<f32>());
+        assert_eq!(
+            index_select(&strided, 0, &index).unwrap().to_vec::<f32>(),
+            fast.to_vec::<f32>()
+        );
         let bad = Tensor::from_vec(vec![4i64], &[1]);
         assert!(index_select(&t, 0, &bad).is_err());
     }
