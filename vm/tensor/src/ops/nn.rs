@@ -435,6 +435,18 @@ fn class_layout(op: &'static str, input: &Tensor, target: &Tensor) -> Result<Cla
 }
 
 /// `F.nll_loss` on log-probabilities with class-index targets.
+/// The elements at row-major positions `offsets`, as f64, reading only those.
+fn values_at(t: &Tensor, offsets: &[usize]) -> Vec<f64> {
+    match t.dtype() {
+        DType::F32 => t.with_slice(|x: &[f32]| offsets.iter().map(|&o| f64::from(x[o])).collect()),
+        DType::F64 => t.with_slice(|x: &[f64]| offsets.iter().map(|&o| x[o]).collect()),
+        _ => {
+            let x: Vec<f64> = t.to_vec();
+            offsets.iter().map(|&o| x[o]).collect()
+        }
+    }
+}
+
 pub fn nll_loss(
     input: &Tensor,
     target: &Tensor,
@@ -466,15 +478,15 @@ pub fn nll_loss(
         }
         Ok(())
     })?;
-    let x: Vec<f64> = input.to_vec();
     let t: Vec<i64> = target.to_vec();
-    let mut losses = Vec::with_capacity(t.len());
-    let (mut total, mut weight_sum) = (0.0, 0.0);
+    // Where each counted item's target class sits in the input (None:
+    // ignored); only those elements are read.
+    let mut picks = Vec::with_capacity(t.len());
     for b in 0..l.batch {
         for p in 0..l.positions {
             let class = t[b * l.positions + p];
             if class == ignore_index {
-                losses.push(0.0);
+                picks.push(None);
                 continue;
             }
             if class < 0 || class as usize >= l.classes {
@@ -482,12 +494,25 @@ pub fn nll_loss(
                     "Target {class} is out of bounds."
                 )));
             }
-            let wc = w.as_ref().map_or(1.0, |w| w[class as usize]);
-            let v = -wc * x[(b * l.classes + class as usize) * l.positions + p];
-            losses.push(v);
-            total += v;
-            weight_sum += wc;
+            let at = (b * l.classes + class as usize) * l.positions + p;
+            picks.push(Some((class as usize, at)));
         }
+    }
+    let offsets: Vec<usize> = picks.iter().flatten().map(|&(_, at)| at).collect();
+    let mut x = values_at(input, &offsets).into_iter();
+    let mut losses = Vec::with_capacity(t.len());
+    let (mut total, mut weight_sum) = (0.0, 0.0);
+    for pick in picks {
+        let Some((class, _)) = pick else {
+            losses.push(0.0);
+            continue;
+        };
+        let value = x.next().expect("one value read per counted item");
+        let wc = w.as_ref().map_or(1.0, |w| w[class]);
+        let v = -wc * value;
+        losses.push(v);
+        total += v;
+        weight_sum += wc;
     }
     let out = match reduction {
         Reduction::None => Tensor::from_vec(losses, target.shape()),
