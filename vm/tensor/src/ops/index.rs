@@ -41,26 +41,7 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
             TensorError::index_error("index out of range in self")
         });
     }
-    if d == 0 && t.is_contiguous() && t.ndim() > 0 {
-        return Ok(gather_rows(t, &flat.to_vec::<i64>()));
-    }
     super::subscript::take_along(t, d, &flat)
-}
-
-/// Rows `index` (checked in range) of a dense tensor, each copied whole:
-/// an embedding lookup, `index_select` along dim 0.
-fn gather_rows(t: &Tensor, index: &[i64]) -> Tensor {
-    let row: usize = t.shape()[1..].iter().product();
-    let mut shape = t.shape().to_vec();
-    shape[0] = index.len();
-    with_dtype!(t.dtype(), T => t.with_slice(|data: &[T]| {
-        let mut out = Vec::with_capacity(crate::alloc::ensure_numel::<T>(&shape));
-        for &i in index {
-            let start = i as usize * row;
-            out.extend_from_slice(&data[start..start + row]);
-        }
-        Tensor::from_vec(out, &shape)
-    }))
 }
 
 fn check_index_shape(op: &'static str, t: &Tensor, d: usize, index: &Tensor) -> Result<()> {
@@ -517,28 +498,4 @@ pub fn triangle(t: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
         })
         .collect();
     masked_fill(t, &Tensor::from_vec(dropped, &[rows, cols]), Scalar::Int(0))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rows_of_a_dense_tensor_equal_the_general_gather() {
-        let t = Tensor::from_vec((0..24).map(|i| i as f32).collect::<Vec<_>>(), &[4, 3, 2]);
-        let index = Tensor::from_vec(vec![3i64, 0, 3, 1], &[4]);
-        let fast = index_select(&t, 0, &index).unwrap();
-        let general = super::super::subscript::take_along(&t, 0, &index).unwrap();
-        assert_eq!(fast.shape(), &[4, 3, 2]);
-        assert_eq!(fast.to_vec::<f32>(), general.to_vec::<f32>());
-        // A transposed tensor takes the general path, with the same answer.
-        let tt = t.with_layout(t.layout().transpose(0, 1)).copy();
-        let strided = tt.with_layout(tt.layout().transpose(0, 1));
-        assert_eq!(
-            index_select(&strided, 0, &index).unwrap().to_vec::<f32>(),
-            fast.to_vec::<f32>()
-        );
-        let bad = Tensor::from_vec(vec![4i64], &[1]);
-        assert!(index_select(&t, 0, &bad).is_err());
-    }
 }

@@ -277,7 +277,16 @@ pub fn get(t: &Tensor, items: &[Index]) -> Result<Tensor> {
         let src = T::slice(&storage).expect("storage of the view's dtype");
         let n = crate::alloc::ensure_numel::<T>(&gathered_shape);
         let mut data: Vec<T> = Vec::with_capacity(n);
-        data.extend(picks.offsets().map(|o| src[o]));
+        if picks.rest.is_contiguous() {
+            // What each index picks is one run of memory (rows of a
+            // table: an embedding lookup, `x[ids]`): copied whole.
+            let run = picks.rest.numel();
+            for &start in &picks.starts {
+                data.extend_from_slice(&src[start..start + run]);
+            }
+        } else {
+            data.extend(picks.offsets().map(|o| src[o]));
+        }
         Tensor::from_vec(data, &gathered_shape)
     });
     let order = picks.to_result_order();
@@ -380,6 +389,22 @@ mod tests {
         let y = get(&x, &[ints(&[0, 2]), ALL, ints(&[1, 3])]).unwrap();
         assert_eq!(y.shape(), [2, 4]);
         assert_eq!(y.to_vec::<i64>(), [1, 6, 11, 16, 43, 48, 53, 58]);
+    }
+
+    #[test]
+    fn picks_of_whole_runs_equal_picks_element_by_element() {
+        let t = Tensor::from_vec((0..24).map(|i| i as f32).collect::<Vec<_>>(), &[4, 3, 2]);
+        let rows = get(&t, &[ints(&[3, 0, 3, -3])]).unwrap();
+        assert_eq!(rows.shape(), [4, 3, 2]);
+        assert_eq!(
+            rows.to_vec::<f32>()[..8],
+            [18., 19., 20., 21., 22., 23., 0., 1.]
+        );
+        // The same values through a strided view: picked element by element.
+        let copy = t.with_layout(t.layout().transpose(0, 1)).copy();
+        let strided = copy.with_layout(copy.layout().transpose(0, 1));
+        let each = get(&strided, &[ints(&[3, 0, 3, -3])]).unwrap();
+        assert_eq!(each.to_vec::<f32>(), rows.to_vec::<f32>());
     }
 
     #[test]
