@@ -28,6 +28,7 @@ class OpOverload:
         self._overloadname = overload_name
         self._schema = schema
         self._kernels = {}
+        self._opaque = None
         self.tags = ()
         self.__name__ = f"{packet._opname}.{overload_name}"
         self.__qualname__ = self.__name__
@@ -100,7 +101,9 @@ class OpOverload:
         )
         if key == "CompositeImplicitAutograd" or not wants_grad:
             return kernel(*args, **kwargs)
-        return _opaque_function(self)(kernel, kwargs, *args)
+        if self._opaque is None:
+            self._opaque = _opaque_function(self)
+        return self._opaque(kernel, kwargs, *args)
 
     def redispatch(self, _keyset, *args, **kwargs):
         return self._kernel()(*args, **kwargs)
@@ -108,22 +111,26 @@ class OpOverload:
 
 def _opaque_function(overload):
     """An ``autograd.Function`` standing for ``overload``'s kernel: its
-    backward is the registered formula (``setup_context`` keeps what it
-    needs), named as PyTorch names it (``GeneratedBackwardFor_<ns>_<op>_<overload>``)."""
+    backward is the formula registered for it (``setup_context`` keeps what
+    it needs), named as PyTorch names it (``GeneratedBackwardFor_<ns>_<op>_<overload>``).
+    Made once per overload; the formula is looked up when used, so one
+    registered after the first call counts."""
     import torch
     from torch.library import _AUTOGRAD
 
-    rule = _AUTOGRAD.get(overload.name())
+    qualified = overload.name()
     where = f"{overload.namespace}.{overload._overloadpacket._opname}.{overload._overloadname}"
 
     def forward(kernel, kwargs, *args):
         return kernel(*args, **kwargs)
 
     def setup_context(ctx, inputs, output):
+        rule = _AUTOGRAD.get(qualified)
         if rule is not None and rule[1] is not None:
             rule[1](ctx, inputs[2:], output)
 
     def backward(ctx, *grads):
+        rule = _AUTOGRAD.get(qualified)
         if rule is None:
             raise RuntimeError(
                 f"Trying to backward through {where} but no autograd formula was registered. "

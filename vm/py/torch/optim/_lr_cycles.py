@@ -5,7 +5,7 @@ import math
 import types
 from functools import partial
 
-from torch.optim._lr_base import LRScheduler, _group_values, _momentum_kind, _per_group, _set_group_value, _set_momentum
+from torch.optim._lr_base import LRScheduler, _momentum_kind, _per_group, _set_group_value, _set_momentum
 from torch.optim.optimizer import Optimizer
 
 __all__ = ["CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR"]
@@ -154,13 +154,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        self._get_lr_called_within_step = True
-        try:
-            for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-                _set_group_value(group, "lr", lr)
-        finally:
-            self._get_lr_called_within_step = False
-        self._last_lr = _group_values(self.optimizer, "lr")
+        self._set_lrs(self.get_lr)
 
 
 class OneCycleLR(LRScheduler):

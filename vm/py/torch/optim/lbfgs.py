@@ -38,8 +38,9 @@ class _Point:
 def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
     """A step along ``d`` satisfying the strong Wolfe conditions (sufficient
     decrease ``c1``, curvature ``c2``): ``(loss, grad, t, evaluations)``."""
+    # Every gradient here is a fresh tensor (`LBFGS._flat_grad` concatenates)
+    # that nothing writes to: points share them without copies.
     d_norm = d.abs().max()
-    start = _Point(t, f, g.clone(memory_format=torch.contiguous_format), gtd)
 
     def probe(t):
         f_new, g_new = evaluate(t)
@@ -52,27 +53,26 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
         return abs(p.gtd) <= -c2 * gtd
 
     # Bracketing: grow the step until an interval holds a Wolfe point.
-    prev = _Point(0, f, start.g, gtd)
+    prev = _Point(0, f, g, gtd)
     new = probe(t)
     evals, ls_iter, done, bracket = 1, 0, False, None
     while ls_iter < max_ls:
         if not decreases(new) or (ls_iter > 1 and new.f >= prev.f):
-            bracket = [prev, _Point(new.t, new.f, new.g.clone(memory_format=torch.contiguous_format), new.gtd)]
+            bracket = [prev, new]
             break
         if curved(new):
             bracket, done = [new], True
             break
         if new.gtd >= 0:
-            bracket = [prev, _Point(new.t, new.f, new.g.clone(memory_format=torch.contiguous_format), new.gtd)]
+            bracket = [prev, new]
             break
         t_next = _cubic_minimum(prev.t, prev.f, prev.gtd, new.t, new.f, new.gtd,
                                 bounds=(new.t + 0.01 * (new.t - prev.t), new.t * 10))
-        prev = _Point(new.t, new.f, new.g.clone(memory_format=torch.contiguous_format), new.gtd)
-        new = probe(t_next)
+        prev, new = new, probe(t_next)
         evals += 1
         ls_iter += 1
     if ls_iter == max_ls:
-        bracket = [_Point(0, f, start.g, None), _Point(new.t, new.f, new.g, None)]
+        bracket = [_Point(0, f, g, None), _Point(new.t, new.f, new.g, None)]
 
     # Zoom: shrink the bracket by interpolation until a point satisfies both.
     low, high = (0, 1) if bracket[0].f <= bracket[-1].f else (1, 0)
@@ -96,16 +96,15 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
         new = probe(t)
         evals += 1
         ls_iter += 1
-        kept = _Point(new.t, new.f, new.g.clone(memory_format=torch.contiguous_format), new.gtd)
         if not decreases(new) or new.f >= bracket[low].f:
-            bracket[high] = kept
+            bracket[high] = new
             low, high = (0, 1) if bracket[0].f <= bracket[1].f else (1, 0)
         else:
             if curved(new):
                 done = True
             elif new.gtd * (bracket[high].t - bracket[low].t) >= 0:
                 bracket[high] = bracket[low]
-            bracket[low] = kept
+            bracket[low] = new
     best = bracket[low]
     return best.f, best.g, best.t, evals
 

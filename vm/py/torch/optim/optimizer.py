@@ -139,16 +139,10 @@ class Optimizer:
         self._patch_step_function()
 
     def _patch_step_function(self):
+        # As PyTorch: a class's `step` runs the hooks once an instance exists.
         cls = self.__class__
         if not getattr(cls.step, "hooked", False):
             cls.step = _run_step_hooks(cls.step)
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        # A subclass's own `step` runs the hooks too (PyTorch patches it on
-        # the first instance; patching at definition is the same).
-        if "step" in cls.__dict__ and not getattr(cls.__dict__["step"], "hooked", False):
-            cls.step = _run_step_hooks(cls.__dict__["step"])
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
@@ -253,19 +247,18 @@ class Optimizer:
         with torch.enable_grad():
             return closure()
 
+    def _init_state(self, group, p, state):
+        """Fills a parameter's state before its first update."""
+
     def _groups(self):
         """Each group with its parameters that have a gradient, their
         gradients and their states (a new state is filled by the optimizer's
         ``_init_state(group, p, state)``)."""
         for group in self.param_groups:
-            yield (group, *self._with_grads(group, lambda p, state: self._init_state(group, p, state)))
+            yield (group, *self._with_grads(group))
 
-    def _init_state(self, group, p, state):
-        """Fills a parameter's state before its first update."""
-
-    def _with_grads(self, group, init):
-        """The group's parameters that have a gradient, their gradients and
-        their state (``init(p, state)`` fills a new parameter's state)."""
+    def _with_grads(self, group):
+        """One group's parameters that have a gradient, their gradients and states."""
         if group.get("differentiable"):
             raise NotImplementedError(
                 f"{type(self).__name__}(differentiable=True): differentiating through the optimizer step is not supported by fxvm"
@@ -283,7 +276,7 @@ class Optimizer:
                 raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
             state = self.state[p]
             if len(state) == 0:
-                init(p, state)
+                self._init_state(group, p, state)
             params.append(p)
             grads.append(p.grad)
             states.append(state)

@@ -95,7 +95,7 @@ pub fn gelu_backward(grad: &Tensor, input: &Tensor, tanh: bool) -> Result<Tensor
 }
 
 /// `gelu'(x)`: `Φ(x) + x·φ(x)`, or the slope of `x/2·(1 + tanh(k(x + c·x³)))`.
-pub fn gelu_slope<F: num_traits::Float + FloatExt>(x: F, tanh: bool) -> F {
+fn gelu_slope<F: num_traits::Float + FloatExt>(x: F, tanh: bool) -> F {
     let f = |v: f64| F::from(v).unwrap_or_else(F::nan);
     let half = f(0.5);
     if tanh {

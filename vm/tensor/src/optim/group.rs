@@ -90,8 +90,15 @@ fn through_copies<K: Kernel<W, R>, const W: usize, const R: usize>(
         DType::F64 => DType::F64,
         _ => DType::F32,
     };
-    let w = write.map(|t| t.to_dtype(wide).copy());
-    let r = read.map(|t| t.to_dtype(wide).copy());
+    // A cast already makes a dense copy of its own.
+    let dense = |t: &Tensor| {
+        if t.dtype() == wide {
+            t.copy()
+        } else {
+            t.to_dtype(wide)
+        }
+    };
+    let (w, r) = (write.map(dense), read.map(dense));
     match wide {
         DType::F64 => in_place::<f64, K, W, R>(w.each_ref(), r.each_ref(), kernel),
         _ => in_place::<f32, K, W, R>(w.each_ref(), r.each_ref(), kernel),
