@@ -108,11 +108,9 @@ impl Plan {
             acc
         };
         Some(t.with_slice(|data: &[T]| {
-            let blocks = data.chunks(kept * inner);
+            let block = kept * inner;
             if data.len() >= 1 << 16 && outer > 1 {
-                blocks
-                    .collect::<Vec<_>>()
-                    .into_par_iter()
+                data.par_chunks(block)
                     .fold(|| vec![0.0; kept], add_block)
                     .reduce(
                         || vec![0.0; kept],
@@ -122,7 +120,7 @@ impl Plan {
                         },
                     )
             } else {
-                blocks.fold(vec![0.0; kept], add_block)
+                data.chunks(block).fold(vec![0.0; kept], add_block)
             }
         }))
     }
