@@ -30,6 +30,11 @@ fn tensor_repr_indexing_and_torch_function() {
 }
 
 #[test]
+fn memory_formats_give_pytorchs_strides() {
+    check("memory_format");
+}
+
+#[test]
 fn set_printoptions_changes_prints_as_in_pytorch() {
     check("printoptions");
 }

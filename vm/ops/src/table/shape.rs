@@ -269,16 +269,19 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "contiguous(Tensor input, MemoryFormat? memory_format=None)",
             M,
-            |(x, format): (Tensor, Option<MemoryFormat>)| -> Result<Tensor> {
-                match format.unwrap_or(MemoryFormat::Contiguous) {
-                    MemoryFormat::Contiguous => Ok(x.contiguous()),
-                    MemoryFormat::Preserve => Err(TensorError::runtime(
+            |(x, format): (Tensor, Option<MemoryFormat>)| -> Result<crate::value::Value> {
+                // Already laid out so: the tensor itself, as in PyTorch.
+                let format = format.unwrap_or(MemoryFormat::Contiguous);
+                if x.is_in_format(format) {
+                    return Ok(crate::value::Value::Input(0));
+                }
+                if format == MemoryFormat::Preserve {
+                    return Err(TensorError::runtime(
                         "contiguous",
                         "preserve memory format is unsupported by the contiguous operator",
-                    )),
-                    format if x.is_in_format(format) => Ok(x),
-                    format => x.copy_in(format),
+                    ));
                 }
+                x.copy_in(format).map(crate::value::Value::Tensor)
             },
         ).grad(crate::derivatives::shape::identity("CloneBackward0"))
         .meta(meta::same),
