@@ -469,7 +469,41 @@ fn shape_trace_goldens() {
         assert!(diff.is_empty(), "{diff}");
         checked += 1;
     }
-    assert_eq!(checked, 11);
+    assert_eq!(checked, 12);
+}
+
+/// `fxvm run --profile` on a captured training step: its replays time the
+/// forward rows, the backward pass's and the optimizer's native update.
+#[test]
+fn profile_shows_a_captured_steps_backward_and_update() {
+    let dir = Scratch::new("profile_step");
+    let script = dir.write(
+        "step.py",
+        "import torch, torch.nn as nn, torch.nn.functional as F, fxvm\n\
+         m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n\
+         opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)\n\
+         @fxvm.global_function()\n\
+         def step(x, y):\n    opt.zero_grad()\n    loss = F.cross_entropy(m(x), y)\n    loss.backward()\n    opt.step()\n    return loss\n\
+         for _ in range(6):\n    step(torch.randn(3, 4), torch.tensor([0, 1, 1]))\n\
+         print(step.stats()['replays'])\n",
+    );
+    let out = run(&["run", "--profile", script.to_str().unwrap()]);
+    assert_eq!(out.status, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "4\n");
+    let calls = |op: &str| {
+        out.stderr
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(op))
+            .and_then(|l| l.split_whitespace().nth(1))
+    };
+    assert_eq!(calls("linear"), Some("8"), "{}", out.stderr);
+    assert_eq!(calls("_optim_sgd_"), Some("4"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("threshold_backward (backward)"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("accumulate grad"), "{}", out.stderr);
 }
 
 /// `fxvm run --profile`: the per-op time of replayed graphs on stderr at exit.

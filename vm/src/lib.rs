@@ -7,6 +7,7 @@
 pub mod binding;
 pub mod collector;
 mod interp;
+pub mod location;
 mod native;
 pub mod nesting;
 pub mod policy;

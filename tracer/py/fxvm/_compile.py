@@ -23,6 +23,7 @@ from torch.fx.experimental.shape_trace import annotate, shape_trace
 from torch.fx.proxy import TraceError
 
 from fxvm._inline import inline_modules
+from fxvm._step import StepCapture, calls_backward
 from fxvm.typing import TensorSpec
 
 Plan = _fx.Plan
@@ -188,6 +189,8 @@ class CompiledFunction:
         # The module-state epoch at which the graphs were last checked
         # against the module (see `_check_state`).
         self._epoch = None
+        # A function that runs backward() is recorded as a training step.
+        self._step = StepCapture(self) if self._module is None and calls_backward(code) else None
 
     # -- calls ---------------------------------------------------------
     def _bind(self, args, kwargs):
@@ -222,6 +225,9 @@ class CompiledFunction:
             why = spec.mismatch(bound[name])
             if why is not None:
                 raise SignatureError(f"{self.__name__}() argument '{name}': {why}")
+        limit = self._limit if self._limit is not None else torch._dynamo.config.cache_size_limit
+        if self._step is not None:
+            return self._step(args, kwargs, bound, limit)
         ordered = [bound[n] for n in self._names]
         epoch = torch._C._module_state_epoch()
         if epoch != self._epoch:
@@ -229,7 +235,6 @@ class CompiledFunction:
         for entry in self._entries:
             if entry.violation(bound) is None:
                 return entry(ordered)
-        limit = self._limit if self._limit is not None else torch._dynamo.config.cache_size_limit
         if len(self._entries) >= limit:
             why = self._entries[-1].violation(bound)
             self._run_eagerly(f"{len(self._entries)} graphs captured (cache_size_limit); the last mismatch: {why}")
@@ -284,6 +289,8 @@ class CompiledFunction:
         t0 = time.perf_counter()
         previous = torch.compiler._compiling[0]
         torch.compiler._compiling[0] = True
+        # Inside a step being recorded, tracing is not the step's work.
+        torch._C._step_suspend()
         try:
             # Buffers as graph inputs: a forward's writes to them replay.
             gm = shape_trace(self._target, examples, self._dynamic_dims(bound), concrete_args=constants or None, proxy_buffers=True)
@@ -304,6 +311,7 @@ class CompiledFunction:
             self._run_eagerly(f"it cannot be captured: {type(e).__name__}: {e}" + (f" (at {where})" if where else ""), stacklevel=4)
             return None
         finally:
+            torch._C._step_resume()
             torch.compiler._compiling[0] = previous
         guards = gm.__dict__.pop("_shape_guards")
         if callable(self._backend):
@@ -322,22 +330,25 @@ class CompiledFunction:
         return [e.graph_module for e in self._entries]
 
     def cache_entries(self):
-        return list(self._entries)
+        return list(self._entries) + (self._step.entries if self._step is not None else [])
 
     def stats(self):
         """Captures and replays: counts and seconds (replays are timed only
         while ``fxvm.profile()`` is on)."""
+        entries = self.cache_entries()
         return {
-            "captures": len(self._entries),
-            "capture_time": sum(e.capture_time for e in self._entries),
-            "replays": sum(e.calls for e in self._entries),
-            "replay_time": sum(e.replay_time for e in self._entries),
+            "captures": len(entries),
+            "capture_time": sum(e.capture_time for e in entries),
+            "replays": sum(e.calls for e in entries),
+            "replay_time": sum(e.replay_time for e in entries),
             "eager": self._eager_reason,
         }
 
     def reset(self):
         """Forget every captured graph."""
         self._entries.clear()
+        if self._step is not None:
+            self._step = StepCapture(self)
         self._fxvm_exact.clear()
         self._eager_reason = None
         self._changed.clear()

@@ -41,10 +41,11 @@ fn assertion(vm: &VirtualMachine, msg: impl Into<String>) -> PyBaseExceptionRef 
 
 #[rustpython_vm::pymodule(name = "torch._C._fx")]
 mod module {
-    use rustpython_vm::builtins::{PyStr, PyTypeRef};
+    use fxvm_vm::binding;
+    use rustpython_vm::builtins::{PyListRef, PyStr, PyTypeRef};
     use rustpython_vm::class::PyClassImpl;
     use rustpython_vm::convert::ToPyObject;
-    use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
+    use rustpython_vm::{PyObjectRef, PyPayload, PyResult, VirtualMachine};
 
     use super::args::{self, Containers, Leaf};
     use super::graph::PyGraph;
@@ -172,6 +173,53 @@ mod module {
     #[pyfunction]
     fn retired_replay_timings(vm: &VirtualMachine) -> PyObjectRef {
         crate::replay::retired_timings(vm)
+    }
+
+    /// Starts recording a step whose tensor arguments are `inputs` (see
+    /// `fxvm_ops::tape`).
+    #[pyfunction]
+    fn tape_start(inputs: PyListRef, vm: &VirtualMachine) -> PyResult<()> {
+        let inputs = inputs
+            .borrow_vec()
+            .iter()
+            .map(|o| {
+                binding::tensor_of(o)
+                    .ok_or_else(|| vm.new_type_error("a step records tensor arguments"))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        fxvm_ops::tape::start(&inputs).map_err(|why| vm.new_runtime_error(why))
+    }
+
+    /// Ends the recording: `(Tape, None)`, or `(None, why it cannot
+    /// replay)`; `calls` labels its call steps in profiles.
+    #[pyfunction]
+    fn tape_finish(
+        outputs: PyListRef,
+        calls: Vec<String>,
+        vm: &VirtualMachine,
+    ) -> PyResult<(PyObjectRef, PyObjectRef)> {
+        let outputs: Vec<_> = outputs
+            .borrow_vec()
+            .iter()
+            .filter_map(binding::tensor_of)
+            .collect();
+        Ok(match fxvm_ops::tape::finish(&outputs) {
+            Ok(tape) => (
+                crate::replay::PyTape::new(tape, &calls).into_pyobject(vm),
+                vm.ctx.none(),
+            ),
+            Err(why) => (vm.ctx.none(), vm.ctx.new_str(why).into()),
+        })
+    }
+
+    #[pyfunction]
+    fn tape_abort() {
+        fxvm_ops::tape::abort();
+    }
+
+    #[pyattr(name = "Tape")]
+    fn tape_type(_vm: &VirtualMachine) -> PyTypeRef {
+        crate::replay::PyTape::make_static_type()
     }
 
     #[pyattr(name = "Plan")]

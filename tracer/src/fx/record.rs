@@ -183,16 +183,4 @@ pub(crate) fn create_proxy(
     Ok(proxy)
 }
 
-/// `file:line` of the innermost frame of user code (frozen `torch` modules
-/// skipped): where the operation being recorded was written.
-pub(crate) fn user_location(vm: &VirtualMachine) -> Option<String> {
-    let mut frame = vm.current_frame();
-    while let Some(f) = frame {
-        let path = f.code.source_path().as_str();
-        if !(path.starts_with("torch.") || path.starts_with("<frozen") || path == "torch") {
-            return Some(format!("{path}:{}", f.f_lineno()));
-        }
-        frame = f.f_back(vm);
-    }
-    None
-}
+pub(crate) use fxvm_vm::location::user_location;

@@ -10,6 +10,7 @@ mod numeric;
 mod plan;
 mod prepare;
 mod profile;
+mod tape;
 mod value;
 
 use std::collections::HashMap;
@@ -29,6 +30,7 @@ use profile::{Timings, profiling};
 use value::V;
 
 pub(crate) use exact::{PyExactCalls, compiled_call, optimized_module_call};
+pub(crate) use tape::PyTape;
 
 /// A tuple or list's items.
 fn value_items(o: &PyObjectRef) -> Option<Vec<PyObjectRef>> {

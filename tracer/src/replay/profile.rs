@@ -36,6 +36,10 @@ impl Timings {
         Timings { labels, counts }
     }
 
+    pub(crate) fn labels(&self) -> &[String] {
+        &self.labels
+    }
+
     pub(crate) fn record(&self, step: usize, nanos: u64) {
         let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
         counts[step].0 += 1;

@@ -21,6 +21,7 @@ mod narrow;
 pub mod op;
 pub mod schema;
 mod table;
+pub mod tape;
 pub mod value;
 
 use std::collections::HashMap;
@@ -48,6 +49,13 @@ impl Registry {
 
     pub fn ops(&self) -> &[Op] {
         &self.ops
+    }
+
+    /// `op` as the registry's row (None for an op built elsewhere).
+    pub fn row(&'static self, op: &Op) -> Option<&'static Op> {
+        let base = self.ops.as_ptr() as usize;
+        let i = (op as *const Op as usize).checked_sub(base)? / std::mem::size_of::<Op>();
+        self.ops.get(i).filter(|row| std::ptr::eq(*row, op))
     }
 
     /// The rows named `name` (`softmax` is both `torch.softmax` and the

@@ -183,6 +183,14 @@ impl Op {
     /// of its declared type (bindings guarantee it); with grad mode on and
     /// an input that requires grad, the outputs get their history.
     pub fn run(&self, values: Vec<Value>) -> Result<Value> {
+        if crate::tape::active() {
+            return crate::tape::run_op(self, values, |values| self.run_recorded(values));
+        }
+        self.run_recorded(values)
+    }
+
+    /// [`Op::run`] below a tape: with history when the inputs want it.
+    fn run_recorded(&self, values: Vec<Value>) -> Result<Value> {
         let wants_grad = self
             .requires_grad
             .is_some_and(|i| matches!(values[i], Value::Bool(true)));
@@ -195,6 +203,15 @@ impl Op {
             t.set_requires_grad(true)?;
         }
         Ok(out)
+    }
+
+    /// Whether this call records history as the rows the op is made of
+    /// (a decomposed or composite op with an input requiring grad).
+    pub(crate) fn records_its_rows(&self, values: &[Value]) -> bool {
+        matches!(
+            self.derivative,
+            Some(Derivative::Decompose(_) | Derivative::Composite)
+        ) && crate::autograd::recording(values)
     }
 
     /// Runs the kernel without recording history.

@@ -6,8 +6,50 @@ as they are."""
 __all__ = ["allow_in_graph", "assume_constant_result", "disable", "is_compiling", "is_dynamo_compiling", "reset"]
 
 
+import functools
+
+import torch
+
 # Set by fxvm's capture while it traces.
 _compiling = [False]
+
+# While fxvm records a step (``fxvm.global_function`` on a function that
+# calls ``backward()``): the Python every replay runs again, in the order
+# of the tape's call steps, as (label, callable).
+_step_calls = []
+
+
+# While a step is recorded: what reads each live argument set (in the
+# order of the tape's live ops), and the optimizers whose updates they are.
+_step_live = []
+_step_live_owners = []
+
+
+def _live_args(owner, provider):
+    """Marks the next op recorded as one whose keyword arguments
+    ``provider()`` gives anew at every replay (an optimizer's
+    hyperparameters); ``owner`` (an optimizer) is guarded by its version."""
+    if torch._C._step_live_args() is not None:
+        _step_live.append(provider)
+        _step_live_owners.append(owner)
+
+
+def _run_live(label, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``; while a step is recorded, the tape also
+    marks it to run again — live, with these arguments — at every replay:
+    Python whose state a tape of tensor ops could not carry (an optimizer's
+    step reads its learning rate, a scheduler's step counts)."""
+    call = torch._C._step_pause_for_call()
+    if call is None:
+        return fn(*args, **kwargs)
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        torch._C._step_resume()
+    if any(isinstance(a, torch.Tensor) for a in (*args, *kwargs.values())):
+        torch._C._step_refuse(f"{label} is given a tensor, which a replay would not give it anew")
+    _step_calls.append((label, functools.partial(fn, *args, **kwargs)))
+    return out
 
 
 def is_compiling():

@@ -48,6 +48,12 @@ fn items(needle: &PyObject, vm: &VirtualMachine) -> PyResult<Vec<PyObjectRef>> {
     Ok(vec![needle.to_owned()])
 }
 
+/// A tensor made from Python values: a constant to a recorded step.
+fn constant(t: Tensor) -> Tensor {
+    fxvm_ops::tape::constant(&t);
+    t
+}
+
 fn parse(needle: &PyObject, vm: &VirtualMachine) -> PyResult<Vec<Index>> {
     items(needle, vm)?
         .iter()
@@ -64,12 +70,13 @@ fn parse(needle: &PyObject, vm: &VirtualMachine) -> PyResult<Vec<Index>> {
             } else if let Some(t) = p.downcast_ref::<PyTensor>() {
                 let t = t.tensor();
                 if t.ndim() == 0 && t.dtype() != DType::Bool && !t.dtype().is_float() {
+                    super::tensor::value_read("a 0-d tensor as an index", vm);
                     Ok(Index::Int(t.item().py(vm)?.to_i64()))
                 } else {
                     Ok(Index::Tensor(t))
                 }
             } else if matches!(scalar(p, vm), Some(Scalar::Bool(_))) || seq(p).is_some() {
-                Ok(Index::Tensor(tensor_from_data(p, None, vm)?))
+                Ok(Index::Tensor(constant(tensor_from_data(p, None, vm)?)))
             } else if let Some(Scalar::Int(i)) = scalar(p, vm) {
                 Ok(Index::Int(i))
             } else {
@@ -94,10 +101,10 @@ pub(crate) fn set(
     let items = parse(needle, vm)?;
     let src = match value.downcast_ref::<PyTensor>() {
         Some(v) => v.tensor(),
-        None => match scalar(value, vm) {
+        None => constant(match scalar(value, vm) {
             Some(s) => Tensor::scalar(s, t.dtype()),
             None => tensor_from_data(value, Some(t.dtype()), vm)?,
-        },
+        }),
     };
     fxvm_ops::autograd::index::set(t, &items, &src).py(vm)
 }

@@ -160,6 +160,7 @@ impl AsNumber for PyTensor {
                         }
                     )));
                 }
+                value_read("bool(tensor)", vm);
                 Ok(t.item().py(vm)?.to_bool())
             }),
             invert: Some(|n, vm| {
@@ -211,6 +212,7 @@ impl AsNumber for PyTensor {
                         "only integer tensors of a single element can be converted to an index",
                     ));
                 }
+                value_read("a tensor as an index", vm);
                 Ok(vm.ctx.new_int(t.item().py(vm)?.to_i64()).into())
             }),
             matrix_multiply: Some(|a, b, vm| {
@@ -231,7 +233,17 @@ impl AsNumber for PyTensor {
     }
 }
 
+/// Python reads a tensor's value (`what`): a step being recorded could not
+/// replay what the Python does with it.
+pub(crate) fn value_read(what: &str, vm: &VirtualMachine) {
+    if fxvm_ops::tape::active() {
+        let at = crate::location::user_location(vm).map_or(String::new(), |l| format!(" at {l}"));
+        fxvm_ops::tape::value_read(&format!("{what}{at}"));
+    }
+}
+
 fn item(t: &Tensor, vm: &VirtualMachine) -> PyResult<Scalar> {
+    value_read("Tensor.item", vm);
     t.item().py(vm)
 }
 
@@ -303,6 +315,7 @@ impl Representable for PyTensor {
                 "maximum recursion depth exceeded while calling a Python object",
             ));
         }
+        value_read("printing a tensor", vm);
         super::guard::guard("Tensor.__repr__", vm, || Ok(format::repr(&t, &extra)))
     }
 }
@@ -656,7 +669,10 @@ impl PyTensor {
     fn is_nonzero(&self, vm: &VirtualMachine) -> PyResult<bool> {
         let t = self.tensor();
         match t.numel() {
-            1 => Ok(t.item().py(vm)?.to_f64() != 0.0),
+            1 => {
+                value_read("Tensor.is_nonzero", vm);
+                Ok(t.item().py(vm)?.to_f64() != 0.0)
+            }
             0 => Err(vm.new_runtime_error("Boolean value of Tensor with no values is ambiguous")),
             _ => Err(vm.new_runtime_error(
                 "Boolean value of Tensor with more than one value is ambiguous",
@@ -709,7 +725,7 @@ impl PyTensor {
             rustpython_vm::function::PySetterValue::Assign(g) => g.map(|g| g.tensor()),
             rustpython_vm::function::PySetterValue::Delete => None,
         };
-        self.tensor().set_grad(grad).py(vm)
+        fxvm_ops::tape::set_grad(&self.tensor(), grad).py(vm)
     }
 
     #[pygetset]
@@ -791,6 +807,7 @@ impl PyTensor {
 
     #[pymethod]
     fn tolist(&self, vm: &VirtualMachine) -> PyResult {
+        value_read("Tensor.tolist", vm);
         super::guard::guard("Tensor.tolist", vm, || Ok(to_list(&self.tensor(), vm)))
     }
 

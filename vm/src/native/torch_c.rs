@@ -149,6 +149,45 @@ mod _c {
         crate::native::module_state::changed();
     }
 
+    /// Whether a step is being recorded (`fxvm_ops::tape`), for the Python
+    /// parts of torch that must say how they replay.
+    #[pyfunction]
+    fn _step_recording() -> bool {
+        fxvm_ops::tape::active()
+    }
+
+    /// Marks the step being recorded as one that cannot replay.
+    #[pyfunction]
+    fn _step_refuse(reason: String) {
+        fxvm_ops::tape::refuse(reason);
+    }
+
+    /// Pauses the recording for Python every replay runs again (an
+    /// optimizer's step): the call step's number, or None.
+    #[pyfunction]
+    fn _step_pause_for_call() -> Option<usize> {
+        fxvm_ops::tape::pause_for_call()
+    }
+
+    /// Marks the next op recorded as taking live keyword arguments (an
+    /// optimizer's hyperparameters): their set's number, or None.
+    #[pyfunction]
+    fn _step_live_args() -> Option<usize> {
+        fxvm_ops::tape::live_args()
+    }
+
+    /// Pauses the recording around work that is not the step's.
+    #[pyfunction]
+    fn _step_suspend() {
+        fxvm_ops::tape::suspend();
+    }
+
+    /// Ends `_step_pause_for_call` or `_step_suspend`.
+    #[pyfunction]
+    fn _step_resume() {
+        fxvm_ops::tape::resume();
+    }
+
     /// The count of module-state changes so far (see `module_state`).
     #[pyfunction]
     fn _module_state_epoch() -> u64 {

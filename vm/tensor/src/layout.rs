@@ -1,7 +1,7 @@
 //! Shapes, strides and offsets: views are new layouts over the same storage.
 
 /// Where a tensor's elements sit in its storage.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Layout {
     pub shape: Vec<usize>,
     pub strides: Vec<usize>,

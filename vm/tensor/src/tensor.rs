@@ -16,8 +16,13 @@ pub(crate) struct Shared {
     /// Writes so far (each `write()`), shared by every view: what a cache
     /// of values derived from the data (folded weights) compares.
     version: AtomicU64,
+    /// When the storage was made (see [`Tensor::storage_serial`]).
+    serial: u64,
     _charge: Option<crate::cap::Charge>,
 }
+
+/// Storages made so far in the process: each new one takes the next number.
+static STORAGES: AtomicU64 = AtomicU64::new(0);
 
 /// A tensor handle. Clones are the same tensor (PyTorch's one
 /// `TensorImpl`): they share the layout and the autograd record; a view is
@@ -86,6 +91,7 @@ impl Tensor {
             storage: Arc::new(Shared {
                 data: RwLock::new(storage),
                 version: AtomicU64::new(0),
+                serial: STORAGES.fetch_add(1, Ordering::Relaxed),
                 _charge: charge,
             }),
             imp: Impl::new(Layout::contiguous(shape)),
@@ -257,6 +263,28 @@ impl Tensor {
     /// else can see.
     pub fn is_sole_handle(&self) -> bool {
         Arc::strong_count(&self.storage) == 1
+    }
+
+    /// The handle's identity: equal for clones (one tensor), different for
+    /// every view or detached handle, unique among live tensors.
+    pub fn handle_id(&self) -> usize {
+        Arc::as_ptr(&self.imp) as usize
+    }
+
+    /// The order the storage was made in: storages made after
+    /// [`Tensor::next_storage_serial`] returned `n` have serials `>= n`.
+    pub fn storage_serial(&self) -> u64 {
+        self.storage.serial
+    }
+
+    /// The serial the next storage made will have.
+    pub fn next_storage_serial() -> u64 {
+        STORAGES.load(Ordering::Relaxed)
+    }
+
+    /// How many tensor handles (of any view) hold the storage.
+    pub fn storage_handles(&self) -> usize {
+        Arc::strong_count(&self.storage)
     }
 
     /// How many times the storage has been opened for writing: unchanged

@@ -77,9 +77,14 @@ impl Back<'_> {
     }
 
     /// The gradient of output `n`, zeros when none came.
-    pub fn grad_or_zeros(&self, n: usize) -> Tensor {
-        self.grad_n(n)
-            .unwrap_or_else(|| self.node.outputs()[n].zeros())
+    pub fn grad_or_zeros(&self, n: usize) -> Result<Tensor> {
+        match self.grad_n(n) {
+            Some(g) => Ok(g),
+            None => {
+                let info = &self.node.outputs()[n];
+                super::ops::zeros(&info.shape, info.dtype)
+            }
+        }
     }
 
     /// Saved tensor parameter `i`.

@@ -52,11 +52,7 @@ fn root_grad(t: &Tensor, given: Option<Tensor>, i: usize) -> Result<Tensor> {
             }
             Ok(g)
         }
-        None if t.numel() == 1 => Ok(Tensor::full(
-            t.shape(),
-            fxvm_tensor::Scalar::Float(1.0),
-            t.dtype(),
-        )),
+        None if t.numel() == 1 => ops::full(t.shape(), fxvm_tensor::Scalar::Float(1.0), t.dtype()),
         None => Err(TensorError::runtime(
             "backward",
             "grad can be implicitly created only for scalar outputs",
@@ -72,6 +68,7 @@ pub fn backward(
     inputs: Option<&[Tensor]>,
     opts: Options,
 ) -> Result<()> {
+    let _pass = crate::tape::BackwardPass::enter();
     let roots = roots(tensors, grads)?;
     match inputs {
         None => {
@@ -114,6 +111,7 @@ pub fn grad(
             ));
         }
     }
+    let _pass = crate::tape::BackwardPass::enter();
     let roots = roots(outputs, grad_outputs)?;
     let targets = target_edges(inputs);
     let got = run(roots, &targets, opts, false)?;
@@ -239,7 +237,7 @@ fn run(
             if backward.materializes() {
                 for (g, info) in grads.iter_mut().zip(node.outputs()) {
                     if g.is_none() {
-                        *g = Some(info.zeros());
+                        *g = Some(ops::zeros(&info.shape, info.dtype)?);
                     }
                 }
             }

@@ -25,6 +25,10 @@ fn name(items: &[Index], write: bool) -> &'static str {
 
 /// `t[items]`.
 pub fn get(t: &Tensor, items: &[Index]) -> Result<Tensor> {
+    crate::tape::index_get(t, items, || get_recorded(t, items))
+}
+
+fn get_recorded(t: &Tensor, items: &[Index]) -> Result<Tensor> {
     let out = subscript::get(t, items)?;
     if !recording_tensors(&[t]) || !out.dtype().is_float() {
         return Ok(out);
@@ -54,8 +58,10 @@ impl Backward for GetBackward {
         let g = grads.into_iter().next().flatten().ok_or_else(missing)?;
         let info = &ctx.node.inputs()[0];
         let _off = GradMode::set(false);
-        let out = Tensor::zeros(&info.shape, g.dtype());
-        subscript::put(&out, &self.items, &g, true)?;
+        let out = super::ops::zeros(&info.shape, g.dtype())?;
+        crate::tape::index_put(&out, &self.items, &g, true, || {
+            subscript::put(&out, &self.items, &g, true)
+        })?;
         Ok(vec![Some(out)])
     }
 }
@@ -66,6 +72,10 @@ fn missing() -> TensorError {
 
 /// `t[items] = src` (`src` broadcast to the selection).
 pub fn set(t: &Tensor, items: &[Index], src: &Tensor) -> Result<()> {
+    crate::tape::index_put(t, items, src, false, || set_recorded(t, items, src))
+}
+
+fn set_recorded(t: &Tensor, items: &[Index], src: &Tensor) -> Result<()> {
     if !recording_tensors(&[t, src]) || !t.dtype().is_float() {
         return subscript::set(t, items, src);
     }
@@ -100,10 +110,13 @@ impl Backward for SetBackward {
     fn apply(&mut self, grads: Vec<Option<Tensor>>, _ctx: &Ctx<'_>) -> Result<Vec<Option<Tensor>>> {
         let g = grads.into_iter().next().flatten().ok_or_else(missing)?;
         let _off = GradMode::set(false);
-        let picked = subscript::get(&g, &self.items)?.copy();
-        let rest = g.copy();
-        let zero = Tensor::zeros(&[], g.dtype());
-        subscript::set(&rest, &self.items, &zero)?;
+        let picked = crate::tape::index_get(&g, &self.items, || subscript::get(&g, &self.items))?;
+        let picked = super::ops::contiguous_copy(&picked)?;
+        let rest = super::ops::contiguous_copy(&g)?;
+        let zero = super::ops::zeros(&[], g.dtype())?;
+        crate::tape::index_put(&rest, &self.items, &zero, false, || {
+            subscript::set(&rest, &self.items, &zero)
+        })?;
         Ok(vec![Some(rest), Some(picked)])
     }
 }

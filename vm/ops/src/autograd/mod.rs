@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 pub use back::Back;
 use fxvm_tensor::Result;
+pub(crate) use record::accumulate_into;
 pub use record::{edge, record, recording};
 
 /// A value the forward saves for the formula.

@@ -201,8 +201,36 @@ pub fn to_dtype(a: &Tensor, dtype: DType) -> Result<Tensor> {
     call("to", vec![value(a), Value::DType(dtype)], vec![])
 }
 
-pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
-    Tensor::zeros(shape, dtype)
+/// A dense row-major copy (`clone(memory_format=torch.contiguous_format)`).
+pub fn contiguous_copy(a: &Tensor) -> Result<Tensor> {
+    call(
+        "clone",
+        vec![value(a)],
+        vec![(
+            "memory_format",
+            Value::MemoryFormat(fxvm_tensor::layout::MemoryFormat::Contiguous),
+        )],
+    )
+}
+
+/// `dst.copy_(src)`.
+pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
+    call_value("copy_", vec![value(dst), value(src)], vec![]).map(drop)
+}
+
+/// Zeros (through the `full` row, so a recorded step makes them anew).
+pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    full(shape, Scalar::Int(0), dtype)
+}
+
+/// `shape` filled with `value` (the `full` row).
+pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
+    let size = shape.iter().map(|&n| n as i64).collect();
+    call(
+        "full",
+        vec![Value::Ints(size), Value::Scalar(value)],
+        vec![("dtype", Value::DType(dtype))],
+    )
 }
 
 pub fn cat(items: &[Tensor], dim: i64) -> Result<Tensor> {

@@ -330,30 +330,26 @@ impl Backward for AccumulateGrad {
         let Some(mut g) = grads.into_iter().next().flatten() else {
             return Ok(vec![]);
         };
-        for hook in self.var.leaf_hooks() {
+        let hooks = self.var.leaf_hooks();
+        let post_hooks = self.var.post_accumulate_hooks();
+        if !hooks.is_empty() || !post_hooks.is_empty() {
+            crate::tape::refuse("a hook on a parameter's gradient runs Python at every step");
+        }
+        for hook in hooks {
             if let Some(new) = hook(&g)? {
                 g = new;
             }
         }
-        let new = match self.var.grad() {
-            None if ctx.create_graph => g,
-            // Kept as the gradient: nothing else may hold it, and it is
-            // laid out as the variable is.
-            None if g.is_sole_handle() && g.is_contiguous() && g.layout().offset == 0 => g.detach(),
-            None => g.detach().copy(),
-            Some(old) if ctx.create_graph => super::ops::add(&old, &g)?,
-            Some(old) => {
-                let _off = GradMode::set(false);
-                fxvm_tensor::ops::elementwise::binary_(
-                    fxvm_tensor::ops::elementwise::Binary::Add,
-                    &old,
-                    &g.into(),
-                )?;
-                old
-            }
-        };
-        self.var.set_grad(Some(new))?;
-        for hook in self.var.post_accumulate_hooks() {
+        if ctx.create_graph {
+            let new = match self.var.grad() {
+                None => g,
+                Some(old) => super::ops::add(&old, &g)?,
+            };
+            self.var.set_grad(Some(new))?;
+        } else {
+            crate::tape::accumulate(&self.var, g, |g| accumulate_into(&self.var, g))?;
+        }
+        for hook in post_hooks {
             hook(&self.var)?;
         }
         Ok(vec![])
@@ -362,4 +358,24 @@ impl Backward for AccumulateGrad {
     fn variable(&self) -> Option<Tensor> {
         Some(self.var.clone())
     }
+}
+
+/// `var.grad += g` without history: `g` itself becomes the gradient when
+/// nothing else holds it and it is laid out as the variable is, else a
+/// copy; an existing gradient is added to in place.
+pub(crate) fn accumulate_into(var: &Tensor, g: Tensor) -> Result<()> {
+    let new = match var.grad() {
+        None if g.is_sole_handle() && g.is_contiguous() && g.layout().offset == 0 => g.detach(),
+        None => g.detach().copy(),
+        Some(old) => {
+            let _off = GradMode::set(false);
+            fxvm_tensor::ops::elementwise::binary_(
+                fxvm_tensor::ops::elementwise::Binary::Add,
+                &old,
+                &g.into(),
+            )?;
+            old
+        }
+    };
+    var.set_grad(Some(new))
 }

@@ -101,7 +101,7 @@ struct CopySlices {
 impl Backward for CopySlices {
     fn apply(&mut self, grads: Vec<Option<Tensor>>, ctx: &Ctx<'_>) -> Result<Vec<Option<Tensor>>> {
         let g = grads.into_iter().next().flatten().ok_or_else(missing)?;
-        let base_grad = g.contiguous().copy();
+        let base_grad = super::ops::contiguous_copy(&g)?;
         let slot = base_grad.with_layout(self.region.clone());
         let mut inner = {
             let mut backward = self.inner.backward();
@@ -109,13 +109,15 @@ impl Backward for CopySlices {
                 node: &self.inner,
                 create_graph: ctx.create_graph,
             };
-            backward.apply(vec![Some(slot.copy())], &inner_ctx)?
+            backward.apply(vec![Some(super::ops::contiguous_copy(&slot)?)], &inner_ctx)?
         };
         super::engine::validate(&self.inner, &mut inner)?;
         let mut inner = inner.into_iter();
         match inner.next().flatten() {
-            Some(before) => slot.copy_from(&before)?,
-            None => slot.fill(fxvm_tensor::Scalar::Int(0)),
+            Some(before) => super::ops::copy_into(&slot, &before)?,
+            None => {
+                super::ops::call_value("zero_", vec![super::ops::value(&slot)], vec![]).map(drop)?
+            }
         }
         let mut out = vec![Some(base_grad)];
         out.extend(inner);
@@ -136,8 +138,8 @@ impl Backward for ReadBack {
     fn apply(&mut self, grads: Vec<Option<Tensor>>, ctx: &Ctx<'_>) -> Result<Vec<Option<Tensor>>> {
         let g = grads.into_iter().next().flatten().ok_or_else(missing)?;
         let info = &ctx.node.inputs()[0];
-        let out = Tensor::zeros(&info.shape, g.dtype());
-        out.with_layout(self.region.clone()).copy_from(&g)?;
+        let out = super::ops::zeros(&info.shape, g.dtype())?;
+        super::ops::copy_into(&out.with_layout(self.region.clone()), &g)?;
         Ok(vec![Some(out)])
     }
 }

@@ -271,7 +271,7 @@ fn scatter_back(x: &Tensor, g: &Tensor, indices: &Tensor, spatial: usize) -> Res
     flat.push(plane);
     let mut gflat = g.shape()[..lead].to_vec();
     gflat.push(g.shape()[lead..].iter().product());
-    let zeros = o::zeros(&flat, g.dtype());
+    let zeros = o::zeros(&flat, g.dtype())?;
     let d = o::call(
         "scatter_add",
         vec![
@@ -497,7 +497,7 @@ pub(crate) fn avg_pool(spatial: usize) -> Derivative {
         let share = o::reshape(&share, &planes)?;
         let mut wshape = vec![channels, 1];
         wshape.extend(kernel.iter().map(|&k| k as usize));
-        let ones = o::add_s(&o::zeros(&wshape, dtype), 1.0)?;
+        let ones = o::add_s(&o::zeros(&wshape, dtype)?, 1.0)?;
         let out_pad: Vec<i64> = (0..spatial)
             .map(|i| {
                 let made = (g.shape()[lead + i] as i64 - 1) * stride[i] - 2 * pad[i] + kernel[i];

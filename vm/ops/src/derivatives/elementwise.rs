@@ -456,7 +456,7 @@ pub(crate) fn binary_op(b: Binary) -> Option<Derivative> {
             let d = o::mask(&o::cmp_s("ne", &x, 0.0)?, &o::mul(&g, &ratio)?)?;
             c.set(0, d);
             if c.needs(1) {
-                c.set(1, o::zeros(g.shape(), g.dtype()));
+                c.set(1, o::zeros(g.shape(), g.dtype())?);
             }
             Ok(())
         }),

@@ -33,7 +33,7 @@ pub(crate) fn put_back(name: &'static str, adder: &'static str) -> Derivative {
         let d = o::call(
             adder,
             vec![
-                Value::Tensor(o::zeros(c.shape(0), g.dtype())),
+                Value::Tensor(o::zeros(c.shape(0), g.dtype())?),
                 Value::Int(c.int(1)),
                 Value::Tensor(c.input(2)?),
                 Value::Tensor(g),
@@ -189,7 +189,7 @@ pub(crate) fn index_put() -> Derivative {
                 g
             } else {
                 let rest = o::call("clone", vec![o::value(&g)], vec![])?;
-                crate::autograd::index::set(&rest, &items, &o::zeros(&[], rest.dtype()))?;
+                crate::autograd::index::set(&rest, &items, &o::zeros(&[], rest.dtype())?)?;
                 rest
             };
             c.set(0, d);
@@ -364,7 +364,7 @@ pub(crate) fn take() -> Derivative {
         let d = o::call(
             "put",
             vec![
-                o::value(&o::zeros(c.shape(0), g.dtype())),
+                o::value(&o::zeros(c.shape(0), g.dtype())?),
                 o::value(&c.input(1)?),
                 o::value(&g),
                 Value::Bool(true),
@@ -388,7 +388,7 @@ pub(crate) fn put() -> Derivative {
             let d = if c.bool(3) {
                 g
             } else {
-                let zeros = o::value(&o::zeros(c.shape(2), g.dtype()));
+                let zeros = o::value(&o::zeros(c.shape(2), g.dtype())?);
                 o::call(
                     "put",
                     vec![
@@ -416,7 +416,7 @@ pub(crate) fn masked_select() -> Derivative {
         let d = o::call(
             "masked_scatter",
             vec![
-                o::value(&o::zeros(&shape, g.dtype())),
+                o::value(&o::zeros(&shape, g.dtype())?),
                 o::value(&mask),
                 o::value(&g),
             ],
@@ -435,7 +435,7 @@ pub(crate) fn masked_scatter() -> Derivative {
         if c.needs(2) {
             let used = o::call("masked_select", vec![o::value(&g), o::value(&mask)], vec![])?;
             let total: usize = c.shape(2).iter().product();
-            let rest = o::zeros(&[total - used.numel()], g.dtype());
+            let rest = o::zeros(&[total - used.numel()], g.dtype())?;
             let d = o::reshape(&o::cat(&[used, rest], 0)?, c.shape(2))?;
             c.set(2, d);
         }
@@ -460,7 +460,7 @@ pub(crate) fn overwrite(name: &'static str) -> Derivative {
         if c.params.len() > 1 && c.is_tensor(1) {
             c.set(1, g.clone());
         }
-        c.set(0, o::zeros(c.shape(0), g.dtype()));
+        c.set(0, o::zeros(c.shape(0), g.dtype())?);
         Ok(())
     })
 }

@@ -117,7 +117,7 @@ fn undiagonal(g: &Tensor, shape: &[usize], offset: i64, d1: i64, d2: i64) -> Res
         } else if have < want {
             let mut pad = out.shape().to_vec();
             pad[d as usize] = want - have;
-            out = o::cat(&[out.clone(), o::zeros(&pad, g.dtype())], d)?;
+            out = o::cat(&[out.clone(), o::zeros(&pad, g.dtype())?], d)?;
         }
     }
     Ok(out)
@@ -214,7 +214,7 @@ pub(crate) fn unfold() -> Derivative {
         let d = o::call(
             "index_add",
             vec![
-                o::value(&o::zeros(&shape, g.dtype())),
+                o::value(&o::zeros(&shape, g.dtype())?),
                 Value::Int(dim),
                 o::value(&Tensor::from_vec(positions, &[n])),
                 o::value(&laid),

@@ -28,7 +28,7 @@ fn nll_grad(
     let class_dim = if input_shape.len() == 1 { 0 } else { 1 };
     let valid = o::cmp_s("ne", target, ignore_index as f64)?;
     let t0 = o::mask(&valid, target)?;
-    let ones = Tensor::full(target.shape(), fxvm_tensor::Scalar::Float(1.0), g.dtype());
+    let ones = o::full(target.shape(), fxvm_tensor::Scalar::Float(1.0), g.dtype())?;
     let w = match weight {
         Some(w) => {
             let flat = o::reshape(&t0, &[t0.numel()])?;
@@ -48,7 +48,7 @@ fn nll_grad(
     };
     // Ignored targets take +0 (`-g * 0` would be -0).
     let coeff = o::mask(&valid, &coeff)?;
-    let zeros = o::zeros(input_shape, g.dtype());
+    let zeros = o::zeros(input_shape, g.dtype())?;
     o::call(
         "scatter",
         vec![

@@ -99,14 +99,12 @@ pub(crate) fn threshold_backward() -> Derivative {
 /// would), then multiplied in — `x * mask` is what the gradient follows.
 pub(crate) fn dropout() -> Derivative {
     Derivative::Decompose(Arc::new(|op, mut values: Vec<Value>| {
-        let kernel = |v| op.run_plain(v);
+        let kernel = |v| crate::tape::run_plain(op, v);
         let Value::Tensor(x) = values[0].clone() else {
             return kernel(values);
         };
         // Laid out as the input: the kernel draws in memory order.
-        let ones = x.zeros_like(x.dtype());
-        ones.fill(fxvm_tensor::Scalar::Float(1.0));
-        values[0] = Value::Tensor(ones);
+        values[0] = Value::Tensor(o::call("ones_like", vec![o::value(&x)], vec![])?);
         let mask = {
             let _off = GradMode::set(false);
             kernel(values)?
@@ -281,11 +279,11 @@ pub(crate) fn attention() -> Derivative {
             )
         };
         if causal {
-            let ones = Tensor::full(
+            let ones = o::full(
                 &[l, s],
                 fxvm_tensor::Scalar::Bool(true),
                 fxvm_tensor::DType::Bool,
-            );
+            )?;
             let keep = o::call("tril", vec![Value::Tensor(ones), Value::Int(0)], vec![])?;
             scores = fill(&scores, &keep)?;
         }

@@ -187,7 +187,7 @@ pub(crate) fn embedding(weight: usize, indices: usize, padding: usize) -> Deriva
             let keep = o::cmp_s("ne", &flat, p as f64)?;
             rows = o::mask(&o::unsqueeze(&keep, 1)?, &rows)?;
         }
-        let zeros = o::zeros(&table, g.dtype());
+        let zeros = o::zeros(&table, g.dtype())?;
         let d = o::call(
             "index_add",
             vec![

@@ -29,7 +29,7 @@ fn at_indices(
     o::call(
         "scatter",
         vec![
-            o::value(&o::zeros(shape, g.dtype())),
+            o::value(&o::zeros(shape, g.dtype())?),
             Value::Int(dim),
             o::value(&i),
             o::value(&g),
@@ -192,7 +192,7 @@ pub(crate) fn cumulative_extreme(name: &'static str) -> Derivative {
         let d = o::call(
             "scatter_add",
             vec![
-                o::value(&o::zeros(c.shape(0), g.dtype())),
+                o::value(&o::zeros(c.shape(0), g.dtype())?),
                 Value::Int(c.int(1)),
                 o::value(&c.output(1)?),
                 o::value(&g),
@@ -209,7 +209,7 @@ fn exclusive_cumprod(x: &Tensor, dim: i64) -> Result<Tensor> {
     let n = x.shape()[dim as usize];
     let mut one_shape = x.shape().to_vec();
     one_shape[dim as usize] = 1;
-    let one = o::add_s(&o::zeros(&one_shape, x.dtype()), 1.0)?;
+    let one = o::add_s(&o::zeros(&one_shape, x.dtype())?, 1.0)?;
     let head = o::narrow(x, dim, 0, n - 1)?;
     let shifted = o::cat(&[one, head], dim)?;
     o::call("cumprod", vec![o::value(&shifted), Value::Int(dim)], vec![])
@@ -449,7 +449,7 @@ pub(crate) fn cdist() -> Derivative {
                 // 0 - s rather than -s: a zero stays +0, as PyTorch's (it
                 // runs the same formula with the sides swapped).
                 let s = o::sum(&weighted, &[-3], false)?;
-                c.set(1, o::sub(&o::zeros(s.shape(), s.dtype()), &s)?);
+                c.set(1, o::sub(&o::zeros(s.shape(), s.dtype())?, &s)?);
             }
             Ok(())
         },

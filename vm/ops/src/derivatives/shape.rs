@@ -78,11 +78,11 @@ fn place(g: &Tensor, shape: &[usize], dim: usize, start: usize) -> Result<Tensor
         o::zeros(&s, g.dtype())
     };
     if start > 0 {
-        parts.push(zeros(start));
+        parts.push(zeros(start)?);
     }
     parts.push(g.clone());
     if start + len < shape[dim] {
-        parts.push(zeros(shape[dim] - start - len));
+        parts.push(zeros(shape[dim] - start - len)?);
     }
     if parts.len() == 1 {
         return Ok(g.clone());
@@ -138,7 +138,7 @@ pub(crate) fn cat() -> Derivative {
         let mut out = Vec::new();
         for s in &shapes {
             if s.len() == 1 && s[0] == 0 && first.len() != 1 {
-                out.push(Some(o::zeros(s, g.dtype())));
+                out.push(Some(o::zeros(s, g.dtype())?));
                 continue;
             }
             out.push(Some(o::narrow(&g, dim as i64, start, s[dim])?));
@@ -180,7 +180,9 @@ pub(crate) fn pieces(name: &'static str, unbind: bool) -> Derivative {
     derivative(name, &[], move |c| {
         let shape = c.shape(0).to_vec();
         let dim = wrap(c.int(if unbind { 1 } else { 2 }), shape.len());
-        let grads: Vec<Tensor> = (0..c.grads.len()).map(|n| c.grad_or_zeros(n)).collect();
+        let grads: Vec<Tensor> = (0..c.grads.len())
+            .map(|n| c.grad_or_zeros(n))
+            .collect::<Result<_>>()?;
         let g = if unbind {
             o::call(
                 "stack",

@@ -83,7 +83,26 @@ def _momentum_kind(optimizer):
     return "betas" in optimizer.defaults
 
 
+def _live_step(step):
+    """A scheduler's ``step`` that, in a training step being recorded,
+    runs again at every replay (see ``torch.compiler._run_live``): the
+    count and the rates it sets are Python state."""
+
+    @wraps(step)
+    def live(self, *args, **kwargs):
+        if torch._C._step_recording():
+            return torch.compiler._run_live(f"{type(self).__name__}.step", step, self, *args, **kwargs)
+        return step(self, *args, **kwargs)
+
+    return live
+
+
 class LRScheduler:
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = _live_step(cls.__dict__["step"])
+
     _get_lr_called_within_step = False
     _is_initial = False
 
@@ -133,6 +152,7 @@ class LRScheduler:
         if not self._get_lr_called_within_step:
             warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.", UserWarning, stacklevel=3)
 
+    @_live_step
     def step(self, epoch=None):
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):

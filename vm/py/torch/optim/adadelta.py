@@ -25,13 +25,14 @@ class Adadelta(Optimizer):
         state["square_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
         state["acc_delta"] = torch.zeros_like(p, memory_format=torch.preserve_format)
 
+    def _hyper(self, group):
+        return dict(lr=_number(group["lr"]), rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"],
+                    maximize=group["maximize"])
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group, params, grads, states in self._groups():
-            torch._optim_adadelta_(
-                params, grads, [s["square_avg"] for s in states], [s["acc_delta"] for s in states],
-                [s["step"] for s in states], lr=_number(group["lr"]), rho=group["rho"], eps=group["eps"],
-                weight_decay=group["weight_decay"], maximize=group["maximize"],
-            )
+            self._update(torch._optim_adadelta_, group, params, grads, [s["square_avg"] for s in states],
+                         [s["acc_delta"] for s in states], [s["step"] for s in states])
         return loss

@@ -38,12 +38,13 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 self.state[p]["sum"].share_memory_()
 
+    def _hyper(self, group):
+        return dict(lr=_number(group["lr"]), lr_decay=group["lr_decay"], weight_decay=group["weight_decay"],
+                    eps=group["eps"], maximize=group["maximize"])
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group, params, grads, states in self._groups():
-            torch._optim_adagrad_(
-                params, grads, [s["sum"] for s in states], [s["step"] for s in states], lr=_number(group["lr"]),
-                lr_decay=group["lr_decay"], weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
-            )
+            self._update(torch._optim_adagrad_, group, params, grads, [s["sum"] for s in states], [s["step"] for s in states])
         return loss

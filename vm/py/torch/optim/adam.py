@@ -52,17 +52,18 @@ class Adam(Optimizer):
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
 
+    def _hyper(self, group):
+        beta1, beta2 = group["betas"]
+        return dict(lr=_number(group["lr"]), beta1=_number(beta1), beta2=_number(beta2), eps=group["eps"],
+                    weight_decay=group["weight_decay"], amsgrad=group["amsgrad"], maximize=group["maximize"],
+                    decoupled_weight_decay=group["decoupled_weight_decay"])
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group, params, grads, states in self._groups():
-            beta1, beta2 = group["betas"]
-            amsgrad = group["amsgrad"]
-            torch._optim_adam_(
-                params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
-                [s["max_exp_avg_sq"] for s in states] if amsgrad else [], [s["step"] for s in states],
-                lr=_number(group["lr"]), beta1=_number(beta1), beta2=_number(beta2), eps=group["eps"],
-                weight_decay=group["weight_decay"], amsgrad=amsgrad, maximize=group["maximize"],
-                decoupled_weight_decay=group["decoupled_weight_decay"],
+            self._update(
+                torch._optim_adam_, group, params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+                [s["max_exp_avg_sq"] for s in states] if group["amsgrad"] else [], [s["step"] for s in states],
             )
         return loss

@@ -26,13 +26,14 @@ class ASGD(Optimizer):
         state["mu"] = _step_tensor(1.0)
         state["ax"] = torch.zeros_like(p, memory_format=torch.preserve_format)
 
+    def _hyper(self, group):
+        return dict(lr=_number(group["lr"]), lambd=group["lambd"], alpha=group["alpha"], t0=group["t0"],
+                    weight_decay=group["weight_decay"], maximize=group["maximize"])
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group, params, grads, states in self._groups():
-            torch._optim_asgd_(
-                params, grads, [s["ax"] for s in states], [s["eta"] for s in states], [s["mu"] for s in states],
-                [s["step"] for s in states], lr=_number(group["lr"]), lambd=group["lambd"], alpha=group["alpha"],
-                t0=group["t0"], weight_decay=group["weight_decay"], maximize=group["maximize"],
-            )
+            self._update(torch._optim_asgd_, group, params, grads, [s["ax"] for s in states], [s["eta"] for s in states],
+                         [s["mu"] for s in states], [s["step"] for s in states])
         return loss

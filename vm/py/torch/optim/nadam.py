@@ -24,15 +24,16 @@ class NAdam(Optimizer):
         state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
         state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
 
+    def _hyper(self, group):
+        beta1, beta2 = group["betas"]
+        return dict(lr=_number(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
+                    momentum_decay=group["momentum_decay"], decoupled_weight_decay=group["decoupled_weight_decay"],
+                    maximize=group["maximize"])
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group, params, grads, states in self._groups():
-            beta1, beta2 = group["betas"]
-            torch._optim_nadam_(
-                params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
-                [s["mu_product"] for s in states], [s["step"] for s in states], lr=_number(group["lr"]), beta1=beta1,
-                beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"], momentum_decay=group["momentum_decay"],
-                decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"],
-            )
+            self._update(torch._optim_nadam_, group, params, grads, [s["exp_avg"] for s in states],
+                         [s["exp_avg_sq"] for s in states], [s["mu_product"] for s in states], [s["step"] for s in states])
         return loss

@@ -4,6 +4,7 @@ state, step and state-dict hooks, and the state dict format PyTorch saves
 Each optimizer's ``step`` gathers a group's parameters that have a gradient
 and hands them to one native update (``torch._optim_<name>_``)."""
 
+import functools
 import warnings
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
@@ -90,6 +91,14 @@ def _run_step_hooks(step):
     """``step`` with the global and the optimizer's step hooks around it."""
 
     def hooked(*args, **kwargs):
+        # In a training step being recorded, an update whose rows the tape
+        # can carry records natively (its hyperparameters read again at
+        # each replay, see `_update`); other Python steps run live.
+        if torch._C._step_recording() and (args[0]._has_step_hooks() or not hasattr(args[0], "_hyper")):
+            return torch.compiler._run_live(f"{type(args[0]).__name__}.step", run, *args, **kwargs)
+        return run(*args, **kwargs)
+
+    def run(*args, **kwargs):
         self = args[0]
         for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
             result = pre_hook(self, args, kwargs)
@@ -129,6 +138,19 @@ class Optimizer:
         for param_group in param_groups:
             self.add_param_group(param_group)
 
+    def _has_step_hooks(self):
+        return bool(_global_optimizer_pre_hooks or _global_optimizer_post_hooks or self._optimizer_step_pre_hooks
+                    or self._optimizer_step_post_hooks)
+
+    def _update(self, row, group, *tensors):
+        """One group's update: the optimizer's native ``row`` over its
+        tensors with the group's hyperparameters (``_hyper(group)``), which
+        a recorded training step reads again at every replay — a learning
+        rate set between steps is the one used."""
+        if torch._C._step_recording():
+            torch.compiler._live_args(self, functools.partial(self._hyper, group))
+        row(*tensors, **self._hyper(group))
+
     def _init_hooks(self):
         self._optimizer_step_pre_hooks = OrderedDict()
         self._optimizer_step_post_hooks = OrderedDict()
@@ -166,6 +188,7 @@ class Optimizer:
 
     def add_param_group(self, param_group):
         """Adds a group of parameters, its missing options taken from the defaults."""
+        self._version = getattr(self, "_version", 0) + 1
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         params = param_group["params"]
@@ -311,6 +334,7 @@ class Optimizer:
     def load_state_dict(self, state_dict):
         """Loads a state dict (this optimizer's, or PyTorch's for the same
         parameters): state tensors are moved to their parameters' dtypes."""
+        self._version = getattr(self, "_version", 0) + 1
         state_dict = state_dict.copy()
         for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
             result = pre_hook(self, state_dict)

@@ -30,15 +30,17 @@ class RMSprop(Optimizer):
         if group["centered"]:
             state["grad_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
 
+    def _hyper(self, group):
+        return dict(lr=_number(group["lr"]), alpha=group["alpha"], eps=group["eps"], weight_decay=group["weight_decay"],
+                    momentum=group["momentum"], centered=group["centered"], maximize=group["maximize"])
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group, params, grads, states in self._groups():
-            momentum, centered = group["momentum"], group["centered"]
-            torch._optim_rmsprop_(
-                params, grads, [s["square_avg"] for s in states], [s["grad_avg"] for s in states] if centered else [],
-                [s["momentum_buffer"] for s in states] if momentum > 0 else [], [s["step"] for s in states],
-                lr=_number(group["lr"]), alpha=group["alpha"], eps=group["eps"], weight_decay=group["weight_decay"],
-                momentum=momentum, centered=centered, maximize=group["maximize"],
+            self._update(
+                torch._optim_rmsprop_, group, params, grads, [s["square_avg"] for s in states],
+                [s["grad_avg"] for s in states] if group["centered"] else [],
+                [s["momentum_buffer"] for s in states] if group["momentum"] > 0 else [], [s["step"] for s in states],
             )
         return loss

@@ -21,15 +21,16 @@ class Rprop(Optimizer):
         state["prev"] = torch.zeros_like(p, memory_format=torch.preserve_format)
         state["step_size"] = torch.full_like(p.grad, _number(group["lr"]))
 
+    def _hyper(self, group):
+        etaminus, etaplus = group["etas"]
+        step_size_min, step_size_max = group["step_sizes"]
+        return dict(etaminus=etaminus, etaplus=etaplus, step_size_min=step_size_min, step_size_max=step_size_max,
+                    maximize=group["maximize"])
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group, params, grads, states in self._groups():
-            etaminus, etaplus = group["etas"]
-            step_size_min, step_size_max = group["step_sizes"]
-            torch._optim_rprop_(
-                params, grads, [s["prev"] for s in states], [s["step_size"] for s in states], [s["step"] for s in states],
-                etaminus=etaminus, etaplus=etaplus, step_size_min=step_size_min, step_size_max=step_size_max,
-                maximize=group["maximize"],
-            )
+            self._update(torch._optim_rprop_, group, params, grads, [s["prev"] for s in states],
+                         [s["step_size"] for s in states], [s["step"] for s in states])
         return loss

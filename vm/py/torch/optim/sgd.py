@@ -30,6 +30,10 @@ class SGD(Optimizer):
             group.setdefault("differentiable", False)
             group.setdefault("fused", False)
 
+    def _hyper(self, group):
+        return dict(lr=_number(group["lr"]), momentum=group["momentum"], dampening=group["dampening"],
+                    weight_decay=_number(group["weight_decay"]), nesterov=group["nesterov"], maximize=group["maximize"])
+
     @torch.no_grad()
     def step(self, closure=None):
         """One update of every group (a momentum buffer starts as the gradient)."""
@@ -44,7 +48,5 @@ class SGD(Optimizer):
                         buf = state["momentum_buffer"] = torch.empty_like(p)
                         fresh.append(i)
                     buffers.append(buf)
-            torch._optim_sgd_(params, grads, buffers, fresh, lr=_number(group["lr"]), momentum=momentum,
-                              dampening=group["dampening"], weight_decay=_number(group["weight_decay"]),
-                              nesterov=group["nesterov"], maximize=group["maximize"])
+            self._update(torch._optim_sgd_, group, params, grads, buffers, fresh)
         return loss

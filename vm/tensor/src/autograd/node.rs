@@ -42,10 +42,6 @@ impl TensorInfo {
             dtype: t.dtype(),
         }
     }
-
-    pub fn zeros(&self) -> Tensor {
-        Tensor::zeros(&self.shape, self.dtype)
-    }
 }
 
 /// What a running backward pass tells a node.

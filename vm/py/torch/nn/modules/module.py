@@ -150,7 +150,7 @@ class Module:
     __getattribute__ = torch._C._module_getattribute(__getattr__)
 
     def __setattr__(self, name, value):
-        if name == "training":
+        if name == "training" and self.__dict__.get("training") != value:
             _state_changed()
 
         def remove_from(*dicts_or_sets):
