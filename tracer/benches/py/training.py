@@ -103,6 +103,16 @@ for name, make in [("adamw", lambda ps: torch.optim.AdamW(ps, lr=1e-3)), ("sgd_m
         opt = make(params)
         cases[f"update_{name}_{label}"] = opt.step
 
+# The same steps captured (fxvm.global_function: recorded once, replayed
+# natively); fxvm only — the bench compares them with both eager steps.
+try:
+    import fxvm
+except ImportError:
+    fxvm = None
+if fxvm is not None:
+    for name in [n for n in cases if not n.startswith("update_")]:
+        cases[f"{name}_captured"] = fxvm.global_function()(cases[name])
+
 only = sys.argv[1:]
 for name, f in cases.items():
     if not only or name in only:

@@ -102,7 +102,7 @@ class StepCapture:
         owner = self._owner
         tensors, constants = _split(bound)
         if tensors is None:
-            owner._run_eagerly(f"it cannot be recorded: {constants}", stacklevel=4)
+            self._refuse(constants, stacklevel=5)
             return owner._target(*args, **kwargs)
         for entry in self.entries:
             if entry.violation(tensors, constants) is None:
@@ -117,6 +117,13 @@ class StepCapture:
             owner._run_eagerly(f"{len(self.entries)} steps recorded (cache_size_limit); the last mismatch: {why}", stacklevel=4)
             return owner._target(*args, **kwargs)
         return self._record(args, kwargs, tensors, constants)
+
+    def _refuse(self, why, stacklevel):
+        """The function runs eagerly from now on (with ``fullgraph=True``,
+        raises instead)."""
+        if self._owner._fullgraph:
+            raise RuntimeError(f"fxvm: {self._owner.__qualname__} cannot be captured: {why}")
+        self._owner._run_eagerly(f"it cannot be recorded: {why}", stacklevel=stacklevel)
 
     def _record(self, args, kwargs, tensors, constants):
         owner = self._owner
@@ -138,7 +145,7 @@ class StepCapture:
         outputs = [v for v in leaves if isinstance(v, torch.Tensor)]
         tape, why = _fx.tape_finish(outputs, [label for label, _ in calls])
         if tape is None:
-            owner._run_eagerly(f"it cannot be recorded: {why}", stacklevel=5)
+            self._refuse(why, stacklevel=6)
             return out
         kept = [None if isinstance(v, torch.Tensor) else (v,) for v in leaves]
         entry = StepEntry(tape, calls, list(zip(providers, owners)), constants, (kept, spec), torch._C._module_state_epoch(), time.perf_counter() - t0)

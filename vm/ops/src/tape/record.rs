@@ -7,7 +7,7 @@ use fxvm_tensor::layout::Layout;
 use fxvm_tensor::ops::subscript::Index;
 use fxvm_tensor::{DType, Tensor};
 
-use super::replay::{Arg, GradGuard, InputGuard, Ref, Step, Tape, refs};
+use super::replay::{Arg, FixedGuard, GradGuard, InputGuard, Ref, Step, Tape, refs};
 
 /// A subscript's items, and its tensor items' places and sources.
 type Items = (Vec<Index>, Vec<(usize, Ref)>);
@@ -49,6 +49,8 @@ pub(crate) struct Recorder {
     first_serial: u64,
     /// The gradient each leaf had before the recording changed it.
     grad_guards: Vec<GradGuard>,
+    /// Whether each tensor from before the recording required grad.
+    fixed_guards: Vec<FixedGuard>,
     calls: usize,
     /// Live-argument sets so far, and the one the next op takes.
     lives: usize,
@@ -69,6 +71,7 @@ impl Recorder {
             held: Vec::new(),
             first_serial: Tensor::next_storage_serial(),
             grad_guards: Vec::new(),
+            fixed_guards: Vec::new(),
             calls: 0,
             lives: 0,
             pending_live: None,
@@ -114,6 +117,7 @@ impl Recorder {
         }
         if t.storage_serial() < self.first_serial {
             self.held.push(t.detach());
+            self.fixed_guards.push(FixedGuard::of(t));
             let r = Ref::Fixed(t.detach());
             self.keys.insert(key, r.clone());
             return Some(r);
@@ -323,6 +327,7 @@ impl Recorder {
             this.slots,
             this.inputs,
             this.grad_guards,
+            this.fixed_guards,
             outs,
             this.calls,
             this.lives,

@@ -137,6 +137,23 @@ impl GradGuard {
     }
 }
 
+/// A tensor from before the recording (a parameter) and whether it
+/// required grad: the backward pass on the tape is the one for that.
+#[derive(Debug)]
+pub(crate) struct FixedGuard {
+    t: Tensor,
+    requires_grad: bool,
+}
+
+impl FixedGuard {
+    pub(crate) fn of(t: &Tensor) -> FixedGuard {
+        FixedGuard {
+            t: t.clone(),
+            requires_grad: t.requires_grad(),
+        }
+    }
+}
+
 /// A recorded call, ready to replay.
 #[derive(Debug)]
 pub struct Tape {
@@ -144,6 +161,7 @@ pub struct Tape {
     slots: usize,
     inputs: Vec<InputGuard>,
     grad_guards: Vec<GradGuard>,
+    fixed_guards: Vec<FixedGuard>,
     outputs: Vec<Ref>,
     calls: usize,
     lives: usize,
@@ -205,6 +223,7 @@ impl Tape {
         slots: usize,
         inputs: Vec<InputGuard>,
         grad_guards: Vec<GradGuard>,
+        fixed_guards: Vec<FixedGuard>,
         outputs: Vec<Ref>,
         calls: usize,
         lives: usize,
@@ -231,6 +250,7 @@ impl Tape {
             slots,
             inputs,
             grad_guards,
+            fixed_guards,
             outputs,
             calls,
             lives,
@@ -331,6 +351,13 @@ impl Tape {
             if t.requires_grad() != g.requires_grad {
                 return Some(format!("tensor argument {i}'s requires_grad changed"));
             }
+        }
+        if let Some(g) = self.fixed_guards.iter().find(|g| g.t.requires_grad() != g.requires_grad) {
+            return Some(format!(
+                "a tensor of shape {:?} the step reads {} requires grad",
+                g.t.shape(),
+                if g.requires_grad { "no longer" } else { "now" }
+            ));
         }
         if self.grad_guards.iter().any(|g| !g.holds()) {
             return Some(
