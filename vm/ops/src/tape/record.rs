@@ -7,7 +7,7 @@ use fxvm_tensor::layout::Layout;
 use fxvm_tensor::ops::subscript::Index;
 use fxvm_tensor::{DType, Tensor};
 
-use super::replay::{Arg, FixedGuard, GradGuard, InputGuard, Ref, Step, Tape, refs};
+use super::replay::{Arg, FixedGuard, GradGuard, Guards, InputGuard, Ref, Step, Tape, refs};
 
 /// A subscript's items, and its tensor items' places and sources.
 type Items = (Vec<Index>, Vec<(usize, Ref)>);
@@ -325,9 +325,11 @@ impl Recorder {
         Ok(Tape::new(
             this.steps,
             this.slots,
-            this.inputs,
-            this.grad_guards,
-            this.fixed_guards,
+            Guards {
+                inputs: this.inputs,
+                grads: this.grad_guards,
+                fixed: this.fixed_guards,
+            },
             outs,
             this.calls,
             this.lives,

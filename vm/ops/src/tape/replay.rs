@@ -154,14 +154,20 @@ impl FixedGuard {
     }
 }
 
+/// What a call must be for a tape to replay it.
+#[derive(Debug)]
+pub(crate) struct Guards {
+    pub(crate) inputs: Vec<InputGuard>,
+    pub(crate) grads: Vec<GradGuard>,
+    pub(crate) fixed: Vec<FixedGuard>,
+}
+
 /// A recorded call, ready to replay.
 #[derive(Debug)]
 pub struct Tape {
     steps: Vec<Step>,
     slots: usize,
-    inputs: Vec<InputGuard>,
-    grad_guards: Vec<GradGuard>,
-    fixed_guards: Vec<FixedGuard>,
+    guards: Guards,
     outputs: Vec<Ref>,
     calls: usize,
     lives: usize,
@@ -221,9 +227,7 @@ impl Tape {
     pub(crate) fn new(
         steps: Vec<Step>,
         slots: usize,
-        inputs: Vec<InputGuard>,
-        grad_guards: Vec<GradGuard>,
-        fixed_guards: Vec<FixedGuard>,
+        guards: Guards,
         outputs: Vec<Ref>,
         calls: usize,
         lives: usize,
@@ -248,9 +252,7 @@ impl Tape {
         Tape {
             steps,
             slots,
-            inputs,
-            grad_guards,
-            fixed_guards,
+            guards,
             outputs,
             calls,
             lives,
@@ -324,14 +326,14 @@ impl Tape {
     /// Why the call with tensor arguments `inputs` cannot replay the tape,
     /// or None.
     pub fn violation(&self, inputs: &[Tensor]) -> Option<String> {
-        if inputs.len() != self.inputs.len() {
+        if inputs.len() != self.guards.inputs.len() {
             return Some(format!(
                 "{} tensor arguments were recorded, {} given",
-                self.inputs.len(),
+                self.guards.inputs.len(),
                 inputs.len()
             ));
         }
-        for (i, (g, t)) in self.inputs.iter().zip(inputs).enumerate() {
+        for (i, (g, t)) in self.guards.inputs.iter().zip(inputs).enumerate() {
             if t.dtype() != g.dtype {
                 return Some(format!(
                     "tensor argument {i} was {} when recorded, now {}",
@@ -352,14 +354,19 @@ impl Tape {
                 return Some(format!("tensor argument {i}'s requires_grad changed"));
             }
         }
-        if let Some(g) = self.fixed_guards.iter().find(|g| g.t.requires_grad() != g.requires_grad) {
+        if let Some(g) = self
+            .guards
+            .fixed
+            .iter()
+            .find(|g| g.t.requires_grad() != g.requires_grad)
+        {
             return Some(format!(
                 "a tensor of shape {:?} the step reads {} requires grad",
                 g.t.shape(),
                 if g.requires_grad { "no longer" } else { "now" }
             ));
         }
-        if self.grad_guards.iter().any(|g| !g.holds()) {
+        if self.guards.grads.iter().any(|g| !g.holds()) {
             return Some(
                 "a parameter's .grad is not what it was when recorded (None or another tensor)"
                     .into(),
@@ -372,7 +379,7 @@ impl Tape {
     /// and, per live-argument set, `(parameter, value)` replacements.
     pub fn replay(&self, inputs: Vec<Tensor>, live: Vec<Vec<(usize, Value)>>) -> Replay<'_> {
         let mut slots = vec![None; self.slots];
-        for (g, t) in self.inputs.iter().zip(inputs) {
+        for (g, t) in self.guards.inputs.iter().zip(inputs) {
             slots[g.slot] = Some(t);
         }
         Replay {

@@ -123,7 +123,70 @@ pub(crate) fn map_strided<T: Element, U: Element>(
     xs: &[T],
     f: impl Fn(T) -> U + Sync + Send,
 ) -> Vec<U> {
+    let dims = merged_dims(layout, layout);
+    if let [outer @ .., (rows, 1, _), (cols, step, _)] = dims.as_slice()
+        && *step != 1
+        && rows * cols >= BAND * TILE
+    {
+        return map_transposed(layout.offset, outer, *rows, *cols, *step, xs, f);
+    }
     zip_strided(layout, xs, layout, xs, |x, _| f(x))
+}
+
+/// Result rows a transpose is copied in at a time (one task's band).
+const BAND: usize = 64;
+/// Result columns at a time: source lines read side by side, few enough
+/// to share one cache set (a row stride of a power of two maps them all to
+/// one).
+const TILE: usize = 8;
+
+/// [`map_strided`] of a (batched) transpose — the last dim strided, the one
+/// before it dense — in tiles of `BAND` result rows by `TILE` columns: the
+/// source is read along its rows, `TILE` lines at a time, each line used
+/// for `BAND` elements before it leaves the cache (walking the result in
+/// order reads one element per line).
+fn map_transposed<T: Element, U: Element>(
+    offset: usize,
+    outer: &[(usize, usize, usize)],
+    rows: usize,
+    cols: usize,
+    step: usize,
+    xs: &[T],
+    f: impl Fn(T) -> U + Sync + Send,
+) -> Vec<U> {
+    let matrix = rows * cols;
+    let batches: usize = outer.iter().map(|d| d.0).product();
+    crate::alloc::ensure::<U>(batches * matrix);
+    let mut out = vec![U::default(); batches * matrix];
+    // The storage offset of matrix `b`.
+    let start = |mut b: usize| {
+        let mut o = offset;
+        for &(size, stride, _) in outer.iter().rev() {
+            o += (b % size) * stride;
+            b /= size;
+        }
+        o
+    };
+    for (b, m) in out.chunks_mut(matrix).enumerate() {
+        let base = start(b);
+        // One band: up to BAND result rows, filled TILE columns at a time.
+        let band = |(i, dst): (usize, &mut [U])| {
+            for c0 in (0..cols).step_by(TILE) {
+                for (r, line) in dst.chunks_exact_mut(cols).enumerate() {
+                    let from = base + i * BAND + r;
+                    for (c, v) in line.iter_mut().enumerate().skip(c0).take(TILE) {
+                        *v = f(xs[from + c * step]);
+                    }
+                }
+            }
+        };
+        if matrix >= PARALLEL_MIN {
+            m.par_chunks_mut(BAND * cols).enumerate().for_each(band);
+        } else {
+            m.chunks_mut(BAND * cols).enumerate().for_each(band);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -140,6 +203,31 @@ mod tests {
 
     fn data(n: usize) -> Vec<f32> {
         (0..n).map(|i| i as f32).collect()
+    }
+
+    #[test]
+    fn transposes_copied_in_tiles_match_the_element_walk() {
+        // A matrix (ragged tiles), a batch of them inside a wider storage,
+        // and one large enough to split between threads.
+        let cases = [
+            (Layout::contiguous(&[45, 70]).transpose(0, 1), 45 * 70),
+            (
+                Layout::contiguous(&[4, 40, 33])
+                    .transpose(1, 2)
+                    .slice(0, 1, 3, 1),
+                4 * 40 * 33,
+            ),
+            (Layout::contiguous(&[300, 200]).transpose(0, 1), 300 * 200),
+        ];
+        for (layout, n) in cases {
+            let xs = data(n);
+            let want: Vec<f64> = layout.offsets().map(|i| xs[i] as f64 * 2.0).collect();
+            assert_eq!(
+                map_strided(&layout, &xs, |x| x as f64 * 2.0),
+                want,
+                "{layout:?}"
+            );
+        }
     }
 
     #[test]
