@@ -114,6 +114,22 @@ struct Window<'a> {
 /// `g`: as products for 2-d, as a convolution otherwise.
 fn any_weight_grad(x: &Tensor, g: &Tensor, w: &Window<'_>) -> Result<Tensor> {
     let spatial = w.kernel.len();
+    // Recording no graph of the backward: the one-kernel row.
+    if !fxvm_tensor::autograd::is_grad_enabled() {
+        return o::call(
+            "convolution_backward_weight",
+            vec![
+                o::value(g),
+                o::value(x),
+                Value::Ints(w.kernel.iter().map(|&k| k as i64).collect()),
+                ints(w.stride),
+                ints(w.pad),
+                ints(w.dilation),
+                Value::Int(w.groups as i64),
+            ],
+            vec![],
+        );
+    }
     if spatial == 2 {
         weight_grad_2d(x, g, w.kernel, w.stride, w.pad, w.dilation, w.groups)
     } else {

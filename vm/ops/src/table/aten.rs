@@ -68,6 +68,18 @@ pub(crate) fn rows() -> Vec<Op> {
         // A layer norm's gradients in one pass (not bound in Python): what
         // its derivative calls when no graph of the backward is recorded;
         // recording one, the derivative is written in rows instead.
+        // A convolution's weight gradient in one kernel (per image: im2col
+        // and a product summed), which its derivative calls when no graph
+        // of the backward is recorded.
+        op(
+            "convolution_backward_weight(Tensor grad_out, Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation, int groups)",
+            &[],
+            |(g, x, kernel, stride, pad, dilation, groups): (Tensor, Tensor, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, i64)| {
+                let kernel: Vec<usize> = kernel.iter().map(|&k| k.max(0) as usize).collect();
+                fxvm_tensor::ops::conv::conv_weight_grad(&g, &x, &kernel, &stride, &pad, &dilation, groups)
+            },
+        )
+        .nondiff(),
         op(
             "native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor? weight, float eps)",
             &[],

@@ -7,8 +7,10 @@ pub mod fold;
 mod scratch;
 mod tbc;
 mod unfold;
+mod weight_grad;
 
 pub use tbc::conv_tbc;
+pub use weight_grad::conv_weight_grad;
 
 use rayon::prelude::*;
 
