@@ -255,7 +255,21 @@ pub(crate) fn max_pool(spatial: usize) -> Derivative {
             vec![],
         )?;
         let indices = indices_of(pooled)?;
-        let d = scatter_back(&x, &g, &indices, spatial)?;
+        // Recording no graph of the backward: the one-pass row.
+        let d = if fxvm_tensor::autograd::is_grad_enabled() {
+            scatter_back(&x, &g, &indices, spatial)?
+        } else {
+            o::call(
+                "max_pool_backward",
+                vec![
+                    o::value(&g),
+                    o::value(&x),
+                    o::value(&indices),
+                    Value::Int(spatial as i64),
+                ],
+                vec![],
+            )?
+        };
         c.set(0, d);
         Ok(())
     })
@@ -434,7 +448,21 @@ pub(crate) fn adaptive_max_pool(spatial: usize) -> Derivative {
             vec![],
         )?;
         let indices = indices_of(pooled)?;
-        let d = scatter_back(&x, &g, &indices, spatial)?;
+        // Recording no graph of the backward: the one-pass row.
+        let d = if fxvm_tensor::autograd::is_grad_enabled() {
+            scatter_back(&x, &g, &indices, spatial)?
+        } else {
+            o::call(
+                "max_pool_backward",
+                vec![
+                    o::value(&g),
+                    o::value(&x),
+                    o::value(&indices),
+                    Value::Int(spatial as i64),
+                ],
+                vec![],
+            )?
+        };
         c.set(0, d);
         Ok(())
     })

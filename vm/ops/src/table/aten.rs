@@ -80,6 +80,16 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         )
         .nondiff(),
+        // Max pooling's backward from its indices, which its derivative
+        // calls when no graph of the backward is recorded.
+        op(
+            "max_pool_backward(Tensor grad_out, Tensor input, Tensor indices, int spatial)",
+            &[],
+            |(g, x, indices, spatial): (Tensor, Tensor, Tensor, i64)| {
+                fxvm_tensor::ops::pool_backward::max_pool_backward(&g, &x, &indices, spatial.max(0) as usize)
+            },
+        )
+        .nondiff(),
         op(
             "native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor? weight, float eps)",
             &[],

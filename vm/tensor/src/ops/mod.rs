@@ -23,6 +23,7 @@ pub mod margin;
 pub mod nn;
 pub mod norm;
 pub mod pool;
+pub mod pool_backward;
 pub mod products;
 pub mod qr;
 pub mod rearrange;
