@@ -75,6 +75,21 @@ pub(crate) fn retired_timings(vm: &VirtualMachine) -> PyObjectRef {
     vm.ctx.new_list(rows).into()
 }
 
+/// The steps timed while profiling as Python reads them: `[(name, what,
+/// calls, seconds)]`, each step named by `name_of`.
+fn timing_rows(
+    timings: &Timings,
+    name_of: impl Fn(usize) -> String,
+    vm: &VirtualMachine,
+) -> PyObjectRef {
+    let rows = timings
+        .rows()
+        .into_iter()
+        .map(|(i, what, calls, seconds)| profile_row(&[&name_of(i), what], calls, seconds, vm))
+        .collect();
+    vm.ctx.new_list(rows).into()
+}
+
 /// A profile row as Python reads it: the texts, then calls and seconds.
 fn profile_row(texts: &[&str], calls: u64, seconds: f64, vm: &VirtualMachine) -> PyObjectRef {
     let mut items: Vec<PyObjectRef> = texts.iter().map(|t| vm.ctx.new_str(*t).into()).collect();
@@ -691,19 +706,16 @@ impl PyPlan {
     /// profiling was on.
     #[pymethod]
     fn timings(&self, vm: &VirtualMachine) -> PyObjectRef {
-        let rows = self
-            .timings
-            .rows()
-            .into_iter()
-            .map(|(i, what, calls, seconds)| {
-                let name = self.step_nodes[i]
+        timing_rows(
+            &self.timings,
+            |i| {
+                self.step_nodes[i]
                     .downcast_ref::<PyNode>()
                     .map(|n| n.name().to_owned())
-                    .unwrap_or_default();
-                profile_row(&[&name, what], calls, seconds, vm)
-            })
-            .collect();
-        vm.ctx.new_list(rows).into()
+                    .unwrap_or_default()
+            },
+            vm,
+        )
     }
 
     /// The nodes that call back into Python, by name.

@@ -8,7 +8,7 @@ use rustpython_vm::builtins::PyListRef;
 use rustpython_vm::{PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
 
 use super::profile::{Timings, profiling};
-use super::profile_row;
+use super::timing_rows;
 
 #[pyclass(module = "torch._C._fx", name = "Tape")]
 #[derive(PyPayload)]
@@ -151,15 +151,7 @@ impl PyTape {
     /// `[(step, what, calls, seconds)]` per step timed while profiling.
     #[pymethod]
     fn timings(&self, vm: &VirtualMachine) -> PyObjectRef {
-        let rows = self
-            .timings
-            .rows()
-            .into_iter()
-            .map(|(i, what, calls, seconds)| {
-                profile_row(&[&i.to_string(), what], calls, seconds, vm)
-            })
-            .collect();
-        vm.ctx.new_list(rows).into()
+        timing_rows(&self.timings, |i| i.to_string(), vm)
     }
 
     /// The steps, one line each, as profiles name them.

@@ -255,21 +255,7 @@ pub(crate) fn max_pool(spatial: usize) -> Derivative {
             vec![],
         )?;
         let indices = indices_of(pooled)?;
-        // Recording no graph of the backward: the one-pass row.
-        let d = if fxvm_tensor::autograd::is_grad_enabled() {
-            scatter_back(&x, &g, &indices, spatial)?
-        } else {
-            o::call(
-                "max_pool_backward",
-                vec![
-                    o::value(&g),
-                    o::value(&x),
-                    o::value(&indices),
-                    Value::Int(spatial as i64),
-                ],
-                vec![],
-            )?
-        };
+        let d = scatter_back(&x, &g, &indices, spatial)?;
         c.set(0, d);
         Ok(())
     })
@@ -295,6 +281,19 @@ fn indices_of(pooled: Value) -> Result<Tensor> {
 /// `g` added into zeros shaped like `x` at `indices` (flat positions per
 /// plane, as max pooling returns them).
 fn scatter_back(x: &Tensor, g: &Tensor, indices: &Tensor, spatial: usize) -> Result<Tensor> {
+    // Recording no graph of the backward: the one-pass row.
+    if !fxvm_tensor::autograd::is_grad_enabled() {
+        return o::call(
+            "max_pool_backward",
+            vec![
+                o::value(g),
+                o::value(x),
+                o::value(indices),
+                Value::Int(spatial as i64),
+            ],
+            vec![],
+        );
+    }
     let lead = x.ndim() - spatial;
     let plane: usize = x.shape()[lead..].iter().product();
     let mut flat = x.shape()[..lead].to_vec();
@@ -448,21 +447,7 @@ pub(crate) fn adaptive_max_pool(spatial: usize) -> Derivative {
             vec![],
         )?;
         let indices = indices_of(pooled)?;
-        // Recording no graph of the backward: the one-pass row.
-        let d = if fxvm_tensor::autograd::is_grad_enabled() {
-            scatter_back(&x, &g, &indices, spatial)?
-        } else {
-            o::call(
-                "max_pool_backward",
-                vec![
-                    o::value(&g),
-                    o::value(&x),
-                    o::value(&indices),
-                    Value::Int(spatial as i64),
-                ],
-                vec![],
-            )?
-        };
+        let d = scatter_back(&x, &g, &indices, spatial)?;
         c.set(0, d);
         Ok(())
     })

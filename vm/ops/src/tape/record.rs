@@ -322,18 +322,20 @@ impl Recorder {
             })
             .collect();
         this.grad_guards.iter_mut().for_each(|g| g.settle(&fixed));
-        Ok(Tape::new(
-            this.steps,
-            this.slots,
-            Guards {
+        Ok(Tape {
+            steps: this.steps,
+            slots: this.slots,
+            guards: Guards {
                 inputs: this.inputs,
                 grads: this.grad_guards,
                 fixed: this.fixed_guards,
             },
-            outs,
-            this.calls,
-            this.lives,
-        ))
+            outputs: outs,
+            calls: this.calls,
+            lives: this.lives,
+            frees: Vec::new(),
+        }
+        .free_after_last_use())
     }
 
     /// Refuses a recording whose computed tensors outlive the call other

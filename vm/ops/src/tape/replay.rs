@@ -165,14 +165,14 @@ pub(crate) struct Guards {
 /// A recorded call, ready to replay.
 #[derive(Debug)]
 pub struct Tape {
-    steps: Vec<Step>,
-    slots: usize,
-    guards: Guards,
-    outputs: Vec<Ref>,
-    calls: usize,
-    lives: usize,
+    pub(crate) steps: Vec<Step>,
+    pub(crate) slots: usize,
+    pub(crate) guards: Guards,
+    pub(crate) outputs: Vec<Ref>,
+    pub(crate) calls: usize,
+    pub(crate) lives: usize,
     /// Slots whose last use is each step.
-    frees: Vec<Vec<usize>>,
+    pub(crate) frees: Vec<Vec<usize>>,
 }
 
 /// Where a replay stopped.
@@ -224,40 +224,27 @@ fn reads(step: &Step) -> Vec<usize> {
 }
 
 impl Tape {
-    pub(crate) fn new(
-        steps: Vec<Step>,
-        slots: usize,
-        guards: Guards,
-        outputs: Vec<Ref>,
-        calls: usize,
-        lives: usize,
-    ) -> Tape {
-        let mut last = vec![None; slots];
-        for (i, step) in steps.iter().enumerate() {
+    /// Marks each slot to be dropped after the step that uses it last
+    /// (outputs never).
+    pub(crate) fn free_after_last_use(mut self) -> Tape {
+        let mut last = vec![None; self.slots];
+        for (i, step) in self.steps.iter().enumerate() {
             for s in reads(step) {
                 last[s] = Some(i);
             }
         }
-        for r in &outputs {
+        for r in &self.outputs {
             if let Ref::Slot(s) = r {
                 last[*s] = None;
             }
         }
-        let mut frees = vec![Vec::new(); steps.len()];
+        self.frees = vec![Vec::new(); self.steps.len()];
         for (s, at) in last.into_iter().enumerate() {
             if let Some(i) = at {
-                frees[i].push(s);
+                self.frees[i].push(s);
             }
         }
-        Tape {
-            steps,
-            slots,
-            guards,
-            outputs,
-            calls,
-            lives,
-            frees,
-        }
+        self
     }
 
     /// How many call steps the driver runs.
