@@ -100,6 +100,9 @@ class StepCapture:
 
     def __call__(self, args, kwargs, bound, limit):
         owner = self._owner
+        # Called inside another step being recorded: its ops go on that tape.
+        if torch._C._step_recording():
+            return owner._target(*args, **kwargs)
         tensors, constants = _split(bound)
         if tensors is None:
             self._refuse(constants, stacklevel=5)

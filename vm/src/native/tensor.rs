@@ -165,17 +165,16 @@ impl AsNumber for PyTensor {
             }),
             invert: Some(|n, vm| {
                 let t = PyTensor::number_downcast(n).tensor();
+                // The operator's own message for floats; otherwise the row.
+                if t.dtype().is_float() {
+                    return Err(vm.new_type_error(
+                        "~ (operator.invert) is only implemented on integer and Boolean-type tensors",
+                    ));
+                }
                 super::guard::guard("bitwise_not", vm, || {
-                    let out = match t.dtype() {
-                        DType::Bool => crate::tensor::ops::elementwise::map(&t, |x: bool| !x),
-                        DType::I64 => crate::tensor::ops::elementwise::map(&t, |x: i64| !x),
-                        DType::I32 => crate::tensor::ops::elementwise::map(&t, |x: i32| !x),
-                        d if d.category() == crate::tensor::dtype::Category::Int => {
-                            crate::tensor::ops::elementwise::map(&t.to_dtype(DType::I64), |x: i64| !x).to_dtype(d)
-                        }
-                        _ => return Err(vm.new_type_error("~ (operator.invert) is only implemented on integer and Boolean-type tensors")),
-                    };
-                    Ok(wrap(out, vm))
+                    row("bitwise_not", vec![Value::Tensor(t)])
+                        .py(vm)
+                        .map(|t| wrap(t, vm))
                 })
             }),
             lshift: Some(|a, b, vm| binop(a, b, Binary::LeftShift, vm)),
