@@ -16,7 +16,7 @@ pub(crate) struct RunArgs {
     /// Program passed in as a string, as `python -c`.
     #[arg(short = 'c', value_name = "CODE")]
     code: Option<String>,
-    /// Time each op of the graphs torch.compile / fxvm.global_function replay, and print the table on stderr at exit.
+    /// Time each op of the graphs and training steps torch.compile / fxvm.global_function replay, and print the table on stderr at exit.
     #[arg(long)]
     profile: bool,
     /// Also import pure-Python packages from DIR (repeatable; PYTHONPATH and an active virtualenv are used too).
