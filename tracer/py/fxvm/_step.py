@@ -45,7 +45,6 @@ class StepEntry:
         self.capture_time = capture_time
         self.calls = 0
         self.replay_time = 0.0
-        self.graph_module = None
 
     def violation(self, tensors, constants):
         if torch._C._module_state_epoch() != self.epoch:
@@ -131,7 +130,7 @@ class StepCapture:
     def _record(self, args, kwargs, tensors, constants):
         owner = self._owner
         t0 = time.perf_counter()
-        notes = (torch.compiler._step_calls, torch.compiler._step_live, torch.compiler._step_live_owners)
+        notes = (torch.compiler._step_calls, torch.compiler._step_live)
         for n in notes:
             n.clear()
         _fx.tape_start(tensors)
@@ -141,7 +140,7 @@ class StepCapture:
             _fx.tape_abort()
             raise
         finally:
-            calls, providers, owners = (list(n) for n in notes)
+            calls, live = (list(n) for n in notes)
             for n in notes:
                 n.clear()
         leaves, spec = tree_flatten(out)
@@ -151,6 +150,6 @@ class StepCapture:
             self._refuse(why, stacklevel=6)
             return out
         kept = [None if isinstance(v, torch.Tensor) else (v,) for v in leaves]
-        entry = StepEntry(tape, calls, list(zip(providers, owners)), constants, (kept, spec), torch._C._module_state_epoch(), time.perf_counter() - t0)
+        entry = StepEntry(tape, calls, live, constants, (kept, spec), torch._C._module_state_epoch(), time.perf_counter() - t0)
         self.entries.append(entry)
         return out

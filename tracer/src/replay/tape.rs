@@ -14,6 +14,8 @@ use super::timing_rows;
 #[derive(PyPayload)]
 pub(crate) struct PyTape {
     tape: Tape,
+    /// The op of each live-argument set (see `Tape::live_ops`).
+    live_ops: Vec<&'static fxvm_ops::Op>,
     timings: Timings,
 }
 
@@ -43,6 +45,7 @@ impl PyTape {
             })
             .collect();
         PyTape {
+            live_ops: tape.live_ops(),
             tape,
             timings: Timings::new(labels),
         }
@@ -58,7 +61,7 @@ impl PyTape {
         vm: &VirtualMachine,
     ) -> PyResult<Vec<Vec<(usize, fxvm_ops::Value)>>> {
         let providers = providers.borrow_vec().to_vec();
-        let ops = self.tape.live_ops();
+        let ops = &self.live_ops;
         if providers.len() != ops.len() {
             return Err(vm.new_type_error(format!(
                 "the tape has {} live ops, {} providers given",
@@ -124,17 +127,16 @@ impl PyTape {
         let timed = profiling();
         let mut record = |i: usize, nanos: u64| self.timings.record(i, nanos);
         loop {
-            let at = timed.then(std::time::Instant::now);
             let segment = if timed {
                 replay.resume(Some(&mut record))
             } else {
                 replay.resume(None)
             };
             match segment.map_err(|e| binding::error_to_py(e, vm))? {
-                Segment::Call(k) => {
-                    let t0 = std::time::Instant::now();
-                    calls[k].call((), vm)?;
-                    if let Some(step) = at.and(self.tape.call_step(k)) {
+                Segment::Call { call, step } => {
+                    let t0 = timed.then(std::time::Instant::now);
+                    calls[call].call((), vm)?;
+                    if let Some(t0) = t0 {
                         self.timings.record(step, t0.elapsed().as_nanos() as u64);
                     }
                 }

@@ -19,10 +19,10 @@ _compiling = [False]
 _step_calls = []
 
 
-# While a step is recorded: what reads each live argument set (in the
-# order of the tape's live ops), and the optimizers whose updates they are.
+# While a step is recorded: what reads each live argument set, in the
+# order of the tape's live ops, with the optimizer whose update it is, as
+# (provider, optimizer).
 _step_live = []
-_step_live_owners = []
 
 
 def _live_args(owner, provider):
@@ -30,8 +30,7 @@ def _live_args(owner, provider):
     ``provider()`` gives anew at every replay (an optimizer's
     hyperparameters); ``owner`` (an optimizer) is guarded by its version."""
     if torch._C._step_live_args() is not None:
-        _step_live.append(provider)
-        _step_live_owners.append(owner)
+        _step_live.append((provider, owner))
 
 
 def _run_live(label, fn, *args, **kwargs):

@@ -149,19 +149,7 @@ impl AsNumber for PyTensor {
             positive: Some(|n, vm| Ok(wrap(PyTensor::number_downcast(n).tensor(), vm))),
             absolute: Some(|n, vm| unop(n, Unary::Abs, vm)),
             boolean: Some(|n, vm| {
-                let t = PyTensor::number_downcast(n).tensor();
-                if t.numel() != 1 {
-                    return Err(vm.new_runtime_error(format!(
-                        "Boolean value of Tensor with {} is ambiguous",
-                        if t.numel() == 0 {
-                            "no values"
-                        } else {
-                            "more than one value"
-                        }
-                    )));
-                }
-                value_read("bool(tensor)", vm);
-                Ok(t.item().py(vm)?.to_bool())
+                truth(&PyTensor::number_downcast(n).tensor(), "bool(tensor)", vm)
             }),
             invert: Some(|n, vm| {
                 let t = PyTensor::number_downcast(n).tensor();
@@ -238,6 +226,25 @@ pub(crate) fn value_read(what: &str, vm: &VirtualMachine) {
     if fxvm_ops::tape::active() {
         let at = crate::location::user_location(vm).map_or(String::new(), |l| format!(" at {l}"));
         fxvm_ops::tape::value_read(&format!("{what}{at}"));
+    }
+}
+
+/// The truth of a one-element tensor (`bool(t)`, `t.is_nonzero()`, read
+/// as `what`); PyTorch's error for other sizes.
+fn truth(t: &Tensor, what: &str, vm: &VirtualMachine) -> PyResult<bool> {
+    match t.numel() {
+        1 => {
+            value_read(what, vm);
+            Ok(t.item().py(vm)?.to_bool())
+        }
+        n => Err(vm.new_runtime_error(format!(
+            "Boolean value of Tensor with {} is ambiguous",
+            if n == 0 {
+                "no values"
+            } else {
+                "more than one value"
+            }
+        ))),
     }
 }
 
@@ -666,17 +673,7 @@ impl PyTensor {
     /// The truth of a one-element tensor, as `bool(t)` reads it.
     #[pymethod]
     fn is_nonzero(&self, vm: &VirtualMachine) -> PyResult<bool> {
-        let t = self.tensor();
-        match t.numel() {
-            1 => {
-                value_read("Tensor.is_nonzero", vm);
-                Ok(t.item().py(vm)?.to_f64() != 0.0)
-            }
-            0 => Err(vm.new_runtime_error("Boolean value of Tensor with no values is ambiguous")),
-            _ => Err(vm.new_runtime_error(
-                "Boolean value of Tensor with more than one value is ambiguous",
-            )),
-        }
+        truth(&self.tensor(), "Tensor.is_nonzero", vm)
     }
 
     #[pygetset]

@@ -262,7 +262,7 @@ impl Tensor {
     /// or export shares it): writing it in place changes nothing anyone
     /// else can see.
     pub fn is_sole_handle(&self) -> bool {
-        Arc::strong_count(&self.storage) == 1
+        self.storage_handles() == 1
     }
 
     /// The handle's identity: equal for clones (one tensor), different for

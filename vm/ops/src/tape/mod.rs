@@ -100,14 +100,12 @@ pub fn pause_for_call() -> Option<usize> {
     } else {
         None
     };
-    if ACTIVE.get() {
-        DEPTH.set(DEPTH.get() + 1);
-    }
+    suspend();
     call
 }
 
 /// Marks the next op recorded as one whose keyword arguments the driver
-/// gives anew at every replay (see [`Tape::live_op`]): its number, or None
+/// gives anew at every replay (see [`Tape::live_ops`]): its number, or None
 /// when nothing records here.
 pub fn live_args() -> Option<usize> {
     if recording_here() {

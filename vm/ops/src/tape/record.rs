@@ -8,11 +8,11 @@ use fxvm_tensor::ops::subscript::Index;
 use fxvm_tensor::{DType, Tensor};
 
 use super::replay::{Arg, FixedGuard, GradGuard, Guards, InputGuard, Ref, Step, Tape, refs};
+use crate::op::Op;
+use crate::value::Value;
 
 /// A subscript's items, and its tensor items' places and sources.
 type Items = (Vec<Index>, Vec<(usize, Ref)>);
-use crate::op::Op;
-use crate::value::Value;
 
 /// A tensor's value identity: its storage, layout and dtype (a detached
 /// handle, a saved tensor, `.data` all read the same values as the tensor).
@@ -301,18 +301,17 @@ impl Recorder {
         k
     }
 
-    pub(crate) fn finish(self, outputs: &[Tensor]) -> Result<Tape, String> {
-        let mut this = self;
-        if let Some(why) = this.refused.take() {
+    pub(crate) fn finish(mut self, outputs: &[Tensor]) -> Result<Tape, String> {
+        if let Some(why) = self.refused.take() {
             return Err(why);
         }
         let outs = outputs
             .iter()
-            .map(|t| this.resolve(t, "the result"))
+            .map(|t| self.resolve(t, "the result"))
             .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| this.refused.take().unwrap_or_default())?;
-        this.check_escapes(outputs)?;
-        let fixed: HashSet<usize> = this
+            .ok_or_else(|| self.refused.take().unwrap_or_default())?;
+        self.check_escapes(outputs)?;
+        let fixed: HashSet<usize> = self
             .steps
             .iter()
             .flat_map(refs)
@@ -321,18 +320,18 @@ impl Recorder {
                 Ref::Slot(_) => None,
             })
             .collect();
-        this.grad_guards.iter_mut().for_each(|g| g.settle(&fixed));
+        self.grad_guards.iter_mut().for_each(|g| g.settle(&fixed));
         Ok(Tape {
-            steps: this.steps,
-            slots: this.slots,
+            steps: self.steps,
+            slots: self.slots,
             guards: Guards {
-                inputs: this.inputs,
-                grads: this.grad_guards,
-                fixed: this.fixed_guards,
+                inputs: self.inputs,
+                grads: self.grad_guards,
+                fixed: self.fixed_guards,
             },
             outputs: outs,
-            calls: this.calls,
-            lives: this.lives,
+            calls: self.calls,
+            lives: self.lives,
             frees: Vec::new(),
         }
         .free_after_last_use())
@@ -350,7 +349,9 @@ impl Recorder {
         for t in outputs {
             *explained.entry(t.storage_id()).or_default() += 2;
         }
-        // A gradient: the leaf's handle and the one read here.
+        // A gradient: the leaf's handle and the one read here (once per
+        // leaf, however many steps set it).
+        let mut leaves = HashSet::new();
         let grads: Vec<Tensor> = self
             .steps
             .iter()
@@ -360,7 +361,7 @@ impl Recorder {
                 }
                 | Step::SetGrad {
                     var: Ref::Fixed(v), ..
-                } => v.grad(),
+                } if leaves.insert(v.handle_id()) => v.grad(),
                 _ => None,
             })
             .collect();

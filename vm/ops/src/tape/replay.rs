@@ -177,8 +177,8 @@ pub struct Tape {
 
 /// Where a replay stopped.
 pub enum Segment {
-    /// At call step `k`: the driver runs it, then resumes.
-    Call(usize),
+    /// At call `call` (tape step `step`): the driver runs it, then resumes.
+    Call { call: usize, step: usize },
     /// The end: the call's output tensors.
     Done(Vec<Tensor>),
 }
@@ -281,13 +281,6 @@ impl Tape {
             Some(Step::Call(k)) => Some(*k),
             _ => None,
         }
-    }
-
-    /// The step of call `k`.
-    pub fn call_step(&self, k: usize) -> Option<usize> {
-        self.steps
-            .iter()
-            .position(|s| matches!(s, Step::Call(j) if *j == k))
     }
 
     /// What step `i` runs, as a profile names it.
@@ -412,8 +405,8 @@ impl Replay<'_> {
             let i = self.next;
             self.next += 1;
             let t0 = timed.is_some().then(std::time::Instant::now);
-            if let Step::Call(k) = self.tape.steps[i] {
-                return Ok(Segment::Call(k));
+            if let Step::Call(call) = self.tape.steps[i] {
+                return Ok(Segment::Call { call, step: i });
             }
             self.step(i)?;
             for &s in &self.tape.frees[i] {

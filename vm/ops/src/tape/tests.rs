@@ -98,7 +98,7 @@ fn replay(tape: &Tape, x: &Tensor) -> Vec<Tensor> {
     assert_eq!(tape.violation(std::slice::from_ref(x)), None);
     match tape.replay(vec![x.clone()], vec![]).resume(None).unwrap() {
         Segment::Done(outs) => outs,
-        Segment::Call(_) => panic!("no call steps were recorded"),
+        Segment::Call { .. } => panic!("no call steps were recorded"),
     }
 }
 
