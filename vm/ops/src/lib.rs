@@ -261,4 +261,42 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.to_string(), "\"elu_cpu\" not implemented for 'Long'");
     }
+
+    /// `fixtures/fuzz/registry/ops.txt`: how Python calls each row, and its
+    /// declaration, one line per place — what the registry fuzzer generates
+    /// its calls from. A row added or changed changes it (`FXVM_BLESS=1`
+    /// rewrites it; then regenerate the fuzz with `fixtures/regen.sh`).
+    #[test]
+    fn the_fuzzers_op_listing_is_current() {
+        let mut lines = vec![];
+        for op in registry().ops() {
+            let name = op.name();
+            for place in op.places {
+                let call = match place {
+                    Place::Torch | Place::TorchFunctional(_) => format!("torch.{name}"),
+                    Place::Method => format!("Tensor.{name}"),
+                    Place::FunctionalIsTorch | Place::FunctionalNative | Place::Functional(_) => {
+                        format!("F.{name}")
+                    }
+                    Place::FunctionalNativeAs(alias) => format!("F.{alias}"),
+                    Place::Linalg => format!("torch.linalg.{}", name.trim_start_matches("linalg_")),
+                };
+                lines.push(format!("{call}\t{}", op.schema.decl));
+            }
+        }
+        lines.sort();
+        lines.dedup();
+        let listing = lines.join("\n") + "\n";
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/fuzz/registry/ops.txt");
+        if std::env::var_os("FXVM_BLESS").is_some() {
+            std::fs::write(&path, &listing).unwrap();
+        }
+        let expected = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            expected == listing,
+            "{} is out of date (FXVM_BLESS=1 rewrites it)",
+            path.display()
+        );
+    }
 }

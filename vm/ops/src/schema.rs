@@ -161,6 +161,8 @@ impl Param {
 #[derive(Clone, Debug)]
 pub struct Schema {
     pub name: &'static str,
+    /// The declaration as the row spells it.
+    pub decl: &'static str,
     pub params: Vec<Param>,
     /// The `int[]` parameter that may also take its ints as varargs
     /// (`view(2, 3)`): PyTorch allows it when that list is the one
@@ -175,6 +177,7 @@ pub struct Schema {
 impl Schema {
     /// Parses a declaration; the table is static, so a malformed one is a bug.
     pub fn parse(decl: &'static str) -> Schema {
+        let full = decl;
         // `name(params) -> T`: the return annotation of the Python function
         // PyTorch writes for this op, when it writes one.
         let (decl, returns) = match decl.rsplit_once(") -> ") {
@@ -235,6 +238,7 @@ impl Schema {
         };
         Schema {
             name,
+            decl: full,
             params,
             int_varargs,
             returns,

@@ -3,7 +3,7 @@
 //! type names, and kernel results converted back to Python objects.
 
 use fxvm_ops::{Data, Schema, Ty, Value};
-use rustpython_vm::builtins::{PyBaseExceptionRef, PyList, PyStr, PyTuple};
+use rustpython_vm::builtins::{PyBaseExceptionRef, PyInt, PyList, PyStr, PyTuple};
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
@@ -142,6 +142,10 @@ fn first(ty: &Ty) -> &Ty {
 
 fn convert(schema: &Schema, i: usize, o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Value> {
     let p = &schema.params[i];
+    // `torch.nn.functional`'s Python branches on `if inplace:`.
+    if p.name == "inplace" && p.ty == Ty::Bool {
+        return Ok(Value::Bool(o.clone().try_to_bool(vm)?));
+    }
     convert_to(&p.ty, o, vm)?.ok_or_else(|| {
         vm.new_type_error(format!(
             "{}(): argument '{}' (position {}) must be {}, not {}",
@@ -191,9 +195,17 @@ pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyRes
         Ty::Int => match scalar(o, vm) {
             Some(Scalar::Int(v)) => Some(Value::Int(v)),
             Some(Scalar::Bool(b)) => Some(Value::Int(b as i64)),
-            _ => None,
+            _ => {
+                unpack_overflow(o, vm)?;
+                None
+            }
         },
-        Ty::IntList => int_list(o, vm).map(Value::Ints),
+        Ty::IntList => {
+            for x in seq(o).unwrap_or_else(|| vec![o.clone()]) {
+                unpack_overflow(&x, vm)?;
+            }
+            int_list(o, vm).map(Value::Ints)
+        }
         Ty::OptIntList => {
             let items = seq(o).unwrap_or_else(|| vec![o.clone()]);
             items
@@ -206,7 +218,10 @@ pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyRes
                 .collect::<Option<Vec<_>>>()
                 .map(Value::OptInts)
         }
-        Ty::Float => number()?.map(|s| Value::Float(s.to_f64())),
+        Ty::Float => match number()? {
+            Some(s) => Some(Value::Float(s.to_f64())),
+            None => wide_int(o, vm)?.map(Value::Float),
+        },
         Ty::FloatList => {
             let items = seq(o).unwrap_or_else(|| vec![o.clone()]);
             items
@@ -215,8 +230,20 @@ pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyRes
                 .collect::<Option<Vec<f64>>>()
                 .map(Value::Floats)
         }
-        Ty::Scalar => number()?.map(Value::Scalar),
-        Ty::Bool => Some(Value::Bool(o.clone().try_to_bool(vm)?)),
+        Ty::Scalar => match number()? {
+            Some(s) => Some(Value::Scalar(s)),
+            None => {
+                // PyTorch takes [2**63, 2**64) as an unsigned 64-bit
+                // number, which fxvm's scalars cannot hold: a TypeError.
+                wide_int(o, vm)?;
+                None
+            }
+        },
+        // Only a Python bool: PyTorch refuses `keepdim=1`, `training=None`.
+        Ty::Bool => o
+            .class()
+            .is(vm.ctx.types.bool_type)
+            .then(|| Value::Bool(o.is(&vm.ctx.true_value))),
         Ty::DType => dtype_from_py(o, vm).ok().map(Value::DType),
         Ty::Str => match o.downcast_ref::<PyStr>() {
             Some(s) => Some(Value::Str(s.text(vm)?.to_owned())),
@@ -265,6 +292,35 @@ pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyRes
             None
         }
     })
+}
+
+/// PyTorch's error for a Python int past int64 where it reads one.
+pub(crate) fn unpack_overflow(o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+    match o.downcast_ref::<PyInt>() {
+        Some(i) if i.try_to_primitive::<i64>(vm).is_err() => {
+            Err(vm.new_value_error("Overflow when unpacking long long"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A Python int past int64 where PyTorch reads a number: in [2**63, 2**64)
+/// it is that number; further out, PyTorch's OverflowError.
+fn wide_int(o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<f64>> {
+    let Some(i) = o.downcast_ref::<PyInt>() else {
+        return Ok(None);
+    };
+    let v = i.as_bigint();
+    if let Ok(u) = u64::try_from(v) {
+        return Ok(Some(u as f64));
+    }
+    Err(vm.new_overflow_error(
+        if i64::try_from(v).is_err() && v.to_string().starts_with('-') {
+            "can't convert negative int to unsigned"
+        } else {
+            "int too big to convert"
+        },
+    ))
 }
 
 /// An `int[]`: a sequence of ints (or integer one-element tensors), or one

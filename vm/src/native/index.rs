@@ -66,6 +66,9 @@ fn parse(needle: &PyObject, vm: &VirtualMachine) -> PyResult<Vec<Index>> {
                 let start = s.start.as_ref().map(|x| opt_int(x, vm)).transpose()?.flatten();
                 let stop = opt_int(&s.stop, vm)?;
                 let step = s.step.as_ref().map(|x| opt_int(x, vm)).transpose()?.flatten().unwrap_or(1);
+                if step == 0 {
+                    return Err(vm.new_value_error("slice step cannot be zero"));
+                }
                 Ok(Index::Slice { start, stop, step })
             } else if let Some(t) = p.downcast_ref::<PyTensor>() {
                 let t = t.tensor();
@@ -76,10 +79,14 @@ fn parse(needle: &PyObject, vm: &VirtualMachine) -> PyResult<Vec<Index>> {
                     Ok(Index::Tensor(t))
                 }
             } else if matches!(scalar(p, vm), Some(Scalar::Bool(_))) || seq(p).is_some() {
-                Ok(Index::Tensor(constant(tensor_from_data(p, None, vm)?)))
+                let t = tensor_from_data(p, None, vm)?;
+                // `x[[]]` picks nothing: its empty list is an int64 index.
+                let t = if t.numel() == 0 { t.to_dtype(DType::I64) } else { t };
+                Ok(Index::Tensor(constant(t)))
             } else if let Some(Scalar::Int(i)) = scalar(p, vm) {
                 Ok(Index::Int(i))
             } else {
+                super::bind::unpack_overflow(p, vm)?;
                 Err(vm.new_index_error(
                     "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices",
                 ))
@@ -100,11 +107,37 @@ pub(crate) fn set(
 ) -> PyResult<()> {
     let items = parse(needle, vm)?;
     let src = match value.downcast_ref::<PyTensor>() {
-        Some(v) => v.tensor(),
-        None => constant(match scalar(value, vm) {
-            Some(s) => Tensor::scalar(s, t.dtype()),
-            None => tensor_from_data(value, Some(t.dtype()), vm)?,
-        }),
+        // A value's leading size-1 dims are dropped first (`x[0] = row[None]`).
+        Some(v) => {
+            let v = v.tensor();
+            let ones = v.shape().iter().take_while(|&&n| n == 1).count();
+            if ones == 0 {
+                v
+            } else {
+                fxvm_ops::autograd::ops::call(
+                    "reshape",
+                    vec![
+                        fxvm_ops::Value::Tensor(v.clone()),
+                        fxvm_ops::Value::Ints(
+                            v.shape()[ones..].iter().map(|&n| n as i64).collect(),
+                        ),
+                    ],
+                    vec![],
+                )
+                .py(vm)?
+            }
+        }
+        None => match scalar(value, vm) {
+            Some(s) => constant(Tensor::scalar(s, t.dtype())),
+            None => {
+                super::bind::unpack_overflow(value, vm)?;
+                return Err(vm.new_type_error(format!(
+                    "can't assign a {} to a torch.{}Tensor",
+                    value.class().name(),
+                    crate::tensor::error::legacy_name(t.dtype())
+                )));
+            }
+        },
     };
     fxvm_ops::autograd::index::set(t, &items, &src).py(vm)
 }

@@ -171,11 +171,11 @@ impl AsNumber for PyTensor {
             xor: Some(|a, b, vm| binop(a, b, Binary::BitwiseXor, vm)),
             or: Some(|a, b, vm| binop(a, b, Binary::BitwiseOr, vm)),
             int: Some(|n, vm| {
-                let s = item(&PyTensor::number_downcast(n).tensor(), vm)?;
+                let s = python_number(&PyTensor::number_downcast(n).tensor(), vm)?;
                 Ok(vm.ctx.new_int(s.to_i64()).into())
             }),
             float: Some(|n, vm| {
-                let s = item(&PyTensor::number_downcast(n).tensor(), vm)?;
+                let s = python_number(&PyTensor::number_downcast(n).tensor(), vm)?;
                 Ok(vm.ctx.new_float(s.to_f64()).into())
             }),
             inplace_add: Some(|a, b, vm| inplace(a, b, Binary::Add, vm)),
@@ -183,8 +183,8 @@ impl AsNumber for PyTensor {
             inplace_multiply: Some(|a, b, vm| inplace(a, b, Binary::Mul, vm)),
             inplace_remainder: Some(|a, b, vm| inplace(a, b, Binary::Remainder, vm)),
             inplace_power: Some(|a, b, _c, vm| inplace(a, b, Binary::Pow, vm)),
-            inplace_lshift: None,
-            inplace_rshift: None,
+            inplace_lshift: Some(|a, b, vm| inplace(a, b, Binary::LeftShift, vm)),
+            inplace_rshift: Some(|a, b, vm| inplace(a, b, Binary::RightShift, vm)),
             inplace_and: Some(|a, b, vm| inplace(a, b, Binary::BitwiseAnd, vm)),
             inplace_xor: Some(|a, b, vm| inplace(a, b, Binary::BitwiseXor, vm)),
             inplace_or: Some(|a, b, vm| inplace(a, b, Binary::BitwiseOr, vm)),
@@ -246,6 +246,17 @@ fn truth(t: &Tensor, what: &str, vm: &VirtualMachine) -> PyResult<bool> {
             }
         ))),
     }
+}
+
+/// `int(t)`, `float(t)`: the value of a one-element tensor (PyTorch's
+/// ValueError for others, where `t.item()` raises a RuntimeError).
+fn python_number(t: &Tensor, vm: &VirtualMachine) -> PyResult<Scalar> {
+    if t.numel() != 1 {
+        return Err(
+            vm.new_value_error("only one element tensors can be converted to Python scalars")
+        );
+    }
+    item(t, vm)
 }
 
 fn item(t: &Tensor, vm: &VirtualMachine) -> PyResult<Scalar> {
@@ -787,11 +798,57 @@ impl PyTensor {
         *inner = inner.with_data_of(&value.tensor());
     }
 
+    /// `t.T`: the dims reversed, through the `permute` row (so with history).
     #[pygetset(name = "T")]
     fn transposed(&self, vm: &VirtualMachine) -> PyResult {
         let t = self.tensor();
         let order: Vec<i64> = (0..t.ndim() as i64).rev().collect();
-        shape::permute(&t, &order).py(vm).map(|t| wrap(t, vm))
+        super::guard::guard("Tensor.T", vm, || {
+            row("permute", vec![Value::Tensor(t), Value::Ints(order)])
+                .py(vm)
+                .map(|t| wrap(t, vm))
+        })
+    }
+
+    /// `t.mT` (and `t.mH`, the same for real tensors): the last two dims
+    /// swapped.
+    #[pygetset(name = "mT")]
+    fn matrix_transposed(&self, vm: &VirtualMachine) -> PyResult {
+        self.swap_last_two("mT", 2, vm)
+    }
+
+    #[pygetset(name = "mH")]
+    fn matrix_adjoint(&self, vm: &VirtualMachine) -> PyResult {
+        self.swap_last_two("mH", 2, vm)
+    }
+
+    /// `t.H`: the adjoint of a matrix (its transpose, for real tensors).
+    #[pygetset(name = "H")]
+    fn adjoint(&self, vm: &VirtualMachine) -> PyResult {
+        self.swap_last_two("H", 0, vm)
+    }
+
+    /// The `transpose(-2, -1)` row for `t.<name>`: `min_ndim` 2 takes
+    /// batches of matrices; 0 takes exactly a matrix.
+    fn swap_last_two(&self, name: &str, min_ndim: usize, vm: &VirtualMachine) -> PyResult {
+        let t = self.tensor();
+        let n = t.ndim();
+        let fits = if min_ndim == 0 { n == 2 } else { n >= min_ndim };
+        if !fits {
+            return Err(vm.new_runtime_error(if min_ndim == 0 {
+                format!("tensor.{name} is only supported on matrices (2-D tensors). Got {n}-D tensor.")
+            } else {
+                format!("tensor.{name} is only supported on matrices or batches of matrices. Got {n}-D tensor.")
+            }));
+        }
+        super::guard::guard("Tensor.transpose", vm, || {
+            row(
+                "transpose",
+                vec![Value::Tensor(t), Value::Int(-2), Value::Int(-1)],
+            )
+            .py(vm)
+            .map(|t| wrap(t, vm))
+        })
     }
 
     #[pymethod]

@@ -46,6 +46,12 @@ fn reserve_bytes(numel: usize, element: usize) -> Result<()> {
     Ok(())
 }
 
+/// Checks that `n` values of `T` (views an op returns, their metadata) can
+/// be allocated, as [`reserve`] does for elements.
+pub fn reserve_items<T>(n: usize) -> Result<()> {
+    reserve_bytes(n, std::mem::size_of::<T>())
+}
+
 /// Ensures a kernel can allocate `n` elements of `T` for an output (or a
 /// materialised view) before it does. Kernels build their buffers with plain
 /// `Vec`s, whose allocation failure aborts the process; so a request the

@@ -66,6 +66,23 @@ impl DType {
         }
     }
 
+    /// The C++ type name a `caffe2::TypeMeta` prints (`expected dtype long
+    /// int for `end``): the compiler's spelling of each element type.
+    pub fn type_meta_name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::U8 => "unsigned char",
+            DType::I8 => "signed char",
+            DType::I16 => "short int",
+            DType::I32 => "int",
+            DType::I64 => "long int",
+            DType::F16 => "c10::Half",
+            DType::BF16 => "c10::BFloat16",
+            DType::F32 => "float",
+            DType::F64 => "double",
+        }
+    }
+
     pub fn is_float(self) -> bool {
         self.category() == Category::Float
     }

@@ -72,6 +72,8 @@ pub enum TensorError {
     Other { kind: ErrorKind, message: String },
     /// An in-place op whose result would need a wider dtype than its input's.
     InplaceCast { from: DType, to: DType },
+    /// A write into a tensor whose elements share memory (an expanded view).
+    InternalOverlap,
     /// An in-place op whose result is broadcast past its input's shape.
     InplaceShape {
         output: Vec<usize>,
@@ -300,6 +302,10 @@ impl fmt::Display for TensorError {
                 f.write_str(message)
             }
             TensorError::Other { message, .. } => f.write_str(message),
+            TensorError::InternalOverlap => f.write_str(
+                "unsupported operation: more than one element of the written-to tensor refers to a \
+                 single memory location. Please clone() the tensor before performing the operation.",
+            ),
             TensorError::InplaceCast { from, to } => write!(
                 f,
                 "result type {} can't be cast to the desired output type {}",

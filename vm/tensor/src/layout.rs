@@ -219,6 +219,17 @@ impl Layout {
         Offsets::new(self)
     }
 
+    /// Whether two elements are one place in storage (a size-1 dim expanded:
+    /// stride 0 over more than one element), so a write to them is ambiguous.
+    pub fn has_internal_overlap(&self) -> bool {
+        self.numel() > 0
+            && self
+                .shape
+                .iter()
+                .zip(&self.strides)
+                .any(|(&n, &s)| n > 1 && s == 0)
+    }
+
     /// The contiguous range of storage this layout covers, when it is dense.
     pub fn contiguous_range(&self) -> Option<std::ops::Range<usize>> {
         // An empty view may sit past the end of its storage; it reads nothing.

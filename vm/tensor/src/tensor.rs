@@ -388,6 +388,13 @@ impl Tensor {
     /// Writes `src` (broadcast to this tensor's shape, converted to its dtype)
     /// into this tensor's elements, through whatever view this is.
     pub fn copy_from(&self, src: &Tensor) -> Result<()> {
+        if self.imp.layout.has_internal_overlap() {
+            return Err(TensorError::InternalOverlap);
+        }
+        self.write_elements(src)
+    }
+
+    fn write_elements(&self, src: &Tensor) -> Result<()> {
         let shape = self.shape().to_vec();
         let src = src.broadcast_to(&shape)?;
         // Same dtype, both dense, separate storages: one copy, no gather.
@@ -446,6 +453,19 @@ impl Tensor {
     /// refuses only a move to a lower category (float into an integer
     /// tensor, anything but bool into a bool one).
     pub fn assign(&self, result: &Tensor) -> Result<()> {
+        self.check_assignable(result)?;
+        self.copy_from(result)
+    }
+
+    /// [`assign`](Self::assign) for the fills PyTorch still lets write a
+    /// tensor whose elements share memory (`masked_fill_`, `index_fill_`,
+    /// `tril_`: it warns that this is deprecated; computing ops refuse).
+    pub fn assign_fill(&self, result: &Tensor) -> Result<()> {
+        self.check_assignable(result)?;
+        self.write_elements(result)
+    }
+
+    fn check_assignable(&self, result: &Tensor) -> Result<()> {
         if result.dtype().category() > self.dtype.category() {
             return Err(TensorError::InplaceCast {
                 from: result.dtype(),
@@ -458,7 +478,7 @@ impl Tensor {
                 broadcast: result.shape().to_vec(),
             });
         }
-        self.copy_from(result)
+        Ok(())
     }
 
     /// Sets every element to `value`.

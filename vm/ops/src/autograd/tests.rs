@@ -75,7 +75,7 @@ type Call = (Vec<Value>, Vec<(&'static str, Value)>);
 
 /// Which row a sample is for: `F.` marks torch.nn.functional's rows.
 fn key(op: &Op) -> String {
-    let functional = op.places.iter().all(|p| p.is_functional());
+    let functional = !op.places.is_empty() && op.places.iter().all(|p| p.is_functional());
     format!("{}{}", if functional { "F." } else { "" }, op.name())
 }
 
@@ -103,14 +103,14 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
         "softmax" | "log_softmax" => return s(vec![x(&[2, 5], 1), Value::Int(1), Value::None]),
         "F.softmax" | "F.log_softmax" => return s(vec![x(&[2, 5], 1), Value::Int(-1)]),
         "F.gelu" | "gelu" => return s(vec![x23()]),
-        "F.threshold_backward" => {
+        "threshold_backward" => {
             return s(vec![
                 x23(),
                 x(&[2, 3], 2),
                 Value::Scalar(Scalar::Float(0.1)),
             ]);
         }
-        "F.gelu_backward" => {
+        "gelu_backward" => {
             let approximate = Value::Str("tanh".into());
             return Some((
                 vec![x23(), x(&[2, 3], 2)],
@@ -263,7 +263,7 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
             return s(vec![x(&[1, 2, 4, 4, 4], 1), Value::Ints(vec![2])]);
         }
         "adaptive_avg_pool1d" => return s(vec![x(&[2, 3, 6], 1), Value::OptInts(vec![Some(3)])]),
-        "adaptive_avg_pool2d" => {
+        "F.adaptive_avg_pool2d" => {
             return s(vec![
                 x(&[2, 3, 4, 4], 1),
                 Value::OptInts(vec![Some(2), Some(1)]),
@@ -607,13 +607,15 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
                 params.push(tensor(x(&[2 * gates], 30 + d)));
                 params.push(tensor(x(&[2 * gates], 40 + d)));
             }
-            let mut hx = vec![tensor(x(&[2, 2, 2], 2))];
-            if name == "lstm" {
-                hx.push(tensor(x(&[2, 2, 2], 3)));
-            }
+            // An LSTM's states are `[h_0, c_0]`; the others' is `h_0`.
+            let hx = if name == "lstm" {
+                Value::Tensors(vec![tensor(x(&[2, 2, 2], 2)), tensor(x(&[2, 2, 2], 3))])
+            } else {
+                x(&[2, 2, 2], 2)
+            };
             return s(vec![
                 x(&[3, 2, 3], 1),
-                Value::Tensors(hx),
+                hx,
                 Value::Tensors(params),
                 Value::Bool(true),
                 Value::Int(1),

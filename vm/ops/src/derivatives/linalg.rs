@@ -270,7 +270,7 @@ pub(crate) fn solve() -> Derivative {
 }
 
 /// `cholesky(A, upper)`: for `A = L Lᵀ`, `S = L⁻ᵀ Φ(Lᵀ tril(gL)) L⁻¹`
-/// and `gA = S + Sᵀ` (PyTorch's: a gradient for the symmetric input),
+/// and `gA = (S + Sᵀ) / 2` (PyTorch's: a gradient for the symmetric input),
 /// `Φ` the lower triangle with its diagonal halved.
 pub(crate) fn cholesky(name: &'static str) -> Derivative {
     derivative(name, &[Save::Out(0)], |c| {
@@ -297,7 +297,7 @@ pub(crate) fn cholesky(name: &'static str) -> Derivative {
         let phi = o::add(&lower, &diagonal)?;
         let li = inv(&l)?;
         let s = o::matmul(&o::matmul(&o::mt(&li)?, &phi)?, &li)?;
-        let d = o::add(&s, &o::mt(&s)?)?;
+        let d = o::mul_s(&o::add(&s, &o::mt(&s)?)?, 0.5)?;
         c.set(0, d);
         Ok(())
     })

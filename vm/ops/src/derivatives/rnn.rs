@@ -18,9 +18,11 @@ fn tensor(v: &Value) -> Tensor {
     }
 }
 
+/// A list of tensors, or the one tensor a GRU's or RNN's `hx` is.
 fn tensors(v: &Value) -> Vec<Tensor> {
     match v {
         Value::Tensors(ts) => ts.clone(),
+        Value::Tensor(t) => vec![t.clone()],
         other => unreachable!("bound as tensors: {other:?}"),
     }
 }

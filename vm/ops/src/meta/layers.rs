@@ -240,7 +240,11 @@ pub(crate) fn conv_transpose(cx: &mut Ctx<'_>) -> Result<MetaOut> {
 /// (`h_n`, and `c_n` for an LSTM).
 pub(crate) fn recurrent(cx: &mut Ctx<'_>) -> Result<MetaOut> {
     let x = cx.tensor("input")?;
-    let hx = cx.tensors("hx")?;
+    // An LSTM's `[h_0, c_0]`, the others' `h_0`.
+    let hx = match cx.arg("hx") {
+        super::Meta::Tensor(h) => vec![h.clone()],
+        _ => cx.tensors("hx")?,
+    };
     let Some(h0) = hx.first() else {
         return Err(cx.bad("hx"));
     };

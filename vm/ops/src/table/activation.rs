@@ -179,7 +179,7 @@ pub(crate) fn rows() -> Vec<Op> {
         ).meta(meta::pointwise),
         op(
             "gelu(Tensor input, *, str approximate='none')",
-            &[Torch, FunctionalNative],
+            &[FunctionalNative],
             |(x, approximate): (Tensor, String)| {
                 let u = match approximate.as_str() {
                     "none" => Unary::Gelu,

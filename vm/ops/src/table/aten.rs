@@ -34,7 +34,17 @@ fn dropout_row(decl: &'static str, kind: DropoutKind) -> Op {
     op(
         decl,
         &[Place::Torch],
-        move |(x, p, train): (Tensor, f64, bool)| dropout(&x, p, train, false, kind, None),
+        move |(x, p, train): (Tensor, f64, bool)| {
+            // The ATen op's own check is a RuntimeError (the functional's,
+            // in Python, a ValueError).
+            if !(0.0..=1.0).contains(&p) {
+                return Err(fxvm_tensor::TensorError::runtime(
+                    "dropout",
+                    format!("dropout probability has to be between 0 and 1, but got {p}"),
+                ));
+            }
+            dropout(&x, p, train, false, kind, None)
+        },
     )
     .grad_opt((!kind.alpha).then(crate::derivatives::nn::dropout))
 }

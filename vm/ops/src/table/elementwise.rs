@@ -29,46 +29,47 @@ enum Other {
     EitherSide,
 }
 
-/// One row per op of [`Binary`]; a unit test checks none is missing.
-const BINARY: &[(Binary, Other)] = {
+/// One row per op of [`Binary`] (and whether PyTorch has its in-place
+/// `Tensor.op_`); a unit test checks none is missing.
+const BINARY: &[(Binary, Other, bool)] = {
     use Binary::*;
     use Other::*;
     &[
-        (Add, Alpha),
-        (Sub, Alpha),
-        (Mul, TensorOrScalar),
-        (Div, TensorOrScalar),
-        (FloorDivide, TensorOrScalar),
-        (Remainder, EitherSide),
-        (Fmod, TensorOrScalar),
-        (Pow, EitherSide),
-        (Maximum, TensorOnly),
-        (Minimum, TensorOnly),
-        (Fmax, TensorOnly),
-        (Fmin, TensorOnly),
-        (Atan2, TensorOnly),
-        (Hypot, TensorOnly),
-        (LogAddExp, TensorOnly),
-        (LogAddExp2, TensorOnly),
-        (Xlogy, EitherSide),
-        (Copysign, TensorOrScalar),
-        (Heaviside, TensorOnly),
-        (Gcd, TensorOnly),
-        (Lcm, TensorOnly),
-        (Eq, TensorOrScalar),
-        (Ne, TensorOrScalar),
-        (Lt, TensorOrScalar),
-        (Le, TensorOrScalar),
-        (Gt, TensorOrScalar),
-        (Ge, TensorOrScalar),
-        (LogicalAnd, TensorOnly),
-        (LogicalOr, TensorOnly),
-        (LogicalXor, TensorOnly),
-        (BitwiseAnd, EitherSide),
-        (BitwiseOr, EitherSide),
-        (BitwiseXor, EitherSide),
-        (LeftShift, EitherSide),
-        (RightShift, EitherSide),
+        (Add, Alpha, true),
+        (Sub, Alpha, true),
+        (Mul, TensorOrScalar, true),
+        (Div, TensorOrScalar, true),
+        (FloorDivide, TensorOrScalar, true),
+        (Remainder, EitherSide, true),
+        (Fmod, TensorOrScalar, true),
+        (Pow, EitherSide, true),
+        (Maximum, TensorOnly, false),
+        (Minimum, TensorOnly, false),
+        (Fmax, TensorOnly, false),
+        (Fmin, TensorOnly, false),
+        (Atan2, TensorOnly, true),
+        (Hypot, TensorOnly, true),
+        (LogAddExp, TensorOnly, false),
+        (LogAddExp2, TensorOnly, false),
+        (Xlogy, EitherSide, true),
+        (Copysign, TensorOrScalar, true),
+        (Heaviside, TensorOnly, true),
+        (Gcd, TensorOnly, true),
+        (Lcm, TensorOnly, true),
+        (Eq, TensorOrScalar, true),
+        (Ne, TensorOrScalar, true),
+        (Lt, TensorOrScalar, true),
+        (Le, TensorOrScalar, true),
+        (Gt, TensorOrScalar, true),
+        (Ge, TensorOrScalar, true),
+        (LogicalAnd, TensorOnly, true),
+        (LogicalOr, TensorOnly, true),
+        (LogicalXor, TensorOnly, true),
+        (BitwiseAnd, EitherSide, true),
+        (BitwiseOr, EitherSide, true),
+        (BitwiseXor, EitherSide, true),
+        (LeftShift, EitherSide, true),
+        (RightShift, EitherSide, true),
     ]
 };
 
@@ -86,17 +87,17 @@ const ALIASES: &[(&str, Binary)] = &[
     ("arctan2", Binary::Atan2),
 ];
 
-/// PyTorch's other names for unary ops (each with its in-place form).
-const UNARY_ALIASES: &[(&str, Unary)] = &[
-    ("absolute", Unary::Abs),
-    ("negative", Unary::Neg),
-    ("fix", Unary::Trunc),
-    ("arccos", Unary::Acos),
-    ("arcsin", Unary::Asin),
-    ("arctan", Unary::Atan),
-    ("arccosh", Unary::Acosh),
-    ("arcsinh", Unary::Asinh),
-    ("arctanh", Unary::Atanh),
+/// PyTorch's other names for unary ops, and where their in-place forms are.
+const UNARY_ALIASES: &[(&str, Unary, &[Place])] = &[
+    ("absolute", Unary::Abs, M),
+    ("negative", Unary::Neg, TM),
+    ("fix", Unary::Trunc, TM),
+    ("arccos", Unary::Acos, TM),
+    ("arcsin", Unary::Asin, TM),
+    ("arctan", Unary::Atan, TM),
+    ("arccosh", Unary::Acosh, TM),
+    ("arcsinh", Unary::Asinh, TM),
+    ("arctanh", Unary::Atanh, TM),
 ];
 
 fn binary_rows(op_: Binary, other: Other) -> [Op; 2] {
@@ -196,10 +197,16 @@ pub(crate) fn rows() -> Vec<Op> {
         if u == Unary::Round {
             continue; // declared below with its `decimals`
         }
+        // SiLU, Mish and Softplus are only `torch.nn.functional`'s (see
+        // activation); this row is the kernel their derivatives name.
+        let places: &'static [Place] = match u {
+            Unary::Silu | Unary::Mish | Unary::Softplus => &[],
+            _ => TM,
+        };
         rows.push(
             op(
                 decl(format!("{name}(Tensor input)")),
-                TM,
+                places,
                 move |(x,): (Tensor,)| ew::unary(u, &x),
             )
             .grad_opt(derivatives::unary_op(u)),
@@ -208,7 +215,7 @@ pub(crate) fn rows() -> Vec<Op> {
         // most, only the method for sign/erfinv, none for these activations.
         let places: &'static [Place] = match u {
             Unary::Silu | Unary::Mish | Unary::Softplus => continue,
-            Unary::Sign | Unary::Erfinv => M,
+            Unary::Sign | Unary::Erfinv | Unary::Lgamma => M,
             Unary::Relu => &[Place::Torch, Place::Method, Place::FunctionalIsTorch],
             _ => TM,
         };
@@ -221,8 +228,12 @@ pub(crate) fn rows() -> Vec<Op> {
             .grad_opt(derivatives::unary_op(u)),
         );
     }
-    for &(b, other) in BINARY {
-        rows.extend(binary_rows(b, other));
+    for &(b, other, has_in_place) in BINARY {
+        let [function, in_place] = binary_rows(b, other);
+        rows.push(function);
+        if has_in_place {
+            rows.push(in_place);
+        }
     }
     for &(alias, b) in ALIASES {
         rows.push(
@@ -234,7 +245,7 @@ pub(crate) fn rows() -> Vec<Op> {
             .grad_opt(derivatives::binary_op(b)),
         );
     }
-    for &(alias, u) in UNARY_ALIASES {
+    for &(alias, u, in_place_places) in UNARY_ALIASES {
         rows.push(
             op(
                 decl(format!("{alias}(Tensor input)")),
@@ -246,7 +257,7 @@ pub(crate) fn rows() -> Vec<Op> {
         rows.push(
             op(
                 decl(format!("{alias}_(Tensor(a!) input)")),
-                TM,
+                in_place_places,
                 move |(x,): (Tensor,)| unary_in_place(&x, u),
             )
             .grad_opt(derivatives::unary_op(u)),
@@ -371,7 +382,7 @@ mod tests {
     fn every_binary_op_has_one_row() {
         for b in Binary::ALL {
             assert_eq!(
-                BINARY.iter().filter(|(x, _)| x == b).count(),
+                BINARY.iter().filter(|(x, _, _)| x == b).count(),
                 1,
                 "{}",
                 b.name()

@@ -5,7 +5,7 @@ use fxvm_tensor::ops::index_dim;
 use fxvm_tensor::ops::subscript::{self, Index};
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
-use super::in_place;
+use super::{fill_in_place, in_place};
 use crate::meta;
 use crate::op::{M, Op, TM, op};
 use crate::value::{Or, Value};
@@ -113,7 +113,7 @@ pub(crate) fn rows() -> Vec<Op> {
             M,
             |(x, dim, i, v): (Tensor, i64, Tensor, Or<Tensor, Scalar>)| {
                 let value = fill_value(v)?;
-                in_place(&x, index_dim::index_fill(&x, dim, &i, value))
+                fill_in_place(&x, index_dim::index_fill(&x, dim, &i, value))
             },
         )
         .grad(crate::derivatives::index::index_fill()),
@@ -269,7 +269,7 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "masked_fill_(Tensor(a!) input, Tensor mask, Scalar value)",
             M,
-            |(x, mask, v): (Tensor, Tensor, Scalar)| in_place(&x, index::masked_fill(&x, &mask, v)),
+            |(x, mask, v): (Tensor, Tensor, Scalar)| fill_in_place(&x, index::masked_fill(&x, &mask, v)),
         )
         .grad(crate::derivatives::index::masked_fill())
         .meta(meta::pointwise),
@@ -290,14 +290,14 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "tril_(Tensor(a!) input, int diagonal=0)",
             M,
-            |(x, d): (Tensor, i64)| in_place(&x, index::triangle(&x, d, true)),
+            |(x, d): (Tensor, i64)| fill_in_place(&x, index::triangle(&x, d, true)),
         )
         .grad(crate::derivatives::index::triangle("TrilBackward0", "tril"))
         .meta(meta::same),
         op(
             "triu_(Tensor(a!) input, int diagonal=0)",
             M,
-            |(x, d): (Tensor, i64)| in_place(&x, index::triangle(&x, d, false)),
+            |(x, d): (Tensor, i64)| fill_in_place(&x, index::triangle(&x, d, false)),
         )
         .grad(crate::derivatives::index::triangle("TriuBackward0", "triu"))
         .meta(meta::same),

@@ -116,9 +116,16 @@ fn repeat_interleave(x: &Tensor, repeats: Or<Tensor, i64>, dim: Option<i64>) -> 
 /// `tensor_split`: `n` near-equal sections (the first `len % n` one
 /// longer), or pieces cut at the given indices.
 fn tensor_split(x: &Tensor, at: Or<i64, Vec<i64>>, dim: i64) -> Result<Vec<Tensor>> {
+    if x.ndim() == 0 {
+        return Err(fail(
+            "tensor_split",
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+                .into(),
+        ));
+    }
     let d = x.dim(dim)?;
     let len = x.shape()[d] as i64;
-    let cuts: Vec<i64> = match at {
+    let cuts: Box<dyn Iterator<Item = i64>> = match at {
         Or::A(n) if n <= 0 => {
             return Err(fail(
                 "tensor_split",
@@ -127,11 +134,15 @@ fn tensor_split(x: &Tensor, at: Or<i64, Vec<i64>>, dim: i64) -> Result<Vec<Tenso
         }
         Or::A(n) => {
             let (q, r) = (len / n, len % n);
-            (1..n).map(|k| k * q + k.min(r)).collect()
+            Box::new((1..n).map(move |k| k * q + k.min(r)))
         }
-        Or::B(v) => v,
+        Or::B(v) => Box::new(v.into_iter()),
     };
-    let mut pieces = Vec::with_capacity(cuts.len() + 1);
+    // Each piece is a view with its own metadata: a count past memory is
+    // PyTorch's allocation error, not an abort.
+    let count = cuts.size_hint().0 + 1;
+    fxvm_tensor::alloc::reserve_items::<[u8; 128]>(count)?;
+    let mut pieces = Vec::with_capacity(count);
     let mut start = 0i64;
     for end in cuts.into_iter().chain(std::iter::once(len)) {
         let (s, e) = (start.clamp(0, len), end.clamp(0, len));
@@ -434,6 +445,26 @@ fn kron(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     shape::reshape(&product, &joined)
 }
 
+/// Σ clamp(r + k, 0, c) over `rows`, in closed form (a triangle's size
+/// without visiting its rows): zero up to r = -k, then r + k, then c.
+fn clamped_sum(rows: std::ops::Range<i64>, k: i64, c: i64) -> i128 {
+    let (r0, r1, k, c) = (
+        i128::from(rows.start),
+        i128::from(rows.end),
+        i128::from(k),
+        i128::from(c),
+    );
+    let (mid0, mid1) = (r0.max(1 - k), r1.min(c - k));
+    let rising = if mid1 > mid0 {
+        // Σ (r + k) for r in [mid0, mid1)
+        (mid0 + k + mid1 - 1 + k) * (mid1 - mid0) / 2
+    } else {
+        0
+    };
+    let full = (r1 - r0.max(c - k)).max(0) * c;
+    rising + full
+}
+
 /// `tril_indices`/`triu_indices`: the `[2, N]` coordinates of a triangle of
 /// a `row × col` matrix, row by row.
 fn triangle_indices(row: i64, col: i64, offset: i64, lower: bool, dtype: DType) -> Result<Tensor> {
@@ -445,18 +476,41 @@ fn triangle_indices(row: i64, col: i64, offset: i64, lower: bool, dtype: DType) 
     if row < 0 || col < 0 {
         return Err(fail(name, format!("row must be non-negative, got{row}")));
     }
-    let (mut rs, mut cs) = (Vec::new(), Vec::new());
-    for r in 0..row {
-        for c in 0..col {
-            let keep = if lower {
-                c - r <= offset
-            } else {
-                c - r >= offset
-            };
-            if keep {
-                rs.push(r);
-                cs.push(c);
-            }
+    // Row r keeps columns [lo, hi): a run, so only rows with one are visited
+    // and the size is known (and checked) before anything is built.
+    let run = |r: i64| -> (i64, i64) {
+        if lower {
+            (
+                0,
+                (r.saturating_add(offset).saturating_add(1)).clamp(0, col),
+            )
+        } else {
+            (r.saturating_add(offset).clamp(0, col), col)
+        }
+    };
+    let rows = if col == 0 {
+        0..0
+    } else if lower {
+        offset.saturating_neg().max(0)..row
+    } else {
+        0..row.min(col.saturating_sub(offset).max(0))
+    };
+    let count: i128 = if lower {
+        clamped_sum(rows.clone(), offset.saturating_add(1), col)
+    } else {
+        let n = i128::from((rows.end - rows.start).max(0));
+        n * i128::from(col) - clamped_sum(rows.clone(), offset, col)
+    };
+    let count = usize::try_from(count).map_err(|_| TensorError::SizeOverflow {
+        sizes: vec![2, usize::MAX],
+    })?;
+    fxvm_tensor::alloc::new_numel(&[2, count], DType::I64)?;
+    let (mut rs, mut cs) = (Vec::with_capacity(2 * count), Vec::with_capacity(count));
+    for r in rows {
+        let (lo, hi) = run(r);
+        for c in lo..hi {
+            rs.push(r);
+            cs.push(c);
         }
     }
     let n = rs.len();
@@ -557,6 +611,9 @@ pub(crate) fn rows() -> Vec<Op> {
             "split_with_sizes(Tensor input, int[] split_sizes, int dim=0)",
             TM,
             |(x, sizes, dim): (Tensor, Vec<i64>, i64)| {
+                if x.ndim() == 0 {
+                    return Err(fail("split_with_sizes", "split expects at least a 1-dimensional tensor".into()));
+                }
                 let total: i64 = sizes.iter().sum();
                 let d = x.dim(dim)?;
                 if total != x.shape()[d] as i64 {
@@ -593,6 +650,20 @@ pub(crate) fn rows() -> Vec<Op> {
             "tensor_split(Tensor input, Tensor|int|int[] indices_or_sections, int dim=0)",
             TM,
             |(x, at, dim): (Tensor, Or<Tensor, Or<i64, Vec<i64>>>, i64)| {
+                if let Or::A(t) = &at {
+                    if t.dtype() != fxvm_tensor::DType::I64 {
+                        return Err(fail("tensor_split", format!(
+                            "tensor_split expected tensor_indices_or_sections to have dtype of long, but got {}",
+                            fxvm_tensor::error::legacy_name(t.dtype())
+                        )));
+                    }
+                    if t.ndim() > 1 {
+                        return Err(fail("tensor_split", format!(
+                            "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or one-dimensional tensor, but got a tensor with {} dims",
+                            t.ndim()
+                        )));
+                    }
+                }
                 let at = match at {
                     Or::A(t) if t.ndim() == 0 => Or::A(t.to_vec::<i64>()[0]),
                     Or::A(t) => Or::B(t.to_vec::<i64>()),

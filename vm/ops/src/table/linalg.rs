@@ -190,7 +190,7 @@ fn cross(a: &Tensor, b: &Tensor, dim: i64) -> Result<Tensor> {
     let shape = fxvm_tensor::layout::broadcast_shapes(a.shape(), b.shape())
         .ok_or_else(|| TensorError::broadcast(a.shape(), b.shape()))?;
     let (a, b) = (o::expand(a, &shape)?, o::expand(b, &shape)?);
-    let d = a.dim(dim)?;
+    let d = a.dim_strict(dim)?;
     if shape[d] != 3 {
         return Err(TensorError::runtime(
             "cross",
@@ -237,13 +237,10 @@ fn extremum(x: &Tensor, dims: &[i64], keepdim: bool, which: Extremum) -> Result<
 
 fn vector_norm(x: &Tensor, ord: f64, dim: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
     if !x.dtype().is_float() {
-        return Err(TensorError::runtime(
-            "linalg.vector_norm",
-            format!(
-                "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
-                fxvm_tensor::error::legacy_name(x.dtype())
-            ),
-        ));
+        return Err(TensorError::not_implemented(format!(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
+            fxvm_tensor::error::legacy_name(x.dtype())
+        )));
     }
     let dims = dim.filter(|d| !d.is_empty());
     let abs = o::unary("abs", x)?;
@@ -462,11 +459,15 @@ pub(crate) fn rows() -> Vec<Op> {
                 // Without a dim, PyTorch takes the first of size 3.
                 let dim = match dim {
                     Some(d) => d,
-                    None => a
-                        .shape()
-                        .iter()
-                        .position(|&s| s == 3)
-                        .map_or(-1, |d| d as i64),
+                    None => match a.shape().iter().position(|&s| s == 3) {
+                        Some(d) => d as i64,
+                        None => {
+                            return Err(TensorError::runtime(
+                                "cross",
+                                "no dimension of size 3 in input",
+                            ));
+                        }
+                    },
                 };
                 cross(&a, &b, dim)
             },

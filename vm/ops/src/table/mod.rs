@@ -127,6 +127,13 @@ fn in_place(x: &Tensor, result: Result<Tensor>) -> Result<Value> {
     Ok(Value::Input(0))
 }
 
+/// A fill's end (`masked_fill_`, `index_fill_`, `tril_`): as [`in_place`],
+/// but an expanded `x` is written as PyTorch still allows for fills.
+fn fill_in_place(x: &Tensor, result: Result<Tensor>) -> Result<Value> {
+    x.assign_fill(&result?)?;
+    Ok(Value::Input(0))
+}
+
 /// `u` of `x` written into `x` (see `ew::unary_`), returning `x` itself.
 fn unary_in_place(x: &Tensor, u: ew::Unary) -> Result<Value> {
     ew::unary_(u, x)?;

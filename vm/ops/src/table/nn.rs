@@ -559,7 +559,7 @@ pub(crate) fn rows() -> Vec<Op> {
         ).grad(crate::derivatives::conv::adaptive_avg_pool(1)).meta(meta::adaptive_pool),
         op(
             "adaptive_avg_pool2d(Tensor input, int?[] output_size) -> Tensor",
-            &[Torch, Functional(2)],
+            &[Functional(2)],
             |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 2),
         ).grad(crate::derivatives::conv::adaptive_avg_pool(2)).meta(meta::adaptive_pool),
         op(

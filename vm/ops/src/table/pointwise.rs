@@ -96,7 +96,26 @@ fn nan_to_num(x: &Tensor, nan: f64, posinf: Option<f64>, neginf: Option<f64>) ->
 
 /// `start + w·(end - start)` for |w| < 0.5, else `end - (end - start)·(1 - w)`,
 /// PyTorch's two forms that keep both ends exact.
+/// PyTorch's lerp takes `end` (and a tensor `weight`) of `start`'s dtype.
+fn same_dtype_as_start(start: &Tensor, name: &str, other: &Tensor) -> Result<()> {
+    if other.dtype() == start.dtype() {
+        return Ok(());
+    }
+    Err(TensorError::runtime(
+        "lerp",
+        format!(
+            "expected dtype {} for `{name}` but got dtype {}",
+            start.dtype().type_meta_name(),
+            other.dtype().type_meta_name()
+        ),
+    ))
+}
+
 fn lerp(start: &Tensor, end: &Tensor, weight: Arg) -> Result<Tensor> {
+    same_dtype_as_start(start, "end", end)?;
+    if let Arg::Tensor(w) = &weight {
+        same_dtype_as_start(start, "weight", w)?;
+    }
     float_only("lerp_kernel_scalar", start)?;
     let diff = bin(Binary::Sub, end, start)?;
     let low = bin(
@@ -131,6 +150,12 @@ fn addc(x: &Tensor, t1: &Tensor, t2: &Tensor, value: Scalar, divide: bool) -> Re
 }
 
 fn logit(x: &Tensor, eps: Option<f64>) -> Result<Tensor> {
+    // Integers and bools compute in float32, as every float-valued op.
+    let x = &if x.dtype().is_float() {
+        x.clone()
+    } else {
+        x.to_dtype(DType::F32)
+    };
     let z = match eps {
         Some(e) => ew::clamp(x, Some(Scalar::Float(e)), Some(Scalar::Float(1.0 - e)))?,
         None => x.clone(),

@@ -9,9 +9,26 @@ use crate::meta;
 use crate::op::{Op, T, op};
 use crate::value::Value;
 
-type StackArgs = (
+/// A stack's initial states: `[h_0, c_0]` for an LSTM, `h_0` for the others.
+trait States {
+    fn into_states(self) -> Vec<Tensor>;
+}
+
+impl States for Vec<Tensor> {
+    fn into_states(self) -> Vec<Tensor> {
+        self
+    }
+}
+
+impl States for Tensor {
+    fn into_states(self) -> Vec<Tensor> {
+        vec![self]
+    }
+}
+
+type StackArgs<H> = (
     Tensor,
-    Vec<Tensor>,
+    H,
     Vec<Tensor>,
     bool,
     i64,
@@ -25,7 +42,7 @@ type StackArgs = (
 
 /// A layer stack: `(output, h_n)`, or `(output, h_n, c_n)` for an LSTM.
 /// Packed input comes as its data with `batch_sizes=`.
-fn stack_row(decl: &'static str, cell: Cell) -> Op {
+fn stack_row<H: States + crate::value::FromValue + 'static>(decl: &'static str, cell: Cell) -> Op {
     op(
         decl,
         T,
@@ -41,8 +58,9 @@ fn stack_row(decl: &'static str, cell: Cell) -> Op {
             batch_first,
             batch_sizes,
             g,
-        ): StackArgs|
+        ): StackArgs<H>|
               -> Result<Value> {
+            let hx = hx.into_states();
             let stack = Stack {
                 cell,
                 params: &params,
@@ -82,20 +100,20 @@ fn cell_row(decl: &'static str, cell: Cell) -> Op {
 
 pub(crate) fn rows() -> Vec<Op> {
     vec![
-        stack_row(
+        stack_row::<Vec<Tensor>>(
             "lstm(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first, *, Tensor? batch_sizes=None, Generator? generator=None)",
             Cell::Lstm,
         ).meta(meta::recurrent),
-        stack_row(
-            "gru(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first, *, Tensor? batch_sizes=None, Generator? generator=None)",
+        stack_row::<Tensor>(
+            "gru(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first, *, Tensor? batch_sizes=None, Generator? generator=None)",
             Cell::Gru,
         ).meta(meta::recurrent),
-        stack_row(
-            "rnn_tanh(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first, *, Tensor? batch_sizes=None, Generator? generator=None)",
+        stack_row::<Tensor>(
+            "rnn_tanh(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first, *, Tensor? batch_sizes=None, Generator? generator=None)",
             Cell::RnnTanh,
         ).meta(meta::recurrent),
-        stack_row(
-            "rnn_relu(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first, *, Tensor? batch_sizes=None, Generator? generator=None)",
+        stack_row::<Tensor>(
+            "rnn_relu(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first, *, Tensor? batch_sizes=None, Generator? generator=None)",
             Cell::RnnRelu,
         ).meta(meta::recurrent),
         op(

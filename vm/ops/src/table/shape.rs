@@ -267,7 +267,7 @@ pub(crate) fn rows() -> Vec<Op> {
         )
         .composite(),
         op(
-            "contiguous(Tensor input, MemoryFormat? memory_format=None)",
+            "contiguous(Tensor input, *, MemoryFormat? memory_format=None)",
             M,
             |(x, format): (Tensor, Option<MemoryFormat>)| -> Result<crate::value::Value> {
                 // Already laid out so: the tensor itself, as in PyTorch.

@@ -339,6 +339,9 @@ fn rewrite<F: Element>(xs: &mut [F], f: impl Fn(F) -> F + Sync + Send) {
 /// is computed by [`unary`] and stored back under PyTorch's cast and shape
 /// rules.
 pub fn unary_(op: Unary, t: &Tensor) -> Result<()> {
+    if t.layout().has_internal_overlap() {
+        return Err(TensorError::InternalOverlap);
+    }
     // float32 exp and gelu come from SIMD kernels that read and write
     // separate slices.
     let separate = t.dtype() == DType::F32 && matches!(op, Unary::Exp | Unary::Gelu);
@@ -785,6 +788,23 @@ fn zip_in_place<F: Element>(xs: &mut [F], ys: Rhs<F>, f: impl Fn(F, F) -> F + Sy
 /// PyTorch's cast and shape rules.
 pub fn binary_(op: Binary, x: &Tensor, other: &Arg) -> Result<()> {
     let dtype = x.dtype();
+    // PyTorch checks the output before it looks for a kernel: an expanded
+    // `x`, then a result it could not store.
+    if x.layout().has_internal_overlap() {
+        return Err(TensorError::InternalOverlap);
+    }
+    let promoted = result_type(&[Operand::Tensor(dtype), other.operand()]);
+    let result = match op.out() {
+        Out::FloatPromoted if !promoted.is_float() => DType::F32,
+        Out::Compare | Out::Logical => dtype,
+        _ => promoted,
+    };
+    if result.category() > dtype.category() {
+        return Err(TensorError::InplaceCast {
+            from: result,
+            to: dtype,
+        });
+    }
     let keeps = matches!(dtype, DType::F32 | DType::F64)
         && matches!(op.out(), Out::Promoted | Out::FloatPromoted)
         && result_type(&[Operand::Tensor(dtype), other.operand()]) == dtype;
@@ -846,6 +866,15 @@ fn in_place_with<F: Float + Element>(
 
 /// `torch.where(cond, a, b)`.
 pub fn where_(cond: &Tensor, a: &Arg, b: &Arg) -> Result<Tensor> {
+    if !matches!(cond.dtype(), DType::Bool | DType::U8) {
+        return Err(TensorError::runtime(
+            "where",
+            format!(
+                "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+                crate::error::legacy_name(cond.dtype())
+            ),
+        ));
+    }
     let dtype = result_type(&[a.operand(), b.operand()]);
     let shape = broadcast_shapes(cond.shape(), a.shape())
         .and_then(|s| broadcast_shapes(&s, b.shape()))

@@ -44,6 +44,24 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     super::subscript::take_along(t, d, &flat)
 }
 
+/// What a scatter reads from `src`: the window `index`'s shape covers.
+fn check_source_shape(t: &Tensor, d: usize, index: &Tensor, src: &Tensor) -> Result<()> {
+    let fits =
+        src.ndim() == index.ndim() && index.shape().iter().zip(src.shape()).all(|(i, s)| i <= s);
+    if fits {
+        return Ok(());
+    }
+    Err(TensorError::runtime(
+        "scatter",
+        format!(
+            "Expected index {:?} to be no larger than self {:?} apart from dimension {d} and to be no larger size than src {:?}",
+            index.shape(),
+            t.shape(),
+            src.shape()
+        ),
+    ))
+}
+
 fn check_index_shape(op: &'static str, t: &Tensor, d: usize, index: &Tensor) -> Result<()> {
     if index.ndim() != t.ndim() {
         return Err(TensorError::runtime(
@@ -127,6 +145,15 @@ pub fn scatter(
 ) -> Result<Tensor> {
     let d = t.dim(dim)?;
     check_index_shape("scatter", t, d, index)?;
+    if let ScatterSrc::Tensor(s) = &src {
+        if s.dtype() != t.dtype() {
+            return Err(TensorError::runtime(
+                "scatter",
+                "scatter(): Expected self.dtype to be equal to src.dtype",
+            ));
+        }
+        check_source_shape(t, d, index, s)?;
+    }
     let out = t.copy();
     let offsets = addressed("scatter", &out, d, index)?;
     with_dtype!(t.dtype(), T => {
@@ -194,6 +221,7 @@ pub fn scatter_reduce(
 ) -> Result<Tensor> {
     let d = t.dim(dim)?;
     check_index_shape("scatter_reduce", t, d, index)?;
+    check_source_shape(t, d, index, src)?;
     if src.dtype() != t.dtype() {
         return Err(TensorError::runtime(
             "scatter_reduce",
@@ -334,13 +362,6 @@ pub fn take(t: &Tensor, index: &Tensor) -> Result<Tensor> {
 
 /// `put(index, source, accumulate)`: `take`'s inverse, out of place.
 pub fn put(t: &Tensor, index: &Tensor, source: &Tensor, accumulate: bool) -> Result<Tensor> {
-    if index.numel() != source.numel() {
-        return Err(TensorError::index_error(format!(
-            "put_(): Expected source and index to have the same number of elements, but got source.numel() = {}, index.numel() = {}",
-            source.numel(),
-            index.numel()
-        )));
-    }
     if source.dtype() != t.dtype() {
         return Err(TensorError::runtime(
             "put",
@@ -350,6 +371,13 @@ pub fn put(t: &Tensor, index: &Tensor, source: &Tensor, accumulate: bool) -> Res
                 legacy_name(source.dtype())
             ),
         ));
+    }
+    if index.numel() != source.numel() {
+        return Err(TensorError::index_error(format!(
+            "put_(): Expected source and index to have the same number of elements, but got source.numel() = {}, index.numel() = {}",
+            source.numel(),
+            index.numel()
+        )));
     }
     let positions = flat_positions("put_", t.numel(), index)?;
     let out = t.contiguous().copy();

@@ -104,7 +104,9 @@ fn gemm_batched<T: Real>(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Tensor 
         T::slice(&sb).expect("b is T"),
     );
     let parallel = m * n * k >= PARALLEL_FLOPS;
-    if m == 0 || n == 0 {
+    // An empty product (k = 0) is zeros; its operands may hold no elements
+    // at the offsets their batch strides name.
+    if m == 0 || n == 0 || k == 0 {
         return Tensor::from_vec(out, out_shape);
     }
     for (i, (oa, ob)) in batch_offsets(la)

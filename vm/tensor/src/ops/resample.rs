@@ -296,6 +296,10 @@ pub fn interpolate(
             ),
         ));
     }
+    // An output too large to hold is PyTorch's error, not an abort.
+    let mut full = t.shape()[..2].to_vec();
+    full.extend(&out_sizes);
+    crate::alloc::new_numel(&full, t.dtype())?;
     if mode == InterpMode::Area {
         if spatial == 3 {
             return Err(not_implemented(

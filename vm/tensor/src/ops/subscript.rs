@@ -281,7 +281,8 @@ pub fn get(t: &Tensor, items: &[Index]) -> Result<Tensor> {
             // What each index picks is one run of memory (rows of a
             // table: an embedding lookup, `x[ids]`): copied whole.
             let run = picks.rest.numel();
-            for &start in &picks.starts {
+            // Empty runs (a `(3, 0)` tensor's rows) start past the storage.
+            for &start in picks.starts.iter().filter(|_| run > 0) {
                 data.extend_from_slice(&src[start..start + run]);
             }
         } else {

@@ -54,6 +54,29 @@ fn via_compute_dtype(t: &Tensor, fill: impl FnOnce(&Tensor) -> Result<()>) -> Re
     t.copy_from(&wide)
 }
 
+/// An in-place draw writes every element: PyTorch refuses an expanded `t`.
+fn destination(t: &Tensor) -> Result<()> {
+    if t.layout().has_internal_overlap() {
+        return Err(TensorError::InternalOverlap);
+    }
+    Ok(())
+}
+
+/// A continuous distribution's draw into an integer tensor (PyTorch's
+/// RuntimeError for `exponential_` and `cauchy_`).
+fn continuous(name: &str, t: &Tensor) -> Result<()> {
+    if t.dtype().is_float() {
+        return Ok(());
+    }
+    Err(TensorError::runtime(
+        "random",
+        format!(
+            "{name} distribution is a continuous probability distribution. dtype must be a floating point but you specified {}",
+            crate::error::legacy_name(t.dtype())
+        ),
+    ))
+}
+
 fn floating(op: &'static str, t: &Tensor) -> Result<()> {
     if t.dtype().is_float() {
         Ok(())
@@ -65,6 +88,7 @@ fn floating(op: &'static str, t: &Tensor) -> Result<()> {
 /// `uniform_(from, to)`: `from + u * (to - from)`, fused, in the tensor's
 /// precision.
 pub fn uniform_(t: &Tensor, from: f64, to: f64, g: &Generator) -> Result<()> {
+    destination(t)?;
     if matches!(t.dtype(), DType::F16 | DType::BF16) {
         return via_compute_dtype(t, |wide| uniform_(wide, from, to, g));
     }
@@ -92,6 +116,7 @@ pub fn uniform_(t: &Tensor, from: f64, to: f64, g: &Generator) -> Result<()> {
 /// last block redrawn when the size is not a multiple of 16); others draw
 /// cached double pairs one element at a time.
 pub fn normal_(t: &Tensor, mean: f64, std: f64, g: &Generator) -> Result<()> {
+    destination(t)?;
     floating("normal_kernel_cpu", t)?;
     if std < 0.0 || std.is_nan() {
         return Err(TensorError::runtime(
@@ -162,6 +187,7 @@ fn block_normal<F: Element + num_traits::Float + num_traits::FloatConst>(
 /// dtype's whole non-negative range (for floats, the integers they hold
 /// exactly).
 pub fn random_(t: &Tensor, from: i64, to: Option<i64>, g: &Generator) -> Result<()> {
+    destination(t)?;
     let dtype = t.dtype();
     let Some(to) = to else {
         with_dtype!(dtype, T => fill_with(t, g, |s| T::from_i64(full_range(dtype, s) as i64)));
@@ -198,6 +224,7 @@ fn full_range(dtype: DType, s: &mut State) -> u64 {
 
 /// `bernoulli_(p)`: 1 where a double uniform falls below `p`.
 pub fn bernoulli_(t: &Tensor, p: f64, g: &Generator) -> Result<()> {
+    destination(t)?;
     if !(0.0..=1.0).contains(&p) {
         return Err(TensorError::runtime(
             "bernoulli_",
@@ -231,10 +258,11 @@ pub fn bernoulli(probs: &Tensor, g: &Generator) -> Result<Tensor> {
 
 /// `exponential_(lambd)`: `-ln(1 - u) / lambd` over double uniforms.
 pub fn exponential_(t: &Tensor, lambd: f64, g: &Generator) -> Result<()> {
+    destination(t)?;
     if matches!(t.dtype(), DType::F16 | DType::BF16) {
         return via_compute_dtype(t, |wide| exponential_(wide, lambd, g));
     }
-    floating("exponential_cpu", t)?;
+    continuous("Exponential", t)?;
     if lambd <= 0.0 {
         return Err(TensorError::runtime(
             "exponential_",
@@ -247,10 +275,11 @@ pub fn exponential_(t: &Tensor, lambd: f64, g: &Generator) -> Result<()> {
 
 /// `cauchy_(median, sigma)`: `median + sigma * tan(pi * (u - 1/2))`.
 pub fn cauchy_(t: &Tensor, median: f64, sigma: f64, g: &Generator) -> Result<()> {
+    destination(t)?;
     if matches!(t.dtype(), DType::F16 | DType::BF16) {
         return via_compute_dtype(t, |wide| cauchy_(wide, median, sigma, g));
     }
-    floating("cauchy_cpu", t)?;
+    continuous("Cauchy", t)?;
     with_dtype!(t.dtype(), T => fill_with(t, g, |s| {
         T::from_f64(median + sigma * (std::f64::consts::PI * (unit_f64(s) - 0.5)).tan())
     }));
@@ -259,6 +288,7 @@ pub fn cauchy_(t: &Tensor, median: f64, sigma: f64, g: &Generator) -> Result<()>
 
 /// `log_normal_(mean, std)`: `exp` of a cached double normal.
 pub fn log_normal_(t: &Tensor, mean: f64, std: f64, g: &Generator) -> Result<()> {
+    destination(t)?;
     if matches!(t.dtype(), DType::F16 | DType::BF16) {
         return via_compute_dtype(t, |wide| log_normal_(wide, mean, std, g));
     }
@@ -275,6 +305,7 @@ pub fn log_normal_(t: &Tensor, mean: f64, std: f64, g: &Generator) -> Result<()>
 
 /// `geometric_(p)`: the number of trials to the first success.
 pub fn geometric_(t: &Tensor, p: f64, g: &Generator) -> Result<()> {
+    destination(t)?;
     if !(p > 0.0 && p < 1.0) {
         return Err(TensorError::runtime(
             "geometric_",

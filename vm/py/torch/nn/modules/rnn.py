@@ -188,7 +188,8 @@ class RNNBase(Module):
             hx = self._initial_state(batch, data)
         self.check_forward_args(data, hx, batch_sizes)
         stack = getattr(torch, _STACKS[self.mode])
-        result = stack(data, list(self._states(hx)), self._flat_weights, self.bias, self.num_layers, self.dropout, self.training, self.bidirectional, self.batch_first, batch_sizes=batch_sizes)
+        states = list(self._states(hx)) if self.mode == "LSTM" else hx
+        result = stack(data, states, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training, self.bidirectional, self.batch_first, batch_sizes=batch_sizes)
         output, states = result[0], result[1:]
         hidden = states if isinstance(hx, tuple) else states[0]
         if batch_sizes is not None:

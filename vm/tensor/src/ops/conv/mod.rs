@@ -205,6 +205,14 @@ fn check_bias(
     transposed: &str,
 ) -> Result<()> {
     match bias {
+        Some(b) if b.dtype() != weight.dtype() => Err(TensorError::runtime(
+            op,
+            format!(
+                "Input type ({}) and bias type ({}) should be the same",
+                weight.dtype().cpp_name(),
+                b.dtype().cpp_name()
+            ),
+        )),
         Some(b) if b.ndim() != 1 || b.numel() != channels => Err(TensorError::runtime(
             op,
             format!(
@@ -229,7 +237,12 @@ fn compute(
     f64_kernel: impl FnOnce(&Tensor, &Tensor, Option<&Tensor>) -> Tensor,
 ) -> Tensor {
     let dtype = x.dtype();
-    let compute = if dtype.is_float() { dtype } else { DType::F64 };
+    // Half precision computes in float32, integers in float64.
+    let compute = match dtype {
+        d if d.is_narrow() && d.is_float() => d.compute(),
+        d if d.is_float() => d,
+        _ => DType::F64,
+    };
     let xs = x.to_dtype(compute).contiguous();
     let ws = weight.to_dtype(compute).contiguous();
     let bs = bias.map(|b| b.to_dtype(compute).contiguous());
@@ -510,7 +523,7 @@ fn forward<T: Real>(
     // A 1×1 kernel with unit stride and no padding reads the input as is.
     let direct = g.kernel == [1; 3] && g.stride == [1; 3] && g.pad == [0; 3];
     let mut out = biased_output(n, o, plane_out, bias.as_deref());
-    if plane_out == 0 || n == 0 {
+    if plane_out == 0 || n == 0 || o == 0 {
         return Tensor::from_vec(out, &[n * o * plane_out]);
     }
     let across = across_batch(n);
@@ -585,7 +598,7 @@ fn transposed<T: Real>(
     let patch = og * g.taps();
     // col2im adds every tap's contribution onto the bias.
     let mut out = biased_output(n, o, plane_out, bias.as_deref());
-    if plane_out == 0 || n == 0 {
+    if plane_out == 0 || n == 0 || o == 0 {
         return Tensor::from_vec(out, &[n * o * plane_out]);
     }
     let across = across_batch(n);
