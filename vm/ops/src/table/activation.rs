@@ -35,8 +35,18 @@ fn softmax_dim(x: &Tensor, dim: Option<i64>) -> i64 {
     })
 }
 
+/// `clamp(x, lo, hi)` in `x`'s dtype: an integer tensor's bounds are
+/// truncated, so the result stays an integer tensor (as PyTorch's
+/// hardtanh kernel casts its bounds).
 fn clamp(x: &Tensor, lo: f64, hi: f64) -> Result<Tensor> {
-    ew::clamp(x, Some(Scalar::Float(lo)), Some(Scalar::Float(hi)))
+    let bound = |v: f64| {
+        if x.dtype().is_float() {
+            Scalar::Float(v)
+        } else {
+            Scalar::Int(v as i64)
+        }
+    };
+    ew::clamp(x, Some(bound(lo)), Some(bound(hi)))
 }
 
 /// `clamp(x + 3, 0, 6)`: the gate hardsigmoid and hardswish share.
@@ -106,14 +116,8 @@ pub(super) fn pairwise_distance(
     o::norm(&diff, p, Some(&[-1]), keepdim)
 }
 
-/// `clamp(x, lo, hi)`, refusing bool input and crossed bounds as PyTorch does.
+/// `clamp(x, lo, hi)`, refusing bool input as PyTorch does.
 fn hardtanh(x: &Tensor, lo: f64, hi: f64) -> Result<Tensor> {
-    if lo > hi {
-        return Err(TensorError::value(
-            "hardtanh",
-            "min_val cannot be greater than max_val",
-        ));
-    }
     if x.dtype() == DType::Bool {
         return Err(TensorError::not_implemented(
             "Bool inputs not supported for hardtanh",
@@ -236,6 +240,13 @@ pub(crate) fn rows() -> Vec<Op> {
             "hardtanh(Tensor input, float min_val=-1.0, float max_val=1.0, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, lo, hi, inplace): (Tensor, f64, f64, bool)| {
+                // The functional's own check (the ATen `hardtanh_` has none).
+                if lo > hi {
+                    return Err(TensorError::value(
+                        "hardtanh",
+                        "min_val cannot be greater than max_val",
+                    ));
+                }
                 maybe_in_place(&x, hardtanh(&x, lo, hi), inplace)
             },
         ).grad(crate::derivatives::nn::hardtanh(None)).meta(meta::pointwise),
@@ -392,6 +403,16 @@ pub(crate) fn rows() -> Vec<Op> {
             "prelu(Tensor input, Tensor weight)",
             &[Torch, Place::Method, FunctionalIsTorch],
             |(x, weight): (Tensor, Tensor)| {
+                if weight.dtype() != x.dtype() {
+                    return Err(TensorError::runtime(
+                        "prelu",
+                        format!(
+                            "prelu: Type promoting not supported. Got {} and {}",
+                            fxvm_tensor::error::legacy_name(x.dtype()),
+                            fxvm_tensor::error::legacy_name(weight.dtype())
+                        ),
+                    ));
+                }
                 float_kernel(&x, "prelu_cpu")?;
                 let channels = if x.ndim() >= 2 { x.shape()[1] } else { 1 };
                 let w = weight.numel();
@@ -404,7 +425,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     ));
                 }
                 // One slope per channel (dim 1), broadcast over the rest.
-                let mut shape = vec![1; x.ndim().max(1)];
+                let mut shape = vec![1; x.ndim()];
                 if x.ndim() >= 2 {
                     shape[1] = w;
                 }
@@ -505,8 +526,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 let shape = fxvm_tensor::layout::broadcast_shapes(x1.shape(), x2.shape())
                     .ok_or_else(|| TensorError::broadcast(x1.shape(), x2.shape()))?;
                 let (x1, x2) = (o::expand(&x1, &shape)?, o::expand(&x2, &shape)?);
-                if !(x1.dtype().is_float() || x2.dtype().is_float()) {
-                    let common = DType::promote(x1.dtype(), x2.dtype());
+                let common = DType::promote(x1.dtype(), x2.dtype());
+                if !common.is_float() {
                     return Err(TensorError::runtime(
                         "cosine_similarity",
                         format!(
@@ -515,6 +536,7 @@ pub(crate) fn rows() -> Vec<Op> {
                         ),
                     ));
                 }
+                let (x1, x2) = (o::to_dtype(&x1, common)?, o::to_dtype(&x2, common)?);
                 // Each side is normalised before the product, as PyTorch
                 // does, so that large norms do not overflow.
                 let unit = |x: &Tensor| -> Result<Tensor> {

@@ -3,7 +3,7 @@
 //! `clamp`.
 
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
-use fxvm_tensor::{Result, Scalar, Tensor, TensorError};
+use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
 use super::{in_place, unary_in_place};
 use crate::derivatives::elementwise as derivatives;
@@ -100,6 +100,22 @@ const UNARY_ALIASES: &[(&str, Unary, &[Place])] = &[
     ("arctanh", Unary::Atanh, TM),
 ];
 
+/// PyTorch's rules for `alpha`: a bool only when the result is bool, a
+/// float only when it is floating.
+fn check_alpha(x: &Tensor, y: &Arg, alpha: Scalar) -> Result<()> {
+    let result = fxvm_tensor::dtype::result_type(&[Arg::Tensor(x.clone()).operand(), y.operand()]);
+    let message = match alpha {
+        Scalar::Bool(_) if result != DType::Bool => {
+            "Boolean alpha only supported for Boolean results."
+        }
+        Scalar::Float(_) if !result.is_float() => {
+            "For integral input tensors, argument alpha must not be a floating point number."
+        }
+        _ => return Ok(()),
+    };
+    Err(TensorError::runtime("add", message))
+}
+
 fn binary_rows(op_: Binary, other: Other) -> [Op; 2] {
     binary_rows_of(op_, other).map(|row| row.grad_opt(derivatives::binary_op(op_)))
 }
@@ -107,18 +123,22 @@ fn binary_rows(op_: Binary, other: Other) -> [Op; 2] {
 fn binary_rows_of(op_: Binary, other: Other) -> [Op; 2] {
     let name = op_.name();
     // `alpha * other`, as `add` and `sub` take it.
-    let scaled = |y: Arg, alpha: Scalar| -> Result<Arg> {
+    let scaled = |x: &Tensor, y: Arg, alpha: Scalar| -> Result<Arg> {
+        if let Scalar::Bool(_) | Scalar::Float(_) = alpha {
+            check_alpha(x, &y, alpha)?;
+        }
         Ok(match alpha {
             Scalar::Int(1) => y,
             alpha => Arg::Tensor(ew::binary(Binary::Mul, &y, &Arg::Scalar(alpha))?),
         })
     };
     let run = move |x: Tensor, y: Arg, alpha: Scalar| {
-        ew::binary(op_, &Arg::Tensor(x), &scaled(y, alpha)?)
+        let y = scaled(&x, y, alpha)?;
+        ew::binary(op_, &Arg::Tensor(x), &y)
     };
     // The in-place form writes into `x` (see `ew::binary_`).
     let run_ = move |x: Tensor, y: Arg, alpha: Scalar| {
-        ew::binary_(op_, &x, &scaled(y, alpha)?)?;
+        ew::binary_(op_, &x, &scaled(&x, y, alpha)?)?;
         Ok(Value::Input(0))
     };
     match other {

@@ -174,8 +174,20 @@ fn inner(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if a.ndim() == 0 || b.ndim() == 0 {
         return o::mul(a, b);
     }
-    let k = *a.shape().last().unwrap_or(&0) as i64;
-    let rows_b = o::shape::reshape(b, &[-1, k])?;
+    let (ka, kb) = (a.shape()[a.ndim() - 1], b.shape()[b.ndim() - 1]);
+    if ka != kb {
+        return Err(TensorError::runtime(
+            "inner",
+            format!(
+                "inner() the last dimension must match on both input tensors but got shapes {:?} and {:?}",
+                a.shape(),
+                b.shape()
+            ),
+        ));
+    }
+    // Rows counted, not inferred: `-1` cannot be read off an empty `k`.
+    let rows: usize = b.shape()[..b.ndim() - 1].iter().product();
+    let rows_b = o::shape::reshape(b, &[rows as i64, ka as i64])?;
     let product = o::matmul(a, &o::shape::transpose(&rows_b, 0, 1)?)?;
     let mut out: Vec<i64> = a.shape()[..a.ndim() - 1]
         .iter()

@@ -379,6 +379,14 @@ pub(super) fn dropout(
     if !training {
         return Ok(Value::Input(0));
     }
+    // The mask's float scale cannot be stored in an integer tensor (p of
+    // 0 or 1 and empty input need no scale).
+    if !x.dtype().is_float() && p > 0.0 && p < 1.0 && x.numel() > 0 {
+        return Err(TensorError::InplaceCast {
+            from: fxvm_tensor::DType::F32,
+            to: x.dtype(),
+        });
+    }
     let unbatched = matches!(spatial, Some(1) if d == 2) || matches!(spatial, Some(3) if d != 5);
     let g = Generator::default_cpu();
     let result = if unbatched {

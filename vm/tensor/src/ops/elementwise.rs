@@ -622,8 +622,12 @@ impl Arg {
         }
     }
 
-    fn is_bool_tensor(&self) -> bool {
-        matches!(self, Arg::Tensor(t) if t.dtype() == DType::Bool)
+    /// A bool tensor or a Python bool.
+    fn is_bool(&self) -> bool {
+        match self {
+            Arg::Tensor(t) => t.dtype() == DType::Bool,
+            Arg::Scalar(s) => matches!(s, Scalar::Bool(_)),
+        }
     }
 
     fn to_tensor(&self, dtype: DType) -> Tensor {
@@ -644,6 +648,14 @@ impl Arg {
 /// `op(a, b)` with broadcasting and PyTorch's result-type rules.
 pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
     let promoted = result_type(&[a.operand(), b.operand()]);
+    if let (Binary::Heaviside, Arg::Tensor(x), Arg::Tensor(y)) = (op, a, b)
+        && x.dtype() != y.dtype()
+    {
+        return Err(TensorError::runtime(
+            "heaviside",
+            "heaviside is not yet implemented for tensors with different dtypes",
+        ));
+    }
     let shape = broadcast_shapes(a.shape(), b.shape())
         .ok_or_else(|| TensorError::broadcast(a.shape(), b.shape()))?;
     let compute = match op.out() {
@@ -659,7 +671,7 @@ pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
                 "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.",
             ));
         }
-        _ if op == Binary::Sub && [a, b].iter().any(|x| x.is_bool_tensor()) => {
+        _ if op == Binary::Sub && [a, b].iter().any(|x| x.is_bool()) => {
             return Err(TensorError::not_implemented(
                 "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
             ));

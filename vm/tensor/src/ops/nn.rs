@@ -50,6 +50,27 @@ pub(super) fn list(s: &[usize]) -> String {
         .join(", ")
 }
 
+/// PyTorch's CPU rule for a norm's parameters (weight, bias, running
+/// statistics): one dtype among them, which is the input's — or float32
+/// for a half-precision input (its "mixed dtype" kernels).
+pub fn check_norm_params(x: &Tensor, params: &[Option<&Tensor>]) -> Result<()> {
+    let dtypes: Vec<DType> = params.iter().flatten().map(|p| p.dtype()).collect();
+    let Some(&first) = dtypes.first() else {
+        return Ok(());
+    };
+    let one = dtypes.iter().all(|&d| d == first);
+    let mixed = matches!(x.dtype(), DType::F16 | DType::BF16) && first == DType::F32;
+    if one && (first == x.dtype() || mixed) {
+        return Ok(());
+    }
+    let message = if one && x.dtype() == DType::F64 {
+        "mixed dtype (CPU): all inputs must share same datatype."
+    } else {
+        "mixed dtype (CPU): expect parameter to have scalar type of Float"
+    };
+    Err(TensorError::runtime("norm", message))
+}
+
 /// Arguments of `F.batch_norm` beyond the input.
 pub struct BatchNorm<'a> {
     pub running_mean: Option<&'a Tensor>,
@@ -64,6 +85,7 @@ pub struct BatchNorm<'a> {
 /// `F.batch_norm` over dim 1; in training it updates the running statistics in place.
 pub fn batch_norm(x: &Tensor, a: &BatchNorm) -> Result<Tensor> {
     float_only("batch_norm", x)?;
+    check_norm_params(x, &[a.weight, a.bias, a.running_mean, a.running_var])?;
     if x.ndim() < 2 {
         return Err(TensorError::value(
             "batch_norm",
@@ -206,6 +228,7 @@ pub fn group_norm(
     eps: f64,
 ) -> Result<Tensor> {
     float_only("group_norm", x)?;
+    check_norm_params(x, &[weight, bias])?;
     if x.ndim() < 2 {
         return Err(TensorError::runtime(
             "group_norm",
@@ -777,7 +800,7 @@ mod tests {
             stats([1.5, -2.0, 0.5]),
             stats([0.1, 0.2, -0.3]),
         );
-        let args = BatchNorm {
+        let args64 = BatchNorm {
             running_mean: Some(&rm),
             running_var: Some(&rv),
             weight: Some(&w),
@@ -786,8 +809,18 @@ mod tests {
             momentum: 0.1,
             eps: 1e-5,
         };
+        let args = BatchNorm { ..args64 };
         let want = batch_norm(&x64, &args).unwrap().to_vec::<f64>();
         let x32 = x64.to_dtype(DType::F32);
+        // Parameters of the input's dtype, as PyTorch's CPU kernels require.
+        let [rm, rv, w, b] = [&rm, &rv, &w, &b].map(|t| t.to_dtype(DType::F32));
+        let args = BatchNorm {
+            running_mean: Some(&rm),
+            running_var: Some(&rv),
+            weight: Some(&w),
+            bias: Some(&b),
+            ..args
+        };
         let got = batch_norm(&x32, &args).unwrap();
         assert_eq!(got.dtype(), DType::F32);
         for (g, w) in got.to_vec::<f64>().iter().zip(&want) {
@@ -798,7 +831,7 @@ mod tests {
         let t64 = x64.with_layout(x64.layout().transpose(2, 3));
         let (got, want) = (
             batch_norm(&t, &args).unwrap(),
-            batch_norm(&t64, &args).unwrap(),
+            batch_norm(&t64, &args64).unwrap(),
         );
         assert_eq!(got.shape(), want.shape());
         for (g, w) in got.to_vec::<f64>().iter().zip(&want.to_vec::<f64>()) {
@@ -844,5 +877,26 @@ mod tests {
     fn instance_norm_needs_a_channel_dim() {
         let x = Tensor::zeros(&[3], DType::F32);
         assert!(instance_norm(&x, &training(None, None)).is_err());
+    }
+
+    /// PyTorch's CPU norms take parameters of one dtype: the input's, or
+    /// float32 for a half-precision input.
+    #[test]
+    fn norm_parameters_share_the_inputs_dtype_or_float32_for_half_inputs() {
+        let ones = |d: DType| Tensor::from_vec(vec![1.0f32; 3], &[3]).to_dtype(d);
+        let check = |x: DType, p: DType| check_norm_params(&ones(x), &[Some(&ones(p)), None]);
+        assert!(check(DType::F32, DType::F32).is_ok());
+        assert!(check(DType::BF16, DType::F32).is_ok());
+        assert!(check(DType::F16, DType::F16).is_ok());
+        assert_eq!(
+            check(DType::F64, DType::F32).unwrap_err().to_string(),
+            "mixed dtype (CPU): all inputs must share same datatype."
+        );
+        assert_eq!(
+            check(DType::F32, DType::F64).unwrap_err().to_string(),
+            "mixed dtype (CPU): expect parameter to have scalar type of Float"
+        );
+        let (w, b) = (ones(DType::F32), ones(DType::F64));
+        assert!(check_norm_params(&ones(DType::F64), &[Some(&w), Some(&b)]).is_err());
     }
 }

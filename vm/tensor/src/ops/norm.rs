@@ -18,6 +18,7 @@ pub fn layer_norm(
     bias: Option<&Tensor>,
     eps: f64,
 ) -> Result<Tensor> {
+    super::nn::check_norm_params(x, &[weight, bias])?;
     trailing_norm(x, normalized_shape, weight, bias, eps, false)
 }
 

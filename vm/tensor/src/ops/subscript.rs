@@ -331,6 +331,26 @@ pub fn put(t: &Tensor, items: &[Index], src: &Tensor, accumulate: bool) -> Resul
             ),
         )
     })?;
+    // Advanced indexing writes a value of the destination's dtype; only a
+    // boolean mask with a 0-d value (PyTorch's masked fill) converts it.
+    let tensors: Vec<&Tensor> = items
+        .iter()
+        .filter_map(|i| match i {
+            Index::Tensor(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let masked_fill = src.ndim() == 0 && matches!(tensors[..], [m] if m.dtype() == DType::Bool);
+    if src.dtype() != view.dtype() && !masked_fill {
+        return Err(TensorError::runtime(
+            "index_put_",
+            format!(
+                "Index put requires the source and destination dtypes match, got {} for the destination and {} for the source.",
+                crate::error::legacy_name(view.dtype()),
+                crate::error::legacy_name(src.dtype())
+            ),
+        ));
+    }
     // Into `[index dims, rest dims]` order, read out before `t` is locked
     // for writing (the value may be a view of `t` itself).
     let value = value.with_layout(value.layout().permute(&invert(&picks.to_result_order())));
