@@ -313,6 +313,26 @@ impl ExactSizeIterator for Offsets {}
 mod tests {
     use super::*;
 
+    /// Only a stride-0 dim over more than one element of a non-empty
+    /// layout makes two elements one place.
+    #[test]
+    fn internal_overlap_is_an_expanded_dim_with_elements() {
+        let row = Layout::contiguous(&[1, 3]);
+        assert!(!row.has_internal_overlap());
+        assert!(row.broadcast_to(&[4, 3]).has_internal_overlap());
+        assert!(!row.broadcast_to(&[1, 3]).has_internal_overlap());
+        assert!(
+            !Layout::contiguous(&[1, 0])
+                .broadcast_to(&[5, 0])
+                .has_internal_overlap()
+        );
+        assert!(
+            !Layout::contiguous(&[2, 3])
+                .transpose(0, 1)
+                .has_internal_overlap()
+        );
+    }
+
     #[test]
     fn offsets_of_a_transpose() {
         let l = Layout::contiguous(&[2, 3]).transpose(0, 1);

@@ -82,6 +82,15 @@ fn tile(x: &Tensor, dims: &[i64]) -> Result<Tensor> {
 /// `repeat_interleave`: each slice along `dim` (of the flattened input
 /// when `dim` is None) `repeats[i]` times in a row.
 fn repeat_interleave(x: &Tensor, repeats: Or<Tensor, i64>, dim: Option<i64>) -> Result<Tensor> {
+    // Repeat counts are integers: PyTorch has no kernel reading others.
+    if let Or::A(t) = &repeats
+        && (t.dtype().is_float() || t.dtype() == DType::Bool)
+    {
+        return Err(TensorError::not_implemented_for(
+            "repeat_interleave_cpu",
+            t.dtype(),
+        ));
+    }
     let (x, d) = match dim {
         Some(d) => (x.clone(), x.dim(d)?),
         None => (shape::reshape(x, &[-1])?, 0),
@@ -476,6 +485,9 @@ fn triangle_indices(row: i64, col: i64, offset: i64, lower: bool, dtype: DType) 
     if row < 0 || col < 0 {
         return Err(fail(name, format!("row must be non-negative, got{row}")));
     }
+    if !matches!(dtype, DType::I32 | DType::I64) {
+        return Err(TensorError::not_implemented_for(name, dtype));
+    }
     // Row r keeps columns [lo, hi): a run, so only rows with one are visited
     // and the size is known (and checked) before anything is built.
     let run = |r: i64| -> (i64, i64) {
@@ -749,4 +761,42 @@ pub(crate) fn rows() -> Vec<Op> {
         ),
     ]);
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The closed-form triangle size is the count of the rows' runs.
+    #[test]
+    fn triangle_sizes_in_closed_form_count_every_kept_element() {
+        for row in 0..6 {
+            for col in 0..6 {
+                for offset in -7..8 {
+                    for lower in [true, false] {
+                        let t = triangle_indices(row, col, offset, lower, DType::I64).unwrap();
+                        let kept = (0..row)
+                            .flat_map(|r| (0..col).map(move |c| (r, c)))
+                            .filter(|&(r, c)| {
+                                if lower {
+                                    c - r <= offset
+                                } else {
+                                    c - r >= offset
+                                }
+                            })
+                            .count();
+                        assert_eq!(t.shape(), [2, kept], "{row} {col} {offset} {lower}");
+                    }
+                }
+            }
+        }
+        // Far past memory: refused at once, not looped over.
+        assert!(triangle_indices(1 << 40, 1 << 40, 0, true, DType::I64).is_err());
+        assert_eq!(
+            triangle_indices(1 << 62, 0, 0, true, DType::I64)
+                .unwrap()
+                .shape(),
+            [2, 0]
+        );
+    }
 }

@@ -467,6 +467,8 @@ enum Out {
     Promoted,
     /// True division: integers compute in float32.
     FloatPromoted,
+    /// Floating dtypes only: integer and bool operands have no kernel.
+    Float,
     /// Compares in the promoted dtype, returns bool.
     Compare,
     /// Logical: truthiness of each side, returns bool.
@@ -494,9 +496,9 @@ binary_ops! {
     Fmax, "fmax", Promoted, |a, b| if b.is_nan() || a > b { a } else { b }, a.max(b);
     Fmin, "fmin", Promoted, |a, b| if b.is_nan() || a < b { a } else { b }, a.min(b);
     Atan2, "atan2", FloatPromoted, |a, b| a.atan2(b), 0;
-    Hypot, "hypot", FloatPromoted, |a, b| a.hypot(b), 0;
-    LogAddExp, "logaddexp", FloatPromoted, |a, b| log_add_exp(a, b, |d| (-d).exp().ln_1p()), 0;
-    LogAddExp2, "logaddexp2", FloatPromoted, |a, b| log_add_exp(a, b, |d| (-d).exp2().ln_1p() / F::from(std::f64::consts::LN_2).unwrap()), 0;
+    Hypot, "hypot", Float, |a, b| a.hypot(b), 0;
+    LogAddExp, "logaddexp", Float, |a, b| log_add_exp(a, b, |d| (-d).exp().ln_1p()), 0;
+    LogAddExp2, "logaddexp2", Float, |a, b| log_add_exp(a, b, |d| (-d).exp2().ln_1p() / F::from(std::f64::consts::LN_2).unwrap()), 0;
     Xlogy, "xlogy", FloatPromoted, |a, b| if b.is_nan() { b } else if a == F::zero() { F::zero() } else { a * b.ln() }, 0;
     Copysign, "copysign", FloatPromoted, |a, b| a.copysign(b), 0;
     Heaviside, "heaviside", Promoted, |a, b| if a == F::zero() { b } else { b2f(a > F::zero()) }, if a == 0 { b } else { (a > 0) as i64 };
@@ -660,6 +662,12 @@ pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
         .ok_or_else(|| TensorError::broadcast(a.shape(), b.shape()))?;
     let compute = match op.out() {
         Out::FloatPromoted if !promoted.is_float() => DType::F32,
+        Out::Float if !promoted.is_float() => {
+            return Err(TensorError::not_implemented_for(
+                format!("{}_cpu", op.name()),
+                promoted,
+            ));
+        }
         Out::Bitwise if promoted.is_float() => {
             return Err(TensorError::not_implemented_for(
                 format!("{}_cpu", op.name()),
@@ -818,7 +826,7 @@ pub fn binary_(op: Binary, x: &Tensor, other: &Arg) -> Result<()> {
         });
     }
     let keeps = matches!(dtype, DType::F32 | DType::F64)
-        && matches!(op.out(), Out::Promoted | Out::FloatPromoted)
+        && matches!(op.out(), Out::Promoted | Out::FloatPromoted | Out::Float)
         && result_type(&[Operand::Tensor(dtype), other.operand()]) == dtype;
     if let (true, Some(range)) = (keeps, x.layout().contiguous_range()) {
         // A number is the one-element tensor `binary` makes of it.
