@@ -94,6 +94,30 @@ pub fn registry() -> &'static Registry {
     REGISTRY.get_or_init(Registry::build)
 }
 
+/// Asserts that `fixtures/<name>` holds `report` (`FXVM_BLESS=1` rewrites
+/// it): listings the registry generates for fixtures and tools.
+#[cfg(test)]
+pub(crate) fn assert_fixture_is_current(name: &str, report: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(name);
+    if std::env::var_os("FXVM_BLESS").is_some() {
+        std::fs::write(&path, report).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    let first = expected
+        .lines()
+        .zip(report.lines())
+        .position(|(a, b)| a != b)
+        .map_or(expected.lines().count().min(report.lines().count()), |i| i);
+    assert!(
+        expected == report,
+        "{} is out of date (FXVM_BLESS=1 rewrites it); first difference at line {}",
+        path.display(),
+        first + 1
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use fxvm_tensor::{DType, Scalar, Tensor};
@@ -287,16 +311,6 @@ mod tests {
         lines.sort();
         lines.dedup();
         let listing = lines.join("\n") + "\n";
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fixtures/fuzz/registry/ops.txt");
-        if std::env::var_os("FXVM_BLESS").is_some() {
-            std::fs::write(&path, &listing).unwrap();
-        }
-        let expected = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            expected == listing,
-            "{} is out of date (FXVM_BLESS=1 rewrites it)",
-            path.display()
-        );
+        assert_fixture_is_current("fuzz/registry/ops.txt", &listing);
     }
 }

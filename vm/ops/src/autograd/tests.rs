@@ -1066,24 +1066,7 @@ fn every_formula_matches_finite_differences_and_so_does_its_derivative() {
 /// gaining or losing one changes it (`FXVM_BLESS=1` rewrites it).
 #[test]
 fn the_derivative_coverage_report_is_current() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/autograd/derivatives.txt");
-    let report = super::coverage();
-    if std::env::var_os("FXVM_BLESS").is_some() {
-        std::fs::write(&path, &report).unwrap();
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        expected == report,
-        "{} is out of date (FXVM_BLESS=1 rewrites it); first difference at line {}",
-        path.display(),
-        expected
-            .lines()
-            .zip(report.lines())
-            .position(|(a, b)| a != b)
-            .map_or(expected.lines().count().min(report.lines().count()), |i| i)
-            + 1
-    );
+    crate::assert_fixture_is_current("autograd/derivatives.txt", &super::coverage());
 }
 
 /// A root's gradient of the wrong shape is named by its position.

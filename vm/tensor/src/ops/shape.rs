@@ -236,14 +236,15 @@ pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
             "narrow() cannot be applied to a 0-dim tensor.",
         ));
     }
-    let d = t.dim(dim)?;
-    let size = t.shape()[d] as i64;
+    // PyTorch checks the length before the dim.
     if length < 0 {
         return Err(TensorError::runtime(
             "narrow",
             "narrow(): length must be non-negative.",
         ));
     }
+    let d = t.dim(dim)?;
+    let size = t.shape()[d] as i64;
     if !(-size..=size).contains(&start) {
         return Err(TensorError::index_error(format!(
             "start out of range (expected to be in range of [{}, {size}], but got {start})",
