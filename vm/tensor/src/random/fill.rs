@@ -235,8 +235,8 @@ pub fn bernoulli_(t: &Tensor, p: f64, g: &Generator) -> Result<()> {
     Ok(())
 }
 
-/// `torch.bernoulli(probs)`: 1 where a float uniform falls below each
-/// element's probability.
+/// `torch.bernoulli(probs)`: 1 where a uniform falls below each element's
+/// probability — a double uniform for float64 probabilities, else a float.
 pub fn bernoulli(probs: &Tensor, g: &Generator) -> Result<Tensor> {
     floating("bernoulli_tensor_cpu_p_", probs)?;
     let p = probs.to_vec::<f64>();
@@ -248,8 +248,9 @@ pub fn bernoulli(probs: &Tensor, g: &Generator) -> Result<Tensor> {
     }
     let out = Tensor::zeros(probs.shape(), probs.dtype());
     let mut i = 0;
+    let double = probs.dtype() == DType::F64;
     with_dtype!(out.dtype(), T => fill_with(&out, g, |s| {
-        let hit = unit_f32(s) < p[i] as f32;
+        let hit = if double { unit_f64(s) < p[i] } else { unit_f32(s) < p[i] as f32 };
         i += 1;
         T::from_bool(hit)
     }));
@@ -382,6 +383,19 @@ mod tests {
         let t = Tensor::zeros(&[2], DType::F64);
         uniform_(&t, 0.0, 1.0, &seeded()).unwrap();
         assert_eq!(t.to_vec::<f64>(), [0.9700530018065531, 0.707819864399788]);
+    }
+
+    /// `torch.bernoulli` draws a double uniform for float64 probabilities
+    /// and a float one otherwise: p = 0.1, 0.2, …, 0.8.
+    #[test]
+    fn bernoulli_draws_in_the_probabilities_precision() {
+        let p: Vec<f64> = (1..=8).map(|k| k as f64 / 10.0).collect();
+        let draw = |dtype: DType| {
+            let probs = Tensor::from_vec(p.clone(), &[8]).to_dtype(dtype);
+            bernoulli(&probs, &seeded()).unwrap().to_vec::<f64>()
+        };
+        assert_eq!(draw(DType::F64), [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0]);
+        assert_eq!(draw(DType::F32), [0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0]);
     }
 
     #[test]
