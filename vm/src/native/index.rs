@@ -128,7 +128,11 @@ pub(crate) fn set(
             }
         }
         None => match scalar(value, vm) {
-            Some(s) => constant(Tensor::scalar(s, t.dtype())),
+            // A number is a fill value of the tensor's dtype, range-checked.
+            Some(s) => constant(Tensor::scalar(
+                Tensor::fill_value(s, t.dtype()).py(vm)?,
+                t.dtype(),
+            )),
             None => {
                 super::bind::unpack_overflow(value, vm)?;
                 return Err(vm.new_type_error(format!(
