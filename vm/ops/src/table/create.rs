@@ -36,7 +36,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(data, dtype, _, _): (Data, Option<DType>, Device, bool)| data.into_tensor(dtype),
         ),
         op(
-            "as_tensor(Data data, ScalarType? dtype=None, Device? device=None)",
+            "as_tensor(Data data, *, ScalarType? dtype=None, Device? device=None)",
             T,
             |(data, dtype, _): (Data, Option<DType>, Device)| match data {
                 Data::Tensor(t) => Ok(t.to_dtype(dtype.unwrap_or(t.dtype()))),
