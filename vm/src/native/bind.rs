@@ -5,6 +5,7 @@
 use fxvm_ops::{Data, Schema, Ty, Value};
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyInt, PyList, PyStr, PyTuple};
 use rustpython_vm::function::FuncArgs;
+use rustpython_vm::types::PyComparisonOp;
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 use crate::tensor::ops::elementwise::Arg;
@@ -200,12 +201,7 @@ pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyRes
                 None
             }
         },
-        Ty::IntList => {
-            for x in seq(o).unwrap_or_else(|| vec![o.clone()]) {
-                unpack_overflow(&x, vm)?;
-            }
-            int_list(o, vm).map(Value::Ints)
-        }
+        Ty::IntList => int_list(o, vm)?.map(Value::Ints),
         Ty::OptIntList => {
             let items = seq(o).unwrap_or_else(|| vec![o.clone()]);
             items
@@ -310,37 +306,41 @@ fn wide_int(o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<f64>> {
     let Some(i) = o.downcast_ref::<PyInt>() else {
         return Ok(None);
     };
-    let v = i.as_bigint();
-    if let Ok(u) = u64::try_from(v) {
+    if let Ok(u) = u64::try_from(i.as_bigint()) {
         return Ok(Some(u as f64));
     }
-    Err(vm.new_overflow_error(
-        if i64::try_from(v).is_err() && v.to_string().starts_with('-') {
-            "can't convert negative int to unsigned"
-        } else {
-            "int too big to convert"
-        },
-    ))
+    let negative = o.rich_compare_bool(vm.ctx.new_int(0).as_object(), PyComparisonOp::Lt, vm)?;
+    Err(vm.new_overflow_error(if negative {
+        "can't convert negative int to unsigned"
+    } else {
+        "int too big to convert"
+    }))
 }
 
 /// An `int[]`: a sequence of ints (or integer one-element tensors), or one
-/// int standing for a one-item list, as in PyTorch.
-fn int_list(o: &PyObjectRef, vm: &VirtualMachine) -> Option<Vec<i64>> {
+/// int standing for a one-item list, as in PyTorch; any item past int64 is
+/// PyTorch's overflow error.
+fn int_list(o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Option<Vec<i64>>> {
     if let Some(Scalar::Int(v)) = scalar(o, vm) {
-        return Some(vec![v]);
+        return Ok(Some(vec![v]));
     }
-    seq(o)?
+    let Some(items) = seq(o) else {
+        unpack_overflow(o, vm)?;
+        return Ok(None);
+    };
+    let items = items
         .iter()
         .map(|x| match scalar(x, vm) {
-            Some(Scalar::Int(v)) => Some(v),
+            Some(Scalar::Int(v)) => Ok(Some(v)),
             _ => match x.downcast_ref::<PyTensor>().map(|t| t.tensor()) {
                 Some(t) if t.numel() == 1 && !t.dtype().is_float() => {
-                    Some(t.item().map(|s| s.to_i64()).unwrap_or(0))
+                    Ok(Some(t.item().map(|s| s.to_i64()).unwrap_or(0)))
                 }
-                _ => None,
+                _ => unpack_overflow(x, vm).map(|()| None),
             },
         })
-        .collect()
+        .collect::<PyResult<Vec<Option<i64>>>>()?;
+    Ok(items.into_iter().collect())
 }
 
 /// A declared default as the Python value a Python-level signature holds.

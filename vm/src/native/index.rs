@@ -114,17 +114,7 @@ pub(crate) fn set(
             if ones == 0 {
                 v
             } else {
-                fxvm_ops::autograd::ops::call(
-                    "reshape",
-                    vec![
-                        fxvm_ops::Value::Tensor(v.clone()),
-                        fxvm_ops::Value::Ints(
-                            v.shape()[ones..].iter().map(|&n| n as i64).collect(),
-                        ),
-                    ],
-                    vec![],
-                )
-                .py(vm)?
+                fxvm_ops::autograd::ops::reshape(&v, &v.shape()[ones..]).py(vm)?
             }
         }
         None => match scalar(value, vm) {

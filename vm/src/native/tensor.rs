@@ -814,32 +814,34 @@ impl PyTensor {
     /// swapped.
     #[pygetset(name = "mT")]
     fn matrix_transposed(&self, vm: &VirtualMachine) -> PyResult {
-        self.swap_last_two("mT", 2, vm)
+        self.swap_last_two("mT", true, vm)
     }
 
     #[pygetset(name = "mH")]
     fn matrix_adjoint(&self, vm: &VirtualMachine) -> PyResult {
-        self.swap_last_two("mH", 2, vm)
+        self.swap_last_two("mH", true, vm)
     }
 
     /// `t.H`: the adjoint of a matrix (its transpose, for real tensors).
     #[pygetset(name = "H")]
     fn adjoint(&self, vm: &VirtualMachine) -> PyResult {
-        self.swap_last_two("H", 0, vm)
+        self.swap_last_two("H", false, vm)
     }
 
-    /// The `transpose(-2, -1)` row for `t.<name>`: `min_ndim` 2 takes
-    /// batches of matrices; 0 takes exactly a matrix.
-    fn swap_last_two(&self, name: &str, min_ndim: usize, vm: &VirtualMachine) -> PyResult {
+    /// The `transpose(-2, -1)` row for `t.<name>`, over batches of
+    /// matrices when `batched`, else exactly a matrix.
+    fn swap_last_two(&self, name: &str, batched: bool, vm: &VirtualMachine) -> PyResult {
         let t = self.tensor();
         let n = t.ndim();
-        let fits = if min_ndim == 0 { n == 2 } else { n >= min_ndim };
-        if !fits {
-            return Err(vm.new_runtime_error(if min_ndim == 0 {
-                format!("tensor.{name} is only supported on matrices (2-D tensors). Got {n}-D tensor.")
-            } else {
-                format!("tensor.{name} is only supported on matrices or batches of matrices. Got {n}-D tensor.")
-            }));
+        if batched && n < 2 {
+            return Err(vm.new_runtime_error(format!(
+                "tensor.{name} is only supported on matrices or batches of matrices. Got {n}-D tensor."
+            )));
+        }
+        if !batched && n != 2 {
+            return Err(vm.new_runtime_error(format!(
+                "tensor.{name} is only supported on matrices (2-D tensors). Got {n}-D tensor."
+            )));
         }
         super::guard::guard("Tensor.transpose", vm, || {
             row(

@@ -388,10 +388,17 @@ impl Tensor {
     /// Writes `src` (broadcast to this tensor's shape, converted to its dtype)
     /// into this tensor's elements, through whatever view this is.
     pub fn copy_from(&self, src: &Tensor) -> Result<()> {
+        self.check_writable()?;
+        self.write_elements(src)
+    }
+
+    /// PyTorch's refusal to write a tensor whose elements share memory (an
+    /// expanded view): what every computing in-place op checks first.
+    pub fn check_writable(&self) -> Result<()> {
         if self.imp.layout.has_internal_overlap() {
             return Err(TensorError::InternalOverlap);
         }
-        self.write_elements(src)
+        Ok(())
     }
 
     fn write_elements(&self, src: &Tensor) -> Result<()> {

@@ -37,12 +37,8 @@ fn dropout_row(decl: &'static str, kind: DropoutKind) -> Op {
         move |(x, p, train): (Tensor, f64, bool)| {
             // The ATen op's own check is a RuntimeError (the functional's,
             // in Python, a ValueError).
-            if !(0.0..=1.0).contains(&p) {
-                return Err(fxvm_tensor::TensorError::runtime(
-                    "dropout",
-                    format!("dropout probability has to be between 0 and 1, but got {p}"),
-                ));
-            }
+            fxvm_tensor::ops::create::check_dropout_probability(p)
+                .map_err(|e| fxvm_tensor::TensorError::runtime("dropout", e.to_string()))?;
             dropout(&x, p, train, false, kind, None)
         },
     )
@@ -75,9 +71,6 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).grad(crate::derivatives::norm::layer_norm())
         .meta(meta::same),
-        // A layer norm's gradients in one pass (not bound in Python): what
-        // its derivative calls when no graph of the backward is recorded;
-        // recording one, the derivative is written in rows instead.
         // A convolution's weight gradient in one kernel (per image: im2col
         // and a product summed), which its derivative calls when no graph
         // of the backward is recorded.
@@ -100,6 +93,9 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         )
         .nondiff(),
+        // A layer norm's gradients in one pass (not bound in Python): what
+        // its derivative calls when no graph of the backward is recorded;
+        // recording one, the derivative is written in rows instead.
         op(
             "native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor? weight, float eps)",
             &[],

@@ -2,6 +2,7 @@
 //! tables (plus its in-place `op_` method), PyTorch's aliases, `where` and
 //! `clamp`.
 
+use fxvm_tensor::dtype::Operand;
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
@@ -103,7 +104,7 @@ const UNARY_ALIASES: &[(&str, Unary, &[Place])] = &[
 /// PyTorch's rules for `alpha`: a bool only when the result is bool, a
 /// float only when it is floating.
 fn check_alpha(x: &Tensor, y: &Arg, alpha: Scalar) -> Result<()> {
-    let result = fxvm_tensor::dtype::result_type(&[Arg::Tensor(x.clone()).operand(), y.operand()]);
+    let result = fxvm_tensor::dtype::result_type(&[Operand::Tensor(x.dtype()), y.operand()]);
     let message = match alpha {
         Scalar::Bool(_) if result != DType::Bool => {
             "Boolean alpha only supported for Boolean results."

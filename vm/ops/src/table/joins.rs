@@ -153,7 +153,7 @@ fn tensor_split(x: &Tensor, at: Or<i64, Vec<i64>>, dim: i64) -> Result<Vec<Tenso
     fxvm_tensor::alloc::reserve_items::<[u8; 128]>(count)?;
     let mut pieces = Vec::with_capacity(count);
     let mut start = 0i64;
-    for end in cuts.into_iter().chain(std::iter::once(len)) {
+    for end in cuts.chain(std::iter::once(len)) {
         let (s, e) = (start.clamp(0, len), end.clamp(0, len));
         pieces.push(shape::narrow(x, d as i64, s, (e - s).max(0))?);
         start = end;

@@ -94,8 +94,6 @@ fn nan_to_num(x: &Tensor, nan: f64, posinf: Option<f64>, neginf: Option<f64>) ->
     Tensor::from_vec(values, x.shape()).to_dtype(d)
 }
 
-/// `start + w·(end - start)` for |w| < 0.5, else `end - (end - start)·(1 - w)`,
-/// PyTorch's two forms that keep both ends exact.
 /// PyTorch's lerp takes `end` (and a tensor `weight`) of `start`'s dtype.
 fn same_dtype_as_start(start: &Tensor, name: &str, other: &Tensor) -> Result<()> {
     if other.dtype() == start.dtype() {
@@ -111,6 +109,8 @@ fn same_dtype_as_start(start: &Tensor, name: &str, other: &Tensor) -> Result<()>
     ))
 }
 
+/// `start + w·(end - start)` for |w| < 0.5, else `end - (end - start)·(1 - w)`,
+/// PyTorch's two forms that keep both ends exact.
 fn lerp(start: &Tensor, end: &Tensor, weight: Arg) -> Result<Tensor> {
     same_dtype_as_start(start, "end", end)?;
     if let Arg::Tensor(w) = &weight {

@@ -339,9 +339,7 @@ fn rewrite<F: Element>(xs: &mut [F], f: impl Fn(F) -> F + Sync + Send) {
 /// is computed by [`unary`] and stored back under PyTorch's cast and shape
 /// rules.
 pub fn unary_(op: Unary, t: &Tensor) -> Result<()> {
-    if t.layout().has_internal_overlap() {
-        return Err(TensorError::InternalOverlap);
-    }
+    t.check_writable()?;
     // float32 exp and gelu come from SIMD kernels that read and write
     // separate slices.
     let separate = t.dtype() == DType::F32 && matches!(op, Unary::Exp | Unary::Gelu);
@@ -810,9 +808,7 @@ pub fn binary_(op: Binary, x: &Tensor, other: &Arg) -> Result<()> {
     let dtype = x.dtype();
     // PyTorch checks the output before it looks for a kernel: an expanded
     // `x`, then a result it could not store.
-    if x.layout().has_internal_overlap() {
-        return Err(TensorError::InternalOverlap);
-    }
+    x.check_writable()?;
     let promoted = result_type(&[Operand::Tensor(dtype), other.operand()]);
     let result = match op.out() {
         Out::FloatPromoted if !promoted.is_float() => DType::F32,

@@ -54,14 +54,6 @@ fn via_compute_dtype(t: &Tensor, fill: impl FnOnce(&Tensor) -> Result<()>) -> Re
     t.copy_from(&wide)
 }
 
-/// An in-place draw writes every element: PyTorch refuses an expanded `t`.
-fn destination(t: &Tensor) -> Result<()> {
-    if t.layout().has_internal_overlap() {
-        return Err(TensorError::InternalOverlap);
-    }
-    Ok(())
-}
-
 /// A continuous distribution's draw into an integer tensor (PyTorch's
 /// RuntimeError for `exponential_` and `cauchy_`).
 fn continuous(name: &str, t: &Tensor) -> Result<()> {
@@ -88,7 +80,7 @@ fn floating(op: &'static str, t: &Tensor) -> Result<()> {
 /// `uniform_(from, to)`: `from + u * (to - from)`, fused, in the tensor's
 /// precision.
 pub fn uniform_(t: &Tensor, from: f64, to: f64, g: &Generator) -> Result<()> {
-    destination(t)?;
+    t.check_writable()?;
     if matches!(t.dtype(), DType::F16 | DType::BF16) {
         return via_compute_dtype(t, |wide| uniform_(wide, from, to, g));
     }
@@ -116,7 +108,7 @@ pub fn uniform_(t: &Tensor, from: f64, to: f64, g: &Generator) -> Result<()> {
 /// last block redrawn when the size is not a multiple of 16); others draw
 /// cached double pairs one element at a time.
 pub fn normal_(t: &Tensor, mean: f64, std: f64, g: &Generator) -> Result<()> {
-    destination(t)?;
+    t.check_writable()?;
     floating("normal_kernel_cpu", t)?;
     if std < 0.0 || std.is_nan() {
         return Err(TensorError::runtime(
@@ -187,7 +179,7 @@ fn block_normal<F: Element + num_traits::Float + num_traits::FloatConst>(
 /// dtype's whole non-negative range (for floats, the integers they hold
 /// exactly).
 pub fn random_(t: &Tensor, from: i64, to: Option<i64>, g: &Generator) -> Result<()> {
-    destination(t)?;
+    t.check_writable()?;
     let dtype = t.dtype();
     let Some(to) = to else {
         with_dtype!(dtype, T => fill_with(t, g, |s| T::from_i64(full_range(dtype, s) as i64)));
@@ -224,7 +216,7 @@ fn full_range(dtype: DType, s: &mut State) -> u64 {
 
 /// `bernoulli_(p)`: 1 where a double uniform falls below `p`.
 pub fn bernoulli_(t: &Tensor, p: f64, g: &Generator) -> Result<()> {
-    destination(t)?;
+    t.check_writable()?;
     if !(0.0..=1.0).contains(&p) {
         return Err(TensorError::runtime(
             "bernoulli_",
@@ -259,7 +251,7 @@ pub fn bernoulli(probs: &Tensor, g: &Generator) -> Result<Tensor> {
 
 /// `exponential_(lambd)`: `-ln(1 - u) / lambd` over double uniforms.
 pub fn exponential_(t: &Tensor, lambd: f64, g: &Generator) -> Result<()> {
-    destination(t)?;
+    t.check_writable()?;
     if matches!(t.dtype(), DType::F16 | DType::BF16) {
         return via_compute_dtype(t, |wide| exponential_(wide, lambd, g));
     }
@@ -276,7 +268,7 @@ pub fn exponential_(t: &Tensor, lambd: f64, g: &Generator) -> Result<()> {
 
 /// `cauchy_(median, sigma)`: `median + sigma * tan(pi * (u - 1/2))`.
 pub fn cauchy_(t: &Tensor, median: f64, sigma: f64, g: &Generator) -> Result<()> {
-    destination(t)?;
+    t.check_writable()?;
     if matches!(t.dtype(), DType::F16 | DType::BF16) {
         return via_compute_dtype(t, |wide| cauchy_(wide, median, sigma, g));
     }
@@ -289,7 +281,7 @@ pub fn cauchy_(t: &Tensor, median: f64, sigma: f64, g: &Generator) -> Result<()>
 
 /// `log_normal_(mean, std)`: `exp` of a cached double normal.
 pub fn log_normal_(t: &Tensor, mean: f64, std: f64, g: &Generator) -> Result<()> {
-    destination(t)?;
+    t.check_writable()?;
     if matches!(t.dtype(), DType::F16 | DType::BF16) {
         return via_compute_dtype(t, |wide| log_normal_(wide, mean, std, g));
     }
@@ -306,7 +298,7 @@ pub fn log_normal_(t: &Tensor, mean: f64, std: f64, g: &Generator) -> Result<()>
 
 /// `geometric_(p)`: the number of trials to the first success.
 pub fn geometric_(t: &Tensor, p: f64, g: &Generator) -> Result<()> {
-    destination(t)?;
+    t.check_writable()?;
     if !(p > 0.0 && p < 1.0) {
         return Err(TensorError::runtime(
             "geometric_",
