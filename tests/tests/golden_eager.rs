@@ -70,6 +70,16 @@ fn huge_sizes_empty_and_0_dim_tensors_answer_as_pytorch() {
 }
 
 #[test]
+fn tensors_pickle_and_deepcopy_as_pytorch_and_load_pytorchs_pickles() {
+    check_in("serialization", "pickle_tensors");
+}
+
+#[test]
+fn load_from_state_dict_overrides_take_pytorchs_seven_parameters() {
+    check_in("nn", "load_state_dict_override");
+}
+
+#[test]
 fn torch_load_reads_pytorch_checkpoints_and_runs_nothing_else() {
     check_in("serialization", "load");
 }

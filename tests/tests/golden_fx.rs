@@ -30,6 +30,13 @@ fn forward_is_the_latest_code_however_it_is_reached() {
 }
 
 #[test]
+fn graph_modules_pickle_deepcopy_and_save_as_torch_fx() {
+    // Unpickling traces the saved code again: wrapped functions, nested
+    // GraphModules, pytree inputs and custom tracers come back the same.
+    check("pickling");
+}
+
+#[test]
 fn to_folder_writes_a_package_that_rebuilds_the_module() {
     check("to_folder");
 }

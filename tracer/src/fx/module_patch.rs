@@ -140,7 +140,21 @@ impl Callable for PyTracedModuleCall {
 bound_like_a_function!(PyTracedModuleCall);
 
 #[pyclass(with(Constructor, Callable, GetDescriptor), flags(HAS_DICT))]
-impl PyTracedModuleCall {}
+impl PyTracedModuleCall {
+    /// Named as torch.fx's wrapper is. RustPython describes the callable of
+    /// every `f(*args, **kwargs)` call up front, by `__qualname__` or else
+    /// by `repr` of the bound method — which would render the module (and
+    /// record `get_attr` nodes for the parameters its `repr` reads).
+    #[pygetset]
+    fn __qualname__(&self) -> &'static str {
+        "Tracer.trace.<locals>.module_call_wrapper"
+    }
+
+    #[pygetset]
+    fn __name__(&self) -> &'static str {
+        "module_call_wrapper"
+    }
+}
 
 /// `_fx.TracedModuleGetattr(tracer, orig, suspended, cache, default_getattr,
 /// tensor)`: `Module.__getattr__` during a trace — tensors found go through
@@ -225,6 +239,17 @@ impl PyTracedModuleGetattr {
     #[pyattr]
     fn __fxvm_answers_registered__(ctx: &rustpython_vm::Context) -> PyObjectRef {
         ctx.new_bool(true).into()
+    }
+
+    /// As `PyTracedModuleCall.__qualname__`.
+    #[pygetset]
+    fn __qualname__(&self) -> &'static str {
+        "Tracer.trace.<locals>.module_getattr_wrapper"
+    }
+
+    #[pygetset]
+    fn __name__(&self) -> &'static str {
+        "module_getattr_wrapper"
     }
 }
 

@@ -3,6 +3,7 @@ parameters. ``torch.load`` runs them natively; they are here so that
 ``torch.save`` names them as PyTorch does, and for direct calls, where
 ``storage`` is a tensor standing for its whole storage."""
 
+import collections
 import os
 
 import torch
@@ -18,6 +19,21 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _reduce_tensor(t):
+    """``Tensor.__reduce_ex__`` as PyTorch's: ``_rebuild_tensor_v2`` over the
+    tensor's storage, which pickles as the bytes ``torch.save`` writes for it;
+    a subclass or a tensor with attributes goes through
+    ``_rebuild_from_type_v2``, so a pickle loads in PyTorch and back."""
+    from torch._tensor import _rebuild_from_type_v2
+    from torch.storage import _PickledStorage
+
+    args = (_PickledStorage(t), t.storage_offset(), tuple(t.size()), t.stride(), t.requires_grad, collections.OrderedDict())
+    state = dict(t.__dict__)
+    if type(t) is torch.Tensor and not state:
+        return (_rebuild_tensor_v2, args)
+    return (_rebuild_from_type_v2, (_rebuild_tensor_v2, type(t), args, state))
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):

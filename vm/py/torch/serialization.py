@@ -16,6 +16,7 @@ import pickle
 
 import torch
 from torch import _C
+from torch.storage import _PickledStorage
 from torch._utils import _rebuild_parameter, _rebuild_tensor_v2, _write_atomically
 
 __all__ = [
@@ -96,6 +97,8 @@ class _Pickler(pickle.Pickler):
         return entry[0]
 
     def persistent_id(self, obj):
+        if type(obj) is _PickledStorage:
+            obj = self._storage(obj.tensor)
         if type(obj) is _Storage:
             return ("storage", obj.cls, obj.key, "cpu", obj.numel)
         return None

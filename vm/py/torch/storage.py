@@ -2,6 +2,8 @@
 storages inside tensors; these classes exist because PyTorch's checkpoints
 name a storage's dtype by them."""
 
+import io
+
 import torch
 
 __all__ = [
@@ -15,6 +17,25 @@ class _LegacyStorage:
 
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(f"fxvm has no standalone storages; use a tensor of dtype {self.dtype}")
+
+
+class _PickledStorage:
+    """A tensor's whole storage inside a pickle: it reduces, as PyTorch's
+    storages do, to ``_load_from_bytes`` over the storage saved by ``torch.save``."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __reduce__(self):
+        data = io.BytesIO()
+        torch.save(self, data)
+        return (_load_from_bytes, (data.getvalue(),))
+
+
+def _load_from_bytes(b):
+    return torch.load(io.BytesIO(b), weights_only=False)
 
 
 def _storage_class(name, dtype):

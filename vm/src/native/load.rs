@@ -178,9 +178,10 @@ impl<'a> Loader<'a> {
     fn py(&self, obj: Obj) -> PyResult {
         match obj {
             Obj::Py(o) => Ok(o),
-            Obj::Storage(_) => Err(self
-                .vm
-                .new_not_implemented_error("fxvm cannot load a bare storage outside a tensor")),
+            // fxvm keeps storages inside tensors: a storage on its own (as a
+            // pickled tensor's storage is saved) is a tensor over all of it,
+            // which `torch._utils._rebuild_tensor_v2` accepts.
+            Obj::Storage(t) => Ok(crate::native::tensor::wrap(t, self.vm)),
             Obj::Native(n) => Err(self.error(format!("{n:?} can only be called while loading"))),
         }
     }

@@ -2,7 +2,7 @@
 //! mapping and comparison protocols and its core attributes. Op methods
 //! (`add`, `sum`, `view` …) are generated from the op table in `ops`.
 
-use rustpython_vm::builtins::{PyBaseExceptionRef, PyTypeRef};
+use rustpython_vm::builtins::PyTypeRef;
 use rustpython_vm::common::lock::PyRwLock;
 use rustpython_vm::function::{FuncArgs, OptionalArg, PyComparisonValue};
 use rustpython_vm::protocol::{PyMappingMethods, PyNumber, PyNumberMethods};
@@ -439,6 +439,21 @@ impl PyTensor {
         Ok(PyTensor::new(t).into_ref_with_type(vm, cls)?.into())
     }
 
+    /// `Tensor.as_subclass(cls)`: the same tensor (data and autograd
+    /// history) as an instance of the `Tensor` subclass `cls`.
+    #[pymethod]
+    fn as_subclass(zelf: PyRef<Self>, cls: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        let cls: PyTypeRef = cls.downcast().map_err(|o| {
+            vm.new_type_error(format!("cls must be a type (got {})", o.class().name()))
+        })?;
+        if !cls.fast_issubclass(PyTensor::class(&vm.ctx)) {
+            return Err(vm.new_type_error("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. Make sure your class inherits from Tensor."));
+        }
+        Ok(PyTensor::new(zelf.tensor())
+            .into_ref_with_type(vm, cls)?
+            .into())
+    }
+
     /// `copy.deepcopy`: same class, copied data, `requires_grad` and a
     /// deep-copied `__dict__` (so `Parameter`s and tagged tensors survive).
     #[pymethod]
@@ -449,7 +464,24 @@ impl PyTensor {
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001",
             ));
         }
-        let t = src.copy();
+        // As PyTorch: the whole storage is copied once per deepcopy (views
+        // copied together share the copy) and the view keeps its layout.
+        let key = vm.new_tuple(("fxvm storage", src.storage_id()));
+        let storage = match memo.get_item(key.as_object(), vm) {
+            Ok(copied) => copied
+                .downcast::<PyTensor>()
+                .map_err(|_| vm.new_type_error("deepcopy memo holds a non-tensor storage"))?
+                .tensor(),
+            Err(_) => {
+                let copied = src.whole_storage().copy();
+                memo.set_item(key.as_object(), wrap(copied.clone(), vm), vm)?;
+                copied
+            }
+        };
+        let layout = src.layout();
+        let t = storage
+            .as_strided(&layout.shape, &layout.strides, layout.offset)
+            .py(vm)?;
         t.set_requires_grad(src.requires_grad()).py(vm)?;
         if let Some(g) = src.grad() {
             t.set_grad(Some(g.copy())).py(vm)?;
@@ -509,6 +541,11 @@ impl PyTensor {
                 )
                 .into()),
         }
+    }
+
+    #[pymethod]
+    fn data_ptr(&self) -> usize {
+        self.tensor().data_ptr()
     }
 
     #[pymethod]
@@ -889,8 +926,11 @@ impl PyTensor {
         vm.call_method(zelf.as_object(), "__repr__", ())
     }
 
+    /// `pickle`: PyTorch's reduction (`torch._utils._reduce_tensor`).
     #[pymethod]
-    fn __reduce__(&self, vm: &VirtualMachine) -> PyBaseExceptionRef {
-        vm.new_type_error("pickling tensors is not supported by fxvm")
+    fn __reduce_ex__(zelf: PyRef<Self>, _protocol: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        crate::native::classes::module("torch._utils", vm)?
+            .get_attr("_reduce_tensor", vm)?
+            .call((zelf,), vm)
     }
 }

@@ -457,12 +457,12 @@ mod _c {
         vm: &VirtualMachine,
     ) -> PyResult {
         use crate::native::convert::IntoPy;
-        let t = storage.tensor();
-        let base = t.with_layout(crate::tensor::layout::Layout::contiguous(
-            &[t.storage_len()],
-        ));
         Ok(crate::native::tensor::wrap(
-            base.as_strided(&size, &stride, offset).py(vm)?,
+            storage
+                .tensor()
+                .whole_storage()
+                .as_strided(&size, &stride, offset)
+                .py(vm)?,
             vm,
         ))
     }

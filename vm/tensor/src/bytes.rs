@@ -175,6 +175,26 @@ impl Tensor {
         Arc::as_ptr(self.storage()) as *const () as usize
     }
 
+    /// A 1-d view of all of this tensor's storage, as PyTorch's checkpoints
+    /// and pickles describe a storage.
+    pub fn whole_storage(&self) -> Tensor {
+        self.with_layout(Layout::contiguous(&[self.storage_len()]))
+    }
+
+    /// The address of this tensor's first element, PyTorch's `data_ptr`
+    /// (0 for an empty storage): equal for tensors starting at the same
+    /// element of one storage. A storage still read in place from a file
+    /// moves when it is first written.
+    pub fn data_ptr(&self) -> usize {
+        let offset = self.layout().offset;
+        let storage = self.read();
+        with_storage!(&*storage, v, T => if v.is_empty() {
+            0
+        } else {
+            v.as_ptr() as usize + offset * std::mem::size_of::<T>()
+        })
+    }
+
     /// A view of this tensor's storage with explicit sizes, strides and offset,
     /// refused unless every element it can reach lies inside the storage.
     pub fn as_strided(&self, size: &[usize], stride: &[usize], offset: usize) -> Result<Tensor> {
@@ -238,6 +258,16 @@ mod tests {
         let t = Tensor::from_bytes(DType::I32, &[0, 0, 1, 2], true).expect("decodes");
         assert_eq!(t.to_vec::<i64>(), vec![258]);
         assert!(Tensor::from_bytes(DType::I32, &[0, 0, 1], false).is_err());
+    }
+
+    #[test]
+    fn data_ptr_and_whole_storage_follow_the_view() {
+        let t = Tensor::from_vec((0..6).map(|x| x as f64).collect(), &[2, 3]);
+        let row = t.as_strided(&[3], &[1], 3).expect("in bounds");
+        assert_eq!(row.data_ptr() - t.data_ptr(), 3 * 8);
+        assert_eq!(row.whole_storage().to_vec::<f64>(), t.to_vec::<f64>());
+        assert_eq!(row.whole_storage().data_ptr(), t.data_ptr());
+        assert_eq!(Tensor::from_vec(Vec::<f32>::new(), &[0]).data_ptr(), 0);
     }
 
     #[test]

@@ -85,7 +85,7 @@ def _transfer_attrs(fr, to):
             setattr(to, attr_name, attr_val)
 
 
-_BASE_TYPES = (str, int, float, bool, complex, torch.dtype, torch.Tensor, torch.device)
+_BASE_TYPES = (str, int, float, bool, complex, torch.dtype, torch.Tensor, torch.device, torch.memory_format)
 
 
 class Tracer(TracerBase):
@@ -159,6 +159,12 @@ class Tracer(TracerBase):
             setattr(self.root, qualname, a)
             return self.create_node("get_attr", qualname, (), {})
         return super().create_arg(a)
+
+    @classmethod
+    def _graph_module_deserialization_tracer(cls, root):
+        """The tracer that re-traces an unpickled GraphModule's code; tracers
+        whose constructor needs arguments override it."""
+        return cls()
 
     def is_leaf_module(self, m, module_qualified_name):
         """Modules of ``torch.nn`` (except ``Sequential``) are called, not traced into."""

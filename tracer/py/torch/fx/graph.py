@@ -239,13 +239,14 @@ magic_methods = {
     "pos": "+{}", "neg": "-{}", "invert": "~{}", **reflectable_magic_methods,
 }
 
-# How `to_folder` imports the globals every generated module has.
-_custom_builtins_import_lines = [
-    "from math import inf",
-    "from math import nan",
-    "NoneType = type(None)",
-    "import torch",
-    "from torch import device",
-    "import torch.fx._pytree as fx_pytree",
-    "import torch.utils._pytree as pytree",
-]
+# How generated code imports the globals every generated module has (by
+# `to_folder`, and by a pickled GraphModule's import block).
+_custom_builtins = {
+    "inf": "from math import inf",
+    "nan": "from math import nan",
+    "NoneType": "NoneType = type(None)",
+    "torch": "import torch",
+    "device": "from torch import device",
+    "fx_pytree": "import torch.fx._pytree as fx_pytree",
+    "pytree": "import torch.utils._pytree as pytree",
+}

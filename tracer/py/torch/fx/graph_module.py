@@ -5,6 +5,7 @@ import copy
 import itertools
 import linecache
 import os
+import pickle
 import sys
 import traceback
 import warnings
@@ -12,7 +13,7 @@ import warnings
 import torch
 import torch.nn as nn
 from torch.fx._native import fx as _fx
-from torch.fx.graph import Graph, _custom_builtins_import_lines
+from torch.fx.graph import Graph, _custom_builtins
 from torch.nn.modules.module import _addindent
 
 __all__ = ["GraphModule"]
@@ -49,6 +50,51 @@ def _forward_from_key(src, globals, key):
     globals_copy = globals.copy()
     exec(compile(src, key, "exec"), globals_copy)
     return globals_copy.pop("forward")
+
+
+def _format_import_statement(name, obj):
+    if name in _custom_builtins:
+        return _custom_builtins[name]
+    qualname = getattr(obj, "__qualname__", None) or obj.__name__
+    return f"from {pickle.whichmodule(obj, qualname)} import {qualname} as {name}"
+
+
+def _format_import_block(globals):
+    """Import statements that rebuild the generated code's ``globals``,
+    sorted so that the block is the same for the same graph."""
+    lines = {f"{name} = {obj!r}" if isinstance(obj, str) else _format_import_statement(name, obj) for name, obj in globals.items()}
+    return "\n".join(sorted(lines))
+
+
+def reduce_graph_module(body, import_block):
+    """Unpickles a ``GraphModule``: compiles its saved code and traces it again."""
+    fn_src = body.get("_code") or body["code"]
+    src = import_block + fn_src
+    forward = _forward_from_key(src, {}, _loader.cache(src, {}))
+    return _deserialize_graph_module(forward, body)
+
+
+def _deserialize_graph_module(forward, body):
+    # Tracing reads ``forward`` from the root's class.
+    _CodeOnlyModule.forward = forward
+    from torch.fx._symbolic_trace import Tracer
+
+    tracer_cls = body.get("_tracer_cls") or Tracer
+
+    class KeepModules(tracer_cls):
+        # The saved code calls submodules the original trace did not enter.
+        def is_leaf_module(self, _, __):
+            return True
+
+    com = _CodeOnlyModule(body)
+    graph = KeepModules._graph_module_deserialization_tracer(com).trace(com, **body.get("_tracer_extras", {}))
+    graph._tracer_cls = tracer_cls
+    gm = GraphModule(com, graph, class_name=body.get("_graphmodule_cls_name", "GraphModule"))
+    # The constructor keeps only what the graph names; keep the rest too.
+    for k, v in body.items():
+        if not hasattr(gm, k):
+            setattr(gm, k, v)
+    return gm
 
 
 class _LazyForward:
@@ -296,7 +342,7 @@ class GraphModule(torch.nn.Module):
         os.makedirs(folder, exist_ok=True)
         torch.save(self.state_dict(), os.path.join(folder, "state_dict.pt"))
         tab = " " * 4
-        custom_builtins = "\n".join(_custom_builtins_import_lines)
+        custom_builtins = "\n".join(_custom_builtins.values())
         model_str = f"""
 import torch
 {custom_builtins}
@@ -344,6 +390,14 @@ class {module_name}(torch.nn.Module):
         for hook in getattr(self, "_deepcopy_hooks", []):
             hook(res)
         return res
+
+    def __reduce__(self):
+        """Pickles the generated code, not the graph, with imports for its
+        globals; unpickling traces the code again (as torch.fx does)."""
+        body = self.__dict__.copy()
+        python_code = self.recompile()
+        del body["_graph"]
+        return (reduce_graph_module, (body, _format_import_block(python_code.globals)))
 
     def __copy__(self):
         res = GraphModule(self, self.graph)

@@ -47,7 +47,7 @@ class ScopeContextManager:
         self._scope.module_type = self._prev_scope.module_type
 
 
-_BASE_TYPES = (str, int, float, bool, complex, torch.dtype, torch.Tensor, torch.device, type(None), type(...))
+_BASE_TYPES = (str, int, float, bool, complex, torch.dtype, torch.Tensor, torch.device, torch.memory_format, type(None), type(...))
 
 
 class TracerBase:

@@ -1,6 +1,9 @@
 """``nn.Parameter``: a Tensor that a Module registers as a parameter."""
 
+import collections
+
 import torch
+from torch._utils import _rebuild_parameter
 
 
 class Parameter(torch.Tensor):
@@ -14,8 +17,16 @@ class Parameter(torch.Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
+    def __deepcopy__(self, memo):
+        # PyTorch's: the data cloned, without the gradient or attributes.
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.data.clone(memory_format=torch.preserve_format), self.requires_grad)
+        memo[id(self)] = result
+        return result
+
     def __reduce_ex__(self, proto):
-        return (Parameter, (self.detach(), self.requires_grad))
+        return (_rebuild_parameter, (self.detach(), self.requires_grad, collections.OrderedDict()))
 
 
 class Buffer(torch.Tensor):

@@ -21,6 +21,12 @@ class TreeSpec:
     def __eq__(self, other):
         return isinstance(other, TreeSpec) and (self.type, self.context, self.children_specs) == (other.type, other.context, other.children_specs)
 
+    def __hash__(self):
+        # Hashable as PyTorch's frozen dataclass is (GraphModules key their
+        # constants by it); a dict's key list hashes as a tuple.
+        context = tuple(self.context) if isinstance(self.context, list) else self.context
+        return hash((self.type, context, tuple(self.children_specs)))
+
     @property
     def num_children(self):
         return len(self.children_specs)
