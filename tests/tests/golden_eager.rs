@@ -65,6 +65,11 @@ fn nn_modules_print_register_and_run_as_pytorch() {
 }
 
 #[test]
+fn objects_too_large_for_the_machine_raise_memory_error_not_abort() {
+    check("memory_errors");
+}
+
+#[test]
 fn huge_sizes_empty_and_0_dim_tensors_answer_as_pytorch() {
     check("robustness");
 }

@@ -24,7 +24,8 @@ pub fn build(config: &Config) -> Interpreter {
 }
 
 /// Builds the interpreter of a [`builder`] (with whatever the caller added)
-/// and puts fxvm's guards on the builtins that compile source text.
+/// and puts fxvm's guards on the builtins that compile source text and on
+/// those that size a buffer from an argument.
 pub fn build_from(builder: InterpreterBuilder) -> Interpreter {
     let interp = builder.build();
     // Each young collection of RustPython's collector hashes every young
@@ -34,6 +35,7 @@ pub fn build_from(builder: InterpreterBuilder) -> Interpreter {
     // EfficientNet-b0 15 → 10.4 ms; cycles are still collected unprompted.
     rustpython_vm::gc_state::gc_state().set_threshold(YOUNG_COLLECTION_THRESHOLD, None, None);
     interp.enter(crate::native::type_names::intern);
+    interp.enter(crate::native::alloc_guard::install);
     interp
         .enter(crate::policy::guard_shared)
         .expect("_io.FileIO and type.__subclasses__ exist");

@@ -1,6 +1,7 @@
 //! Native modules registered with the interpreter, and the binding of the
 //! tensor core to Python objects.
 
+pub(crate) mod alloc_guard;
 pub(crate) mod autograd;
 pub(crate) mod bind;
 pub(crate) mod classes;
