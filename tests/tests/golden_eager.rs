@@ -65,6 +65,11 @@ fn nn_modules_print_register_and_run_as_pytorch() {
 }
 
 #[test]
+fn narrow_in_place_functionals_explicit_reduction_dtypes_and_shift_clamp_edges_match_pytorch() {
+    check("dtype_edges");
+}
+
+#[test]
 fn objects_too_large_for_the_machine_raise_memory_error_not_abort() {
     check("memory_errors");
 }

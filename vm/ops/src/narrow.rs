@@ -3,8 +3,9 @@
 //! "opmath" types). An op that computes (every family but the dtype-generic
 //! ones: views, indexing, conversions, creation) runs that way here: narrow
 //! tensor arguments are widened, the kernel runs, results of the compute
-//! dtype are stored back narrow, and tensors the op writes into receive the
-//! result.
+//! dtype are stored back narrow, and tensors the op writes into (declared
+//! `(a!)`, or returned as an input by an `inplace=True` functional) receive
+//! the result.
 
 use fxvm_tensor::dtype::Category;
 use fxvm_tensor::{DType, Result, Tensor, TensorError};
@@ -108,8 +109,23 @@ pub(crate) fn run(
             _ => None,
         })
         .collect();
+    // A functional called with `inplace=True` writes the input it returns.
+    let inplace = schema
+        .position("inplace")
+        .is_some_and(|i| matches!(values[i], Value::Bool(true)));
+    let returned_input = |out: &Value| match out {
+        Value::Input(i) if inplace => match (&values[*i], &wide[*i]) {
+            (Value::Tensor(original), Value::Tensor(widened))
+                if original.dtype().is_narrow() && !schema.params[*i].mutates =>
+            {
+                Some((original.clone(), widened.clone()))
+            }
+            _ => None,
+        },
+        _ => None,
+    };
     // An in-place result that cannot be cast names the tensor as stored.
-    let out = kernel(wide).map_err(|e| match (e, written.first()) {
+    let out = kernel(wide.clone()).map_err(|e| match (e, written.first()) {
         (TensorError::InplaceCast { from, to }, Some((original, _)))
             if to == original.dtype().compute() =>
         {
@@ -120,7 +136,7 @@ pub(crate) fn run(
         }
         (e, _) => e,
     })?;
-    for (original, widened) in &written {
+    for (original, widened) in written.iter().chain(returned_input(&out).as_ref()) {
         original.copy_from(widened)?;
     }
     Ok(narrow_back(out, narrow))

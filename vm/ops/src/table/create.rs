@@ -195,8 +195,9 @@ pub(crate) fn rows() -> Vec<Op> {
                 Device,
                 bool,
             )| {
-                let exponents =
-                    create::linspace(start.to_f64(), end.to_f64(), steps, Some(DType::F64))?;
+                let (start, end) =
+                    create::bounds_in(start.to_f64(), end.to_f64(), dtype.unwrap_or(DType::F32));
+                let exponents = create::linspace(start, end, steps, Some(DType::F64))?;
                 let values: Vec<f64> = exponents
                     .to_vec::<f64>()
                     .into_iter()

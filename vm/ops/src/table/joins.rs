@@ -652,7 +652,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 // `torch.repeat_interleave(repeats)`: the indices it repeats.
                 None => {
                     let n = x.numel() as i64;
-                    let positions = create::arange(Scalar::Int(0), Scalar::Int(n), Scalar::Int(1), Some(DType::I64))?;
+                    // Of the repeats' dtype, as PyTorch answers.
+                    let positions = create::arange(Scalar::Int(0), Scalar::Int(n), Scalar::Int(1), Some(x.dtype()))?;
                     repeat_interleave(&positions, Or::A(x), Some(0))
                 }
             },

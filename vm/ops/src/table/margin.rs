@@ -101,7 +101,8 @@ pub(crate) fn rows() -> Vec<Op> {
             &[Functional(2)],
             |(x, t, sa, re, name): (Tensor, Tensor, Option<bool>, Option<bool>, String)| {
                 let r = reduction(sa, re, &name)?;
-                let z = ew::unary(Unary::Neg, &bin(Binary::Mul, &t, &x)?)?;
+                // PyTorch computes into a tensor of the input's dtype, in place.
+                let z = o::to_dtype(&ew::unary(Unary::Neg, &bin(Binary::Mul, &t, &x)?)?, x.dtype())?;
                 o::reduced(r, ew::unary(Unary::Log1p, &ew::unary(Unary::Exp, &z)?)?)
             },
         )

@@ -182,14 +182,20 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, keepdim): (Tensor, Option<i64>, bool)| {
                 reduce::all(&x, dim.map(|d| vec![d]).as_deref(), keepdim)
             },
-        ).meta(meta::reduce),
+        )
+        // Truth tests only: uint8 stays uint8, to be answered in it.
+        .dtype_generic()
+        .meta(meta::reduce),
         op(
             "any(Tensor input, int? dim=None, bool keepdim=False)",
             TM,
             |(x, dim, keepdim): (Tensor, Option<i64>, bool)| {
                 reduce::any(&x, dim.map(|d| vec![d]).as_deref(), keepdim)
             },
-        ).meta(meta::reduce),
+        )
+        // Truth tests only: uint8 stays uint8, to be answered in it.
+        .dtype_generic()
+        .meta(meta::reduce),
         op(
             "cumsum(Tensor input, int dim, *, ScalarType? dtype=None)",
             TM,

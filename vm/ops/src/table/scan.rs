@@ -43,7 +43,7 @@ fn diff(
     } else {
         x.clone()
     };
-    let op = if x.dtype() == DType::Bool {
+    let op = if out.dtype() == DType::Bool {
         Binary::LogicalXor
     } else {
         Binary::Sub

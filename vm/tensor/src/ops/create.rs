@@ -49,6 +49,11 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: Option<DType>) -> Resul
             "linspace(): number of steps must be non-negative",
         ));
     }
+    let dtype = dtype.unwrap_or(DType::F32);
+    if dtype == DType::Bool && steps > 0 {
+        return Err(TensorError::not_implemented_for("linspace_cpu", dtype));
+    }
+    let (start, end) = bounds_in(start, end, dtype);
     let n = steps as usize;
     crate::alloc::reserve(n, DType::F64)?;
     let step = if n > 1 {
@@ -66,7 +71,20 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: Option<DType>) -> Resul
             }
         })
         .collect();
-    Ok(Tensor::from_vec(data, &[n]).to_dtype(dtype.unwrap_or(DType::F32)))
+    Ok(Tensor::from_vec(data, &[n]).to_dtype(dtype))
+}
+
+/// `linspace`'s (and `logspace`'s) bounds as PyTorch takes them: converted
+/// to an integral dtype first, so `linspace(0, 1.5, 4, dtype=uint8)` runs
+/// from 0 to 1.
+pub fn bounds_in(start: f64, end: f64, dtype: DType) -> (f64, f64) {
+    if dtype.is_float() {
+        return (start, end);
+    }
+    let b = Tensor::from_vec(vec![start, end], &[2])
+        .to_dtype(dtype)
+        .to_vec::<f64>();
+    (b[0], b[1])
 }
 
 pub fn eye(n: usize, m: usize, dtype: DType) -> Tensor {

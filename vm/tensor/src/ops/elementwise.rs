@@ -514,8 +514,10 @@ binary_ops! {
     BitwiseAnd, "bitwise_and", Bitwise, |a, b| { let _ = b; a }, a & b;
     BitwiseOr, "bitwise_or", Bitwise, |a, b| { let _ = b; a }, a | b;
     BitwiseXor, "bitwise_xor", Bitwise, |a, b| { let _ = b; a }, a ^ b;
-    LeftShift, "bitwise_left_shift", Bitwise, |a, b| { let _ = b; a }, a.wrapping_shl(b as u32);
-    RightShift, "bitwise_right_shift", Bitwise, |a, b| { let _ = b; a }, a.wrapping_shr(b as u32);
+    // Shifts by a negative amount or past the width give what shifting
+    // every bit out gives (PyTorch's kernels, not the hardware's modulo).
+    LeftShift, "bitwise_left_shift", Bitwise, |a, b| { let _ = b; a }, if (0..64).contains(&b) { a << b } else { 0 };
+    RightShift, "bitwise_right_shift", Bitwise, |a, b| { let _ = b; a }, if (0..64).contains(&b) { a >> b } else { a >> 63 };
 }
 
 /// `log(base^a + base^b)` without overflow: the larger exponent plus
@@ -928,13 +930,17 @@ pub fn clamp(t: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
     let t = t.to_dtype(dtype);
     Ok(with_dtype!(dtype, T => {
         let (lo, hi) = (min.map(T::from_scalar), max.map(T::from_scalar));
+        use std::cmp::Ordering;
+        // A NaN bound gives NaN, as a NaN element stays NaN.
+        #[allow(clippy::eq_op)]
+        let is_nan = |v: T| v != v;
         map(&t, move |x: T| {
             let x = match lo {
-                Some(lo) if x.partial_cmp(&lo) == Some(std::cmp::Ordering::Less) => lo,
+                Some(lo) if is_nan(lo) || x.partial_cmp(&lo) == Some(Ordering::Less) => lo,
                 _ => x,
             };
             match hi {
-                Some(hi) if x.partial_cmp(&hi) == Some(std::cmp::Ordering::Greater) => hi,
+                Some(hi) if is_nan(hi) || x.partial_cmp(&hi) == Some(Ordering::Greater) => hi,
                 _ => x,
             }
         })

@@ -200,6 +200,8 @@ pub fn sum(
     keepdim: bool,
     dtype: Option<DType>,
 ) -> Result<Tensor> {
+    let converted = converted_first(t, dtype);
+    let t = converted.as_ref().unwrap_or(t);
     let plan = Plan::new(t, dims, keepdim)?;
     let columns = match sum_dtype(t, dtype) {
         DType::F32 => plan.outer_sums_as::<f32>(t, 1.0),
@@ -211,8 +213,9 @@ pub fn sum(
     }
     Ok(match sum_dtype(t, dtype) {
         DType::F32 if t.dtype() == DType::F32 => plan.map_rows(t, |r: &[f32]| sum_f64(r) as f32),
-        DType::F32 => plan.map_rows(t, |r: &[f64]| sum_f64(r) as f32),
         DType::F64 => plan.map_rows(t, |r: &[f64]| sum_f64(r)),
+        // float32 from another dtype, and the narrow floats, accumulate wide.
+        d if d.is_float() => plan.map_rows(t, |r: &[f64]| sum_f64(r)).to_dtype(d),
         d => plan
             .map_rows(t, |r: &[i64]| {
                 r.iter().fold(0i64, |a, &b| a.wrapping_add(b))
@@ -221,16 +224,29 @@ pub fn sum(
     })
 }
 
+/// `t` converted to an explicit reduction `dtype` first, as PyTorch does
+/// (`x.sum(dtype=torch.float16)` sums the float16 values), when that can
+/// change the elements; `None` when `t` is reduced as it is.
+fn converted_first(t: &Tensor, dtype: Option<DType>) -> Option<Tensor> {
+    dtype
+        .filter(|&d| d != t.dtype() && (d != DType::I64 || t.dtype().is_float()))
+        .map(|d| t.to_dtype(d))
+}
+
 pub fn prod(
     t: &Tensor,
     dims: Option<&[i64]>,
     keepdim: bool,
     dtype: Option<DType>,
 ) -> Result<Tensor> {
+    let converted = converted_first(t, dtype);
+    let t = converted.as_ref().unwrap_or(t);
     let plan = Plan::new(t, dims, keepdim)?;
     Ok(match sum_dtype(t, dtype) {
-        DType::F32 => plan.map_rows(t, |r: &[f64]| r.iter().product::<f64>() as f32),
         DType::F64 => plan.map_rows(t, |r: &[f64]| r.iter().product::<f64>()),
+        d if d.is_float() => plan
+            .map_rows(t, |r: &[f64]| r.iter().product::<f64>())
+            .to_dtype(d),
         d => plan
             .map_rows(t, |r: &[i64]| {
                 r.iter().fold(1i64, |a, &b| a.wrapping_mul(b))
@@ -316,12 +332,28 @@ pub fn norm(t: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<T
 
 pub fn all(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
     let plan = Plan::new(t, dims, keepdim)?;
-    Ok(plan.map_rows(t, |r: &[bool]| r.iter().all(|&x| x)))
+    Ok(truth_result(
+        t,
+        plan.map_rows(t, |r: &[bool]| r.iter().all(|&x| x)),
+    ))
 }
 
 pub fn any(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
     let plan = Plan::new(t, dims, keepdim)?;
-    Ok(plan.map_rows(t, |r: &[bool]| r.iter().any(|&x| x)))
+    Ok(truth_result(
+        t,
+        plan.map_rows(t, |r: &[bool]| r.iter().any(|&x| x)),
+    ))
+}
+
+/// `all`/`any` answer in bool, except over uint8, which PyTorch answers in
+/// uint8 (kept from before it had a bool dtype).
+fn truth_result(t: &Tensor, answer: Tensor) -> Tensor {
+    if t.dtype() == DType::U8 {
+        answer.to_dtype(DType::U8)
+    } else {
+        answer
+    }
 }
 
 /// Extremum direction for `max`/`min`/`argmax`/`argmin`.
@@ -599,7 +631,8 @@ pub fn softmax(t: &Tensor, dim: i64, dtype: Option<DType>, kind: SoftmaxKind) ->
     let t = t.to_dtype(d);
     Ok(match d {
         DType::F64 => along_dim(&t, k, |i: &[f64], o: &mut [f64]| softmax_row(i, o, kind)),
-        _ => along_dim(&t, k, |i: &[f32], o: &mut [f32]| softmax_row(i, o, kind)),
+        // float16/bfloat16 (an explicit dtype=) compute in float32, stored narrow.
+        _ => along_dim(&t, k, |i: &[f32], o: &mut [f32]| softmax_row(i, o, kind)).narrowed_to(d),
     })
 }
 

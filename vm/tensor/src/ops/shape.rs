@@ -1,6 +1,7 @@
 //! Views (`view permute transpose narrow select …`), which only rewrite the
 //! layout, and joins (`cat stack`), which copy.
 
+use crate::dtype::DType;
 use crate::error::{Result, TensorError};
 use crate::layout::Layout;
 use crate::storage::with_dtype;
@@ -448,7 +449,12 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         ));
     }
     let d = first.dim(dim)?;
-    let dtype = parts.iter().map(|t| t.dtype()).max().expect("non-empty");
+    // Every tensor takes part in the promotion, the skipped empty ones too.
+    let dtype = tensors
+        .iter()
+        .map(|t| t.dtype())
+        .reduce(DType::promote)
+        .expect("non-empty");
     let mut shape = first.shape().to_vec();
     shape[d] = 0;
     for (i, t) in parts.iter().enumerate() {
