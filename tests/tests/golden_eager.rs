@@ -70,6 +70,11 @@ fn narrow_in_place_functionals_explicit_reduction_dtypes_and_shift_clamp_edges_m
 }
 
 #[test]
+fn argument_combinations_no_overload_takes_are_refused_as_pytorch_refuses_them() {
+    check("overload_combinations");
+}
+
+#[test]
 fn objects_too_large_for_the_machine_raise_memory_error_not_abort() {
     check("memory_errors");
 }

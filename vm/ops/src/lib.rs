@@ -179,6 +179,34 @@ mod tests {
     }
 
     #[test]
+    fn combinations_no_overload_takes_are_refused_from_rust_too() {
+        let sum = registry().function("sum").unwrap();
+        let x = tensor(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+        let err = sum
+            .call(vec![x.clone()], vec![("keepdim", Value::Bool(true))])
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "sum(): received an invalid combination of arguments - got (keepdim) without (dim)"
+        );
+        let kept = sum
+            .call(vec![x.clone(), Value::None, Value::Bool(true)], vec![])
+            .unwrap();
+        assert_eq!(as_tensor(kept).shape(), [1, 1]);
+        let std = registry().function("std").unwrap();
+        let err = std
+            .call(
+                vec![x],
+                vec![
+                    ("unbiased", Value::Bool(true)),
+                    ("correction", Value::Int(1)),
+                ],
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("got (unbiased, correction)"));
+    }
+
+    #[test]
     fn calls_fill_defaults_and_check_types() {
         let sum = registry().function("sum").unwrap();
         let x = tensor(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);

@@ -169,6 +169,27 @@ impl Op {
         self.grad(Derivative::Composite)
     }
 
+    /// Refuses calls that give every parameter of `given` and none of
+    /// `missing` (see `Schema::refused`).
+    pub(crate) fn refuses(mut self, given: &[&str], missing: &[&str]) -> Op {
+        let positions = |names: &[&str]| -> Vec<usize> {
+            names
+                .iter()
+                .map(|name| {
+                    self.schema
+                        .position(name)
+                        .unwrap_or_else(|| panic!("{}: no parameter {name}", self.schema.decl))
+                })
+                .collect()
+        };
+        let refused = crate::schema::Refused {
+            given: positions(given),
+            missing: positions(missing),
+        };
+        self.schema.refused.push(refused);
+        self
+    }
+
     /// Marks an op whose outputs never require grad.
     pub(crate) fn nondiff(self) -> Op {
         self.grad(Derivative::None)
@@ -250,6 +271,9 @@ impl Op {
                 });
             };
             slots[i] = Some(v);
+        }
+        if let Some(message) = self.schema.combination_error(|i| slots[i].is_some()) {
+            return Err(TensorError::Argument { op, message });
         }
         let mut values = Vec::with_capacity(params.len());
         for (p, slot) in params.iter().zip(slots) {

@@ -172,6 +172,18 @@ pub struct Schema {
     /// ops PyTorch writes in Python; `inspect` cannot read it from a
     /// builtin's text signature, so torch.fx's type annotation asks for it.
     pub returns: Option<&'static str>,
+    /// Argument combinations no PyTorch overload takes: the one declaration
+    /// stands for several overloads (`sum(x, keepdim=True)` matches none of
+    /// `sum`'s; `std` takes `unbiased` or `correction`, never both).
+    pub refused: Vec<Refused>,
+}
+
+/// A call that gives every parameter of `given` and none of `missing`
+/// matches no overload.
+#[derive(Clone, Debug)]
+pub struct Refused {
+    pub given: Vec<usize>,
+    pub missing: Vec<usize>,
 }
 
 impl Schema {
@@ -242,7 +254,32 @@ impl Schema {
             params,
             int_varargs,
             returns,
+            refused: Vec::new(),
         }
+    }
+
+    /// PyTorch's refusal of a combination no overload takes (see
+    /// `refused`); `given(i)` says whether the caller passed parameter `i`.
+    pub fn combination_error(&self, given: impl Fn(usize) -> bool) -> Option<String> {
+        let r = self
+            .refused
+            .iter()
+            .find(|r| r.given.iter().all(|&i| given(i)) && !r.missing.iter().any(|&i| given(i)))?;
+        let names = |ids: &[usize]| {
+            ids.iter()
+                .map(|&i| self.params[i].name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let without = if r.missing.is_empty() {
+            String::new()
+        } else {
+            format!(" without ({})", names(&r.missing))
+        };
+        Some(format!(
+            "received an invalid combination of arguments - got ({}){without}",
+            names(&r.given)
+        ))
     }
 
     /// The parameters as a Python signature, `(input, dim=None, *, out=None)`

@@ -93,6 +93,9 @@ pub(crate) fn bind_objects(
             schema.name
         )));
     }
+    if let Some(message) = schema.combination_error(|i| values[i].is_some()) {
+        return Err(vm.new_type_error(format!("{}() {message}", schema.name)));
+    }
     Ok(values)
 }
 

@@ -578,7 +578,14 @@ pub(crate) fn rows() -> Vec<Op> {
                         .into_boxed_str(),
                 ),
                 TM,
-                |(x, s, d): (Tensor, Or<i64, Vec<i64>>, Or<i64, Vec<i64>>)| {
+                move |(x, s, d): (Tensor, Or<i64, Vec<i64>>, Or<i64, Vec<i64>>)| {
+                    // PyTorch's two overloads take two ints or two lists.
+                    if matches!(s, Or::A(_)) != matches!(d, Or::A(_)) {
+                        return Err(TensorError::Argument {
+                            op: name,
+                            message: "received an invalid combination of arguments - got an int and a list of ints, but expected (int, int) or (tuple of ints, tuple of ints)".into(),
+                        });
+                    }
                     movedim(&x, ints(s), ints(d))
                 },
             )

@@ -438,7 +438,17 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "addmv(Tensor input, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1)",
             TM,
-            |(x, m, v, beta, alpha): BlasArgs| blas_sum(x, mv(&m, &v)?, beta, alpha),
+            |(x, m, v, beta, alpha): BlasArgs| {
+                let product = mv(&m, &v)?;
+                // PyTorch's empty-matrix shortcut answers `beta * input` in
+                // the input's own shape (a 0-d input stays 0-d).
+                if m.numel() == 0 && beta.to_f64() != 0.0 {
+                    fxvm_tensor::layout::broadcast_shapes(x.shape(), product.shape())
+                        .ok_or_else(|| TensorError::broadcast(x.shape(), product.shape()))?;
+                    return ew::binary(Binary::Mul, &Arg::Tensor(x), &Arg::Scalar(beta));
+                }
+                blas_sum(x, product, beta, alpha)
+            },
         )
         .grad(crate::derivatives::linalg::blas(crate::derivatives::linalg::Blas::Mv)),
         op(

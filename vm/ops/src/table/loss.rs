@@ -99,7 +99,9 @@ pub(crate) fn rows() -> Vec<Op> {
         ),
         // The builtin takes the reduction as PyTorch's enum: 0 none, 1 mean, 2 sum.
         op(
-            "ctc_loss(Tensor log_probs, Tensor targets, Tensor|int[] input_lengths, Tensor|int[] target_lengths, int blank=0, int reduction=1, bool zero_infinity=False)",
+            // PyTorch declares `reduction=Mean`, but its argument parser reads
+            // that default as 0: torch.ctc_loss unreduced unless told.
+            "ctc_loss(Tensor log_probs, Tensor targets, Tensor|int[] input_lengths, Tensor|int[] target_lengths, int blank=0, int reduction=0, bool zero_infinity=False)",
             &[Place::Torch],
             |(lp, t, il, tl, blank, reduction, zero_inf): CtcArgs<i64>| {
                 let r = match reduction {

@@ -82,7 +82,9 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, keepdim, dtype): (Tensor, Option<Vec<i64>>, bool, Option<DType>)| {
                 reduce::sum(&x, dim.as_deref(), keepdim, dtype)
             },
-        ).grad(crate::derivatives::reduce::sum())
+        )
+        .refuses(&["keepdim"], &["dim"])
+        .grad(crate::derivatives::reduce::sum())
         .meta(meta::reduce),
         op(
             "mean(Tensor input, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
@@ -90,7 +92,9 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, dim, keepdim, dtype): (Tensor, Option<Vec<i64>>, bool, Option<DType>)| {
                 reduce::mean(&x, dim.as_deref(), keepdim, dtype)
             },
-        ).grad(crate::derivatives::reduce::mean())
+        )
+        .refuses(&["keepdim"], &["dim"])
+        .grad(crate::derivatives::reduce::mean())
         .meta(meta::reduce),
         op(
             "prod(Tensor input, int? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
@@ -99,6 +103,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 reduce::prod(&x, dim.map(|d| vec![d]).as_deref(), keepdim, dtype)
             },
         )
+        .refuses(&["keepdim"], &["dim"])
         .grad(crate::derivatives::select::prod())
         .meta(meta::reduce),
         op(
@@ -108,6 +113,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 extremum(x, dim, keepdim, Max)
             },
         )
+        .refuses(&["keepdim"], &["dim"])
         .grad(crate::derivatives::select::max_min(true)).meta(meta::reduce),
         op(
             "min(Tensor input, int|Tensor? dim=None, bool keepdim=False)",
@@ -116,6 +122,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 extremum(x, dim, keepdim, Min)
             },
         )
+        .refuses(&["keepdim"], &["dim"])
         .grad(crate::derivatives::select::max_min(false)).meta(meta::reduce),
         op(
             "amax(Tensor input, int[] dim=[], bool keepdim=False)",
@@ -152,11 +159,17 @@ pub(crate) fn rows() -> Vec<Op> {
         variance_row(
             "var(Tensor input, int[]|bool? dim=None, bool? unbiased=None, bool keepdim=False, *, Scalar? correction=None)",
             false,
-        ).meta(meta::reduce),
+        )
+        .refuses(&["unbiased", "correction"], &[])
+        .refuses(&["unbiased", "keepdim"], &["dim"])
+        .meta(meta::reduce),
         variance_row(
             "std(Tensor input, int[]|bool? dim=None, bool? unbiased=None, bool keepdim=False, *, Scalar? correction=None)",
             true,
-        ).meta(meta::reduce),
+        )
+        .refuses(&["unbiased", "correction"], &[])
+        .refuses(&["unbiased", "keepdim"], &["dim"])
+        .meta(meta::reduce),
         op(
             "norm(Tensor input, Scalar|str? p=None, int[]? dim=None, bool keepdim=False)",
             TM,

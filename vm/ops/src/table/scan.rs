@@ -208,12 +208,16 @@ pub(crate) fn rows() -> Vec<Op> {
             &[crate::op::Place::Torch],
             |args: VarianceArgs| spread_and_mean(args, false),
         )
+        .refuses(&["unbiased", "correction"], &[])
+        .refuses(&["unbiased", "keepdim"], &["dim"])
         .grad(crate::derivatives::reduce::variance(false, true)),
         op(
             "std_mean(Tensor input, int[]|bool? dim=None, bool? unbiased=None, bool keepdim=False, *, Scalar? correction=None)",
             &[crate::op::Place::Torch],
             |args: VarianceArgs| spread_and_mean(args, true),
         )
+        .refuses(&["unbiased", "correction"], &[])
+        .refuses(&["unbiased", "keepdim"], &["dim"])
         .grad(crate::derivatives::reduce::variance(true, true)),
         op(
             "nansum(Tensor input, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",

@@ -91,11 +91,13 @@ pub(crate) fn rows() -> Vec<Op> {
             "median(Tensor input, int? dim=None, bool keepdim=False)",
             Median::Median,
             "median",
-        ),
+        )
+        .refuses(&["keepdim"], &["dim"]),
         median_row(
             "nanmedian(Tensor input, int? dim=None, bool keepdim=False)",
             Median::NanMedian,
             "nanmedian",
-        ),
+        )
+        .refuses(&["keepdim"], &["dim"]),
     ]
 }

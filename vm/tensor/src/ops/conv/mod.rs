@@ -197,15 +197,19 @@ fn operands(
     })
 }
 
+/// The bias's shape, and its dtype when `same_dtype` (PyTorch's direct
+/// convolutions require the input's; its string-padding and 1-d/2-d
+/// transposed paths add a bias of another dtype).
 fn check_bias(
     op: &'static str,
     bias: Option<&Tensor>,
     weight: &Tensor,
     channels: usize,
     transposed: &str,
+    same_dtype: bool,
 ) -> Result<()> {
     match bias {
-        Some(b) if b.dtype() != weight.dtype() => Err(TensorError::runtime(
+        Some(b) if same_dtype && b.dtype() != weight.dtype() => Err(TensorError::runtime(
             op,
             format!(
                 "Input type ({}) and bias type ({}) should be the same",
@@ -299,7 +303,14 @@ pub fn conv(
             ),
         ));
     }
-    check_bias(op, bias, weight, o, "")?;
+    check_bias(
+        op,
+        bias,
+        weight,
+        o,
+        "",
+        matches!(padding, Padding::Explicit(_)),
+    )?;
     let kernel_sizes = &weight.shape()[2..];
     let in_sizes = &x.shape()[2..];
     let pad: Vec<(usize, usize)> = match padding {
@@ -427,7 +438,7 @@ pub fn conv_transpose(
         ));
     }
     let o = weight.shape()[1] * groups;
-    check_bias(op, bias, weight, o, "transposed=1, ")?;
+    check_bias(op, bias, weight, o, "transposed=1, ", spatial == 3)?;
     let kernel_sizes = &weight.shape()[2..];
     let in_sizes = &x.shape()[2..];
     let out: Vec<i64> = (0..spatial)
