@@ -117,6 +117,15 @@ fn check_alpha(x: &Tensor, y: &Arg, alpha: Scalar) -> Result<()> {
     Err(TensorError::runtime("add", message))
 }
 
+/// The second operand's parameter name: `other`, but `values` for
+/// heaviside, as PyTorch names them (keyword calls use it).
+fn operand_name(op_: Binary) -> &'static str {
+    match op_ {
+        Binary::Heaviside => "values",
+        _ => "other",
+    }
+}
+
 fn binary_rows(op_: Binary, other: Other) -> [Op; 2] {
     binary_rows_of(op_, other).map(|row| row.grad_opt(derivatives::binary_op(op_)))
 }
@@ -194,12 +203,12 @@ fn binary_rows_of(op_: Binary, other: Other) -> [Op; 2] {
         ],
         Other::TensorOnly => [
             op(
-                decl(format!("{name}(Tensor input, Tensor other)")),
+                decl(format!("{name}(Tensor input, Tensor {})", operand_name(op_))),
                 TM,
                 move |(x, y): (Tensor, Tensor)| run(x, Arg::Tensor(y), Scalar::Int(1)),
             ),
             op(
-                decl(format!("{name}_(Tensor(a!) input, Tensor other)")),
+                decl(format!("{name}_(Tensor(a!) input, Tensor {})", operand_name(op_))),
                 M,
                 move |(x, y): (Tensor, Tensor)| run_(x, Arg::Tensor(y), Scalar::Int(1)),
             ),

@@ -347,7 +347,8 @@ pub(crate) fn rows() -> Vec<Op> {
         ))
         .meta(meta::index_select),
         op(
-            "copy_(Tensor(a!) input, Tensor src)",
+            // PyTorch's parser names the source `other` (its docs say `src`).
+            "copy_(Tensor(a!) input, Tensor other)",
             M,
             |(x, src): (Tensor, Tensor)| -> Result<Value> {
                 x.copy_from(&src)?;

@@ -592,10 +592,11 @@ pub(crate) fn rows() -> Vec<Op> {
             .composite(),
         );
     }
-    for name in ["swapaxes", "swapdims"] {
+    // PyTorch names the numpy spelling's parameters as numpy does.
+    for (name, a, b) in [("swapaxes", "axis0", "axis1"), ("swapdims", "dim0", "dim1")] {
         rows.push(
             op(
-                Box::leak(format!("{name}(Tensor input, int dim0, int dim1)").into_boxed_str()),
+                Box::leak(format!("{name}(Tensor input, int {a}, int {b})").into_boxed_str()),
                 TM,
                 |(x, a, b): (Tensor, i64, i64)| shape::transpose(&x, a, b),
             )
