@@ -75,6 +75,11 @@ fn argument_combinations_no_overload_takes_are_refused_as_pytorch_refuses_them()
 }
 
 #[test]
+fn bad_arguments_the_fuzz_found_accepted_are_refused_as_pytorch_refuses_them() {
+    check("argument_checks");
+}
+
+#[test]
 fn objects_too_large_for_the_machine_raise_memory_error_not_abort() {
     check("memory_errors");
 }

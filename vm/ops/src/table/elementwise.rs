@@ -203,12 +203,18 @@ fn binary_rows_of(op_: Binary, other: Other) -> [Op; 2] {
         ],
         Other::TensorOnly => [
             op(
-                decl(format!("{name}(Tensor input, Tensor {})", operand_name(op_))),
+                decl(format!(
+                    "{name}(Tensor input, Tensor {})",
+                    operand_name(op_)
+                )),
                 TM,
                 move |(x, y): (Tensor, Tensor)| run(x, Arg::Tensor(y), Scalar::Int(1)),
             ),
             op(
-                decl(format!("{name}_(Tensor(a!) input, Tensor {})", operand_name(op_))),
+                decl(format!(
+                    "{name}_(Tensor(a!) input, Tensor {})",
+                    operand_name(op_)
+                )),
                 M,
                 move |(x, y): (Tensor, Tensor)| run_(x, Arg::Tensor(y), Scalar::Int(1)),
             ),

@@ -341,6 +341,12 @@ fn block_diag(tensors: &[Tensor]) -> Result<Tensor> {
 }
 
 fn cartesian_prod(tensors: &[Tensor]) -> Result<Tensor> {
+    if let Some(t) = tensors.iter().find(|t| t.ndim() != 1) {
+        return Err(fail(
+            "cartesian_prod",
+            format!("Expect a 1D vector, but got shape {:?}", t.shape()),
+        ));
+    }
     if let [one] = tensors {
         return Ok(one.clone());
     }
@@ -655,14 +661,33 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "repeat_interleave(Tensor input, Tensor|int? repeats=None, int? dim=None, *, int? output_size=None)",
             TM,
-            |(x, repeats, dim, _size): (Tensor, Option<Or<Tensor, i64>>, Option<i64>, Option<i64>)| match repeats {
-                Some(r) => repeat_interleave(&x, r, dim),
-                // `torch.repeat_interleave(repeats)`: the indices it repeats.
-                None => {
-                    let n = x.numel() as i64;
-                    // Of the repeats' dtype, as PyTorch answers.
-                    let positions = create::arange(Scalar::Int(0), Scalar::Int(n), Scalar::Int(1), Some(x.dtype()))?;
-                    repeat_interleave(&positions, Or::A(x), Some(0))
+            |(x, repeats, dim, size): (Tensor, Option<Or<Tensor, i64>>, Option<i64>, Option<i64>)| {
+                let one_argument = repeats.is_none();
+                let out = match repeats {
+                    Some(r) => repeat_interleave(&x, r, dim)?,
+                    // `torch.repeat_interleave(repeats)`: the indices it repeats.
+                    None => {
+                        let n = x.numel() as i64;
+                        // Of the repeats' dtype, as PyTorch answers.
+                        let positions = create::arange(Scalar::Int(0), Scalar::Int(n), Scalar::Int(1), Some(x.dtype()))?;
+                        repeat_interleave(&positions, Or::A(x), Some(0))?
+                    }
+                };
+                // A given output_size must be the length repeated along.
+                let along = match dim {
+                    Some(d) if out.ndim() > 0 => out.shape()[out.dim(d)?],
+                    _ => out.numel(),
+                };
+                match size {
+                    Some(s) if s != along as i64 => Err(fail(
+                        "repeat_interleave",
+                        if one_argument {
+                            "allocated size does not match required size".to_owned()
+                        } else {
+                            format!("repeat_interleave: Invalid output_size, expected {along} but got {s}")
+                        },
+                    )),
+                    _ => Ok(out),
                 }
             },
         )

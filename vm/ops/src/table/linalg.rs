@@ -199,6 +199,12 @@ fn inner(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// `cross` of 3-vectors along `dim`; composite (written in rows).
 fn cross(a: &Tensor, b: &Tensor, dim: i64) -> Result<Tensor> {
+    if a.ndim() != b.ndim() {
+        return Err(TensorError::runtime(
+            "cross",
+            "linalg.cross: inputs must have the same number of dimensions.",
+        ));
+    }
     let shape = fxvm_tensor::layout::broadcast_shapes(a.shape(), b.shape())
         .ok_or_else(|| TensorError::broadcast(a.shape(), b.shape()))?;
     let (a, b) = (o::expand(a, &shape)?, o::expand(b, &shape)?);

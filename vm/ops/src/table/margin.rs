@@ -311,6 +311,10 @@ pub(crate) fn rows() -> Vec<Op> {
                 String,
             )| {
                 let r = reduction(sa, re, &name)?;
+                // PyTorch's functional reads `input.size(-1)` first.
+                if x.ndim() == 0 {
+                    return Err(TensorError::NoDims { dim: -1 });
+                }
                 let pos = bin(Binary::Mul, &t, log_sigmoid(&x)?)?;
                 let neg = bin(
                     Binary::Mul,

@@ -388,6 +388,15 @@ pub(super) fn dropout(
         });
     }
     let unbatched = matches!(spatial, Some(1) if d == 2) || matches!(spatial, Some(3) if d != 5);
+    // A feature dropout that draws needs (batch and) channels: the rank
+    // counts the batch dim dropout3d adds to an unbatched input.
+    let rank = d + usize::from(spatial == Some(3) && unbatched);
+    if kind.feature && p > 0.0 && x.numel() > 0 && rank < 2 {
+        return Err(TensorError::runtime(
+            "dropout",
+            "Feature dropout requires at least 2 dimensions in the input",
+        ));
+    }
     let g = Generator::default_cpu();
     let result = if unbatched {
         let drawn = create::dropout(&shape::unsqueeze(x, 0)?, p, kind, &g)?;

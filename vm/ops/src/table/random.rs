@@ -50,6 +50,12 @@ fn bounds(low: i64, high: Option<i64>) -> (i64, i64) {
 /// Leaky ReLU with slopes drawn from `[lower, upper]` in training, their
 /// mean otherwise.
 fn rrelu(x: &Tensor, lower: f64, upper: f64, training: bool, g: &Generator) -> Result<Tensor> {
+    if lower > upper {
+        return Err(TensorError::runtime(
+            "rrelu",
+            "Lower bound should be less than or equal to the upper bound",
+        ));
+    }
     if training {
         return fill::rrelu(x, lower, upper, g);
     }

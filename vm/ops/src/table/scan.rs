@@ -14,6 +14,23 @@ use crate::value::{Or, Value};
 
 /// `diff`: `n` rounds of neighbour differences along `dim` (logical xor for
 /// bools), after `prepend`/`append` are joined on; composite (written in rows).
+/// An in-place scan computes in its tensor's dtype: `dtype=` may only name
+/// it (checked after the dim, as PyTorch does).
+fn same_dtype_in_place(x: &Tensor, dim: i64, dtype: Option<DType>) -> Result<()> {
+    x.dim(dim)?;
+    match dtype {
+        Some(d) if d != x.dtype() => Err(TensorError::runtime(
+            "cumsum_",
+            format!(
+                "Bad in-place call: input tensor dtype {} and output tensor dtype {} should match",
+                x.dtype().type_meta_name(),
+                d.type_meta_name()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn diff(
     x: &Tensor,
     n: i64,
@@ -139,6 +156,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "cumprod_(Tensor(a!) input, int dim, *, ScalarType? dtype=None)",
             M,
             |(x, dim, dtype): (Tensor, i64, Option<DType>)| {
+                same_dtype_in_place(&x, dim, dtype)?;
                 in_place(&x, scan::cumprod(&x, dim, dtype))
             },
         )
@@ -147,6 +165,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "cumsum_(Tensor(a!) input, int dim, *, ScalarType? dtype=None)",
             M,
             |(x, dim, dtype): (Tensor, i64, Option<DType>)| {
+                same_dtype_in_place(&x, dim, dtype)?;
                 in_place(&x, reduce::cumsum(&x, dim, dtype))
             },
         )
