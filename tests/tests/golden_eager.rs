@@ -80,6 +80,11 @@ fn bad_arguments_the_fuzz_found_accepted_are_refused_as_pytorch_refuses_them() {
 }
 
 #[test]
+fn kernels_refuse_the_dtypes_pytorch_has_no_kernel_for_after_argument_checks() {
+    check("kernel_dtypes");
+}
+
+#[test]
 fn objects_too_large_for_the_machine_raise_memory_error_not_abort() {
     check("memory_errors");
 }

@@ -16,6 +16,7 @@
 
 pub mod autograd;
 mod derivatives;
+mod kernels;
 pub mod meta;
 mod narrow;
 pub mod op;

@@ -97,6 +97,8 @@ pub struct Op {
     pub(crate) derivative: Option<Derivative>,
     /// A creation op's `requires_grad=` parameter.
     requires_grad: Option<usize>,
+    /// The dtypes PyTorch's kernel takes, when not all (see `kernels`).
+    kernel_dtypes: Option<crate::kernels::KernelDTypes>,
 }
 
 impl std::fmt::Debug for Op {
@@ -127,6 +129,7 @@ pub fn op<A: FromArgs + 'static, R: IntoValue + 'static>(
         dtype_generic: false,
         meta: None,
         derivative: None,
+        kernel_dtypes: None,
         kernel: Arc::new(move |values| kernel(A::from_args(values)).map(IntoValue::into_value)),
     }
 }
@@ -190,6 +193,17 @@ impl Op {
         self
     }
 
+    /// Takes only `dtypes` (by its first tensor argument), as PyTorch's
+    /// `kernel` does; other dtypes raise its NotImplementedError.
+    pub(crate) fn kernel_dtypes(
+        mut self,
+        kernel: &'static str,
+        dtypes: &'static [fxvm_tensor::DType],
+    ) -> Op {
+        self.kernel_dtypes = Some(crate::kernels::KernelDTypes { kernel, dtypes });
+        self
+    }
+
     /// Marks an op whose outputs never require grad.
     pub(crate) fn nondiff(self) -> Op {
         self.grad(Derivative::None)
@@ -204,6 +218,21 @@ impl Op {
     /// of its declared type (bindings guarantee it); with grad mode on and
     /// an input that requires grad, the outputs get their history.
     pub fn run(&self, values: Vec<Value>) -> Result<Value> {
+        if let Some(refused) = self.kernel_dtypes.and_then(|k| k.check(&values).err()) {
+            // PyTorch validates the arguments before it dispatches on the
+            // dtype: a bad argument's own error comes first. An op that
+            // writes into its input is refused before it writes.
+            if self.schema.mutated().is_some() {
+                return Err(refused);
+            }
+            self.run_checked(values)?;
+            return Err(refused);
+        }
+        self.run_checked(values)
+    }
+
+    /// [`Op::run`] once the dtype is known to have a kernel.
+    fn run_checked(&self, values: Vec<Value>) -> Result<Value> {
         if crate::tape::active() {
             return crate::tape::run_op(self, values, |values| self.run_recorded(values));
         }

@@ -384,12 +384,14 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, t, v, inplace): (Tensor, f64, f64, bool)| {
                 maybe_in_place(&x, threshold(&x, t, v), inplace)
             },
-        ).grad(crate::derivatives::activation::threshold(false)).meta(meta::pointwise),
+        )
+        .kernel_dtypes("threshold_cpu", crate::kernels::NOT_BOOL).grad(crate::derivatives::activation::threshold(false)).meta(meta::pointwise),
         op(
             "threshold_(Tensor(a!) input, float threshold, float value)",
             &[Torch, FunctionalIsTorch],
             |(x, t, v): (Tensor, f64, f64)| in_place(&x, threshold(&x, t, v)),
-        ).grad(crate::derivatives::activation::threshold(true)).meta(meta::pointwise),
+        )
+        .kernel_dtypes("threshold_cpu", crate::kernels::NOT_BOOL).grad(crate::derivatives::activation::threshold(true)).meta(meta::pointwise),
         op(
             "softmin(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None) -> Tensor",
             &[Functional(1)],
@@ -463,7 +465,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     ew::unary(Unary::Sigmoid, &halves[1])?,
                 )
             },
-        ).grad(crate::derivatives::activation::glu()),
+        )
+        .kernel_dtypes("glu_cpu", crate::kernels::FLOATING).grad(crate::derivatives::activation::glu()),
         op(
             "normalize(Tensor input, float p=2.0, int dim=1, float eps=1e-12, Tensor? out=None) -> Tensor",
             &[Functional(1)],

@@ -96,7 +96,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 let r = Reduction::parse(&reduction)?;
                 ctc::ctc_loss(&lp, &t, &lengths(il), &lengths(tl), blank, r, zero_inf)
             },
-        ),
+        )
+        .kernel_dtypes("ctc_loss_cpu", crate::kernels::FLOAT32_64),
         // The builtin takes the reduction as PyTorch's enum: 0 none, 1 mean, 2 sum.
         op(
             // PyTorch declares `reduction=Mean`, but its argument parser reads
@@ -117,7 +118,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 ctc::ctc_loss(&lp, &t, &lengths(il), &lengths(tl), blank, r, zero_inf)
             },
-        ),
+        )
+        .kernel_dtypes("ctc_loss_cpu", crate::kernels::FLOAT32_64),
         op(
             "cross_entropy(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, int ignore_index=-100, bool? reduce=None, str reduction='mean', float label_smoothing=0.0) -> Tensor",
             &[Functional(2)],

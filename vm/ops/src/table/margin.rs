@@ -291,14 +291,16 @@ pub(crate) fn rows() -> Vec<Op> {
                 let r = reduction(sa, re, &name)?;
                 o::reduced(r, margins::multi_margin(&x, &t, p, margin, w.as_ref())?)
             },
-        ),
+        )
+        .kernel_dtypes("multi_margin_loss_cpu_kernel", crate::kernels::FLOAT32_64),
         op(
             "multilabel_margin_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
             |(x, t, sa, re, name): (Tensor, Tensor, Option<bool>, Option<bool>, String)| {
                 o::reduced(reduction(sa, re, &name)?, margins::multilabel_margin(&x, &t)?)
             },
-        ),
+        )
+        .kernel_dtypes("multilabel_margin_loss_forward_out_frame", crate::kernels::FLOAT32_64),
         op(
             "multilabel_soft_margin_loss(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],

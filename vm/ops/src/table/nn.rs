@@ -144,7 +144,7 @@ fn avg_pool(
 
 /// `avg_pool2d`/`avg_pool3d`, builtins of `torch._C._nn` only.
 fn avg_pool_row(decl: &'static str, spatial: usize) -> Op {
-    op(
+    let row = op(
         decl,
         NN,
         move |(x, k, s, p, ceil, count, divisor): (
@@ -157,7 +157,13 @@ fn avg_pool_row(decl: &'static str, spatial: usize) -> Op {
             Option<i64>,
         )| { avg_pool(&x, (k, s, p, ceil), spatial, count, divisor) },
     )
-    .grad(crate::derivatives::conv::avg_pool(spatial))
+    .grad(crate::derivatives::conv::avg_pool(spatial));
+    // PyTorch's 3-d average pooling has no narrow-float kernel.
+    if spatial == 3 {
+        row.kernel_dtypes("avg_pool3d_out_frame", crate::kernels::AVG_POOL3D)
+    } else {
+        row
+    }
 }
 
 /// `adaptive_max_pool{n}d`: the values, or with `return_indices` the pair.
@@ -176,6 +182,16 @@ fn adaptive_max_pool_row(decl: &'static str, places: &'static [Place], spatial: 
         },
     )
     .grad(crate::derivatives::conv::adaptive_max_pool(spatial))
+    .kernel_dtypes(adaptive_max_pool_kernel(spatial), crate::kernels::FLOATING)
+}
+
+/// The kernel PyTorch names for adaptive max pooling (1-d runs the 2-d one).
+fn adaptive_max_pool_kernel(spatial: usize) -> &'static str {
+    if spatial == 3 {
+        "adaptive_max_pool3d_cpu"
+    } else {
+        "adaptive_max_pool2d"
+    }
 }
 
 /// `max_unpool{n}d`: the output size is the pooling's input size, given
@@ -499,7 +515,9 @@ pub(crate) fn rows() -> Vec<Op> {
                     Value::Tensor(indices),
                 ]))
             },
-        ).grad(crate::derivatives::conv::adaptive_max_pool(1)).meta(meta::adaptive_pool),
+        ).grad(crate::derivatives::conv::adaptive_max_pool(1))
+        .kernel_dtypes(adaptive_max_pool_kernel(1), crate::kernels::FLOATING)
+        .meta(meta::adaptive_pool),
         adaptive_max_pool_row(
             "adaptive_max_pool2d(Tensor input, int?[] output_size, bool return_indices=False)",
             &[Functional(2)],

@@ -56,6 +56,22 @@ fn rrelu(x: &Tensor, lower: f64, upper: f64, training: bool, g: &Generator) -> R
             "Lower bound should be less than or equal to the upper bound",
         ));
     }
+    // Training draws through a kernel without float16; evaluation is a
+    // leaky relu, floats only.
+    let (kernel, dtypes) = if training {
+        (
+            "rrelu_with_noise_out_cpu",
+            [DType::F32, DType::F64, DType::BF16].as_slice(),
+        )
+    } else {
+        (
+            "leaky_relu_cpu",
+            [DType::F32, DType::F64, DType::F16, DType::BF16].as_slice(),
+        )
+    };
+    if !dtypes.contains(&x.dtype()) {
+        return Err(TensorError::not_implemented_for(kernel, x.dtype()));
+    }
     if training {
         return fill::rrelu(x, lower, upper, g);
     }
@@ -126,7 +142,11 @@ pub(crate) fn rows() -> Vec<Op> {
                 let n = usize::try_from(n).map_err(|_| {
                     TensorError::runtime("randperm", format!("n must be non-negative, got{n}"))
                 })?;
-                Ok(fill::randperm(n, dtype.unwrap_or(DType::I64), &g))
+                let dtype = dtype.unwrap_or(DType::I64);
+                if dtype == DType::Bool {
+                    return Err(TensorError::not_implemented_for("randperm", dtype));
+                }
+                Ok(fill::randperm(n, dtype, &g))
             },
         ),
         op(

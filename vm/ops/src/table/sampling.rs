@@ -62,7 +62,8 @@ pub(crate) fn rows() -> Vec<Op> {
             "pdist(Tensor input, float p=2)",
             &[Torch, FunctionalIsTorch],
             |(x, p): (Tensor, f64)| distance::pdist(&x, p),
-        ),
+        )
+        .kernel_dtypes("pdist", crate::kernels::NOT_NARROW_FLOAT),
         op(
             "cdist(Tensor x1, Tensor x2, float p=2.0, str compute_mode='use_mm_for_euclid_dist_if_necessary')",
             &[TorchFunctional(2)],
@@ -70,6 +71,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 distance::cdist(&x1, &x2, p, ComputeMode::parse(&mode)?)
             },
         )
+        .kernel_dtypes("cdist", crate::kernels::NOT_NARROW_FLOAT)
         .grad(crate::derivatives::select::cdist()),
     ]
 }

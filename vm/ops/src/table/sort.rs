@@ -25,6 +25,7 @@ fn median_row(decl: &'static str, which: Median, name: &'static str) -> Op {
         },
     )
     .grad(crate::derivatives::select::median(name))
+    .kernel_dtypes("median_cpu", crate::kernels::NOT_BOOL)
 }
 
 pub(crate) fn rows() -> Vec<Op> {
@@ -82,6 +83,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 sort::kthvalue(&x, k, dim, keepdim).map(|r| named("kthvalue", r))
             },
         )
+        .kernel_dtypes("kthvalue_cpu", crate::kernels::NOT_BOOL)
         .grad(crate::derivatives::select::picked(
             "KthvalueBackward0".into(),
             2,
