@@ -85,6 +85,11 @@ fn kernels_refuse_the_dtypes_pytorch_has_no_kernel_for_after_argument_checks() {
 }
 
 #[test]
+fn python_written_functionals_raise_attribute_error_on_a_non_tensor_as_pytorch() {
+    check("python_functional_reads");
+}
+
+#[test]
 fn objects_too_large_for_the_machine_raise_memory_error_not_abort() {
     check("memory_errors");
 }

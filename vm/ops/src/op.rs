@@ -99,6 +99,10 @@ pub struct Op {
     requires_grad: Option<usize>,
     /// The dtypes PyTorch's kernel takes, when not all (see `kernels`).
     kernel_dtypes: Option<crate::kernels::KernelDTypes>,
+    /// `(parameter, attribute)`: what PyTorch's Python-written function
+    /// reads of its arguments, in order, before it calls the kernel
+    /// (`target.size()`): a non-tensor there is its AttributeError.
+    pub python_reads: Vec<(usize, &'static str)>,
 }
 
 impl std::fmt::Debug for Op {
@@ -130,6 +134,7 @@ pub fn op<A: FromArgs + 'static, R: IntoValue + 'static>(
         meta: None,
         derivative: None,
         kernel_dtypes: None,
+        python_reads: Vec::new(),
         kernel: Arc::new(move |values| kernel(A::from_args(values)).map(IntoValue::into_value)),
     }
 }
@@ -201,6 +206,19 @@ impl Op {
         dtypes: &'static [fxvm_tensor::DType],
     ) -> Op {
         self.kernel_dtypes = Some(crate::kernels::KernelDTypes { kernel, dtypes });
+        self
+    }
+
+    /// The attributes PyTorch's Python function reads of its arguments
+    /// first, in order (see `Op::python_reads`).
+    pub(crate) fn python_reads(mut self, reads: &[(&str, &'static str)]) -> Op {
+        for &(param, attr) in reads {
+            let i = self
+                .schema
+                .position(param)
+                .unwrap_or_else(|| panic!("{}: no parameter {param}", self.schema.decl));
+            self.python_reads.push((i, attr));
+        }
         self
     }
 

@@ -139,6 +139,23 @@ fn python_form(
     Ok(FuncArgs::new(positional, kwargs))
 }
 
+/// The attribute reads PyTorch's Python-written function makes first: an
+/// argument without the attribute raises Python's AttributeError there.
+fn python_reads(op: &Op, objects: &[Option<PyObjectRef>], vm: &VirtualMachine) -> PyResult<()> {
+    for &(i, attr) in &op.python_reads {
+        let Some(obj) = objects[i].as_ref().filter(|o| !vm.is_none(o)) else {
+            continue;
+        };
+        if vm.get_attribute_opt(obj.clone(), attr)?.is_none() {
+            return Err(vm.new_attribute_error(format!(
+                "'{}' object has no attribute '{attr}'",
+                obj.class().name()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A callable for one op at one place: dispatches `__torch_function__`,
 /// binds, runs the kernel under the panic guard.
 fn make_call(
@@ -164,6 +181,9 @@ fn make_call(
             }
         }
         let objects = bind_objects(&op.schema, args, vm)?;
+        if form.is_some() {
+            python_reads(op, &objects, vm)?;
+        }
         super::guard::guard(qualname, vm, || {
             let values = bind_values(&op.schema, &objects, vm)?;
             let result = op.run(values).py(vm)?;

@@ -372,12 +372,14 @@ pub(crate) fn rows() -> Vec<Op> {
             "softsign(Tensor input)",
             &[Functional(1)],
             |(x,): (Tensor,)| o::div(&x, &o::add_s(&o::unary("abs", &x)?, 1.0)?),
-        ).composite().meta(meta::pointwise),
+        )
+        .python_reads(&[("input", "abs")]).composite().meta(meta::pointwise),
         op(
             "tanhshrink(Tensor input)",
             &[Functional(1)],
             |(x,): (Tensor,)| o::sub(&x, &o::unary("tanh", &x)?),
-        ).composite().meta(meta::pointwise),
+        )
+        .python_reads(&[("input", "tanh")]).composite().meta(meta::pointwise),
         op(
             "threshold(Tensor input, float threshold, float value, bool inplace=False) -> Tensor",
             &[Functional(1)],

@@ -205,7 +205,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     )),
                 }
             },
-        ).grad(crate::derivatives::loss::mse_loss()).meta(meta::loss),
+        )
+        .python_reads(&[("target", "size"), ("input", "size"), ("weight", "size")]).grad(crate::derivatives::loss::mse_loss()).meta(meta::loss),
         op(
             "l1_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
@@ -221,6 +222,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 o::reduced(r, o::unary("abs", &o::sub(&x, &t)?)?)
             },
         )
+        .python_reads(&[("target", "size"), ("input", "size")])
         .composite()
         .meta(meta::loss),
         op(
@@ -242,7 +244,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 let loss = ew::unary(Unary::Neg, &bin(Binary::Add, pos, neg)?)?;
                 r.apply(weighted(loss, w)?)
             },
-        ).grad(crate::derivatives::loss::binary_cross_entropy()).meta(meta::loss),
+        )
+        .python_reads(&[("target", "size"), ("input", "size"), ("weight", "size")]).grad(crate::derivatives::loss::binary_cross_entropy()).meta(meta::loss),
         op(
             "binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean', Tensor? pos_weight=None) -> Tensor",
             &[Functional(2)],
@@ -267,7 +270,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 let loss = ew::unary(Unary::Neg, &bin(Binary::Add, pos, neg)?)?;
                 r.apply(weighted(loss, w)?)
             },
-        ).grad(crate::derivatives::loss::binary_cross_entropy_with_logits()).meta(meta::loss),
+        )
+        .python_reads(&[("target", "size"), ("input", "size")]).grad(crate::derivatives::loss::binary_cross_entropy_with_logits()).meta(meta::loss),
         op(
             "smooth_l1_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', float beta=1.0) -> Tensor",
             &[Functional(2)],
@@ -294,7 +298,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 };
                 r.apply(loss)
             },
-        ).grad(crate::derivatives::loss::smooth_l1(false)).meta(meta::loss),
+        )
+        .python_reads(&[("target", "size"), ("input", "size")]).grad(crate::derivatives::loss::smooth_l1(false)).meta(meta::loss),
         op(
             "huber_loss(Tensor input, Tensor target, str reduction='mean', float delta=1.0, Tensor? weight=None) -> Tensor",
             &[Functional(2)],
@@ -306,7 +311,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 })?;
                 r.apply(weighted(loss, w)?)
             },
-        ).grad(crate::derivatives::loss::smooth_l1(true)).meta(meta::loss),
+        )
+        .python_reads(&[("target", "size"), ("input", "size"), ("weight", "size")]).grad(crate::derivatives::loss::smooth_l1(true)).meta(meta::loss),
         op(
             "kl_div(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean', bool log_target=False) -> Tensor",
             &[Functional(2)],

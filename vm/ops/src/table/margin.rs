@@ -76,6 +76,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 o::reduced(r, clamp_min0(&loss)?)
             },
         )
+        .python_reads(&[("input1", "dim"), ("input2", "dim"), ("target", "dim")])
         .composite(),
         op(
             "hinge_embedding_loss(Tensor input, Tensor target, float margin=1.0, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
@@ -235,6 +236,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 o::reduced(reduction(None, None, &name)?, loss)
             },
         )
+        .python_reads(&[("input", "size")])
         .composite(),
         op(
             "triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2, float eps=1e-06, bool swap=False, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
@@ -292,6 +294,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 o::reduced(r, margins::multi_margin(&x, &t, p, margin, w.as_ref())?)
             },
         )
+        .python_reads(&[("weight", "dim")])
         .kernel_dtypes("multi_margin_loss_cpu_kernel", crate::kernels::FLOAT32_64),
         op(
             "multilabel_margin_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",

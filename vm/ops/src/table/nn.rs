@@ -522,39 +522,47 @@ pub(crate) fn rows() -> Vec<Op> {
             "adaptive_max_pool2d(Tensor input, int?[] output_size, bool return_indices=False)",
             &[Functional(2)],
             2,
-        ).meta(meta::adaptive_pool),
+        )
+        .python_reads(&[("input", "size")]).meta(meta::adaptive_pool),
         adaptive_max_pool_row(
             "adaptive_max_pool2d_with_indices(Tensor input, int?[] output_size, bool return_indices=False) -> tuple[Tensor, Tensor]",
             &[Functional(2)],
             2,
-        ),
+        )
+        .python_reads(&[("input", "size")]),
         adaptive_max_pool_row(
             "adaptive_max_pool3d(Tensor input, int?[] output_size, bool return_indices=False)",
             &[Functional(2)],
             3,
-        ),
+        )
+        .python_reads(&[("input", "size")]),
         adaptive_max_pool_row(
             "adaptive_max_pool3d_with_indices(Tensor input, int?[] output_size, bool return_indices=False) -> tuple[Tensor, Tensor]",
             &[Functional(2)],
             3,
-        ),
+        )
+        .python_reads(&[("input", "size")]),
         op(
             "adaptive_avg_pool3d(Tensor input, int?[] output_size) -> Tensor",
             &[Functional(2)],
             |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 3),
-        ).grad(crate::derivatives::conv::adaptive_avg_pool(3)).meta(meta::adaptive_pool),
+        )
+        .python_reads(&[("input", "size")]).grad(crate::derivatives::conv::adaptive_avg_pool(3)).meta(meta::adaptive_pool),
         lp_pool_row(
             "lp_pool1d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False) -> Tensor",
             1,
-        ),
+        )
+        .python_reads(&[("input", "pow")]),
         lp_pool_row(
             "lp_pool2d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False) -> Tensor",
             2,
-        ),
+        )
+        .python_reads(&[("input", "pow")]),
         lp_pool_row(
             "lp_pool3d(Tensor input, float norm_type, int[] kernel_size, int[]? stride=None, bool ceil_mode=False) -> Tensor",
             3,
-        ),
+        )
+        .python_reads(&[("input", "pow")]),
         op(
             "unfold(Tensor input, int[] kernel_size, int[] dilation=1, int[] padding=0, int[] stride=1) -> Tensor",
             &[Functional(2)],
@@ -596,7 +604,8 @@ pub(crate) fn rows() -> Vec<Op> {
             "adaptive_avg_pool2d(Tensor input, int?[] output_size) -> Tensor",
             &[Functional(2)],
             |(x, size): (Tensor, Vec<Option<i64>>)| pool::adaptive_avg_pool(&x, &size, 2),
-        ).grad(crate::derivatives::conv::adaptive_avg_pool(2)).meta(meta::adaptive_pool),
+        )
+        .python_reads(&[("input", "size")]).grad(crate::derivatives::conv::adaptive_avg_pool(2)).meta(meta::adaptive_pool),
         op(
             "batch_norm(Tensor input, Tensor? running_mean, Tensor? running_var, Tensor? weight=None, Tensor? bias=None, bool training=False, float? momentum=0.1, float eps=1e-05) -> Tensor",
             &[Functional(3)],
@@ -640,7 +649,8 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, size, alpha, beta, k): (Tensor, i64, f64, f64, f64)| {
                 norm::local_response_norm(&x, size, alpha, beta, k)
             },
-        ).meta(meta::same),
+        )
+        .python_reads(&[("input", "dim")]).meta(meta::same),
         op(
             "instance_norm(Tensor input, Tensor? running_mean=None, Tensor? running_var=None, Tensor? weight=None, Tensor? bias=None, bool use_input_stats=True, float momentum=0.1, float eps=1e-05) -> Tensor",
             &[Functional(1)],
@@ -663,7 +673,10 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, groups, w, b, eps): (Tensor, i64, Option<Tensor>, Option<Tensor>, f64)| {
                 nn::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps)
             },
-        ).grad(crate::derivatives::norm::group_norm()).meta(meta::same),
+        )
+        .python_reads(&[("input", "dim")])
+        .grad(crate::derivatives::norm::group_norm())
+        .meta(meta::same),
         op(
             "embedding_bag(Tensor input, Tensor weight, Tensor? offsets=None, float? max_norm=None, float norm_type=2, bool scale_grad_by_freq=False, str mode='mean', bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int? padding_idx=None) -> Tensor",
             &[Functional(2)],
@@ -714,7 +727,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     padding_idx,
                 )
             },
-        ),
+        )
+        .python_reads(&[("weight", "dtype"), ("weight", "dim"), ("input", "dim")]),
         op(
             "embedding(Tensor input, Tensor weight, int? padding_idx=None, float? max_norm=None, float norm_type=2.0, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
             &[Functional(2)],
@@ -819,18 +833,21 @@ pub(crate) fn rows() -> Vec<Op> {
             &[Functional(1)],
             FEATURE,
             Some(1),
-        ).meta(meta::same),
+        )
+        .python_reads(&[("input", "dim")]).meta(meta::same),
         dropout_row(
             "dropout2d(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
             &[Functional(1)],
             FEATURE,
             Some(2),
-        ).meta(meta::same),
+        )
+        .python_reads(&[("input", "dim")]).meta(meta::same),
         dropout_row(
             "dropout3d(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
             &[Functional(1)],
             FEATURE,
             Some(3),
-        ).meta(meta::same),
+        )
+        .python_reads(&[("input", "dim")]).meta(meta::same),
     ]
 }
