@@ -670,6 +670,12 @@ pub(crate) fn rows() -> Vec<Op> {
                             format!("tensordot expects dims >= 0, but got dims={n}"),
                         ));
                     }
+                    Or::A(n) if n as usize > a.ndim().min(b.ndim()) => {
+                        return Err(TensorError::runtime(
+                            "tensordot",
+                            format!("tensordot expects dims < ndim_a or ndim_b, but got dims={n}"),
+                        ));
+                    }
                     // The last `n` dims of `a` against the first `n` of `b`.
                     Or::A(n) => ((-n..0).collect(), (0..n).collect()),
                     Or::B(data) => {

@@ -165,6 +165,7 @@ pub fn index_copy(t: &Tensor, dim: i64, index: &Tensor, source: &Tensor) -> Resu
             ),
         ));
     }
+    check_copy_source(t, dim, index, source)?;
     write(
         "index_copy_",
         t,
@@ -174,6 +175,41 @@ pub fn index_copy(t: &Tensor, dim: i64, index: &Tensor, source: &Tensor) -> Resu
         Write::Copy,
         Scalar::Int(1),
     )
+}
+
+/// index_copy's own order of checks: the dim, the dtypes, the ranks, then the
+/// count — the last two IndexErrors (index_add reports them otherwise).
+fn check_copy_source(t: &Tensor, dim: i64, index: &Tensor, source: &Tensor) -> Result<()> {
+    let d = if t.ndim() == 0 { 0 } else { t.dim(dim)? };
+    if source.dtype() != t.dtype() {
+        return Err(TensorError::runtime(
+            "index_copy_",
+            format!(
+                "index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}",
+                legacy_name(t.dtype()),
+                legacy_name(source.dtype())
+            ),
+        ));
+    }
+    if t.ndim() > 0 && source.ndim() > 0 && t.ndim() != source.ndim() {
+        return Err(TensorError::index_error(format!(
+            "index_copy_(): When source and destination are not scalars, their dimensionality must match. Source dimensionality ({}), destination dimensionality ({})",
+            source.ndim(),
+            t.ndim()
+        )));
+    }
+    let along = if source.ndim() == 0 {
+        1
+    } else {
+        source.shape().get(d).copied().unwrap_or(0)
+    };
+    if index.numel() != along {
+        return Err(TensorError::index_error(format!(
+            "index_copy_(): Number of indices ({}) should be equal to source.size(dim) ({along})",
+            index.numel()
+        )));
+    }
+    Ok(())
 }
 
 /// `index_fill(dim, index, value)`: every slice `index[i]` (negative counts
