@@ -100,7 +100,9 @@ pub(crate) fn bind_objects(
 }
 
 /// The typed value of every parameter: given objects converted, omitted
-/// ones (and explicit `None` where a default exists) defaulted.
+/// ones defaulted. An explicit `None` for a parameter that is not optional
+/// is refused, as PyTorch's argument parser refuses it (its Python-written
+/// functionals pass their arguments on to it).
 pub(crate) fn bind_values(
     schema: &Schema,
     objects: &[Option<PyObjectRef>],
@@ -113,6 +115,8 @@ pub(crate) fn bind_values(
         .enumerate()
         .map(|(i, (p, obj))| match obj {
             Some(o) if !vm.is_none(o) => convert(schema, i, o, vm),
+            // PyTorch's parser takes the factories' `requires_grad=None`.
+            Some(_) if !p.optional && p.name != "requires_grad" => Err(missing(schema, i, vm)),
             _ => match p.default_value() {
                 Some(v) => Ok(v),
                 None => Err(missing(schema, i, vm)),
