@@ -118,10 +118,12 @@ fn check_alpha(x: &Tensor, y: &Arg, alpha: Scalar) -> Result<()> {
 }
 
 /// The second operand's parameter name: `other`, but `values` for
-/// heaviside, as PyTorch names them (keyword calls use it).
+/// heaviside and `exponent` for pow, as PyTorch names them (keyword calls
+/// use it).
 fn operand_name(op_: Binary) -> &'static str {
     match op_ {
         Binary::Heaviside => "values",
+        Binary::Pow => "exponent",
         _ => "other",
     }
 }
@@ -182,7 +184,10 @@ fn binary_rows_of(op_: Binary, other: Other) -> [Op; 2] {
         ],
         Other::EitherSide => [
             op(
-                decl(format!("{name}(Tensor|Scalar input, Tensor|Scalar other)")),
+                decl(format!(
+                    "{name}(Tensor|Scalar input, Tensor|Scalar {})",
+                    operand_name(op_)
+                )),
                 TM,
                 move |(x, y): (Arg, Arg)| match (&x, &y) {
                     (Arg::Scalar(_), Arg::Scalar(_)) => Err(TensorError::Argument {
@@ -196,7 +201,10 @@ fn binary_rows_of(op_: Binary, other: Other) -> [Op; 2] {
                 },
             ),
             op(
-                decl(format!("{name}_(Tensor(a!) input, Tensor|Scalar other)")),
+                decl(format!(
+                    "{name}_(Tensor(a!) input, Tensor|Scalar {})",
+                    operand_name(op_)
+                )),
                 M,
                 move |(x, y): (Tensor, Arg)| run_(x, y, Scalar::Int(1)),
             ),
