@@ -90,6 +90,12 @@ fn python_written_functionals_raise_attribute_error_on_a_non_tensor_as_pytorch()
 }
 
 #[test]
+fn tensor_to_takes_pytorchs_three_overloads() {
+    // x.to(device='cpu', dtype=...) and x.to(torch.float64, True) raised TypeError.
+    check("tensor_to");
+}
+
+#[test]
 fn objects_too_large_for_the_machine_raise_memory_error_not_abort() {
     check("memory_errors");
 }

@@ -1,12 +1,13 @@
 //! Dtype conversions.
 
 use fxvm_tensor::dtype::result_type;
+use fxvm_tensor::layout::MemoryFormat;
 use fxvm_tensor::ops::elementwise::Arg;
-use fxvm_tensor::{DType, Result, Tensor};
+use fxvm_tensor::{DType, Result, Tensor, TensorError};
 
 use crate::meta;
 use crate::op::{M, Op, T, op};
-use crate::value::{Device, Or, Value};
+use crate::value::{Or, Value};
 
 fn cast(x: Tensor, dtype: DType) -> Result<Tensor> {
     Ok(x.to_dtype(dtype))
@@ -14,28 +15,38 @@ fn cast(x: Tensor, dtype: DType) -> Result<Tensor> {
 
 pub(crate) fn rows() -> Vec<Op> {
     vec![
-        // `x.to(dtype)`, `x.to(other)`, `x.to(device, dtype)`: the first
-        // target that names a dtype wins; no change returns `x` itself.
+        // PyTorch's three overloads in one declaration: `to(device, dtype,
+        // non_blocking, copy)`, `to(dtype, non_blocking, copy)` and
+        // `to(other, non_blocking, copy)`; `resolve_to` reads the positional
+        // forms back. No change returns `x` itself.
         op(
-            "to(Tensor input, ScalarType|Tensor|Device? dtype=None, ScalarType|Device? other=None, bool non_blocking=False, bool copy=False)",
+            "to(Tensor input, ScalarType|Tensor|Device? device=None, ScalarType|bool? dtype=None, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None)",
             M,
-            |(x, first, second, _non_blocking, copy): (
+            |(x, first, second, non_blocking, copy, format): (
                 Tensor,
                 Option<Target>,
-                Option<Or<DType, Device>>,
+                Option<Or<DType, bool>>,
                 bool,
                 bool,
+                Option<MemoryFormat>,
             )|
              -> Result<Value> {
-                let target = match (first, second) {
-                    (Some(Target::DType(d)), _) | (_, Some(Or::A(d))) => Some(d),
-                    (Some(Target::Like(t)), _) => Some(t.dtype()),
-                    _ => None,
+                let (target, copy) = resolve_to(first, second, non_blocking, copy)?;
+                let format = format.unwrap_or(MemoryFormat::Preserve);
+                let dtype = target.unwrap_or(x.dtype());
+                let laid_out = format == MemoryFormat::Preserve || x.is_in_format(format);
+                if dtype == x.dtype() && !copy && laid_out {
+                    return Ok(Value::Input(0));
+                }
+                let out = if dtype == x.dtype() {
+                    x.copy()
+                } else {
+                    x.to_dtype(dtype)
                 };
-                Ok(match target {
-                    Some(d) if d != x.dtype() || copy => Value::Tensor(x.to_dtype(d).copy()),
-                    _ => Value::Input(0),
-                })
+                Ok(Value::Tensor(match format {
+                    MemoryFormat::Preserve => out,
+                    f => out.copy_in(f)?,
+                }))
             },
         ).meta(meta::like_first),
         op(
@@ -98,6 +109,37 @@ pub(crate) fn rows() -> Vec<Op> {
 }
 
 /// `to`'s first argument: a dtype, a tensor whose dtype to take, or a device.
+/// The dtype `to` converts to and whether it must copy, read from the
+/// positional forms of PyTorch's three overloads (after a dtype or a
+/// tensor, the second positional is `non_blocking` and the third `copy`);
+/// a combination none of them takes is PyTorch's TypeError.
+fn resolve_to(
+    first: Option<Target>,
+    second: Option<Or<DType, bool>>,
+    non_blocking: bool,
+    copy: bool,
+) -> Result<(Option<DType>, bool)> {
+    let invalid = || TensorError::Argument {
+        op: "to",
+        message: "received an invalid combination of arguments".into(),
+    };
+    let like = |t: Target| match t {
+        Target::DType(d) => Some(d),
+        Target::Like(t) => Some(t.dtype()),
+        Target::Device => None,
+    };
+    match (first, second) {
+        (Some(t @ (Target::DType(_) | Target::Like(_))), None) => Ok((like(t), copy)),
+        (Some(t @ (Target::DType(_) | Target::Like(_))), Some(Or::B(_))) => {
+            Ok((like(t), non_blocking))
+        }
+        (Some(Target::DType(_) | Target::Like(_)), Some(Or::A(_))) => Err(invalid()),
+        (Some(Target::Device) | None, Some(Or::A(d))) => Ok((Some(d), copy)),
+        (Some(Target::Device) | None, None) => Ok((None, copy)),
+        (Some(Target::Device) | None, Some(Or::B(_))) => Err(invalid()),
+    }
+}
+
 enum Target {
     DType(DType),
     Like(Tensor),
