@@ -96,6 +96,11 @@ fn tensor_to_takes_pytorchs_three_overloads() {
 }
 
 #[test]
+fn bicubic_interpolation_and_its_gradient_match_pytorch() {
+    check("interpolate_bicubic");
+}
+
+#[test]
 fn objects_too_large_for_the_machine_raise_memory_error_not_abort() {
     check("memory_errors");
 }

@@ -179,6 +179,7 @@ pub enum InterpMode {
     NearestExact,
     Linear,
     Bilinear,
+    Bicubic,
     Trilinear,
     Area,
 }
@@ -190,6 +191,7 @@ impl InterpMode {
             "nearest-exact" => InterpMode::NearestExact,
             "linear" => InterpMode::Linear,
             "bilinear" => InterpMode::Bilinear,
+            "bicubic" => InterpMode::Bicubic,
             "trilinear" => InterpMode::Trilinear,
             "area" => InterpMode::Area,
             _ => {
@@ -203,7 +205,7 @@ impl InterpMode {
     fn interpolating(self) -> bool {
         matches!(
             self,
-            InterpMode::Linear | InterpMode::Bilinear | InterpMode::Trilinear
+            InterpMode::Linear | InterpMode::Bilinear | InterpMode::Bicubic | InterpMode::Trilinear
         )
     }
 }
@@ -243,7 +245,9 @@ pub fn interpolate(
             "Got {r}D input, but {name} mode needs {want}D input"
         )));
     }
-    if !(3..=5).contains(&r) {
+    // Bicubic has only a 4-d kernel; PyTorch reports other ranks as it
+    // reports unsupported ones.
+    if !(3..=5).contains(&r) || (mode == InterpMode::Bicubic && r != 4) {
         return Err(not_implemented(format!(
             "Input Error: Only 3D, 4D and 5D input Tensors supported (got {r}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got {})",
             format!("{mode:?}").to_lowercase()
@@ -349,6 +353,9 @@ pub fn interpolate(
                 maps[dim] = map;
                 remap(&x, &maps, Scalar::Int(0))
             }
+            InterpMode::Bicubic => {
+                cubic_along(&x, dim, n_out, scales[d], align_corners.unwrap_or(false))
+            }
             _ => linear_along(&x, dim, n_out, scales[d], align_corners.unwrap_or(false)),
         };
     }
@@ -371,16 +378,9 @@ fn tuple<T: std::fmt::Debug>(v: &[T]) -> String {
     }
 }
 
-/// Linear interpolation of `x` along `dim` to `n_out` positions, in f64.
-fn linear_along(
-    x: &Tensor,
-    dim: usize,
-    n_out: usize,
-    scale: Option<f64>,
-    align_corners: bool,
-) -> Tensor {
-    let n_in = x.shape()[dim];
-    let ratio = if align_corners {
+/// The source-to-output ratio of an interpolating mode along one dim.
+fn source_ratio(n_in: usize, n_out: usize, scale: Option<f64>, align_corners: bool) -> f64 {
+    if align_corners {
         if n_out > 1 {
             (n_in - 1) as f64 / (n_out - 1) as f64
         } else {
@@ -390,7 +390,72 @@ fn linear_along(
         scale
             .filter(|&s| s > 0.0)
             .map_or(n_in as f64 / n_out as f64, |s| 1.0 / s)
-    };
+    }
+}
+
+/// Keys' cubic convolution weights (A = -0.75, as PyTorch's bicubic) of
+/// the four taps around a source point `t` past the second of them.
+fn cubic_weights(t: f64) -> [f64; 4] {
+    const A: f64 = -0.75;
+    let near = |x: f64| ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0;
+    let far = |x: f64| ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A;
+    [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)]
+}
+
+/// Bicubic interpolation of `x` along `dim` (one of the two separable
+/// passes), in f64: four taps around each source point, clamped to the
+/// edge; the source point is not clamped at 0 as the linear modes' is.
+fn cubic_along(
+    x: &Tensor,
+    dim: usize,
+    n_out: usize,
+    scale: Option<f64>,
+    align_corners: bool,
+) -> Tensor {
+    let n_in = x.shape()[dim];
+    let ratio = source_ratio(n_in, n_out, scale, align_corners);
+    let last = n_in as i64 - 1;
+    let taps: Vec<([usize; 4], [f64; 4])> = (0..n_out)
+        .map(|i| {
+            let src = if align_corners {
+                ratio * i as f64
+            } else {
+                ratio * (i as f64 + 0.5) - 0.5
+            };
+            let floor = src.floor();
+            let at = |k: i64| (floor as i64 + k).clamp(0, last) as usize;
+            ([at(-1), at(0), at(1), at(2)], cubic_weights(src - floor))
+        })
+        .collect();
+    let outer: usize = x.shape()[..dim].iter().product();
+    let inner: usize = x.shape()[dim + 1..].iter().product();
+    let src: Vec<f64> = x.to_vec();
+    let mut out = Vec::with_capacity(crate::alloc::ensure_numel::<f64>(&[outer, n_out, inner]));
+    for o in 0..outer {
+        let base = o * n_in * inner;
+        for (idx, w) in &taps {
+            let row = |k: usize| &src[base + idx[k] * inner..base + (idx[k] + 1) * inner];
+            let rows = [row(0), row(1), row(2), row(3)];
+            out.extend((0..inner).map(|j| {
+                rows[0][j] * w[0] + rows[1][j] * w[1] + rows[2][j] * w[2] + rows[3][j] * w[3]
+            }));
+        }
+    }
+    let mut shape = x.shape().to_vec();
+    shape[dim] = n_out;
+    Tensor::from_vec(out, &shape)
+}
+
+/// Linear interpolation of `x` along `dim` to `n_out` positions, in f64.
+fn linear_along(
+    x: &Tensor,
+    dim: usize,
+    n_out: usize,
+    scale: Option<f64>,
+    align_corners: bool,
+) -> Tensor {
+    let n_in = x.shape()[dim];
+    let ratio = source_ratio(n_in, n_out, scale, align_corners);
     let taps: Vec<(usize, usize, f64)> = (0..n_out)
         .map(|i| {
             let src = if align_corners {
