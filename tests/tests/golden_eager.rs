@@ -101,6 +101,11 @@ fn bicubic_interpolation_and_its_gradient_match_pytorch() {
 }
 
 #[test]
+fn random_fills_of_empty_tensors_check_parameters_not_dtypes() {
+    check("random_fill_empty");
+}
+
+#[test]
 fn objects_too_large_for_the_machine_raise_memory_error_not_abort() {
     check("memory_errors");
 }

@@ -109,13 +109,17 @@ pub fn uniform_(t: &Tensor, from: f64, to: f64, g: &Generator) -> Result<()> {
 /// cached double pairs one element at a time.
 pub fn normal_(t: &Tensor, mean: f64, std: f64, g: &Generator) -> Result<()> {
     t.check_writable()?;
-    floating("normal_kernel_cpu", t)?;
     if std < 0.0 || std.is_nan() {
         return Err(TensorError::runtime(
             "normal_",
             format!("normal expects std >= 0.0, but found std {std}"),
         ));
     }
+    // No kernel runs on an empty tensor, so its dtype is not refused.
+    if t.numel() == 0 {
+        return Ok(());
+    }
+    floating("normal_kernel_cpu", t)?;
     let n = t.numel();
     if n >= 16 && t.is_contiguous() && matches!(t.dtype(), DType::F16 | DType::BF16) {
         // PyTorch's path for the 16-bit floats draws uniforms block by
@@ -255,13 +259,16 @@ pub fn exponential_(t: &Tensor, lambd: f64, g: &Generator) -> Result<()> {
     if matches!(t.dtype(), DType::F16 | DType::BF16) {
         return via_compute_dtype(t, |wide| exponential_(wide, lambd, g));
     }
-    continuous("Exponential", t)?;
     if lambd <= 0.0 {
         return Err(TensorError::runtime(
             "exponential_",
             format!("exponential_ expects lambda > 0.0, but found lambda={lambd}"),
         ));
     }
+    if t.numel() == 0 {
+        return Ok(());
+    }
+    continuous("Exponential", t)?;
     with_dtype!(t.dtype(), T => fill_with(t, g, |s| T::from_f64(-1.0 / lambd * (-unit_f64(s)).ln_1p())));
     Ok(())
 }
@@ -285,13 +292,16 @@ pub fn log_normal_(t: &Tensor, mean: f64, std: f64, g: &Generator) -> Result<()>
     if matches!(t.dtype(), DType::F16 | DType::BF16) {
         return via_compute_dtype(t, |wide| log_normal_(wide, mean, std, g));
     }
-    floating("log_normal_cpu", t)?;
     if std <= 0.0 {
         return Err(TensorError::runtime(
             "log_normal_",
             format!("log_normal_ expects std > 0.0, but found std={std}"),
         ));
     }
+    if t.numel() == 0 {
+        return Ok(());
+    }
+    floating("log_normal_cpu", t)?;
     with_dtype!(t.dtype(), T => fill_with(t, g, |s| T::from_f64(normal_f64(s).mul_add(std, mean).exp())));
     Ok(())
 }
