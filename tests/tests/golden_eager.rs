@@ -106,6 +106,11 @@ fn random_fills_of_empty_tensors_check_parameters_not_dtypes() {
 }
 
 #[test]
+fn threshold_writes_into_expanded_tensors_as_pytorch_allows() {
+    check("threshold_expanded");
+}
+
+#[test]
 fn objects_too_large_for_the_machine_raise_memory_error_not_abort() {
     check("memory_errors");
 }

@@ -7,7 +7,7 @@ use fxvm_tensor::ops::reduce::{self, SoftmaxKind};
 use fxvm_tensor::ops::shape;
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
-use super::{bin, in_place, maybe_in_place, unary_in_place};
+use super::{bin, fill_in_place, in_place, maybe_in_place, unary_in_place};
 use crate::autograd::Name;
 use crate::autograd::ops as o;
 use crate::derivatives::activation::in_place_flag;
@@ -384,14 +384,19 @@ pub(crate) fn rows() -> Vec<Op> {
             "threshold(Tensor input, float threshold, float value, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, t, v, inplace): (Tensor, f64, f64, bool)| {
-                maybe_in_place(&x, threshold(&x, t, v), inplace)
+                if inplace {
+                    // PyTorch writes a threshold even into an expanded tensor.
+                    fill_in_place(&x, threshold(&x, t, v))
+                } else {
+                    threshold(&x, t, v).map(Value::Tensor)
+                }
             },
         )
         .kernel_dtypes("threshold_cpu", crate::kernels::NOT_BOOL).grad(crate::derivatives::activation::threshold(false)).meta(meta::pointwise),
         op(
             "threshold_(Tensor(a!) input, float threshold, float value)",
             &[Torch, FunctionalIsTorch],
-            |(x, t, v): (Tensor, f64, f64)| in_place(&x, threshold(&x, t, v)),
+            |(x, t, v): (Tensor, f64, f64)| fill_in_place(&x, threshold(&x, t, v)),
         )
         .kernel_dtypes("threshold_cpu", crate::kernels::NOT_BOOL).grad(crate::derivatives::activation::threshold(true)).meta(meta::pointwise),
         op(

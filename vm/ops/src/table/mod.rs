@@ -129,7 +129,7 @@ fn in_place(x: &Tensor, result: Result<Tensor>) -> Result<Value> {
 
 /// A fill's end (`masked_fill_`, `index_fill_`, `tril_`): as [`in_place`],
 /// but an expanded `x` is written as PyTorch still allows for fills.
-fn fill_in_place(x: &Tensor, result: Result<Tensor>) -> Result<Value> {
+pub(super) fn fill_in_place(x: &Tensor, result: Result<Tensor>) -> Result<Value> {
     x.assign_fill(&result?)?;
     Ok(Value::Input(0))
 }
