@@ -235,12 +235,11 @@ pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyRes
         }
         Ty::Scalar => match number()? {
             Some(s) => Some(Value::Scalar(s)),
-            None => {
-                // PyTorch takes [2**63, 2**64) as an unsigned 64-bit
-                // number, which fxvm's scalars cannot hold: a TypeError.
-                wide_int(o, vm)?;
-                None
-            }
+            // PyTorch takes [2**63, 2**64) as an unsigned 64-bit scalar;
+            // fxvm's scalars hold it as a float, the same answer with float
+            // tensors (integer tensors promote where PyTorch keeps or
+            // refuses their dtype).
+            None => wide_int(o, vm)?.map(|u| Value::Scalar(Scalar::Float(u))),
         },
         // Only a Python bool: PyTorch refuses `keepdim=1`, `training=None`.
         Ty::Bool => o
