@@ -111,6 +111,11 @@ fn threshold_writes_into_expanded_tensors_as_pytorch_allows() {
 }
 
 #[test]
+fn functional_norms_check_their_statistics_before_the_kernels_as_pytorch() {
+    check("norm_python_checks");
+}
+
+#[test]
 fn objects_too_large_for_the_machine_raise_memory_error_not_abort() {
     check("memory_errors");
 }

@@ -150,6 +150,23 @@ fn first(ty: &Ty) -> &Ty {
 
 fn convert(schema: &Schema, i: usize, o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Value> {
     let p = &schema.params[i];
+    // An item of an `int[]` past int64 is PyTorch's TypeError naming the
+    // argument and the item's position (a lone int past it, its ValueError).
+    if p.ty == Ty::IntList
+        && let Some(k) = seq(o).and_then(|items| {
+            items.iter().position(|x| {
+                x.downcast_ref::<PyInt>()
+                    .is_some_and(|n| n.try_to_primitive::<i64>(vm).is_err())
+            })
+        })
+    {
+        return Err(vm.new_type_error(format!(
+            "{}(): argument '{}' failed to unpack the object at pos {} with error \"Overflow when unpacking long long\"",
+            schema.name,
+            p.name,
+            k + 1
+        )));
+    }
     // `torch.nn.functional`'s Python branches on `if inplace:`.
     if p.name == "inplace" && p.ty == Ty::Bool {
         return Ok(Value::Bool(o.clone().try_to_bool(vm)?));

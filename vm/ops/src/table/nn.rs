@@ -357,6 +357,39 @@ pub(super) const FEATURE: DropoutKind = DropoutKind {
 /// channel; unbatched input (`n + 1` dims) gets a batch dim for the draw.
 /// Only dropout1d refuses other ranks: PyTorch's dropout2d/3d warn and go on
 /// (dropout2d reading 3-D input as (N, C, L)).
+/// `F.batch_norm`'s (and group_norm's) check of training statistics: more
+/// than one value per channel. The size prints as a `torch.Size` or, as
+/// group_norm passes it, a list.
+fn verify_batch_size(size: &[usize], as_torch_size: bool) -> Result<()> {
+    let values = size.first().copied().unwrap_or(1) * size.iter().skip(2).product::<usize>();
+    if values != 1 {
+        return Ok(());
+    }
+    let list = format!("{size:?}");
+    let shown = if as_torch_size {
+        format!("torch.Size({list})")
+    } else {
+        list
+    };
+    Err(TensorError::value(
+        "batch_norm",
+        format!("Expected more than 1 value per channel when training, got input size {shown}"),
+    ))
+}
+
+/// `F.instance_norm`'s check when it normalizes by the input's statistics.
+fn verify_spatial_size(size: &[usize]) -> Result<()> {
+    if size.iter().skip(2).product::<usize>() != 1 {
+        return Ok(());
+    }
+    Err(TensorError::value(
+        "instance_norm",
+        format!(
+            "Expected more than 1 spatial element when training, got input size torch.Size({size:?})"
+        ),
+    ))
+}
+
 pub(super) fn dropout_row(
     decl: &'static str,
     places: &'static [Place],
@@ -619,6 +652,9 @@ pub(crate) fn rows() -> Vec<Op> {
                 f64,
                 f64,
             )| {
+                if training {
+                    verify_batch_size(x.shape(), true)?;
+                }
                 nn::batch_norm(&x, &norm_args([&rm, &rv, &w, &b], training, momentum, eps))
             },
         ).grad(crate::derivatives::norm::batch_norm(crate::derivatives::norm::BatchNormArgs { running_mean: 1, running_var: 2, weight: 3, bias: 4, training: 5, eps: 7 })).meta(meta::same),
@@ -664,6 +700,9 @@ pub(crate) fn rows() -> Vec<Op> {
                 f64,
                 f64,
             )| {
+                if use_input_stats {
+                    verify_spatial_size(x.shape())?;
+                }
                 nn::instance_norm(&x, &norm_args([&rm, &rv, &w, &b], use_input_stats, momentum, eps))
             },
         ).grad(crate::derivatives::norm::instance_norm()).meta(meta::same),
@@ -671,6 +710,12 @@ pub(crate) fn rows() -> Vec<Op> {
             "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
             &[Functional(2)],
             |(x, groups, w, b, eps): (Tensor, i64, Option<Tensor>, Option<Tensor>, f64)| {
+                // PyTorch's functional checks its group statistics first.
+                if x.ndim() >= 2 && groups > 0 {
+                    let mut size = vec![x.shape()[0] * x.shape()[1] / groups as usize, groups as usize];
+                    size.extend(&x.shape()[2..]);
+                    verify_batch_size(&size, false)?;
+                }
                 nn::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps)
             },
         )
@@ -694,6 +739,12 @@ pub(crate) fn rows() -> Vec<Op> {
                 Option<i64>,
             )| {
                 let value = |m: String| TensorError::value("embedding_bag", m);
+                if w.ndim() != 2 {
+                    return Err(value(format!(
+                        "weight has to be a 2D Tensor, but got Tensor of dimension {}",
+                        w.ndim()
+                    )));
+                }
                 match (x.ndim(), &offsets) {
                     (2, Some(_)) => return Err(value("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length sequences. However, found offsets of type <class 'torch.Tensor'>".into())),
                     (1, None) => return Err(value("offsets has to be a 1D Tensor but got None".into())),

@@ -94,15 +94,6 @@ pub fn batch_norm(x: &Tensor, a: &BatchNorm) -> Result<Tensor> {
     }
     let (n, c) = (x.shape()[0], x.shape()[1]);
     let inner: usize = x.shape()[2..].iter().product();
-    if a.training && n * inner == 1 {
-        return Err(TensorError::value(
-            "batch_norm",
-            format!(
-                "Expected more than 1 value per channel when training, got input size torch.Size([{}])",
-                list(x.shape())
-            ),
-        ));
-    }
     if !a.training && (a.running_mean.is_none() || a.running_var.is_none()) {
         let which = if a.running_mean.is_none() {
             "running_mean"
