@@ -219,6 +219,19 @@ fn cross(a: &Tensor, b: &Tensor, dim: i64) -> Result<Tensor> {
             ),
         ));
     }
+    if a.dtype() == fxvm_tensor::DType::Bool {
+        return Err(TensorError::not_implemented_for("cross", a.dtype()));
+    }
+    if a.dtype() != b.dtype() {
+        return Err(TensorError::runtime(
+            "cross",
+            format!(
+                "expected scalar type {} but found {}",
+                fxvm_tensor::error::legacy_name(a.dtype()),
+                fxvm_tensor::error::legacy_name(b.dtype())
+            ),
+        ));
+    }
     let at = |t: &Tensor, k: i64| o::shape::narrow(t, d as i64, k, 1);
     let term = |i: i64, j: i64| -> Result<Tensor> {
         o::sub(
@@ -736,7 +749,25 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "linalg_vecdot(Tensor x, Tensor y, *, int dim=-1)",
             &[Place::Linalg],
-            |(x, y, dim): (Tensor, Tensor, i64)| o::sum(&o::mul(&x, &y)?, &[dim], false),
+            |(x, y, dim): (Tensor, Tensor, i64)| {
+                if !x.dtype().is_float() {
+                    return Err(TensorError::not_implemented(format!(
+                        "linalg.vecdot: Expected a floating point or complex tensor as input. Got {}",
+                        fxvm_tensor::error::legacy_name(x.dtype())
+                    )));
+                }
+                if x.dtype() != y.dtype() {
+                    return Err(TensorError::runtime(
+                        "linalg_vecdot",
+                        format!(
+                            "linalg.vecdot: Expected x and y to have the same dtype, but found x of type {} and y of type {} instead",
+                            fxvm_tensor::error::legacy_name(x.dtype()),
+                            fxvm_tensor::error::legacy_name(y.dtype())
+                        ),
+                    ));
+                }
+                o::sum(&o::mul(&x, &y)?, &[dim], false)
+            },
         )
         .composite(),
         op(

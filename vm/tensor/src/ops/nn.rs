@@ -490,6 +490,16 @@ pub fn nll_loss(
                 ),
             ));
         }
+        if t.dtype() != input.dtype() {
+            return Err(TensorError::runtime(
+                "nll_loss",
+                format!(
+                    "expected scalar type {} but found {}",
+                    legacy_name(input.dtype()),
+                    legacy_name(t.dtype())
+                ),
+            ));
+        }
         Ok(())
     })?;
     let t: Vec<i64> = target.to_vec();

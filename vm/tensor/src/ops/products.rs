@@ -177,6 +177,21 @@ pub fn bilinear(
     bias: Option<&Tensor>,
 ) -> Result<Tensor> {
     const OP: &str = "bilinear";
+    let mut named = vec![("input1", x1), ("input2", x2), ("weight", weight)];
+    named.extend(bias.map(|b| ("bias", b)));
+    if named.iter().any(|(_, t)| t.dtype() != x1.dtype()) {
+        let listed: Vec<String> = named
+            .iter()
+            .map(|(name, t)| format!("{name}: {}", t.dtype().cpp_name()))
+            .collect();
+        return Err(fail(
+            OP,
+            format!(
+                "All tensors must have the same dtype, got {}",
+                listed.join(", ")
+            ),
+        ));
+    }
     let (s1, s2, sw) = (x1.shape(), x2.shape(), weight.shape());
     if s1.len() != s2.len() {
         return Err(fail(
