@@ -415,7 +415,7 @@ fn cubic_along(
     let n_in = x.shape()[dim];
     let ratio = source_ratio(n_in, n_out, scale, align_corners);
     let last = n_in as i64 - 1;
-    let taps: Vec<([usize; 4], [f64; 4])> = (0..n_out)
+    let taps: Vec<[(usize, f64); 4]> = (0..n_out)
         .map(|i| {
             let src = if align_corners {
                 ratio * i as f64
@@ -424,25 +424,38 @@ fn cubic_along(
             };
             let floor = src.floor();
             let at = |k: i64| (floor as i64 + k).clamp(0, last) as usize;
-            ([at(-1), at(0), at(1), at(2)], cubic_weights(src - floor))
+            let w = cubic_weights(src - floor);
+            [(at(-1), w[0]), (at(0), w[1]), (at(1), w[2]), (at(2), w[3])]
         })
         .collect();
+    weighted_rows(x, dim, &taps)
+}
+
+/// `x` along `dim` resampled to `taps.len()` positions, each the weighted
+/// sum of source rows `(index, weight)` in order, in f64.
+fn weighted_rows<const K: usize>(x: &Tensor, dim: usize, taps: &[[(usize, f64); K]]) -> Tensor {
+    let n_in = x.shape()[dim];
     let outer: usize = x.shape()[..dim].iter().product();
     let inner: usize = x.shape()[dim + 1..].iter().product();
     let src: Vec<f64> = x.to_vec();
-    let mut out = Vec::with_capacity(crate::alloc::ensure_numel::<f64>(&[outer, n_out, inner]));
+    let mut out = Vec::with_capacity(crate::alloc::ensure_numel::<f64>(&[
+        outer,
+        taps.len(),
+        inner,
+    ]));
     for o in 0..outer {
         let base = o * n_in * inner;
-        for (idx, w) in &taps {
-            let row = |k: usize| &src[base + idx[k] * inner..base + (idx[k] + 1) * inner];
-            let rows = [row(0), row(1), row(2), row(3)];
+        for tap in taps {
+            let rows = tap.map(|(i, w)| (&src[base + i * inner..base + (i + 1) * inner], w));
             out.extend((0..inner).map(|j| {
-                rows[0][j] * w[0] + rows[1][j] * w[1] + rows[2][j] * w[2] + rows[3][j] * w[3]
+                rows.iter()
+                    .skip(1)
+                    .fold(rows[0].0[j] * rows[0].1, |acc, (row, w)| acc + row[j] * w)
             }));
         }
     }
     let mut shape = x.shape().to_vec();
-    shape[dim] = n_out;
+    shape[dim] = taps.len();
     Tensor::from_vec(out, &shape)
 }
 
@@ -456,7 +469,7 @@ fn linear_along(
 ) -> Tensor {
     let n_in = x.shape()[dim];
     let ratio = source_ratio(n_in, n_out, scale, align_corners);
-    let taps: Vec<(usize, usize, f64)> = (0..n_out)
+    let taps: Vec<[(usize, f64); 2]> = (0..n_out)
         .map(|i| {
             let src = if align_corners {
                 ratio * i as f64
@@ -465,24 +478,9 @@ fn linear_along(
             };
             let i0 = (src.floor() as usize).min(n_in - 1);
             let i1 = if i0 < n_in - 1 { i0 + 1 } else { i0 };
-            (i0, i1, (src - i0 as f64).clamp(0.0, 1.0))
+            let l1 = (src - i0 as f64).clamp(0.0, 1.0);
+            [(i0, 1.0 - l1), (i1, l1)]
         })
         .collect();
-    let outer: usize = x.shape()[..dim].iter().product();
-    let inner: usize = x.shape()[dim + 1..].iter().product();
-    let src: Vec<f64> = x.to_vec();
-    let mut out = Vec::with_capacity(crate::alloc::ensure_numel::<f64>(&[outer, n_out, inner]));
-    for o in 0..outer {
-        let base = o * n_in * inner;
-        for &(i0, i1, l1) in &taps {
-            let (a, b) = (
-                &src[base + i0 * inner..base + (i0 + 1) * inner],
-                &src[base + i1 * inner..base + (i1 + 1) * inner],
-            );
-            out.extend(a.iter().zip(b).map(|(&a, &b)| (1.0 - l1) * a + l1 * b));
-        }
-    }
-    let mut shape = x.shape().to_vec();
-    shape[dim] = n_out;
-    Tensor::from_vec(out, &shape)
+    weighted_rows(x, dim, &taps)
 }
