@@ -113,8 +113,10 @@ pub(crate) fn run(
     let inplace = schema
         .position("inplace")
         .is_some_and(|i| matches!(values[i], Value::Bool(true)));
-    let returned_input = |out: &Value| match out {
-        Value::Input(i) if inplace => match (&values[*i], &wide[*i]) {
+    // The widened tensors such a call may write, kept past the kernel.
+    let kept = inplace.then(|| wide.clone());
+    let returned_input = |out: &Value| match (out, &kept) {
+        (Value::Input(i), Some(kept)) => match (&values[*i], &kept[*i]) {
             (Value::Tensor(original), Value::Tensor(widened))
                 if original.dtype().is_narrow() && !schema.params[*i].mutates =>
             {
@@ -125,7 +127,7 @@ pub(crate) fn run(
         _ => None,
     };
     // An in-place result that cannot be cast names the tensor as stored.
-    let out = kernel(wide.clone()).map_err(|e| match (e, written.first()) {
+    let out = kernel(wide).map_err(|e| match (e, written.first()) {
         (TensorError::InplaceCast { from, to }, Some((original, _)))
             if to == original.dtype().compute() =>
         {

@@ -181,14 +181,7 @@ impl Op {
     /// `missing` (see `Schema::refused`).
     pub(crate) fn refuses(mut self, given: &[&str], missing: &[&str]) -> Op {
         let positions = |names: &[&str]| -> Vec<usize> {
-            names
-                .iter()
-                .map(|name| {
-                    self.schema
-                        .position(name)
-                        .unwrap_or_else(|| panic!("{}: no parameter {name}", self.schema.decl))
-                })
-                .collect()
+            names.iter().map(|name| self.param_index(name)).collect()
         };
         let refused = crate::schema::Refused {
             given: positions(given),
@@ -213,13 +206,18 @@ impl Op {
     /// first, in order (see `Op::python_reads`).
     pub(crate) fn python_reads(mut self, reads: &[(&str, &'static str)]) -> Op {
         for &(param, attr) in reads {
-            let i = self
-                .schema
-                .position(param)
-                .unwrap_or_else(|| panic!("{}: no parameter {param}", self.schema.decl));
+            let i = self.param_index(param);
             self.python_reads.push((i, attr));
         }
         self
+    }
+
+    /// The index of a parameter a row's builder names; the table is static,
+    /// so a name the declaration lacks is a bug.
+    fn param_index(&self, name: &str) -> usize {
+        self.schema
+            .position(name)
+            .unwrap_or_else(|| panic!("{}: no parameter {name}", self.schema.decl))
     }
 
     /// Marks an op whose outputs never require grad.

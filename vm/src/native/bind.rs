@@ -150,9 +150,16 @@ fn first(ty: &Ty) -> &Ty {
 
 fn convert(schema: &Schema, i: usize, o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<Value> {
     let p = &schema.params[i];
-    // An item of an `int[]` past int64 is PyTorch's TypeError naming the
-    // argument and the item's position (a lone int past it, its ValueError).
-    if p.ty == Ty::IntList
+    // `torch.nn.functional`'s Python branches on `if inplace:`.
+    if p.name == "inplace" && p.ty == Ty::Bool {
+        return Ok(Value::Bool(o.clone().try_to_bool(vm)?));
+    }
+    let converted = convert_to(&p.ty, o, vm);
+    // An item of an `int[]` past int64 (`int_list`'s overflow error) is
+    // PyTorch's TypeError naming the argument and the item's position; a
+    // lone int past it keeps its ValueError.
+    if converted.is_err()
+        && p.ty == Ty::IntList
         && let Some(k) = seq(o).and_then(|items| {
             items.iter().position(|x| {
                 x.downcast_ref::<PyInt>()
@@ -167,11 +174,7 @@ fn convert(schema: &Schema, i: usize, o: &PyObjectRef, vm: &VirtualMachine) -> P
             k + 1
         )));
     }
-    // `torch.nn.functional`'s Python branches on `if inplace:`.
-    if p.name == "inplace" && p.ty == Ty::Bool {
-        return Ok(Value::Bool(o.clone().try_to_bool(vm)?));
-    }
-    convert_to(&p.ty, o, vm)?.ok_or_else(|| {
+    converted?.ok_or_else(|| {
         vm.new_type_error(format!(
             "{}(): argument '{}' (position {}) must be {}, not {}",
             schema.name,

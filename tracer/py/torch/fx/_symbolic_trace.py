@@ -17,6 +17,7 @@ from torch.fx._patcher import Patcher, Wrappers, patch_function_args, public_cal
 from torch.fx.graph import Graph
 from torch.fx.graph_module import GraphModule
 from torch.fx.node import map_aggregate
+from torch.fx.proxy import _BASE_TYPES as proxy_base_types
 from torch.fx.proxy import ParameterProxy, Proxy, Scope, TracerBase
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase", "PHWithMeta", "ProxyableClassMeta", "is_fx_tracing"]
@@ -85,7 +86,9 @@ def _transfer_attrs(fr, to):
             setattr(to, attr_name, attr_val)
 
 
-_BASE_TYPES = (str, int, float, bool, complex, torch.dtype, torch.Tensor, torch.device, torch.memory_format)
+# The argument types a concrete arg can be asserted equal to: the graph's
+# base argument types but None and Ellipsis (asserted otherwise).
+_BASE_TYPES = tuple(t for t in proxy_base_types if t not in (type(None), type(...)))
 
 
 class Tracer(TracerBase):

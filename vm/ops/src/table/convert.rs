@@ -108,7 +108,6 @@ pub(crate) fn rows() -> Vec<Op> {
     ]
 }
 
-/// `to`'s first argument: a dtype, a tensor whose dtype to take, or a device.
 /// The dtype `to` converts to and whether it must copy, read from the
 /// positional forms of PyTorch's three overloads (after a dtype or a
 /// tensor, the second positional is `non_blocking` and the third `copy`);
@@ -140,6 +139,7 @@ fn resolve_to(
     }
 }
 
+/// `to`'s first argument: a dtype, a tensor whose dtype to take, or a device.
 enum Target {
     DType(DType),
     Like(Tensor),

@@ -353,10 +353,6 @@ pub(super) const FEATURE: DropoutKind = DropoutKind {
     alpha: false,
 };
 
-/// A dropout functional. `spatial = Some(n)` is `dropout{n}d`, one draw per
-/// channel; unbatched input (`n + 1` dims) gets a batch dim for the draw.
-/// Only dropout1d refuses other ranks: PyTorch's dropout2d/3d warn and go on
-/// (dropout2d reading 3-D input as (N, C, L)).
 /// `F.batch_norm`'s (and group_norm's) check of training statistics: more
 /// than one value per channel. The size prints as a `torch.Size` or, as
 /// group_norm passes it, a list.
@@ -390,6 +386,10 @@ fn verify_spatial_size(size: &[usize]) -> Result<()> {
     ))
 }
 
+/// A dropout functional. `spatial = Some(n)` is `dropout{n}d`, one draw per
+/// channel; unbatched input (`n + 1` dims) gets a batch dim for the draw.
+/// Only dropout1d refuses other ranks: PyTorch's dropout2d/3d warn and go on
+/// (dropout2d reading 3-D input as (N, C, L)).
 pub(super) fn dropout_row(
     decl: &'static str,
     places: &'static [Place],

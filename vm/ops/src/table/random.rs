@@ -64,10 +64,7 @@ fn rrelu(x: &Tensor, lower: f64, upper: f64, training: bool, g: &Generator) -> R
             [DType::F32, DType::F64, DType::BF16].as_slice(),
         )
     } else {
-        (
-            "leaky_relu_cpu",
-            [DType::F32, DType::F64, DType::F16, DType::BF16].as_slice(),
-        )
+        ("leaky_relu_cpu", crate::kernels::FLOATING)
     };
     if !dtypes.contains(&x.dtype()) {
         return Err(TensorError::not_implemented_for(kernel, x.dtype()));

@@ -12,8 +12,6 @@ use super::{bin, in_place};
 use crate::op::{M, Op, TM, op};
 use crate::value::{Or, Value};
 
-/// `diff`: `n` rounds of neighbour differences along `dim` (logical xor for
-/// bools), after `prepend`/`append` are joined on; composite (written in rows).
 /// An in-place scan computes in its tensor's dtype: `dtype=` may only name
 /// it (checked after the dim, as PyTorch does).
 fn same_dtype_in_place(x: &Tensor, dim: i64, dtype: Option<DType>) -> Result<()> {
@@ -31,6 +29,8 @@ fn same_dtype_in_place(x: &Tensor, dim: i64, dtype: Option<DType>) -> Result<()>
     }
 }
 
+/// `diff`: `n` rounds of neighbour differences along `dim` (logical xor for
+/// bools), after `prepend`/`append` are joined on; composite (written in rows).
 fn diff(
     x: &Tensor,
     n: i64,

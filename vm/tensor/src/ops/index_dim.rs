@@ -38,6 +38,15 @@ fn destinations(shape: &[usize], dim: usize, index: &[i64]) -> Vec<usize> {
     out
 }
 
+/// How many slices `source` gives along `dim` (a 0-d source gives one).
+fn source_len(source: &Tensor, dim: usize) -> usize {
+    if source.ndim() == 0 {
+        1
+    } else {
+        source.shape().get(dim).copied().unwrap_or(0)
+    }
+}
+
 fn check_source(
     op: &'static str,
     t: &Tensor,
@@ -46,11 +55,7 @@ fn check_source(
     source: &Tensor,
 ) -> Result<()> {
     let (ts, ss) = (t.shape(), source.shape());
-    let along = if source.ndim() == 0 {
-        1
-    } else {
-        ss.get(dim).copied().unwrap_or(0)
-    };
+    let along = source_len(source, dim);
     if index.len() != along {
         return Err(TensorError::runtime(
             op,
@@ -198,11 +203,7 @@ fn check_copy_source(t: &Tensor, dim: i64, index: &Tensor, source: &Tensor) -> R
             t.ndim()
         )));
     }
-    let along = if source.ndim() == 0 {
-        1
-    } else {
-        source.shape().get(d).copied().unwrap_or(0)
-    };
+    let along = source_len(source, d);
     if index.numel() != along {
         return Err(TensorError::index_error(format!(
             "index_copy_(): Number of indices ({}) should be equal to source.size(dim) ({along})",
