@@ -469,3 +469,18 @@ fn what_model_libraries_use_besides_layers_matches_pytorch() {
 fn symbolic_ints_floats_and_bools_compute_and_print_as_pytorch() {
     check("sym_types");
 }
+
+#[test]
+fn div_takes_a_rounding_mode() {
+    check("div_rounding");
+}
+
+#[test]
+fn numpy_prints_as_numpy() {
+    check_in("numpy", "printing");
+}
+
+#[test]
+fn numpy_ufuncs_promote_and_compute_as_numpy() {
+    check_in("numpy", "ufuncs");
+}

@@ -73,8 +73,10 @@ pub fn builder(config: &Config) -> InterpreterBuilder {
     let builder = Interpreter::builder(settings).init_stdlib();
     let torch_c = crate::native::torch_c::module_def(&builder.ctx);
     let autograd = crate::native::autograd::module_def(&builder.ctx);
+    let numpy = crate::native::numpy::module_def(&builder.ctx);
     builder
         .add_native_module(torch_c)
         .add_native_module(autograd)
+        .add_native_module(numpy)
         .add_frozen_modules(rustpython_vm::py_freeze!(dir = "../py"))
 }

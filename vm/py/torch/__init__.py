@@ -162,6 +162,10 @@ def _assert(condition, message):
 # first use, since most scripts need only a few of them.
 _LAZY_SUBMODULES = {"accelerator", "backends", "compiler", "cuda", "functional", "fx", "hub", "jit", "library", "nn", "onnx", "optim", "utils"}
 
+# Functions PyTorch writes in Python in torch/functional.py beyond the
+# registry's rows there.
+_FROM_FUNCTIONAL = {"broadcast_shapes"}
+
 
 def __getattr__(name):
     if name == "ops":
@@ -172,6 +176,10 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f"torch.{name}")
+    if name in _FROM_FUNCTIONAL:
+        from torch import functional
+
+        return getattr(functional, name)
     raise AttributeError(f"module 'torch' has no attribute '{name}'")
 
 

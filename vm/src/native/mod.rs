@@ -13,6 +13,7 @@ pub(crate) mod index;
 pub(crate) mod load;
 pub mod module_methods;
 pub mod module_state;
+pub(crate) mod numpy;
 pub(crate) mod ops;
 pub(crate) mod tensor;
 pub(crate) mod torch_c;

@@ -171,6 +171,16 @@ fn alpha(c: &crate::autograd::Back<'_>) -> Scalar {
     }
 }
 
+/// `DivBackward0`, or `DivBackward2`/`3` (tensor or number divisor) when
+/// the quotient is rounded.
+fn div_name(values: &[Value]) -> &'static str {
+    match (values.get(1), values.get(2)) {
+        (Some(Value::Tensor(_)), Some(Value::Str(_))) => "DivBackward2",
+        (_, Some(Value::Str(_))) => "DivBackward3",
+        _ => "DivBackward0",
+    }
+}
+
 /// `PowBackward0` (tensor ** number), `1` (tensor ** tensor), `2` (number ** tensor).
 fn pow_name(values: &[Value]) -> &'static str {
     match (&values[0], &values[1]) {
@@ -232,8 +242,18 @@ pub(crate) fn binary_op(b: Binary) -> Option<Derivative> {
             }
             Ok(())
         }),
-        Div => derivative("DivBackward0", BOTH, |c| {
+        Div => derivative(Name::Pick(div_name), BOTH, |c| {
             let g = c.grad()?;
+            if let Value::Str(_) = c.value(2) {
+                // A rounded quotient is piecewise constant: zero gradients.
+                for i in 0..2 {
+                    if c.needs(i) {
+                        let x = c.input(i)?;
+                        c.set(i, o::zeros(x.shape(), x.dtype())?);
+                    }
+                }
+                return Ok(());
+            }
             if c.needs(0) {
                 let d = match c.is_tensor(1) {
                     true => o::div(&g, &c.input(1)?)?,

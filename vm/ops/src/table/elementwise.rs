@@ -28,6 +28,8 @@ enum Other {
     TensorOnly,
     /// A tensor or a number on either side (`torch.pow(2, t)`), not both.
     EitherSide,
+    /// A tensor or a number, with the keyword `rounding_mode` (`div`).
+    Rounding,
 }
 
 /// One row per op of [`Binary`] (and whether PyTorch has its in-place
@@ -39,7 +41,7 @@ const BINARY: &[(Binary, Other, bool)] = {
         (Add, Alpha, true),
         (Sub, Alpha, true),
         (Mul, TensorOrScalar, true),
-        (Div, TensorOrScalar, true),
+        (Div, Rounding, true),
         (FloorDivide, TensorOrScalar, true),
         (Remainder, EitherSide, true),
         (Fmod, TensorOrScalar, true),
@@ -79,7 +81,6 @@ const ALIASES: &[(&str, Binary)] = &[
     ("true_divide", Binary::Div),
     ("multiply", Binary::Mul),
     ("subtract", Binary::Sub),
-    ("divide", Binary::Div),
     ("greater", Binary::Gt),
     ("less", Binary::Lt),
     ("not_equal", Binary::Ne),
@@ -209,6 +210,28 @@ fn binary_rows_of(op_: Binary, other: Other) -> [Op; 2] {
                 move |(x, y): (Tensor, Arg)| run_(x, y, Scalar::Int(1)),
             ),
         ],
+        Other::Rounding => [
+            op(
+                decl(format!(
+                    "{name}(Tensor input, Tensor|Scalar other, *, str? rounding_mode=None)"
+                )),
+                TM,
+                |(x, y, mode): (Tensor, Arg, Option<String>)| divide(&x, &y, mode.as_deref()),
+            ),
+            op(
+                decl(format!(
+                    "{name}_(Tensor(a!) input, Tensor|Scalar other, *, str? rounding_mode=None)"
+                )),
+                M,
+                |(x, y, mode): (Tensor, Arg, Option<String>)| match mode {
+                    None => {
+                        ew::binary_(Binary::Div, &x, &y)?;
+                        Ok(Value::Input(0))
+                    }
+                    Some(mode) => super::in_place(&x, divide(&x, &y, Some(&mode))),
+                },
+            ),
+        ],
         Other::TensorOnly => [
             op(
                 decl(format!(
@@ -227,6 +250,47 @@ fn binary_rows_of(op_: Binary, other: Other) -> [Op; 2] {
                 move |(x, y): (Tensor, Tensor)| run_(x, Arg::Tensor(y), Scalar::Int(1)),
             ),
         ],
+    }
+}
+
+/// `div(x, y, rounding_mode=)`: true division, or division rounded toward
+/// zero (`"trunc"`) or down (`"floor"`) in the promoted dtype, so integers
+/// stay integers.
+fn divide(x: &Tensor, y: &Arg, mode: Option<&str>) -> Result<Tensor> {
+    let x = Arg::Tensor(x.clone());
+    match mode {
+        None => ew::binary(Binary::Div, &x, y),
+        Some("floor") => ew::binary(Binary::FloorDivide, &x, y),
+        Some("trunc") => {
+            let floor = ew::binary(Binary::FloorDivide, &x, y)?;
+            if floor.dtype().is_float() {
+                return ew::unary(Unary::Trunc, &ew::binary(Binary::Div, &x, y)?);
+            }
+            // Integers: the floor quotient, one up where the signs differ
+            // and the division is inexact.
+            let inexact = ew::binary(
+                Binary::Ne,
+                &ew::binary(Binary::Remainder, &x, y)?.into(),
+                &Arg::Scalar(Scalar::Int(0)),
+            )?;
+            let signs_differ = ew::binary(
+                Binary::LogicalXor,
+                &ew::binary(Binary::Lt, &x, &Arg::Scalar(Scalar::Int(0)))?.into(),
+                &ew::binary(Binary::Lt, y, &Arg::Scalar(Scalar::Int(0)))?.into(),
+            )?;
+            let up = ew::binary(Binary::LogicalAnd, &inexact.into(), &signs_differ.into())?;
+            ew::binary(
+                Binary::Add,
+                &floor.clone().into(),
+                &up.to_dtype(floor.dtype()).into(),
+            )
+        }
+        Some(other) => Err(TensorError::runtime(
+            "div",
+            format!(
+                "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{other}'"
+            ),
+        )),
     }
 }
 
@@ -279,6 +343,15 @@ pub(crate) fn rows() -> Vec<Op> {
             rows.push(in_place);
         }
     }
+    // `torch.divide` is `div` under its numpy name, rounding_mode included.
+    rows.push(
+        op(
+            "divide(Tensor input, Tensor|Scalar other, *, str? rounding_mode=None)",
+            TM,
+            |(x, y, mode): (Tensor, Arg, Option<String>)| divide(&x, &y, mode.as_deref()),
+        )
+        .grad_opt(derivatives::binary_op(Binary::Div)),
+    );
     for &(alias, b) in ALIASES {
         rows.push(
             op(

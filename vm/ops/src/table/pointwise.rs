@@ -227,12 +227,8 @@ fn bitwise_not(x: &Tensor) -> Result<Tensor> {
     match x.dtype() {
         DType::Bool => bin(Binary::Eq, x, 0.0),
         d if d.is_float() => Err(TensorError::not_implemented_for("bitwise_not_cpu", d)),
-        d => Ok(bin(
-            Binary::Sub,
-            bin(Binary::Mul, x, -1.0)?.to_dtype(DType::I64),
-            1.0,
-        )?
-        .to_dtype(d)),
+        // All ones flips every bit, exactly at any width (no float detour).
+        _ => bin(Binary::BitwiseXor, x, Scalar::Int(-1)),
     }
 }
 

@@ -267,6 +267,24 @@ pub(crate) fn rows() -> Vec<Op> {
         )
         .composite(),
         op(
+            "broadcast_tensors(Tensor[] *tensors) -> tuple[Tensor, ...]",
+            &[Place::TorchFunctional(1)],
+            |(tensors,): (Vec<Tensor>,)| {
+                let mut shape: Vec<usize> = Vec::new();
+                for t in &tensors {
+                    shape = fxvm_tensor::layout::broadcast_shapes(&shape, t.shape())
+                        .ok_or_else(|| TensorError::broadcast(&shape, t.shape()))?;
+                }
+                let sizes: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+                // Composite: one expansion (and node) per tensor, as PyTorch's.
+                tensors
+                    .iter()
+                    .map(|t| o::shape::expand(t, &sizes))
+                    .collect::<Result<Vec<_>>>()
+            },
+        )
+        .composite(),
+        op(
             "contiguous(Tensor input, *, MemoryFormat? memory_format=None)",
             M,
             |(x, format): (Tensor, Option<MemoryFormat>)| -> Result<crate::value::Value> {

@@ -1,17 +1,13 @@
-//! PyTorch's CPU generator: a 32-bit Mersenne Twister (mt19937) seeded the
-//! way PyTorch seeds it, plus the cached second Box–Muller sample of its
-//! double normal draws. Its state serialises to the 5056 bytes
-//! `torch.get_rng_state()` returns, so states move between PyTorch and fxvm.
-//!
-//! The engine is written here rather than taken from a crate because the
-//! state format needs its read position, which crates keep private.
+//! PyTorch's CPU generator: the [`Mt19937`] engine seeded the way PyTorch
+//! seeds it, plus the cached second Box–Muller sample of its double normal
+//! draws. Its state serialises to the 5056 bytes `torch.get_rng_state()`
+//! returns, so states move between PyTorch and fxvm.
 
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use crate::error::{Result, TensorError};
 
-const N: usize = 624;
-const M: usize = 397;
+use super::mt19937::{Mt19937, WORDS as N};
 
 /// The seed a new `torch.Generator()` starts from in PyTorch.
 pub const DEFAULT_SEED: u64 = 67280421310721;
@@ -20,61 +16,31 @@ pub const DEFAULT_SEED: u64 = 67280421310721;
 #[derive(Clone, Debug)]
 pub struct State {
     initial_seed: u64,
-    words: [u32; N],
-    /// Index of the next word to hand out; `N` means "twist first".
-    next: usize,
+    engine: Mt19937,
     /// The second sample of the last double Box–Muller pair, not yet used.
     pub(crate) next_double_normal: Option<f64>,
     pub(crate) next_float_normal: Option<f32>,
 }
 
 impl State {
+    /// PyTorch seeds the engine with the seed's low 32 bits.
     fn new(seed: u64) -> State {
-        let mut words = [0u32; N];
-        words[0] = seed as u32;
-        for i in 1..N {
-            let prev = words[i - 1];
-            words[i] = 1812433253u32
-                .wrapping_mul(prev ^ (prev >> 30))
-                .wrapping_add(i as u32);
-        }
         State {
             initial_seed: seed,
-            words,
-            next: N,
+            engine: Mt19937::new(seed as u32),
             next_double_normal: None,
             next_float_normal: None,
         }
     }
 
-    fn twist(&mut self) {
-        let w = &mut self.words;
-        for k in 0..N {
-            let y = (w[k] & 0x8000_0000) | (w[(k + 1) % N] & 0x7fff_ffff);
-            let mag = if y & 1 == 1 { 0x9908_b0df } else { 0 };
-            w[k] = w[(k + M) % N] ^ (y >> 1) ^ mag;
-        }
-        self.next = 0;
-    }
-
     /// The next 32 random bits (PyTorch's `random()`).
     pub fn random(&mut self) -> u32 {
-        if self.next >= N {
-            self.twist();
-        }
-        let mut y = self.words[self.next];
-        self.next += 1;
-        y ^= y >> 11;
-        y ^= (y << 7) & 0x9d2c_5680;
-        y ^= (y << 15) & 0xefc6_0000;
-        y ^ (y >> 18)
+        self.engine.next_u32()
     }
 
     /// 64 random bits from two draws, the first one high (`random64()`).
     pub fn random64(&mut self) -> u64 {
-        let hi = self.random() as u64;
-        let lo = self.random() as u64;
-        (hi << 32) | lo
+        self.engine.next_u64()
     }
 }
 
@@ -130,15 +96,12 @@ impl Generator {
         let mut b = Vec::with_capacity(STATE_BYTES);
         b.extend(s.initial_seed.to_le_bytes());
         // PyTorch counts down from 624 to a twist, starting at 1 when fresh.
-        let left = if s.next >= N {
-            1
-        } else {
-            (N - s.next + 1) as i32
-        };
+        let next = s.engine.position();
+        let left = if next >= N { 1 } else { (N - next + 1) as i32 };
         b.extend(left.to_le_bytes());
         b.extend(1i32.to_le_bytes());
-        b.extend(((s.next % N) as u64).to_le_bytes());
-        for w in s.words {
+        b.extend(((next % N) as u64).to_le_bytes());
+        for &w in s.engine.words() {
             b.extend((w as u64).to_le_bytes());
         }
         b.extend(0f64.to_le_bytes());
@@ -182,8 +145,7 @@ impl Generator {
         let float_valid = bytes[tail + 36] != 0;
         *self.lock() = State {
             initial_seed: u64_at(0),
-            words,
-            next: if left == 1 { N } else { next },
+            engine: Mt19937::from_parts(words, if left == 1 { N } else { next }),
             next_double_normal: double_valid.then(|| {
                 f64::from_le_bytes(bytes[tail + 8..tail + 16].try_into().expect("8 bytes"))
             }),

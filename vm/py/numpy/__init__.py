@@ -1,0 +1,227 @@
+"""fxvm's numpy: numpy 2.x's API over fxvm's tensor core.
+
+An ``ndarray`` keeps its elements in a ``torch.Tensor`` of the same bits,
+so ``torch.from_numpy`` and ``Tensor.numpy()`` share memory both ways.
+Types, promotion (NEP 50), printing and random streams are numpy's.
+Complex, string and object arrays are not provided (they raise
+NotImplementedError naming what was asked for).
+"""
+
+import math as _math
+
+import torch as _torch  # noqa: F401 (the storage arrays live in)
+
+from numpy import _dtypes, _scalars  # noqa: F401 (installs the scalar types' behaviour)
+from numpy._dtypes import (
+    bool_,
+    can_cast,
+    complexfloating,
+    dtype,
+    finfo,
+    float16,
+    float32,
+    float64,
+    floating,
+    generic,
+    iinfo,
+    inexact,
+    int8,
+    int16,
+    int32,
+    int64,
+    integer,
+    number,
+    promote_types,
+    result_type,
+    signedinteger,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    unsignedinteger,
+)
+from numpy._array import (
+    array,
+    asanyarray,
+    asarray,
+    ascontiguousarray,
+    asfortranarray,
+    ndarray,
+)
+from numpy import _methods  # noqa: F401 (installs ndarray's operators)
+from numpy._ufuncs import *  # noqa: F401,F403
+from numpy._ufuncs import _TABLE, divmod, frexp, ldexp, matmul, modf, ufunc  # noqa: F401
+from numpy._reductions import (
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    average,
+    count_nonzero,
+    cumprod,
+    cumsum,
+    cumulative_prod,
+    cumulative_sum,
+    max,
+    mean,
+    median,
+    min,
+    nanargmax,
+    nanargmin,
+    nanmax,
+    nanmean,
+    nanmedian,
+    nanmin,
+    nanpercentile,
+    nanprod,
+    nanquantile,
+    nanstd,
+    nansum,
+    nanvar,
+    percentile,
+    prod,
+    ptp,
+    quantile,
+    std,
+    sum,
+    var,
+)
+from numpy._creation import (
+    arange,
+    diag,
+    diagflat,
+    empty,
+    empty_like,
+    eye,
+    fromfunction,
+    fromiter,
+    full,
+    full_like,
+    geomspace,
+    identity,
+    indices,
+    linspace,
+    logspace,
+    meshgrid,
+    ones,
+    ones_like,
+    tri,
+    zeros,
+    zeros_like,
+)
+from numpy._functions import *  # noqa: F401,F403
+from numpy._functions import round, where  # noqa: F401
+from numpy._print import (
+    array2string,
+    array_repr,
+    array_str,
+    format_float_positional,
+    format_float_scientific,
+    get_printoptions,
+    printoptions,
+    set_printoptions,
+)
+from numpy._io import NpzFile, frombuffer, fromfile, load, loadtxt, memmap, save, savetxt, savez, savez_compressed  # noqa: F401
+from numpy import dtypes, exceptions, linalg, random  # noqa: F401
+from numpy.exceptions import AxisError  # noqa: F401
+
+__version__ = "2.4.6"
+
+# Aliases numpy 2 keeps.
+bool = bool_
+True_ = bool_._make(True)
+False_ = bool_._make(False)
+byte, ubyte, short, ushort = int8, uint8, int16, uint16
+intc, uintc = int32, uint32
+int_ = intp = long = longlong = int64
+uint = uintp = ulong = ulonglong = uint64
+half, single, double = float16, float32, float64
+float_ = None
+del float_
+
+newaxis = None
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+euler_gamma = 0.5772156649015329
+little_endian = True
+
+sctypeDict = {name: info.type for name, info in _dtypes._BY_NAME.items()}
+
+
+def issubdtype(arg1, arg2):
+    """Whether ``arg1``'s type is ``arg2`` or below it (``np.floating``…)."""
+    if not (isinstance(arg1, type) and issubclass(arg1, generic)):
+        arg1 = dtype(arg1).type
+    if not (isinstance(arg2, type) and issubclass(arg2, generic)):
+        arg2 = dtype(arg2).type
+    return issubclass(arg1, arg2)
+
+
+def isdtype(dtype_, kind):
+    info = dtype(dtype_)._info
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            if k == "bool" and info.kind == "b":
+                return True
+            if k == "signed integer" and info.kind == "i":
+                return True
+            if k == "unsigned integer" and info.kind == "u":
+                return True
+            if k == "integral" and info.kind in "iu":
+                return True
+            if k in ("real floating", "numeric") and info.kind == "f" or k == "numeric" and info.kind in "iu":
+                return True
+        elif dtype(k)._info is info:
+            return True
+    return False
+
+
+def seterr(all=None, divide=None, over=None, under=None, invalid=None):
+    """numpy's floating-point error handling: fxvm computes as numpy's
+    default ("warn") silently; the previous settings are returned."""
+    previous = dict(_ERRSTATE)
+    for key, value in (("divide", divide), ("over", over), ("under", under), ("invalid", invalid)):
+        value = value if value is not None else all
+        if value is not None:
+            _ERRSTATE[key] = value
+    return previous
+
+
+def geterr():
+    return dict(_ERRSTATE)
+
+
+_ERRSTATE = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
+
+
+class errstate:
+    def __init__(self, **kwargs):
+        self._kwargs = kwargs
+
+    def __enter__(self):
+        self._saved = seterr(**self._kwargs)
+
+    def __exit__(self, *exc):
+        seterr(**self._saved)
+
+    def __call__(self, func):
+        import functools
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+
+        return wrapper
+
+
+def _from_torch(t):
+    """``Tensor.numpy()``: an array over the tensor's storage."""
+    from numpy._array import _from_tensor
+
+    return _from_tensor(t)

@@ -1,0 +1,316 @@
+"""``numpy.random.RandomState``: numpy's legacy generator. The engine and
+the bit-exact draws (doubles, the polar normal, masked bounded integers,
+shuffle swaps) are native (``_fxvm_numpy.MT19937``); the distributions'
+arithmetic and argument handling follow numpy's ``mtrand``."""
+
+import builtins
+import operator
+
+import torch
+
+import _fxvm_numpy
+from numpy import _dtypes
+from numpy._array import _FLOAT64, _INT64, _compute, _result, _wrap, asarray, ndarray
+from numpy._dtypes import _info
+
+
+def _count(size):
+    if size is None:
+        return None, 1
+    shape = builtins.tuple(size) if isinstance(size, (builtins.tuple, builtins.list)) else (operator.index(size),)
+    shape = builtins.tuple(operator.index(s) for s in shape)
+    n = 1
+    for s in shape:
+        if s < 0:
+            raise ValueError("negative dimensions are not allowed")
+        n *= s
+    return shape, n
+
+
+def _legacy_seed(seed):
+    """The engine's seed: an int in [0, 2**32) or a sequence of them."""
+    if isinstance(seed, ndarray) and seed.ndim == 0:
+        seed = builtins.int(seed)
+    if isinstance(seed, (builtins.int, _dtypes.integer)) and not isinstance(seed, builtins.bool):
+        seed = builtins.int(seed)
+        if not 0 <= seed <= 0xFFFFFFFF:
+            raise ValueError("Seed must be between 0 and 2**32 - 1")
+        return seed
+    if isinstance(seed, (builtins.float, _dtypes.floating)):
+        raise TypeError("Cannot cast scalar from dtype('float64') to dtype('int64') according to the rule 'safe'")
+    words = asarray(seed).ravel().tolist()
+    if not words:
+        raise ValueError("Seed must be non-empty")
+    for w in words:
+        if not isinstance(w, builtins.int) or not 0 <= w <= 0xFFFFFFFF:
+            raise ValueError("Seed values must be between 0 and 2**32 - 1")
+    return words
+
+
+def _entropy_seed():
+    import os
+
+    return builtins.list(builtins.int.from_bytes(os.urandom(4), "little") for _ in builtins.range(624))
+
+
+class RandomState:
+    """numpy's legacy random generator (Mersenne Twister), stream for stream."""
+
+    def __init__(self, seed=None):
+        self._mt = _fxvm_numpy.MT19937(_entropy_seed() if seed is None else _legacy_seed(seed))
+
+    def __repr__(self):
+        return f"RandomState(MT19937) at 0x{id(self):X}"
+
+    def seed(self, seed=None):
+        self._mt.seed(_entropy_seed() if seed is None else _legacy_seed(seed))
+
+    def get_state(self, legacy=True):
+        key, pos, gauss = self._mt.get_state()
+        words = _wrap(key.to(torch.int32), _dtypes._BY_NAME["uint32"])
+        if legacy:
+            return ("MT19937", words, pos, builtins.int(gauss is not None), 0.0 if gauss is None else gauss)
+        return {"bit_generator": "MT19937", "state": {"key": words, "pos": pos}, "has_gauss": builtins.int(gauss is not None), "gauss": 0.0 if gauss is None else gauss}
+
+    def set_state(self, state):
+        if isinstance(state, builtins.dict):
+            key, pos = state["state"]["key"], state["state"]["pos"]
+            has_gauss, gauss = state.get("has_gauss", 0), state.get("gauss", 0.0)
+        else:
+            if state[0] != "MT19937":
+                raise ValueError("set_state can only be used with legacy MT19937 state instances.")
+            key, pos = state[1], state[2]
+            has_gauss, gauss = (state[3], state[4]) if builtins.len(state) > 3 else (0, 0.0)
+        words = asarray(key)
+        if words.size != 624:
+            raise ValueError("state must be 624 elements")
+        self._mt.set_state(_compute(words.astype(_dtypes._BY_NAME["uint32"].dtype)).to(torch.int64), builtins.int(pos), builtins.float(gauss) if has_gauss else None)
+
+    # ----- continuous
+    def _doubles(self, size):
+        shape, n = _count(size)
+        t = self._mt.doubles(n)
+        if shape is None:
+            return t[0].item()
+        return t.reshape(shape)
+
+    def random_sample(self, size=None):
+        r = self._doubles(size)
+        return r if isinstance(r, builtins.float) else _wrap(r, _FLOAT64)
+
+    def random(self, size=None):
+        return self.random_sample(size)
+
+    def rand(self, *args):
+        return self.random_sample(args if args else None)
+
+    def _gauss(self, size):
+        shape, n = _count(size)
+        t = self._mt.gaussians(n)
+        if shape is None:
+            return t[0].item()
+        return t.reshape(shape)
+
+    def standard_normal(self, size=None):
+        r = self._gauss(size)
+        return r if isinstance(r, builtins.float) else _wrap(r, _FLOAT64)
+
+    def randn(self, *args):
+        return self.standard_normal(args if args else None)
+
+    def _broadcast_size(self, size, *params):
+        arrays = [asarray(p) for p in params]
+        if size is None and builtins.all(a.ndim == 0 for a in arrays):
+            return None, arrays
+        if size is None:
+            size = torch.broadcast_shapes(*[a.shape for a in arrays])
+        return size, arrays
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        size, (loc_a, scale_a) = self._broadcast_size(size, loc, scale)
+        if builtins.bool((_compute(scale_a) < 0).any()):
+            raise ValueError("scale < 0")
+        g = self._gauss(size)
+        if size is None:
+            return builtins.float(loc) + builtins.float(scale) * g
+        t = _compute(loc_a).to(torch.float64) + _compute(scale_a).to(torch.float64) * g
+        return _wrap(t, _FLOAT64)
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        size, (low_a, high_a) = self._broadcast_size(size, low, high)
+        lo = _compute(low_a).to(torch.float64)
+        span = _compute(high_a).to(torch.float64) - lo
+        if not builtins.bool(torch.isfinite(span).all()):
+            raise OverflowError("Range exceeds valid bounds")
+        u = self._doubles(size)
+        if size is None:
+            return lo.item() + span.item() * u
+        return _wrap(lo + span * u, _FLOAT64)
+
+    def standard_exponential(self, size=None):
+        u = self._doubles(size)
+        if isinstance(u, builtins.float):
+            import math
+
+            return -math.log(1.0 - u)
+        return _wrap(-torch.log(1.0 - u), _FLOAT64)
+
+    def exponential(self, scale=1.0, size=None):
+        size, (scale_a,) = self._broadcast_size(size, scale)
+        if builtins.bool((_compute(scale_a) < 0).any()):
+            raise ValueError("scale < 0")
+        e = self.standard_exponential(size)
+        if size is None:
+            return builtins.float(scale) * e
+        return _wrap(_compute(scale_a).to(torch.float64) * e._t, _FLOAT64)
+
+    # ----- integers
+    def randint(self, low, high=None, size=None, dtype=int):
+        if high is None:
+            low, high = 0, low
+        info = _info(dtype)
+        if info.kind not in "biu":
+            raise TypeError(f"Unsupported dtype dtype('{info.name}') for randint")
+        lo, hi = builtins.int(low), builtins.int(high) - 1
+        if isinstance(low, ndarray) or isinstance(high, ndarray):
+            if asarray(low).ndim or asarray(high).ndim:
+                raise NotImplementedError("fxvm's numpy draws randint with scalar bounds")
+        if lo > hi:
+            raise ValueError(f"low >= high" if high is not None else "high <= 0")
+        bounds = (0, 1) if info.kind == "b" else _dtypes._int_bounds(info)
+        if lo < bounds[0]:
+            raise ValueError(f"low is out of bounds for {info.name}")
+        if hi > bounds[1]:
+            raise ValueError(f"high is out of bounds for {info.name}")
+        shape, n = _count(size)
+        bits = 1 if info.kind == "b" else 8 * info.itemsize
+        offsets = self._mt.bounded(hi - lo, n, bits)
+        t = offsets + lo if lo else offsets
+        if shape is None:
+            v = t[0].item()
+            return builtins.bool(v) if info.kind == "b" else v
+        return _wrap(t.reshape(shape).to(info.storage), info)
+
+    def random_integers(self, low, high=None, size=None):
+        if high is None:
+            low, high = 1, low
+        return self.randint(low, builtins.int(high) + 1, size)
+
+    def bytes(self, length):
+        n = (length - 1) // 4 + 1 if length else 0
+        words = self._mt.bounded(0xFFFFFFFF, n, 32).to(torch.int32)
+        return _fxvm_numpy.tensor_bytes(words)[:length]
+
+    # ----- sequences
+    def shuffle(self, x):
+        if isinstance(x, ndarray):
+            n = builtins.len(x)
+            order = self._mt.shuffled_order(n)
+            x._t.copy_(x._t[order].clone())
+            return
+        n = builtins.len(x)
+        order = self._mt.shuffled_order(n).tolist()
+        items = [x[i] for i in order]
+        for i, v in builtins.enumerate(items):
+            x[i] = v
+
+    def permutation(self, x):
+        if isinstance(x, (builtins.int, _dtypes.integer)):
+            return _wrap(self._mt.shuffled_order(builtins.int(x)), _INT64)
+        a = asarray(x)
+        if a.ndim == 0:
+            raise IndexError("x must be an integer or at least 1-dimensional")
+        order = self._mt.shuffled_order(a.shape[0])
+        return _wrap(a._t[order].clone(), a._info)
+
+    def choice(self, a, size=None, replace=True, p=None):
+        pool = None
+        if isinstance(a, (builtins.int, _dtypes.integer)):
+            pop_size = builtins.int(a)
+            if pop_size <= 0:
+                raise ValueError("a must be a positive integer unless no samples are taken")
+        else:
+            pool = asarray(a)
+            if pool.ndim != 1:
+                raise ValueError("a must be 1-dimensional")
+            pop_size = pool.shape[0]
+            if pop_size == 0:
+                raise ValueError("'a' cannot be empty unless no samples are taken")
+        probs = None
+        if p is not None:
+            probs = asarray(p).astype(float)
+            if probs.ndim != 1:
+                raise ValueError("p must be 1-dimensional")
+            if probs.size != pop_size:
+                raise ValueError("'a' and 'p' must have same size")
+            pt = probs._t
+            if builtins.bool((pt < 0).any()):
+                raise ValueError("probabilities are not non-negative")
+            if builtins.abs(builtins.float(pt.sum()) - 1.0) > 1e-8:
+                raise ValueError("probabilities do not sum to 1")
+        shape, n = _count(size)
+        if replace:
+            if probs is not None:
+                cdf = torch.cumsum(probs._t, 0)
+                cdf = cdf / cdf[-1]
+                u = self._mt.doubles(n)
+                idx = torch.searchsorted(cdf, u, right=True)
+            else:
+                idx = self._mt.bounded(pop_size - 1, n, 64)
+        else:
+            if n > pop_size:
+                raise ValueError("Cannot take a larger sample than population when 'replace=False'")
+            if probs is not None:
+                if builtins.int((probs._t > 0).sum()) < n:
+                    raise ValueError("Fewer non-zero entries in p than size")
+                found = []
+                pt = probs._t.clone()
+                while builtins.len(found) < n:
+                    u = self._mt.doubles(n - builtins.len(found))
+                    if found:
+                        pt[torch.tensor(found)] = 0
+                    cdf = torch.cumsum(pt, 0)
+                    cdf = cdf / cdf[-1]
+                    new = torch.searchsorted(cdf, u, right=True).tolist()
+                    seen = set()
+                    fresh = []
+                    for v in new:
+                        if v not in seen:
+                            seen.add(v)
+                            fresh.append(v)
+                    # numpy keeps the new values in their order of first appearance.
+                    found.extend(fresh)
+                idx = torch.tensor(found[:n], dtype=torch.int64)
+            else:
+                idx = self._mt.shuffled_order(pop_size)[:n]
+        if shape is None:
+            i = idx[0].item()
+            return i if pool is None else pool[i]
+        idx = idx.reshape(shape)
+        if pool is None:
+            return _wrap(idx, _INT64)
+        return _wrap(pool._t[idx], pool._info)
+
+
+_global = RandomState()
+
+seed = _global.seed
+get_state = _global.get_state
+set_state = _global.set_state
+random_sample = _global.random_sample
+random = _global.random
+ranf = _global.random_sample
+sample = _global.random_sample
+rand = _global.rand
+randn = _global.randn
+standard_normal = _global.standard_normal
+normal = _global.normal
+uniform = _global.uniform
+standard_exponential = _global.standard_exponential
+exponential = _global.exponential
+randint = _global.randint
+random_integers = _global.random_integers
+bytes = _global.bytes
+shuffle = _global.shuffle
+permutation = _global.permutation
+choice = _global.choice
