@@ -484,3 +484,23 @@ fn numpy_prints_as_numpy() {
 fn numpy_ufuncs_promote_and_compute_as_numpy() {
     check_in("numpy", "ufuncs");
 }
+
+#[test]
+fn numpy_arrays_index_reshape_join_sort_and_reduce_as_numpy() {
+    check_in("numpy", "arrays");
+}
+
+#[test]
+fn numpy_random_gives_numpys_streams() {
+    check_in("numpy", "random_streams");
+}
+
+#[test]
+fn numpy_and_torch_share_memory_both_ways() {
+    check_in("numpy", "interop");
+}
+
+#[test]
+fn numpy_reads_and_writes_numpys_files() {
+    check_in("numpy", "files");
+}

@@ -341,7 +341,7 @@ class ndarray:
     def tobytes(self, order="C"):
         import _fxvm_numpy
 
-        t = self._t if order in ("C", "A", "K") else self._t.permute(*builtins.range(self.ndim - 1, -1, -1))
+        t = self._t if order in ("C", "A", "K") else self._t.permute(builtins.list(builtins.range(self.ndim - 1, -1, -1)))
         return _fxvm_numpy.tensor_bytes(t)
 
     tostring = tobytes
@@ -477,7 +477,8 @@ class ndarray:
         try:
             t = self._t.reshape(shape)
         except RuntimeError:
-            raise ValueError(f"cannot reshape array of size {self.size} into shape {builtins.tuple(shape)}") from None
+            text = ",".join(builtins.str(d) for d in shape) + ("," if builtins.len(shape) == 1 else "")
+            raise ValueError(f"cannot reshape array of size {self.size} into shape ({text})") from None
         return _wrap(t, self._info, _view_base(self))
 
     def resize(self, *new_shape, refcheck=True):
@@ -498,7 +499,7 @@ class ndarray:
             axes = builtins.tuple(axes[0])
         if builtins.len(axes) != self.ndim:
             raise ValueError("axes don't match array")
-        return _wrap(self._t.permute(*[_axis(a, self.ndim) for a in axes]), self._info, _view_base(self))
+        return _wrap(self._t.permute([_axis(a, self.ndim) for a in axes]), self._info, _view_base(self))
 
     def swapaxes(self, axis1, axis2):
         return _wrap(self._t.transpose(_axis(axis1, self.ndim), _axis(axis2, self.ndim)), self._info, _view_base(self))
@@ -631,7 +632,7 @@ def _fix_u64(values):
 
 
 def _index_error(e, a):
-    msg = str(e)
+    msg = str(e).replace("for dimension", "for axis")
     if "out of range" in msg or "out of bounds" in msg:
         return IndexError(msg)
     return type(e)(msg) if isinstance(e, (IndexError, TypeError)) else IndexError(msg)
@@ -765,7 +766,7 @@ def _tensor_of(data, info):
         except (RuntimeError, ValueError) as e:
             if "Overflow" in str(e) or "overflow" in str(e):
                 raise OverflowError(f"Python integer out of bounds for {info.name}") from None
-            raise _ragged(e) from None
+            raise _ragged(e, data) from None
         if info.kind == "u" and t.dtype is torch.int64 and t.numel() and builtins.bool((t < 0).any()):
             raise OverflowError(f"Python integer {builtins.int(t.min())} out of bounds for {info.name}")
         if info.itemsize < 8 and t.dtype is torch.int64 and t.numel():
@@ -777,14 +778,30 @@ def _tensor_of(data, info):
     try:
         return torch.tensor(data, dtype=info.storage)
     except (RuntimeError, ValueError) as e:
-        raise _ragged(e) from None
+        raise _ragged(e, data) from None
 
 
-def _ragged(e):
+def _ragged(e, data):
     msg = str(e)
     if "expected sequence" in msg or "not a sequence" in msg:
-        return ValueError("setting an array element with a sequence. The requested array has an inhomogeneous shape.")
+        shape = _homogeneous_prefix(data)
+        return ValueError(
+            "setting an array element with a sequence. The requested array has an inhomogeneous shape after "
+            f"{builtins.len(shape)} dimensions. The detected shape was {builtins.tuple(shape)} + inhomogeneous part."
+        )
     return e
+
+
+def _homogeneous_prefix(data):
+    """The dimensions of nested sequences before their lengths disagree."""
+    shape, level = [], [data]
+    while builtins.all(isinstance(x, (builtins.list, builtins.tuple)) for x in level):
+        lengths = {builtins.len(x) for x in level}
+        if builtins.len(lengths) != 1:
+            break
+        shape.append(lengths.pop())
+        level = [y for x in level for y in x]
+    return shape
 
 
 _TORCH_TO_INFO = {
@@ -804,7 +821,7 @@ def _from_tensor(t):
     """An array sharing ``t``'s storage (``Tensor.numpy()``)."""
     info = _TORCH_TO_INFO.get(t.dtype)
     if info is None:
-        raise TypeError(f"Got unsupported ScalarType {str(t.dtype).replace('torch.', '').capitalize().replace('float16', 'Half').replace('Bfloat16', 'BFloat16')}")
+        raise TypeError("Got unsupported ScalarType BFloat16")
     return _wrap(t, info)
 
 

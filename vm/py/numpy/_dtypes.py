@@ -341,7 +341,7 @@ class iinfo:
     """``np.iinfo(np.int32)``: the range of an integer type."""
 
     def __init__(self, int_type):
-        info = _info(getattr(int_type, "dtype", int_type))
+        info = _info(int_type if isinstance(int_type, builtins.type) else getattr(int_type, "dtype", int_type))
         if info.kind not in "iu":
             raise ValueError(f"Invalid integer data type '{info.kind}'.")
         self.dtype = info.dtype

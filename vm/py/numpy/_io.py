@@ -110,8 +110,11 @@ def _header(a, fortran_order=False):
 
 def _write_npy(f, arr, allow_pickle=True):
     a = asarray(arr)
-    f.write(_header(a))
-    f.write(a.tobytes())
+    # As numpy: an array laid out column-major (and not also row-major) is
+    # written in that order and flagged so.
+    fortran = a.flags.f_contiguous and not a.flags.c_contiguous
+    f.write(_header(a, fortran))
+    f.write(a.T.tobytes() if fortran else a.tobytes())
 
 
 def _read_header(f):
@@ -146,7 +149,7 @@ def _read_npy(f):
         raise ValueError(f"EOF: reading array data, expected {n * info.itemsize} bytes got {builtins.len(data)}")
     t = _fxvm_numpy.tensor_from_bytes(data, info.storage, big)
     if header["fortran_order"]:
-        return _wrap(t.reshape(shape[::-1]).permute(*builtins.range(builtins.len(shape) - 1, -1, -1)), info)
+        return _wrap(t.reshape(shape[::-1]).permute(builtins.list(builtins.range(builtins.len(shape) - 1, -1, -1))), info)
     return _wrap(t.reshape(shape), info)
 
 
@@ -252,11 +255,13 @@ def load(file, mmap_mode=None, allow_pickle=False, fix_imports=True, encoding="A
 def _savez(file, args, kwds, compress):
     import zipfile
 
-    names = {f"arr_{i}": a for i, a in builtins.enumerate(args)}
-    for k in kwds:
-        if k in names:
-            raise ValueError(f"Cannot use un-named variables and keyword {k}")
-    names.update(kwds)
+    # numpy names keyword arrays first, then the positional ones.
+    names = builtins.dict(kwds)
+    for i, a in builtins.enumerate(args):
+        key = f"arr_{i}"
+        if key in names:
+            raise ValueError(f"Cannot use un-named variables and keyword {key}")
+        names[key] = a
     if isinstance(file, (builtins.str, os.PathLike)):
         file = os.fspath(file)
         if not file.endswith(".npz"):
@@ -310,7 +315,7 @@ class memmap(ndarray):
         if mode in ("r+", "w+"):
             t = t.clone()
         if shp is not None:
-            t = t.reshape(shp) if order != "F" else t.reshape(shp[::-1]).permute(*builtins.range(builtins.len(shp) - 1, -1, -1))
+            t = t.reshape(shp) if order != "F" else t.reshape(shp[::-1]).permute(builtins.list(builtins.range(builtins.len(shp) - 1, -1, -1)))
         self = object.__new__(cls)
         self._t = t
         self._info = info

@@ -63,7 +63,7 @@ pub(crate) fn scalar(obj: &PyObjectRef, vm: &VirtualMachine) -> Option<Scalar> {
     if let Some(f) = obj.downcast_ref::<PyFloat>() {
         return Some(Scalar::Float(f.to_f64()));
     }
-    None
+    super::numpy::scalar_of(obj, vm)
 }
 
 pub(crate) fn scalar_to_py(s: Scalar, vm: &VirtualMachine) -> PyObjectRef {
@@ -143,6 +143,7 @@ pub(crate) fn tensor_from_data(
 ) -> PyResult<Tensor> {
     let data = match data.downcast_ref::<PyTensor>() {
         Some(t) => fxvm_ops::Data::Tensor(t.tensor()),
+        None if let Some(t) = super::numpy::array_tensor(data, vm) => fxvm_ops::Data::Tensor(t?),
         None => {
             let (values, shape) = flatten_data(data, vm)?;
             fxvm_ops::Data::Values { values, shape }
@@ -197,6 +198,11 @@ fn flatten(
         }
         out.push(t.item().py(vm)?);
         return Ok(());
+    }
+    if let Some(t) = super::numpy::array_tensor(obj, vm) {
+        // Arrays inside a list are sequences of their values, as PyTorch reads them.
+        let nested = to_list(&t?, vm);
+        return flatten(&nested, depth, shape, out, vm);
     }
     let items: Vec<PyObjectRef> = if let Some(l) = obj.downcast_ref::<PyList>() {
         l.borrow_vec().to_vec()

@@ -85,6 +85,9 @@ fn parse(needle: &PyObject, vm: &VirtualMachine) -> PyResult<Vec<Index>> {
                 Ok(Index::Tensor(constant(t)))
             } else if let Some(Scalar::Int(i)) = scalar(p, vm) {
                 Ok(Index::Int(i))
+            } else if let Some(t) = super::numpy::array_tensor(p, vm) {
+                // A numpy index array, as PyTorch takes it (a copy).
+                Ok(Index::Tensor(constant(t?.copy())))
             } else {
                 super::bind::unpack_overflow(p, vm)?;
                 Err(vm.new_index_error(

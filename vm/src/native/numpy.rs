@@ -136,6 +136,56 @@ impl PyMt19937 {
     }
 }
 
+/// `numpy.<name>` when numpy is already imported (an object cannot be a
+/// numpy value otherwise, so torch never imports numpy to ask).
+fn numpy_class(name: &'static str, vm: &VirtualMachine) -> Option<PyObjectRef> {
+    let modules = vm.sys_module.get_attr("modules", vm).ok()?;
+    let numpy = modules.get_item("numpy", vm).ok()?;
+    numpy.get_attr(name, vm).ok()
+}
+
+/// Whether `obj` is an instance of a Python-defined class that is a
+/// subclass of `numpy.<name>`. Builtins and tensors are answered without a
+/// look-up, so torch's hot paths pay nothing for this.
+fn is_numpy(obj: &PyObjectRef, name: &'static str, vm: &VirtualMachine) -> bool {
+    let class = obj.class();
+    if !class
+        .slots
+        .flags
+        .has_feature(rustpython_vm::types::PyTypeFlags::HEAPTYPE)
+        || obj.downcast_ref::<PyTensor>().is_some()
+    {
+        return false;
+    }
+    numpy_class(name, vm)
+        .and_then(|c| c.downcast::<PyType>().ok())
+        .is_some_and(|c| class.fast_issubclass(&c))
+}
+
+/// A numpy scalar (`np.float32(1.5)`, `np.int64(3)`) as the number PyTorch
+/// reads it as; None for anything else.
+pub(crate) fn scalar_of(obj: &PyObjectRef, vm: &VirtualMachine) -> Option<crate::tensor::Scalar> {
+    if !is_numpy(obj, "generic", vm) {
+        return None;
+    }
+    let value = vm.call_method(obj, "item", ()).ok()?;
+    super::convert::scalar(&value, vm)
+}
+
+/// The tensor over a numpy array's elements (shared, as
+/// `torch.from_numpy` gives it); None when `obj` is not an array.
+pub(crate) fn array_tensor(obj: &PyObjectRef, vm: &VirtualMachine) -> Option<PyResult<Tensor>> {
+    if !is_numpy(obj, "ndarray", vm) {
+        return None;
+    }
+    Some(vm.call_method(obj, "__fxvm_tensor__", ()).and_then(
+        |t| match t.downcast_ref::<PyTensor>() {
+            Some(t) => Ok(t.tensor()),
+            None => Err(vm.new_type_error("ndarray.__fxvm_tensor__ must return a tensor")),
+        },
+    ))
+}
+
 #[rustpython_vm::pymodule(name = "_fxvm_numpy")]
 mod _numpy {
     use rustpython_vm::VirtualMachine;

@@ -50,8 +50,20 @@ pub(crate) fn wrap(t: Tensor, vm: &VirtualMachine) -> PyObjectRef {
     PyTensor::new(t).into_ref(&vm.ctx).into()
 }
 
+/// An operator's operand: a tensor, a number, or (as PyTorch's operators
+/// take them) a numpy array.
+fn operand(o: &PyObject, vm: &VirtualMachine) -> PyResult<Option<Arg>> {
+    let o = o.to_owned();
+    if let Some(arg) = to_arg(&o, vm) {
+        return Ok(Some(arg));
+    }
+    super::numpy::array_tensor(&o, vm)
+        .transpose()
+        .map(|t| t.map(Arg::Tensor))
+}
+
 fn binop(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyResult {
-    let (Some(x), Some(y)) = (to_arg(&a.to_owned(), vm), to_arg(&b.to_owned(), vm)) else {
+    let (Some(x), Some(y)) = (operand(a, vm)?, operand(b, vm)?) else {
         let method = match op {
             Binary::FloorDivide => "__floordiv__",
             Binary::BitwiseAnd => "__and__",
@@ -437,6 +449,24 @@ impl PyTensor {
         let t = data.tensor().detach();
         t.set_requires_grad(require_grad.unwrap_or(false)).py(vm)?;
         Ok(PyTensor::new(t).into_ref_with_type(vm, cls)?.into())
+    }
+
+    /// `Tensor.numpy(force=False)`: a numpy array over this tensor's
+    /// elements (writes show on both sides).
+    #[pymethod]
+    fn numpy(zelf: PyRef<Self>, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+        let force = match args.kwargs.get("force").or(args.args.first()) {
+            Some(f) => f.clone().try_to_bool(vm)?,
+            None => false,
+        };
+        let t = zelf.tensor();
+        if t.requires_grad() && !force {
+            return Err(vm.new_runtime_error(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
+            ));
+        }
+        let t = wrap(t.detach(), vm);
+        super::classes::attr("numpy", "_from_torch", vm)?.call((t,), vm)
     }
 
     /// `Tensor.as_subclass(cls)`: the same tensor (data and autograd
