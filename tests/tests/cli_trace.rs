@@ -221,6 +221,15 @@ fn mistakes_get_one_line_errors() {
 }
 
 #[test]
+fn help_names_the_built_in_packages() {
+    let out = run(&["--help"]);
+    assert_eq!(out.status, Some(0));
+    for package in ["torch", "numpy", "safetensors"] {
+        assert!(out.stdout.contains(package), "{}", out.stdout);
+    }
+}
+
+#[test]
 fn each_command_has_help_with_examples() {
     for command in ["trace", "check", "lint"] {
         let out = run(&[command, "--help"]);

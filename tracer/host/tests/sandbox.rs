@@ -112,6 +112,12 @@ fn files_outside_the_granted_folders_cannot_be_read() {
         format!("import torch\ntorch._C._load_checkpoint_file({s}, False, True, {{}}, None)"),
         format!("import safetensors.torch\nsafetensors.torch.load_file({s})"),
         format!("import torch\ntorch._C._safetensors_load_file({s})"),
+        // numpy's files: through open, and its memmap in Rust.
+        format!("import numpy as np\nnp.load({s})"),
+        format!("import numpy as np\nnp.fromfile({s})"),
+        format!("import numpy as np\nnp.loadtxt({s})"),
+        format!("import numpy as np\nnp.memmap({s}, mode='r')"),
+        format!("import _fxvm_numpy, torch\n_fxvm_numpy.map_file({s}, torch.uint8, 0, None)"),
         // An opener may return any descriptor.
         format!(
             "open({:?}, opener=lambda p, f: 0)",

@@ -15,6 +15,8 @@ use clap::{Parser, Subcommand};
     name = "fxvm",
     version,
     about = "torch.fx in Rust: run and trace PyTorch model scripts",
+    after_help = "Built-in native packages: torch (with torch.nn, torch.fx, torch.optim), numpy (numpy 2.x: \
+                  arrays, ufuncs, linalg, legacy np.random streams, .npy/.npz, memmap) and safetensors.",
     arg_required_else_help = true
 )]
 struct Cli {

@@ -40,14 +40,8 @@ from numpy._dtypes import (
     uint64,
     unsignedinteger,
 )
-from numpy._array import (
-    array,
-    asanyarray,
-    asarray,
-    ascontiguousarray,
-    asfortranarray,
-    ndarray,
-)
+from numpy._array import ndarray
+from numpy._convert import array, asanyarray, asarray, ascontiguousarray, asfortranarray
 from numpy import _methods  # noqa: F401 (installs ndarray's operators)
 from numpy._ufuncs import *  # noqa: F401,F403
 from numpy._ufuncs import _TABLE, divmod, frexp, ldexp, matmul, modf, ufunc  # noqa: F401
@@ -111,8 +105,10 @@ from numpy._creation import (
     zeros,
     zeros_like,
 )
+from numpy._shape import *  # noqa: F401,F403
+from numpy._select import *  # noqa: F401,F403
+from numpy._select import round, where  # noqa: F401
 from numpy._functions import *  # noqa: F401,F403
-from numpy._functions import round, where  # noqa: F401
 from numpy._print import (
     array2string,
     array_repr,
@@ -222,6 +218,6 @@ class errstate:
 
 def _from_torch(t):
     """``Tensor.numpy()``: an array over the tensor's storage."""
-    from numpy._array import _from_tensor
+    from numpy._convert import _from_tensor
 
     return _from_tensor(t)

@@ -8,7 +8,8 @@ import math
 import torch
 
 from numpy import _dtypes
-from numpy._array import _FLOAT64, _INT64, _compute, _from_compute, _result, _shape_arg, _wrap, array, asarray
+from numpy._array import _FLOAT64, _INT64, _compute, _from_compute, _result, _shape_arg, _wrap
+from numpy._convert import array, asarray
 from numpy._dtypes import _info
 
 
@@ -207,7 +208,7 @@ def indices(dimensions, dtype=int, sparse=False):
     grids = meshgrid(*[arange(d, dtype=dtype) for d in dimensions], indexing="ij", sparse=sparse)
     if sparse:
         return grids
-    from numpy._functions import stack
+    from numpy._shape import stack
 
     return stack(grids)
 

@@ -10,7 +10,8 @@ import struct
 
 import _fxvm_numpy
 from numpy import _dtypes
-from numpy._array import _wrap, asarray, ndarray
+from numpy._array import _wrap, ndarray
+from numpy._convert import asarray
 from numpy._dtypes import _info
 
 _MAGIC = b"\x93NUMPY"
@@ -62,7 +63,7 @@ def fromfile(file, dtype=float, count=-1, sep="", offset=0, *, like=None):
         values = [v for v in text.replace(sep, " ").split()]
         info = _info(dtype)
         conv = builtins.float if info.kind == "f" else builtins.int
-        from numpy._array import array
+        from numpy._convert import array
 
         vals = [conv(v) for v in values]
         return array(vals if count < 0 else vals[:count], dtype=info.dtype)
@@ -353,7 +354,7 @@ def _open_memmap(path, mode):
 
 def loadtxt(fname, dtype=float, comments="#", delimiter=None, converters=None, skiprows=0, usecols=None, unpack=False, ndmin=0,
             encoding=None, max_rows=None, *, quotechar=None, like=None):
-    from numpy._array import array
+    from numpy._convert import array
 
     if isinstance(fname, (builtins.str, os.PathLike)):
         with open(fname) as f:

@@ -13,7 +13,8 @@ import math
 import torch
 
 import _fxvm_numpy
-from numpy._array import _compute, _item, asarray
+from numpy._array import _compute, _item
+from numpy._convert import asarray
 
 _OPTIONS = {
     "edgeitems": 3,

@@ -7,8 +7,8 @@ import builtins
 
 import torch
 
-from numpy import _dtypes
-from numpy._array import _BOOL, _FLOAT64, _INT64, _axes, _axis, _compute, _from_compute, _result, _wrap, asarray
+from numpy._array import _BOOL, _FLOAT64, _INT64, _axes, _axis, _compute, _from_compute, _result, _wrap
+from numpy._convert import asarray
 from numpy._dtypes import _BY_NAME, _info
 
 _NOVALUE = object()
@@ -476,7 +476,7 @@ def ufunc_accumulate(uf, array, axis, dtype, out):
     parts = [moved[0]]
     for i in builtins.range(1, moved.shape[0]):
         parts.append(uf(parts[-1], moved[i], dtype=dtype))
-    from numpy._functions import stack
+    from numpy._shape import stack
 
     r = stack(parts)
     return r.swapaxes(0, d) if d else r

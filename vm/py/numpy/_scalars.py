@@ -7,7 +7,7 @@ import builtins
 import math
 
 from numpy import _dtypes
-from numpy._dtypes import _BY_NAME, generic
+from numpy._dtypes import generic
 
 
 def _coerce(info, value):
@@ -43,7 +43,8 @@ def _make(cls, value):
 
 
 def _new(cls, value=0, *args, **kwargs):
-    from numpy._array import asarray, ndarray
+    from numpy._array import ndarray
+    from numpy._convert import asarray
 
     info = cls._info
     if isinstance(value, (builtins.list, builtins.tuple, ndarray)) and not (isinstance(value, ndarray) and value.ndim == 0):
@@ -110,7 +111,7 @@ def _repr(self):
 
 
 def _array0(self):
-    from numpy._array import _data_array
+    from numpy._convert import _data_array
 
     return _data_array(self, None)
 

@@ -9,8 +9,9 @@ import builtins
 import torch
 
 from numpy import _dtypes
-from numpy._array import _BOOL, _FLOAT64, _compute, _from_compute, _result, _wrap, asarray, ndarray
-from numpy._dtypes import _BY_NAME, _info, generic
+from numpy._array import _BOOL, _FLOAT64, _compute, _from_compute, _result, _wrap, ndarray
+from numpy._convert import asarray
+from numpy._dtypes import _BY_NAME, _info
 
 from numpy._reductions import _NOVALUE
 

@@ -60,12 +60,15 @@ const NEEDS: &[(&str, Capability)] = &[
     ("dbm", Capability::Native),
 ];
 
-/// Top-level modules scripts may import by default: `torch` and the parts
+/// Top-level modules scripts may import by default: `torch`, `numpy` and the parts
 /// of the standard library that compute (their own imports included),
 /// nothing whose purpose is I/O, processes or the network.
 pub const DEFAULT_ALLOWED: &[&str] = &[
-    // fxvm's frozen packages.
+    // fxvm's frozen packages (numpy computes; its file functions go
+    // through the file policy like `open`).
     "torch",
+    "numpy",
+    "_fxvm_numpy",
     "safetensors",
     "fxvm",
     "_fxvm_import",

@@ -437,6 +437,12 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
                 vec![("indexing", Value::Str("xy".into()))],
             ));
         }
+        "broadcast_tensors" => {
+            return s(vec![Value::Tensors(vec![
+                tensor(x(&[3, 1], 1)),
+                tensor(x(&[4], 2)),
+            ])]);
+        }
         "split_with_sizes" => {
             return s(vec![x(&[5, 3], 1), Value::Ints(vec![2, 3]), Value::Int(0)]);
         }

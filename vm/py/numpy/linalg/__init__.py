@@ -5,7 +5,8 @@ import builtins
 
 import torch
 
-from numpy._array import _FLOAT64, _compute, _result, _wrap, asarray
+from numpy._array import _FLOAT64, _compute, _result, _wrap
+from numpy._convert import asarray
 from numpy._dtypes import _BY_NAME
 
 

@@ -10,7 +10,8 @@ import torch
 
 import _fxvm_numpy
 from numpy import _dtypes
-from numpy._array import _FLOAT64, _INT64, _compute, _result, _wrap, asarray, ndarray
+from numpy._array import _FLOAT64, _INT64, _compute, _wrap, ndarray
+from numpy._convert import asarray
 from numpy._dtypes import _info
 
 
@@ -176,7 +177,7 @@ class RandomState:
             if asarray(low).ndim or asarray(high).ndim:
                 raise NotImplementedError("fxvm's numpy draws randint with scalar bounds")
         if lo > hi:
-            raise ValueError(f"low >= high" if high is not None else "high <= 0")
+            raise ValueError("low >= high" if high is not None else "high <= 0")
         bounds = (0, 1) if info.kind == "b" else _dtypes._int_bounds(info)
         if lo < bounds[0]:
             raise ValueError(f"low is out of bounds for {info.name}")

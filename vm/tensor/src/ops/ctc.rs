@@ -75,6 +75,12 @@ pub fn ctc_loss(
             )));
         }
     }
+    if !(1..=2).contains(&targets.ndim()) {
+        return Err(fail(format!(
+            "Expected 1 to 2 dimensions, but got {}-dimensional tensor for argument #2 'targets' (while checking arguments for ctc_loss_allocate_outputs)",
+            targets.ndim()
+        )));
+    }
     let labels: Vec<i64> = targets.to_dtype(DType::I64).contiguous().to_vec();
     // Where each sample's labels start in `labels`.
     if unbatched && targets.numel() as i64 != target_lengths[0] {
@@ -285,5 +291,14 @@ mod tests {
         let targets = Tensor::from_vec(vec![1i64], &[1, 1]);
         let err = ctc_loss(&lp, &targets, &[5], &[1], 0, Reduction::Sum, false).unwrap_err();
         assert!(err.to_string().contains("at most 2"), "{err}");
+    }
+
+    #[test]
+    fn zero_dimensional_targets_are_refused() {
+        // Found by the registry fuzz: this indexed an empty shape.
+        let targets = Tensor::from_vec(vec![1i64], &[]);
+        let err =
+            ctc_loss(&uniform(6, 2), &targets, &[6], &[2], 0, Reduction::Mean, false).unwrap_err();
+        assert!(err.to_string().contains("Expected 1 to 2 dimensions"), "{err}");
     }
 }
