@@ -504,3 +504,8 @@ fn numpy_and_torch_share_memory_both_ways() {
 fn numpy_reads_and_writes_numpys_files() {
     check_in("numpy", "files");
 }
+
+#[test]
+fn numpy_top_level_helpers_match_numpy() {
+    check_in("numpy", "functions");
+}

@@ -119,9 +119,17 @@ from numpy._print import (
     printoptions,
     set_printoptions,
 )
+from numpy._index_tricks import c_, index_exp, mgrid, ogrid, r_, s_  # noqa: F401
+from numpy._reductions import nancumprod, nancumsum  # noqa: F401
+from numpy._array import _FlatIter as flatiter  # noqa: F401
 from numpy._io import NpzFile, frombuffer, fromfile, load, loadtxt, memmap, save, savetxt, savez, savez_compressed  # noqa: F401
 from numpy import dtypes, exceptions, linalg, random  # noqa: F401
 from numpy.exceptions import AxisError  # noqa: F401
+
+# The star imports above bring the helpers' own imports along; numpy has none of them.
+for _name in ("builtins", "operator", "torch", "math", "contextlib"):
+    globals().pop(_name, None)
+del _name
 
 __version__ = "2.4.6"
 
@@ -138,6 +146,10 @@ float_ = None
 del float_
 
 newaxis = None
+typecodes = {"Character": "c", "Integer": "bhilqnp", "UnsignedInteger": "BHILQNP", "Float": "efdg", "Complex": "FDG",
+             "AllInteger": "bBhHiIlLqQnNpP", "AllFloat": "efdgFDG", "Datetime": "Mm", "All": "?bhilqnpBHILQNPefdgFDGSUVOMm"}
+ScalarType = (int, float, complex, bool, bytes, str, memoryview, bool_, int8, uint8, int16, uint16, int32, uint32, int64, uint64,
+              float16, float32, float64)
 pi = _math.pi
 e = _math.e
 inf = _math.inf
@@ -175,6 +187,26 @@ def isdtype(dtype_, kind):
         elif dtype(k)._info is info:
             return True
     return False
+
+
+def getbufsize():
+    return 8192
+
+
+def setbufsize(size):
+    return 8192
+
+
+_ERRCALL = [None]
+
+
+def seterrcall(func):
+    previous, _ERRCALL[0] = _ERRCALL[0], func
+    return previous
+
+
+def geterrcall():
+    return _ERRCALL[0]
 
 
 def seterr(all=None, divide=None, over=None, under=None, invalid=None):

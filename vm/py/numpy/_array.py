@@ -549,6 +549,30 @@ class ndarray:
 
         return argsort(self, axis, kind)
 
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        from numpy._select import partition
+
+        self[...] = partition(self, kth, axis)
+
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        from numpy._select import argpartition
+
+        return argpartition(self, kth, axis)
+
+    def choose(self, choices, out=None, mode="raise"):
+        from numpy._select import choose
+
+        return choose(self, choices, out, mode)
+
+    def compress(self, condition, axis=None, out=None):
+        from numpy._select import compress
+
+        return compress(condition, self, axis, out)
+
+    def setflags(self, write=None, align=None, uic=None):
+        if write is False:
+            raise NotImplementedError("fxvm's numpy arrays are always writeable")
+
     def searchsorted(self, v, side="left", sorter=None):
         from numpy._select import searchsorted
 

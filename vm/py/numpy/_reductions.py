@@ -480,3 +480,11 @@ def ufunc_accumulate(uf, array, axis, dtype, out):
 
     r = stack(parts)
     return r.swapaxes(0, d) if d else r
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    return cumsum(_nan_fill(a, 0), axis, dtype, out)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    return cumprod(_nan_fill(a, 1), axis, dtype, out)

@@ -15,8 +15,7 @@ from numpy._array import (
     _result,
     _wrap,
 )
-from numpy._convert import asarray
-
+from numpy._convert import asarray, ndarray
 from numpy._shape import broadcast_arrays, broadcast_to, concatenate, stack
 
 
@@ -64,12 +63,12 @@ def flatnonzero(a):
 
 def compress(condition, a, axis=None, out=None):
     a = asarray(a)
-    c = asarray(condition, dtype=bool)
     if axis is None:
-        return a.ravel()[c]
-    key = [slice(None)] * a.ndim
-    key[axis] = c
-    return a[builtins.tuple(key)]
+        a = a.ravel()
+        axis = 0
+    # A condition shorter than the axis selects nothing past its end.
+    picked = torch.nonzero(asarray(condition, dtype=bool)._t.reshape(-1)).reshape(-1)
+    return take(a, _wrap(picked, _INT64), axis=axis, out=out)
 
 
 def extract(condition, arr):
@@ -400,3 +399,133 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     g[0] = (t[1] - t[0]) / h
     g[-1] = (t[-1] - t[-2]) / h
     return _wrap(g, a._info)
+
+
+def put(a, ind, v, mode="raise"):
+    a.put(ind, v, mode)
+
+
+def putmask(a, mask, values):
+    """Sets ``a.flat[i] = values[i % len(values)]`` where ``mask`` holds."""
+    where_ = torch.nonzero(_compute(asarray(mask, dtype=bool)).reshape(-1)).reshape(-1)
+    v = asarray(values).ravel()
+    if where_.numel() and v.size:
+        a.put(_wrap(where_, _INT64), v[_wrap(where_ % v.size, _INT64)])
+
+
+def place(arr, mask, vals):
+    """Sets the masked elements of ``arr`` to ``vals`` in order, cycling."""
+    where_ = torch.nonzero(_compute(asarray(mask, dtype=bool)).reshape(-1)).reshape(-1)
+    v = asarray(vals).ravel()
+    if where_.numel():
+        if v.size == 0:
+            raise ValueError("Cannot insert from an empty array!")
+        arr.put(_wrap(where_, _INT64), v[_wrap(torch.arange(where_.numel()) % v.size, _INT64)])
+
+
+def fill_diagonal(a, val, wrap=False):
+    n = builtins.min(a.shape)
+    idx = builtins.tuple(_wrap(torch.arange(n), _INT64) for _ in a.shape)
+    a[idx] = val
+
+
+def diag_indices(n, ndim=2):
+    i = _wrap(torch.arange(n), _INT64)
+    return (i,) * ndim
+
+
+def diag_indices_from(arr):
+    return diag_indices(arr.shape[0], arr.ndim)
+
+
+def _tri_indices(n, k, m, upper):
+    m = n if m is None else m
+    mask = torch.ones((n, m), dtype=torch.bool)
+    mask = mask.triu(k) if upper else mask.tril(k)
+    rows, cols = torch.nonzero(mask, as_tuple=True)
+    return _wrap(rows, _INT64), _wrap(cols, _INT64)
+
+
+def tril_indices(n, k=0, m=None):
+    return _tri_indices(n, k, m, False)
+
+
+def triu_indices(n, k=0, m=None):
+    return _tri_indices(n, k, m, True)
+
+
+def tril_indices_from(arr, k=0):
+    return tril_indices(arr.shape[-2], k, arr.shape[-1])
+
+
+def triu_indices_from(arr, k=0):
+    return triu_indices(arr.shape[-2], k, arr.shape[-1])
+
+
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    idx = [_compute(asarray(i)).to(torch.int64) for i in multi_index]
+    flat = torch.zeros_like(idx[0])
+    for i, d in zip(idx, dims):
+        if mode == "raise" and i.numel() and (builtins.bool((i < 0).any()) or builtins.bool((i >= d).any())):
+            raise ValueError("invalid entry in coordinates array")
+        flat = flat * d + (i % d if mode == "wrap" else i.clamp(0, d - 1) if mode == "clip" else i)
+    return _result(flat, _INT64)
+
+
+def unravel_index(indices, shape, order="C"):
+    i = _compute(asarray(indices)).to(torch.int64)
+    total = 1
+    for d in shape:
+        total *= d
+    if i.numel() and (builtins.bool((i < 0).any()) or builtins.bool((i >= total).any())):
+        raise ValueError(f"index {builtins.int(i.max())} is out of bounds for array with size {total}")
+    out = []
+    for d in reversed(builtins.tuple(shape)):
+        out.append(_result(i % d, _INT64))
+        i = i // d
+    return builtins.tuple(reversed(out))
+
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
+    return histogram(a, bins, range, weights=weights)[1]
+
+
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
+    nx, ny = (bins, bins) if isinstance(bins, builtins.int) else bins
+    _, ex = histogram(x, nx, None if range is None else range[0])
+    _, ey = histogram(y, ny, None if range is None else range[1])
+    tx = _compute(asarray(x)).to(torch.float64)
+    ty = _compute(asarray(y)).to(torch.float64)
+    ix = (torch.searchsorted(ex._t, tx, right=True) - 1).clamp(0, ex.size - 2)
+    iy = (torch.searchsorted(ey._t, ty, right=True) - 1).clamp(0, ey.size - 2)
+    counts = torch.bincount(ix * (ey.size - 1) + iy, minlength=(ex.size - 1) * (ey.size - 1))
+    return _wrap(counts.to(torch.float64).reshape(ex.size - 1, ey.size - 1), _FLOAT64), ex, ey
+
+
+def unique_inverse(x):
+    values, inverse = unique(x, return_inverse=True)
+    return values, inverse.reshape(asarray(x).shape)
+
+
+def unique_all(x):
+    values, index, inverse, counts = unique(x, return_index=True, return_inverse=True, return_counts=True)
+    return values, index, inverse.reshape(asarray(x).shape), counts
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    x = asarray(x)
+    if isinstance(condlist, ndarray) or not isinstance(condlist, (builtins.list, builtins.tuple)):
+        condlist = [condlist]
+    conds = [asarray(c, dtype=bool) for c in condlist]
+    if builtins.len(funclist) == builtins.len(conds) + 1:
+        rest = ~builtins.sum((c.astype(int) for c in conds), asarray(0)).astype(bool)
+        conds.append(rest)
+    out = _wrap(torch.zeros(x.shape, dtype=x._info.storage), x._info)
+    for c, f in zip(conds, funclist):
+        if callable(f):
+            vals = x[c]
+            if vals.size:
+                out[c] = f(vals, *args, **kw)
+        else:
+            out[c] = f
+    return out

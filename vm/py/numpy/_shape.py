@@ -391,3 +391,57 @@ def roll(a, shift, axis=None):
 def rot90(m, k=1, axes=(0, 1)):
     m = asarray(m)
     return _wrap(torch.rot90(m._t, k, builtins.list(axes)), m._info)
+
+
+def block(arrays):
+    """Assembles an array from nested lists of blocks (the last level joins last axes)."""
+
+    def depth(x):
+        return 1 + depth(x[0]) if isinstance(x, builtins.list) and x else 0
+
+    d = depth(arrays)
+
+    def build(x, level):
+        if not isinstance(x, builtins.list):
+            return asarray(x)
+        parts = [build(p, level + 1) for p in x]
+        nd = builtins.max(builtins.max(p.ndim for p in parts), d)
+        parts = [p.reshape((1,) * (nd - p.ndim) + p.shape) for p in parts]
+        return concatenate(parts, axis=-(d - level))
+
+    return build(arrays, 0)
+
+
+def unstack(x, /, *, axis=0):
+    a = asarray(x)
+    return builtins.tuple(moveaxis(a, axis, 0)[i] for i in builtins.range(a.shape[axis]))
+
+
+def resize(a, new_shape):
+    a = asarray(a)
+    shape = _shape_arg(new_shape)
+    n = 1
+    for s in shape:
+        n *= s
+    flat = a.ravel()
+    if flat.size == 0 or n == 0:
+        return _wrap(torch.zeros(shape, dtype=a._info.storage), a._info)
+    reps = -(-n // flat.size)
+    return concatenate([flat] * reps)[:n].reshape(shape)
+
+
+def matrix_transpose(x, /):
+    a = asarray(x)
+    if a.ndim < 2:
+        raise ValueError(f"Input array must be at least 2-dimensional, but it is {a.ndim}")
+    return a.swapaxes(-1, -2)
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    a = asarray(filt)
+    nz = torch.nonzero(_compute(a).reshape(-1)).reshape(-1)
+    if nz.numel() == 0:
+        return a[:0]
+    lo = builtins.int(nz[0]) if "f" in trim.lower() else 0
+    hi = builtins.int(nz[-1]) + 1 if "b" in trim.lower() else a.size
+    return a[lo:hi]

@@ -297,8 +297,19 @@ mod tests {
     fn zero_dimensional_targets_are_refused() {
         // Found by the registry fuzz: this indexed an empty shape.
         let targets = Tensor::from_vec(vec![1i64], &[]);
-        let err =
-            ctc_loss(&uniform(6, 2), &targets, &[6], &[2], 0, Reduction::Mean, false).unwrap_err();
-        assert!(err.to_string().contains("Expected 1 to 2 dimensions"), "{err}");
+        let err = ctc_loss(
+            &uniform(6, 2),
+            &targets,
+            &[6],
+            &[2],
+            0,
+            Reduction::Mean,
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("Expected 1 to 2 dimensions"),
+            "{err}"
+        );
     }
 }
