@@ -509,3 +509,10 @@ fn numpy_reads_and_writes_numpys_files() {
 fn numpy_top_level_helpers_match_numpy() {
     check_in("numpy", "functions");
 }
+
+#[test]
+fn a_training_loop_with_numpy_data_matches_pytorch_step_for_step() {
+    // Also pins the DataLoader's random draws (a base seed per iteration,
+    // samplers with their own generator, replacement draws 32 at a time).
+    check_in("numpy", "training_loop");
+}

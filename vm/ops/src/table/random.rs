@@ -110,20 +110,24 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).meta(meta::create),
         op(
-            "randint(int low, int|int[] high, int[]? size=None, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
+            "randint(int? low=None, int|int[]? high=None, int[]? size=None, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
             |(low, high, size, g, dtype, _, _): (
-                i64,
-                Or<i64, Vec<i64>>,
+                Option<i64>,
+                Option<Or<i64, Vec<i64>>>,
                 Option<Vec<i64>>,
                 Generator,
                 Option<DType>,
                 Device,
                 bool,
             )| {
-                let (low, high, size) = match (high, size) {
-                    (Or::A(high), Some(size)) => (low, high, size),
-                    (Or::B(size), None) => (0, low, size),
+                // PyTorch's two overloads: (low, high, size) and (high, size),
+                // positional or by keyword.
+                let (low, high, size) = match (low, high, size) {
+                    (Some(low), Some(Or::A(high)), Some(size)) => (low, high, size),
+                    (Some(high), Some(Or::B(size)), None)
+                    | (Some(high), None, Some(size))
+                    | (None, Some(Or::A(high)), Some(size)) => (0, high, size),
                     _ => return Err(invalid("randint")),
                 };
                 let dtype = dtype.unwrap_or(DType::I64);

@@ -109,6 +109,12 @@ class DataLoader(Generic[T_co]):
         return self.collate_fn(samples)
 
     def __iter__(self):
+        # PyTorch draws each iteration's worker base seed as it starts, so
+        # the random streams after a loop over a loader continue as there.
+        torch.empty((), dtype=torch.int64).random_(generator=self.generator)
+        return self._batches()
+
+    def _batches(self):
         if isinstance(self.dataset, IterableDataset):
             yield from self._iter_iterable()
         elif self.batch_sampler is not None:

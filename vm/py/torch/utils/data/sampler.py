@@ -45,12 +45,21 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         n = len(self.data_source)
+        # As PyTorch: a generator of its own, seeded from the global one, and
+        # draws with replacement 32 at a time (num_samples may be huge).
+        if self.generator is None:
+            generator = torch.Generator()
+            generator.manual_seed(int(torch.empty((), dtype=torch.int64).random_().item()))
+        else:
+            generator = self.generator
         if self.replacement:
-            yield from torch.randint(0, n, (self.num_samples,)).tolist()
+            for _ in range(self.num_samples // 32):
+                yield from torch.randint(high=n, size=(32,), dtype=torch.int64, generator=generator).tolist()
+            yield from torch.randint(high=n, size=(self.num_samples % 32,), dtype=torch.int64, generator=generator).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from torch.randperm(n).tolist()
-        yield from torch.randperm(n).tolist()[: self.num_samples % n]
+            yield from torch.randperm(n, generator=generator).tolist()
+        yield from torch.randperm(n, generator=generator).tolist()[: self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
