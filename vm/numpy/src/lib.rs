@@ -7,4 +7,5 @@
 //! random stream, a file format).
 
 pub mod digits;
+pub mod distributions;
 pub mod legacy;

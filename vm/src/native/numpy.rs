@@ -10,6 +10,7 @@ use rustpython_vm::types::Constructor;
 use rustpython_vm::{Py, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
 use std::sync::Mutex;
 
+use fxvm_numpy::distributions::Dist;
 use fxvm_numpy::legacy::{IntWidth, RandomState};
 use fxvm_tensor::random::mt19937::WORDS;
 
@@ -87,6 +88,56 @@ impl PyMt19937 {
         let draws = self.lock().bounded(range, n, width(bits, vm)?);
         let bits: Vec<i64> = draws.into_iter().map(|k| k as i64).collect();
         Ok(wrap(Tensor::from_vec(bits, &[n]), vm))
+    }
+
+    /// `n` samples of numpy's distribution `kind` (its `RandomState`
+    /// method name), as float64; `params` holds each parameter as one value
+    /// or `n` values (already broadcast).
+    #[pymethod]
+    fn sample(
+        &self,
+        kind: String,
+        params: Vec<Vec<f64>>,
+        n: usize,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        if params
+            .iter()
+            .any(|p| p.is_empty() || (p.len() != 1 && p.len() != n))
+        {
+            return Err(vm.new_value_error("each parameter needs one value or one per sample"));
+        }
+        let at = |i: usize| -> Vec<f64> {
+            params
+                .iter()
+                .map(|p| if p.len() == 1 { p[0] } else { p[i] })
+                .collect()
+        };
+        // Checked once up front, so an unknown name or arity fails even for n = 0.
+        Dist::parse(&kind, &at(0)).map_err(|e| vm.new_value_error(e))?;
+        let mut rs = self.lock();
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let dist = Dist::parse(&kind, &at(i)).map_err(|e| vm.new_value_error(e))?;
+            out.push(rs.sample(dist));
+        }
+        Ok(wrap(Tensor::from_vec(out, &[n]), vm))
+    }
+
+    /// `count` multinomial samples of `n` trials over `pvals`, an int64
+    /// tensor `[count, len(pvals)]`.
+    #[pymethod]
+    fn multinomial(
+        &self,
+        n: i64,
+        pvals: Vec<f64>,
+        count: usize,
+        vm: &VirtualMachine,
+    ) -> PyObjectRef {
+        let d = pvals.len();
+        let mut rs = self.lock();
+        let rows: Vec<i64> = (0..count).flat_map(|_| rs.multinomial(n, &pvals)).collect();
+        wrap(Tensor::from_vec(rows, &[count, d]), vm)
     }
 
     /// The order a legacy `shuffle` of `n` items leaves them in: item `k`

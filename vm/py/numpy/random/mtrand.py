@@ -149,12 +149,7 @@ class RandomState:
         return _wrap(lo + span * u, _FLOAT64)
 
     def standard_exponential(self, size=None):
-        u = self._doubles(size)
-        if isinstance(u, builtins.float):
-            import math
-
-            return -math.log(1.0 - u)
-        return _wrap(-torch.log(1.0 - u), _FLOAT64)
+        return self._draw("standard_exponential", size, ())
 
     def exponential(self, scale=1.0, size=None):
         size, (scale_a,) = self._broadcast_size(size, scale)
@@ -164,6 +159,140 @@ class RandomState:
         if size is None:
             return builtins.float(scale) * e
         return _wrap(_compute(scale_a).to(torch.float64) * e._t, _FLOAT64)
+
+    def _draw(self, kind, size, params, checks=(), discrete=False):
+        """Samples of a native distribution: parameters broadcast against
+        each other and ``size``; a scalar without ``size``."""
+        arrays = [asarray(p).astype(float) for p in params]
+        for (i, bad), message in checks:
+            if arrays[i].size and builtins.bool(asarray(bad(arrays[i])).any()):
+                raise ValueError(message)
+        shape, n = _count(size)
+        if shape is None and builtins.all(a.ndim == 0 for a in arrays):
+            v = self._mt.sample(kind, [[a.item()] for a in arrays], 1)[0].item()
+            return builtins.int(v) if discrete else v
+        if shape is None:
+            shape = builtins.tuple(torch.broadcast_shapes(*[a.shape for a in arrays]))
+            n = 1
+            for d in shape:
+                n *= d
+        flat = [a._t.reshape(-1).tolist() if a.size == 1 else torch.broadcast_to(a._t, shape).reshape(-1).tolist() for a in arrays]
+        t = self._mt.sample(kind, flat, n).reshape(shape)
+        return _wrap(t.to(torch.int64), _INT64) if discrete else _wrap(t, _FLOAT64)
+
+    def gumbel(self, loc=0.0, scale=1.0, size=None):
+        return self._draw("gumbel", size, (loc, scale), [(_negative(1), "scale < 0")])
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        return self._draw("laplace", size, (loc, scale), [(_negative(1), "scale < 0")])
+
+    def logistic(self, loc=0.0, scale=1.0, size=None):
+        return self._draw("logistic", size, (loc, scale), [(_negative(1), "scale < 0")])
+
+    def lognormal(self, mean=0.0, sigma=1.0, size=None):
+        return self._draw("lognormal", size, (mean, sigma), [(_negative(1), "sigma < 0")])
+
+    def rayleigh(self, scale=1.0, size=None):
+        return self._draw("rayleigh", size, (scale,), [(_negative(0), "scale < 0")])
+
+    def standard_cauchy(self, size=None):
+        return self._draw("standard_cauchy", size, ())
+
+    def pareto(self, a, size=None):
+        return self._draw("pareto", size, (a,), [(_not_positive(0), "a <= 0")])
+
+    def weibull(self, a, size=None):
+        return self._draw("weibull", size, (a,), [(_negative(0), "a < 0")])
+
+    def power(self, a, size=None):
+        return self._draw("power", size, (a,), [(_not_positive(0), "a <= 0")])
+
+    def triangular(self, left, mode, right, size=None):
+        l, m, r = (asarray(x).astype(float) for x in (left, mode, right))
+        if builtins.bool(asarray(l > m).any()):
+            raise ValueError("left > mode")
+        if builtins.bool(asarray(m > r).any()):
+            raise ValueError("mode > right")
+        if builtins.bool(asarray(l == r).any()):
+            raise ValueError("left == right")
+        return self._draw("triangular", size, (l, m, r))
+
+    def wald(self, mean, scale, size=None):
+        return self._draw("wald", size, (mean, scale), [(_not_positive(0), "mean <= 0"), (_not_positive(1), "scale <= 0")])
+
+    def standard_gamma(self, shape, size=None):
+        return self._draw("standard_gamma", size, (shape,), [(_negative(0), "shape < 0")])
+
+    def gamma(self, shape, scale=1.0, size=None):
+        return self._draw("gamma", size, (shape, scale), [(_negative(0), "shape < 0"), (_negative(1), "scale < 0")])
+
+    def chisquare(self, df, size=None):
+        return self._draw("chisquare", size, (df,), [(_not_positive(0), "df <= 0")])
+
+    def noncentral_chisquare(self, df, nonc, size=None):
+        return self._draw("noncentral_chisquare", size, (df, nonc), [(_not_positive(0), "df <= 0"), (_negative(1), "nonc < 0")])
+
+    def f(self, dfnum, dfden, size=None):
+        return self._draw("f", size, (dfnum, dfden), [(_not_positive(0), "dfnum <= 0"), (_not_positive(1), "dfden <= 0")])
+
+    def noncentral_f(self, dfnum, dfden, nonc, size=None):
+        return self._draw("noncentral_f", size, (dfnum, dfden, nonc), [(_not_positive(0), "dfnum <= 0"), (_not_positive(1), "dfden <= 0"), (_negative(2), "nonc < 0")])
+
+    def standard_t(self, df, size=None):
+        return self._draw("standard_t", size, (df,), [(_not_positive(0), "df <= 0")])
+
+    def beta(self, a, b, size=None):
+        return self._draw("beta", size, (a, b), [(_not_positive(0), "a <= 0"), (_not_positive(1), "b <= 0")])
+
+    def poisson(self, lam=1.0, size=None):
+        lam_a = asarray(lam).astype(float)
+        if builtins.bool(asarray((lam_a < 0) | (lam_a != lam_a)).any()):
+            raise ValueError("lam < 0 or lam is NaN")
+        if builtins.bool(asarray(lam_a > 9.223372006484771e18).any()):
+            raise ValueError("lam value too large")
+        return self._draw("poisson", size, (lam_a,), discrete=True)
+
+    def negative_binomial(self, n, p, size=None):
+        return self._draw("negative_binomial", size, (n, p), [(_not_positive(0), "n <= 0"), (_outside(1, 0.0, 1.0), "p < 0, p > 1 or p is NaN")], discrete=True)
+
+    def geometric(self, p, size=None):
+        return self._draw("geometric", size, (p,), [(_outside(0, 0.0, 1.0, low_open=True), "p <= 0, p > 1 or p contains NaNs")], discrete=True)
+
+    def logseries(self, p, size=None):
+        return self._draw("logseries", size, (p,), [(_outside(0, 0.0, 1.0, high_open=True), "p < 0, p >= 1 or p is NaN")], discrete=True)
+
+    def binomial(self, n, p, size=None):
+        n_a = asarray(n)
+        if n_a._info.kind == "f":
+            n_a = n_a.astype(_INT64.dtype)
+        return self._draw("binomial", size, (n_a, p), [(_negative(0), "n < 0"), (_outside(1, 0.0, 1.0), "p < 0, p > 1 or p is NaN")], discrete=True)
+
+    def zipf(self, a, size=None):
+        return self._draw("zipf", size, (a,), [((0, lambda x: (x <= 1.0) | (x != x)), "a <= 1 or a is NaN")], discrete=True)
+
+    def multinomial(self, n, pvals, size=None):
+        pvals = asarray(pvals).astype(float)
+        if pvals.ndim != 1:
+            raise ValueError("pvals must be a 1-d sequence")
+        total = builtins.float(pvals[:-1]._t.sum()) if pvals.size > 1 else 0.0
+        if total > 1.0 + 1e-12:
+            raise ValueError("sum(pvals[:-1]) > 1.0")
+        shape, count = _count(size)
+        t = self._mt.multinomial(builtins.int(n), pvals._t.tolist(), count)
+        return _wrap(t.reshape((() if shape is None else shape) + (pvals.size,)), _INT64)
+
+    def dirichlet(self, alpha, size=None):
+        alpha = asarray(alpha).astype(float)
+        if alpha.ndim != 1:
+            raise ValueError("alpha must be a one-dimensional sequence of floats")
+        if builtins.bool(asarray((alpha < 0) | (alpha != alpha)).any()):
+            raise ValueError("alpha < 0 or alpha contains NaNs")
+        shape, n = _count(size)
+        k = alpha.size
+        # numpy draws sample by sample, one standard gamma per component.
+        draws = self._mt.sample("standard_gamma", [alpha._t.repeat(n).tolist()], n * k).reshape(n, k)
+        draws = draws / draws.sum(1, keepdim=True)
+        return _wrap(draws.reshape((() if shape is None else shape) + (k,)), _FLOAT64)
 
     # ----- integers
     def randint(self, low, high=None, size=None, dtype=int):
@@ -293,6 +422,24 @@ class RandomState:
         return _wrap(pool._t[idx], pool._info)
 
 
+# Parameter checks: (which parameter, what makes it invalid).
+def _negative(i):
+    return i, lambda a: a < 0
+
+
+def _not_positive(i):
+    return i, lambda a: a <= 0
+
+
+def _outside(i, low, high, low_open=False, high_open=False):
+    def bad(a):
+        below = (a <= low) if low_open else (a < low)
+        above = (a >= high) if high_open else (a > high)
+        return below | above | (a != a)
+
+    return i, bad
+
+
 _global = RandomState()
 
 seed = _global.seed
@@ -315,3 +462,30 @@ bytes = _global.bytes
 shuffle = _global.shuffle
 permutation = _global.permutation
 choice = _global.choice
+gumbel = _global.gumbel
+laplace = _global.laplace
+logistic = _global.logistic
+lognormal = _global.lognormal
+rayleigh = _global.rayleigh
+standard_cauchy = _global.standard_cauchy
+pareto = _global.pareto
+weibull = _global.weibull
+power = _global.power
+triangular = _global.triangular
+wald = _global.wald
+standard_gamma = _global.standard_gamma
+gamma = _global.gamma
+chisquare = _global.chisquare
+noncentral_chisquare = _global.noncentral_chisquare
+f = _global.f
+noncentral_f = _global.noncentral_f
+standard_t = _global.standard_t
+beta = _global.beta
+poisson = _global.poisson
+negative_binomial = _global.negative_binomial
+geometric = _global.geometric
+logseries = _global.logseries
+dirichlet = _global.dirichlet
+binomial = _global.binomial
+zipf = _global.zipf
+multinomial = _global.multinomial
