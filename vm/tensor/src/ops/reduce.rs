@@ -363,23 +363,73 @@ pub enum Extremum {
     Min,
 }
 
-/// Index of the first extremum of a row; NaN wins, as in PyTorch.
-fn arg_extremum<T: Element>(row: &[T], which: Extremum) -> usize {
-    let mut best = 0;
-    for (i, &x) in row.iter().enumerate().skip(1) {
-        let b = row[best];
-        if b.partial_cmp(&b).is_none() {
-            break; // the best is NaN
-        }
-        let better = match which {
-            Extremum::Max => x > b,
-            Extremum::Min => x < b,
-        };
-        if better || x.partial_cmp(&x).is_none() {
-            best = i;
-        }
+/// The extremum of a non-empty row; NaN wins, as in PyTorch. A NaN scan,
+/// then a fold over eight independent lanes, which the compiler turns into
+/// vector compares and selects (a single running best would be one long
+/// dependency chain).
+fn row_extremum<T: Element>(row: &[T], which: Extremum) -> T {
+    const LANES: usize = 32;
+    // Compiled for each SIMD level (the crate's baseline is SSE2).
+    #[multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+fma",
+        "x86_64+avx2+fma",
+        "aarch64+neon"
+    ))]
+    fn has_nan<T: Element>(row: &[T]) -> bool {
+        // A fold without early exit vectorises.
+        row.iter()
+            .fold(false, |seen, x| seen | x.partial_cmp(x).is_none())
     }
-    best
+    /// The running best of eight-times-four lanes, then of the rest.
+    macro_rules! lanes_fold {
+        ($name:ident, $better:tt) => {
+            #[multiversion::multiversion(targets(
+                "x86_64+avx512f+avx512vl+fma",
+                "x86_64+avx2+fma",
+                "aarch64+neon"
+            ))]
+            fn $name<T: Element>(row: &[T]) -> T {
+                let pick = |a: T, b: T| if b $better a { b } else { a };
+                let mut lanes = [row[0]; LANES];
+                let chunks = row.chunks_exact(LANES);
+                let rest = chunks.remainder();
+                for c in chunks {
+                    for (lane, &x) in lanes.iter_mut().zip(c) {
+                        *lane = pick(*lane, x);
+                    }
+                }
+                let best = lanes.into_iter().reduce(pick).unwrap_or(row[0]);
+                rest.iter().fold(best, |b, &x| pick(b, x))
+            }
+        };
+    }
+    lanes_fold!(fold_max, >);
+    lanes_fold!(fold_min, <);
+    if T::DTYPE.is_float()
+        && has_nan(row)
+        && let Some(&nan) = row.iter().find(|x| x.partial_cmp(x).is_none())
+    {
+        return nan;
+    }
+    match which {
+        Extremum::Max => fold_max(row),
+        Extremum::Min => fold_min(row),
+    }
+}
+
+/// Index of the first extremum of a non-empty row (the first NaN, if any).
+fn arg_extremum<T: Element>(row: &[T], which: Extremum) -> usize {
+    let best = row_extremum(row, which);
+    let nan = best.partial_cmp(&best).is_none();
+    row.iter()
+        .position(|&x| {
+            if nan {
+                x.partial_cmp(&x).is_none()
+            } else {
+                x == best
+            }
+        })
+        .unwrap_or(0)
 }
 
 impl Extremum {
@@ -431,7 +481,7 @@ pub fn extremum_dim(
     empty_check(&which.name(""), t, Some(&[dim]))?;
     let indices =
         with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| arg_extremum(r, which) as i64));
-    let values = with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| r[arg_extremum(r, which)]));
+    let values = with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| row_extremum(r, which)));
     Ok((values, indices))
 }
 
@@ -445,7 +495,7 @@ pub fn extremum(
 ) -> Result<Tensor> {
     let plan = Plan::new(t, dims, keepdim)?;
     empty_check(&which.name(if dims.is_some() { "a" } else { "" }), t, dims)?;
-    Ok(with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| r[arg_extremum(r, which)])))
+    Ok(with_dtype!(t.dtype(), T => plan.map_rows(t, |r: &[T]| row_extremum(r, which))))
 }
 
 /// `argmax`/`argmin`; with no dim, the index into the flattened tensor.
@@ -667,6 +717,29 @@ mod tests {
                 SoftmaxKind::LogSoftmax => x - max - sum.ln(),
             })
             .collect()
+    }
+
+    #[test]
+    fn extrema_over_lane_boundaries_match_a_plain_scan() {
+        // Rows around the 32-lane width, extremes placed everywhere, ties,
+        // and NaN (which wins, at its first position for arg*).
+        for len in [1usize, 7, 31, 32, 33, 64, 65, 100] {
+            for at in [0, len / 2, len - 1] {
+                let mut row: Vec<f32> = (0..len).map(|i| (i * 7 % 11) as f32).collect();
+                row[at] = 50.0;
+                assert_eq!(row_extremum(&row, Extremum::Max), 50.0);
+                assert_eq!(arg_extremum(&row, Extremum::Max), at, "len {len}");
+                row[at] = -50.0;
+                assert_eq!(row_extremum(&row, Extremum::Min), -50.0);
+                assert_eq!(arg_extremum(&row, Extremum::Min), at);
+                row[at] = f32::NAN;
+                assert!(row_extremum(&row, Extremum::Max).is_nan());
+                assert_eq!(arg_extremum(&row, Extremum::Min), at);
+            }
+        }
+        let ties = [3i64, 9, 1, 9, 9];
+        assert_eq!(arg_extremum(&ties, Extremum::Max), 1);
+        assert_eq!(row_extremum(&ties, Extremum::Min), 1);
     }
 
     #[test]
