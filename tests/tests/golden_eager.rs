@@ -516,3 +516,8 @@ fn a_training_loop_with_numpy_data_matches_pytorch_step_for_step() {
     // samplers with their own generator, replacement draws 32 at a time).
     check_in("numpy", "training_loop");
 }
+
+#[test]
+fn numpy_testing_asserts_fail_with_numpys_messages() {
+    check_in("numpy", "testing_asserts");
+}

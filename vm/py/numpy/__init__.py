@@ -123,7 +123,7 @@ from numpy._index_tricks import c_, index_exp, mgrid, ogrid, r_, s_  # noqa: F40
 from numpy._reductions import nancumprod, nancumsum  # noqa: F401
 from numpy._array import _FlatIter as flatiter  # noqa: F401
 from numpy._io import NpzFile, frombuffer, fromfile, load, loadtxt, memmap, save, savetxt, savez, savez_compressed  # noqa: F401
-from numpy import dtypes, exceptions, linalg, random  # noqa: F401
+from numpy import dtypes, exceptions, linalg, random, testing  # noqa: F401
 from numpy.exceptions import AxisError  # noqa: F401
 
 # The star imports above bring the helpers' own imports along; numpy has none of them.
