@@ -521,3 +521,9 @@ fn a_training_loop_with_numpy_data_matches_pytorch_step_for_step() {
 fn numpy_testing_asserts_fail_with_numpys_messages() {
     check_in("numpy", "testing_asserts");
 }
+
+#[test]
+fn grad_scaler_scales_skips_and_adapts_as_pytorchs() {
+    // nanoGPT builds torch.cuda.amp.GradScaler(enabled=...) on its first lines.
+    check_in("optim", "grad_scaler");
+}

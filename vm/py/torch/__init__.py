@@ -170,11 +170,12 @@ def _assert(condition, message):
 
 # Submodules PyTorch makes reachable as attributes of `torch`; imported on
 # first use, since most scripts need only a few of them.
-_LAZY_SUBMODULES = {"accelerator", "backends", "compiler", "cuda", "functional", "fx", "hub", "jit", "library", "nn", "onnx", "optim", "utils"}
+_LAZY_SUBMODULES = {"accelerator", "amp", "backends", "compiler", "cuda", "functional", "fx", "hub", "jit", "library", "nn", "onnx", "optim", "utils"}
 
-# Functions PyTorch writes in Python in torch/functional.py beyond the
-# registry's rows there.
-_FROM_FUNCTIONAL = {"broadcast_shapes"}
+# `torch` attributes defined in submodules imported on first use: functions
+# PyTorch writes in Python in torch/functional.py beyond the registry's rows
+# there, and autocast.
+_LAZY_ATTRIBUTES = {"broadcast_shapes": "torch.functional", "autocast": "torch.amp"}
 
 
 def __getattr__(name):
@@ -186,10 +187,10 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f"torch.{name}")
-    if name in _FROM_FUNCTIONAL:
-        from torch import functional
+    if name in _LAZY_ATTRIBUTES:
+        import importlib
 
-        return getattr(functional, name)
+        return getattr(importlib.import_module(_LAZY_ATTRIBUTES[name]), name)
     raise AttributeError(f"module 'torch' has no attribute '{name}'")
 
 

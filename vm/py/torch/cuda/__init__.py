@@ -100,11 +100,18 @@ class device:
 
 
 class _Amp:
-    """``torch.cuda.amp``: autocast is disabled without CUDA, as PyTorch disables it."""
+    """``torch.cuda.amp``: autocast and GradScaler are disabled without
+    CUDA, as PyTorch disables them."""
 
     @staticmethod
     def autocast(enabled=True, dtype=None, cache_enabled=True):
         return contextlib.nullcontext()
+
+    @staticmethod
+    def GradScaler(init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True):
+        from torch.amp import GradScaler
+
+        return GradScaler("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
 
 
 amp = _Amp()
