@@ -1,6 +1,7 @@
 //! What fxvm's frozen `numpy` package needs below Python, without the VM:
-//! numpy's legacy random streams ([`legacy`]) and the shortest digits its
-//! printing starts from ([`digits`]). Arrays themselves are `fxvm-tensor`
+//! numpy's legacy random streams ([`legacy`]) and distributions
+//! ([`distributions`]), and the shortest digits its printing starts from
+//! ([`digits`]). Arrays themselves are `fxvm-tensor`
 //! tensors; the package's Python (`vm/py/numpy`) gives them numpy's types,
 //! promotion and printing. To add a numpy function, write it there over
 //! torch ops; add Rust here only for what numpy defines bit for bit (a

@@ -207,6 +207,10 @@ def _normalize_key(key, shape):
     return builtins.tuple(out), flips
 
 
+# Slice bounds torch takes as they are.
+_PLAIN = (builtins.int, builtins.type(None))
+
+
 def _key_for(a, key):
     return _normalize_key(key, a._t.shape)
 
@@ -446,6 +450,10 @@ class ndarray:
 
     # ----- indexing
     def __getitem__(self, key):
+        # The common view, a plain forward slice, needs no key rewriting.
+        if builtins.type(key) is slice and (key.step is None or builtins.type(key.step) is builtins.int and key.step > 0) \
+                and builtins.type(key.start) in _PLAIN and builtins.type(key.stop) in _PLAIN and self._t.dim():
+            return _wrap(self._t[key], self._info, _view_base(self))
         k, flips = _key_for(self, key)
         try:
             t = self._t[k]
