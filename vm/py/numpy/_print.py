@@ -110,15 +110,17 @@ def _scientific_parts(x, bits, precision, unique):
     return ("-" if math.copysign(1.0, x) < 0 else ""), lead, frac, builtins.int(exp)
 
 
-def _positional(x, bits, precision=None, min_digits=0, unique=True, trim=".", sign=False, pad_left=None, pad_right=None):
-    s, whole, frac = _positional_parts(x, bits, precision, unique)
+def _mantissa(s, lead, frac, min_digits, unique, trim, sign, pad_left):
+    """The digits before an exponent (or all of a positional number): the
+    sign, the leading part, the fraction trimmed and padded as asked, and
+    the leading part's width (what ``pad_right`` counts from)."""
     if not unique and trim in (".", "0", "-"):
         frac = frac.rstrip("0")
     if min_digits and builtins.len(frac) < min_digits:
         frac = frac + "0" * (min_digits - builtins.len(frac))
     if sign and not s:
         s = "+"
-    head = s + whole
+    head = s + lead
     if frac:
         text = f"{head}.{frac}"
     elif trim == "-":
@@ -129,6 +131,12 @@ def _positional(x, bits, precision=None, min_digits=0, unique=True, trim=".", si
         text = f"{head}."
     if pad_left is not None:
         text = " " * (pad_left - builtins.len(head)) + text
+    return text, frac
+
+
+def _positional(x, bits, precision=None, min_digits=0, unique=True, trim=".", sign=False, pad_left=None, pad_right=None):
+    s, whole, frac = _positional_parts(x, bits, precision, unique)
+    text, frac = _mantissa(s, whole, frac, min_digits, unique, trim, sign, pad_left)
     if pad_right is not None:
         text = text + " " * (pad_right - builtins.len(frac))
     return text
@@ -136,23 +144,7 @@ def _positional(x, bits, precision=None, min_digits=0, unique=True, trim=".", si
 
 def _scientific(x, bits, precision=None, min_digits=0, unique=True, trim=".", sign=False, pad_left=None, exp_digits=None):
     s, lead, frac, exp = _scientific_parts(x, bits, precision, unique)
-    if not unique and trim in (".", "0", "-"):
-        frac = frac.rstrip("0")
-    if min_digits and builtins.len(frac) < min_digits:
-        frac = frac + "0" * (min_digits - builtins.len(frac))
-    if sign and not s:
-        s = "+"
-    head = s + lead
-    if frac:
-        mantissa = f"{head}.{frac}"
-    elif trim == "-":
-        mantissa = head
-    elif trim == "0":
-        mantissa = f"{head}.0"
-    else:
-        mantissa = f"{head}."
-    if pad_left is not None:
-        mantissa = " " * (pad_left - builtins.len(head)) + mantissa
+    mantissa, _ = _mantissa(s, lead, frac, min_digits, unique, trim, sign, pad_left)
     width = builtins.max(2, exp_digits if exp_digits and exp_digits > 0 else 2)
     return f"{mantissa}e{'-' if exp < 0 else '+'}{builtins.abs(exp):0{width}d}"
 

@@ -320,15 +320,19 @@ def _lerp(lo, hi, t):
     return torch.where(t >= 0.5, hi - diff * (1 - t), lo + diff * t)
 
 
-def _quantile(a, q, axis, keepdims, method="linear"):
-    a = asarray(a)
+def _sortable(a, axis):
+    """``a``'s values as floats (integers in float64) and the axis to sort
+    along: the flattened array's when ``axis`` is None."""
     info = a._info if a._info.kind == "f" else _FLOAT64
     t = _values(a, info)
     if axis is None:
-        t = t.reshape(-1)
-        axis_ = 0
-    else:
-        axis_ = _axis(axis, t.dim())
+        return info, t.reshape(-1), 0
+    return info, t, _axis(axis, t.dim())
+
+
+def _quantile(a, q, axis, keepdims, method="linear"):
+    a = asarray(a)
+    info, t, axis_ = _sortable(a, axis)
     t = t.movedim(axis_, -1)
     s = torch.sort(t, -1).values
     n = s.shape[-1]
@@ -387,13 +391,7 @@ def nanpercentile(a, q, axis=None, **kwargs):
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     a = asarray(a)
-    info = a._info if a._info.kind == "f" else _FLOAT64
-    t = _values(a, info)
-    if axis is None:
-        t = t.reshape(-1)
-        d = 0
-    else:
-        d = _axis(axis, t.dim())
+    info, t, d = _sortable(a, axis)
     s = torch.sort(t, d).values
     n = s.shape[d]
     if n == 0:
