@@ -527,3 +527,8 @@ fn grad_scaler_scales_skips_and_adapts_as_pytorchs() {
     // nanoGPT builds torch.cuda.amp.GradScaler(enabled=...) on its first lines.
     check_in("optim", "grad_scaler");
 }
+
+#[test]
+fn numpy_bad_input_raises_numpys_errors() {
+    check_in("numpy", "errors");
+}

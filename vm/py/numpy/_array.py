@@ -237,10 +237,10 @@ class ndarray:
             from numpy._io import frombuffer
 
             n = 1
-            for s in _shape_arg(shape):
+            for s in _new_shape(shape):
                 n *= s
             return frombuffer(buffer, dtype=info.dtype, count=n, offset=offset).reshape(shape)
-        return _wrap(torch.zeros(_shape_arg(shape), dtype=info.storage), info)
+        return _wrap(torch.zeros(_new_shape(shape, info.itemsize), dtype=info.storage), info)
 
     # ----- attributes
     @property
@@ -458,7 +458,7 @@ class ndarray:
         try:
             t = self._t[k]
         except (IndexError, TypeError, RuntimeError) as e:
-            raise _index_error(e, self) from None
+            raise _index_error(e, self, key) from None
         if flips:
             t = t.flip(flips)
         if t.dim() == 0 and _returns_scalar(key):
@@ -479,6 +479,8 @@ class ndarray:
     # ----- shape
     def reshape(self, *shape, order="C", copy=None):
         shape = _shape_arg(shape[0] if builtins.len(shape) == 1 else shape)
+        if builtins.sum(1 for d in shape if d == -1) > 1:
+            raise ValueError("can only specify one unknown dimension")
         if order == "F":
             rev = self.transpose().reshape(builtins.tuple(reversed(shape)))
             return rev.transpose()
@@ -490,7 +492,7 @@ class ndarray:
         return _wrap(t, self._info, _view_base(self))
 
     def resize(self, *new_shape, refcheck=True):
-        shape = _shape_arg(new_shape[0] if builtins.len(new_shape) == 1 else new_shape)
+        shape = _new_shape(new_shape[0] if builtins.len(new_shape) == 1 else new_shape)
         n = 1
         for s in shape:
             n *= s
@@ -507,6 +509,8 @@ class ndarray:
             axes = builtins.tuple(axes[0])
         if builtins.len(axes) != self.ndim:
             raise ValueError("axes don't match array")
+        if builtins.len({_axis(a, self.ndim) for a in axes}) != builtins.len(axes):
+            raise ValueError("repeated axis in transpose")
         return _wrap(self._t.permute([_axis(a, self.ndim) for a in axes]), self._info, _view_base(self))
 
     def swapaxes(self, axis1, axis2):
@@ -663,8 +667,12 @@ def _fix_u64(values):
     return values + (1 << 64) if values < 0 else values
 
 
-def _index_error(e, a):
+def _index_error(e, a, key=None):
     msg = str(e).replace("for dimension", "for axis")
+    if "too many indices" in msg and key is not None:
+        items = key if isinstance(key, builtins.tuple) else (key,)
+        n = builtins.sum(1 for k in items if k is not None and k is not Ellipsis)
+        return IndexError(f"too many indices for array: array is {a.ndim}-dimensional, but {n} were indexed")
     if "out of range" in msg or "out of bounds" in msg:
         return IndexError(msg)
     return type(e)(msg) if isinstance(e, (IndexError, TypeError)) else IndexError(msg)
@@ -707,9 +715,24 @@ def _axes(axis, ndim):
 
 
 def _shape_arg(shape):
+    """A shape argument (an int or a sequence of ints) as a tuple."""
     if isinstance(shape, (builtins.tuple, builtins.list)):
         return builtins.tuple(operator.index(s) for s in shape)
     return (operator.index(shape),)
+
+
+def _new_shape(shape, itemsize=1):
+    """The shape of an array being made: no dimension may be negative, nor
+    the whole larger than memory can address."""
+    dims = _shape_arg(shape)
+    if builtins.any(d < 0 for d in dims):
+        raise ValueError("negative dimensions are not allowed")
+    n = itemsize
+    for d in dims:
+        n *= d
+    if n >= 1 << 63:
+        raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.")
+    return dims
 
 
 class AxisError(ValueError, IndexError):

@@ -8,13 +8,14 @@ import math
 import torch
 
 from numpy import _dtypes
-from numpy._array import _FLOAT64, _INT64, _compute, _from_compute, _result, _shape_arg, _wrap
+from numpy._array import _FLOAT64, _INT64, _compute, _from_compute, _new_shape, _result, _wrap
 from numpy._convert import array, asarray
 from numpy._dtypes import _info
 
 
 def _filled(shape, value, info):
-    return _wrap(torch.full(_shape_arg(shape), value, dtype=info.storage) if value else torch.zeros(_shape_arg(shape), dtype=info.storage), info)
+    shape = _new_shape(shape, info.itemsize)
+    return _wrap(torch.full(shape, value, dtype=info.storage) if value else torch.zeros(shape, dtype=info.storage), info)
 
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None):
@@ -32,7 +33,7 @@ def ones(shape, dtype=None, order="C", *, device=None, like=None):
 def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     value = asarray(fill_value)
     info = value._info if dtype is None else _info(dtype)
-    shape = _shape_arg(shape)
+    shape = _new_shape(shape)
     out = _wrap(torch.zeros(shape, dtype=info.storage), info)
     out[...] = fill_value if dtype is not None else value
     return out
@@ -155,7 +156,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     info = _info(dtype)
     M = N if M is None else M
-    t = torch.zeros((N, M), dtype=info.storage)
+    t = torch.zeros(_new_shape((N, M), info.itemsize), dtype=info.storage)
     if -N < k < M:
         d = t.diagonal(k)
         d.fill_(1)

@@ -301,6 +301,9 @@ class memmap(ndarray):
             raise ValueError(f"mode must be one of {['r', 'c', 'r+', 'w+', 'readonly', 'copyonwrite', 'readwrite', 'write']} (got {mode!r})")
         info = _info(dtype)
         path = os.fspath(filename.name if hasattr(filename, "name") and not isinstance(filename, (builtins.str, os.PathLike)) else filename)
+        if mode != "w+":
+            # Python's own error for a missing or unreadable file.
+            open(path, "rb").close()
         shp = None if shape is None else (builtins.tuple(shape) if isinstance(shape, (builtins.tuple, builtins.list)) else (builtins.int(shape),))
         count = None
         if shp is not None:

@@ -376,7 +376,10 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None, interpolation=None):
     from numpy._ufuncs import true_divide
 
-    return _quantile(a, true_divide(q, 100), axis, keepdims, interpolation or method)
+    qa = asarray(q)
+    if builtins.bool(asarray((qa < 0) | (qa > 100)).any()):
+        raise ValueError("Percentiles must be in the range [0, 100]")
+    return _quantile(a, true_divide(qa, 100), axis, keepdims, interpolation or method)
 
 
 def nanquantile(a, q, axis=None, **kwargs):

@@ -10,6 +10,7 @@ from numpy._array import (
     _axes,
     _axis,
     _compute,
+    _new_shape,
     _shape_arg,
     _wrap,
 )
@@ -245,7 +246,7 @@ def dsplit(ary, indices_or_sections):
 
 def tile(A, reps):
     a = asarray(A)
-    reps = builtins.tuple(reps) if isinstance(reps, (builtins.tuple, builtins.list)) else (reps,)
+    reps = _new_shape(reps)
     nd = builtins.max(a.ndim, builtins.len(reps))
     t = a._t.reshape((1,) * (nd - a.ndim) + a.shape)
     reps = (1,) * (nd - builtins.len(reps)) + reps
@@ -419,7 +420,7 @@ def unstack(x, /, *, axis=0):
 
 def resize(a, new_shape):
     a = asarray(a)
-    shape = _shape_arg(new_shape)
+    shape = _new_shape(new_shape)
     n = 1
     for s in shape:
         n *= s

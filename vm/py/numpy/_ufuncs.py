@@ -137,6 +137,7 @@ class ufunc:
                     if k == "i":
                         _dtypes._check_weak_int(a, loop)
         tensors = [_tensor(a, k, loop) for a, k in ops]
+        _check_broadcast(tensors)
         name = self.__name__
         if loop.kind in "iu" and name in ("floor_divide", "remainder", "fmod", "divmod"):
             t = _int_division(self._fn, tensors)
@@ -187,6 +188,16 @@ class ufunc:
         flat = asarray(indices)
         values = asarray(b, dtype=a.dtype) if not isinstance(b, ndarray) else b.astype(a.dtype)
         a._t.index_put_((flat._t.to(torch.int64),), torch.broadcast_to(values._t, flat.shape), accumulate=True)
+
+
+def _check_broadcast(tensors):
+    """numpy's ValueError for operands whose shapes do not broadcast."""
+    if builtins.len(tensors) > 1:
+        try:
+            torch.broadcast_shapes(*[t.shape for t in tensors])
+        except RuntimeError:
+            shapes = " ".join(builtins.str(builtins.tuple(t.shape)) for t in tensors)
+            raise ValueError(f"operands could not be broadcast together with shapes {shapes} ") from None
 
 
 def _int_division(fn, tensors):
@@ -378,6 +389,12 @@ def matmul(x1, x2, out=None, **kwargs):
     a, b = asarray(x1), asarray(x2)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")
+    k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if a.shape[-1] != k_b:
+        raise ValueError(
+            "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+            f"(n?,k),(k,m?)->(n?,m?) (size {k_b} is different from {a.shape[-1]})"
+        )
     info = _dtypes._resolve([a._info, b._info], [])
     if info.kind == "b":
         t = torch.matmul(_compute(a).to(torch.int64), _compute(b).to(torch.int64)) != 0

@@ -358,7 +358,7 @@ class RandomState:
         if isinstance(a, (builtins.int, _dtypes.integer)):
             pop_size = builtins.int(a)
             if pop_size <= 0:
-                raise ValueError("a must be a positive integer unless no samples are taken")
+                raise ValueError("a must be greater than 0 unless no samples are taken")
         else:
             pool = asarray(a)
             if pool.ndim != 1:
