@@ -14,7 +14,7 @@ import torch
 
 
 class _Info:
-    __slots__ = ("name", "kind", "char", "num", "itemsize", "storage", "compute", "mask", "type", "dtype")
+    __slots__ = ("name", "kind", "char", "num", "itemsize", "storage", "compute", "mask", "type", "dtype", "bounds")
 
     def __init__(self, name, kind, char, num, itemsize, storage, compute, mask):
         self.name = name
@@ -27,6 +27,11 @@ class _Info:
         self.mask = mask
         self.type = None
         self.dtype = None
+        # The range of an integer type's values (None for the others).
+        self.bounds = None
+        if kind in "iu":
+            bits = 8 * itemsize
+            self.bounds = (0, (1 << bits) - 1) if kind == "u" else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
 
 
 _INFOS = [
@@ -188,6 +193,21 @@ def _as_dtype(obj):
     """``np.dtype(obj)``: the canonical dtype object for anything numpy accepts."""
     if isinstance(obj, dtype):
         return obj
+    # Types and names seen before (every dtype= argument) answer from a table.
+    try:
+        return _SEEN[obj]
+    except (KeyError, TypeError):
+        pass
+    d = _lookup(obj)
+    if isinstance(obj, (builtins.type, builtins.str)):
+        _SEEN[obj] = d
+    return d
+
+
+_SEEN = {}
+
+
+def _lookup(obj):
     if obj is None:
         return _BY_NAME["float64"].dtype
     if isinstance(obj, builtins.type):
@@ -284,8 +304,11 @@ def _resolve(strong, weak):
     Python scalars of kinds ``weak``."""
     result = None
     for info in strong:
-        result = info if result is None else _promote(result, info)
-    top = max((_WEAK_ORDER[k] for k in weak), default=-1)
+        result = info if result is None or result is info else _promote(result, info)
+    top = -1
+    for kind in weak:
+        if _WEAK_ORDER[kind] > top:
+            top = _WEAK_ORDER[kind]
     if result is None:
         return _BY_NAME[("bool", "int64", "float64")[top]]
     if top == 1 and result.kind == "b":
@@ -324,17 +347,13 @@ def can_cast(from_, to, casting="safe"):
 
 def _check_weak_int(value, info):
     """numpy's OverflowError for a Python int that the integer dtype cannot hold."""
-    if info.kind in "iu":
-        lo, hi = _int_bounds(info)
-        if not lo <= value <= hi:
-            raise OverflowError(f"Python integer {value} out of bounds for {info.name}")
+    bounds = info.bounds
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        raise OverflowError(f"Python integer {value} out of bounds for {info.name}")
 
 
 def _int_bounds(info):
-    bits = 8 * info.itemsize
-    if info.kind == "u":
-        return 0, (1 << bits) - 1
-    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return info.bounds
 
 
 class iinfo:

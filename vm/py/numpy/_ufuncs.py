@@ -137,17 +137,19 @@ class ufunc:
                     if k == "i":
                         _dtypes._check_weak_int(a, loop)
         tensors = [_tensor(a, k, loop) for a, k in ops]
-        _check_broadcast(tensors)
         name = self.__name__
-        if loop.kind in "iu" and name in ("floor_divide", "remainder", "fmod", "divmod"):
-            t = _int_division(self._fn, tensors)
-        elif loop.kind in "iu" and name == "power":
-            e = tensors[1]
-            if e.numel() and builtins.bool((e < 0).any()):
-                raise ValueError("Integers to negative integer powers are not allowed.")
-            t = self._fn(*tensors)
-        else:
-            t = self._fn(*tensors)
+        try:
+            if loop.kind in "iu" and name in ("floor_divide", "remainder", "fmod", "divmod"):
+                t = _int_division(self._fn, tensors)
+            elif loop.kind in "iu" and name == "power":
+                e = tensors[1]
+                if e.numel() and builtins.bool((e < 0).any()):
+                    raise ValueError("Integers to negative integer powers are not allowed.")
+                t = self._fn(*tensors)
+            else:
+                t = self._fn(*tensors)
+        except RuntimeError as e:
+            raise _broadcast_error(e, tensors) from None
         if where is not True:
             if out is None:
                 out = _wrap(torch.zeros(t.shape, dtype=result.storage), result)
@@ -190,14 +192,12 @@ class ufunc:
         a._t.index_put_((flat._t.to(torch.int64),), torch.broadcast_to(values._t, flat.shape), accumulate=True)
 
 
-def _check_broadcast(tensors):
-    """numpy's ValueError for operands whose shapes do not broadcast."""
-    if builtins.len(tensors) > 1:
-        try:
-            torch.broadcast_shapes(*[t.shape for t in tensors])
-        except RuntimeError:
-            shapes = " ".join(builtins.str(builtins.tuple(t.shape)) for t in tensors)
-            raise ValueError(f"operands could not be broadcast together with shapes {shapes} ") from None
+def _broadcast_error(e, tensors):
+    """numpy's ValueError for operands whose shapes do not broadcast (torch's error otherwise)."""
+    if "must match the size" not in builtins.str(e):
+        return e
+    shapes = " ".join(builtins.str(builtins.tuple(t.shape)) for t in tensors)
+    return ValueError(f"operands could not be broadcast together with shapes {shapes} ")
 
 
 def _int_division(fn, tensors):
