@@ -301,9 +301,6 @@ class memmap(ndarray):
             raise ValueError(f"mode must be one of {['r', 'c', 'r+', 'w+', 'readonly', 'copyonwrite', 'readwrite', 'write']} (got {mode!r})")
         info = _info(dtype)
         path = os.fspath(filename.name if hasattr(filename, "name") and not isinstance(filename, (builtins.str, os.PathLike)) else filename)
-        if mode != "w+":
-            # Python's own error for a missing or unreadable file.
-            open(path, "rb").close()
         shp = None if shape is None else (builtins.tuple(shape) if isinstance(shape, (builtins.tuple, builtins.list)) else (builtins.int(shape),))
         count = None
         if shp is not None:
@@ -315,7 +312,12 @@ class memmap(ndarray):
                 raise ValueError("shape must be given if no data is available")
             with open(path, "wb") as f:
                 f.truncate(offset + count * info.itemsize)
-        t = _fxvm_numpy.map_file(path, info.storage, offset, count)
+        try:
+            t = _fxvm_numpy.map_file(path, info.storage, offset, count)
+        except OSError:
+            # Python's own error (FileNotFoundError, PermissionError…) for the file.
+            open(path, "rb").close()
+            raise
         if mode in ("r+", "w+"):
             t = t.clone()
         if shp is not None:
