@@ -157,24 +157,25 @@ def _bits_of(x):
     return 64
 
 
-def format_float_positional(x, precision=None, unique=True, fractional=True, trim="k", sign=False, pad_left=None, pad_right=None, min_digits=None):
+def _format_float(x, precision, unique, sign, body):
+    """A scalar's text by ``body(value, bits)``; nan and infinities by name."""
     bits = _bits_of(x)
     x = builtins.float(x)
     if not unique and precision is None:
         raise ValueError("precision must be provided if unique is False")
     if not math.isfinite(x):
         return "nan" if x != x else ("-inf" if x < 0 else ("+inf" if sign else "inf"))
-    return _positional(x, bits, precision, min_digits or 0, unique, trim, sign, pad_left, pad_right)
+    return body(x, bits)
+
+
+def format_float_positional(x, precision=None, unique=True, fractional=True, trim="k", sign=False, pad_left=None, pad_right=None, min_digits=None):
+    return _format_float(x, precision, unique, sign,
+                         lambda v, bits: _positional(v, bits, precision, min_digits or 0, unique, trim, sign, pad_left, pad_right))
 
 
 def format_float_scientific(x, precision=None, unique=True, trim="k", sign=False, pad_left=None, exp_digits=None, min_digits=None):
-    bits = _bits_of(x)
-    x = builtins.float(x)
-    if not unique and precision is None:
-        raise ValueError("precision must be provided if unique is False")
-    if not math.isfinite(x):
-        return "nan" if x != x else ("-inf" if x < 0 else ("+inf" if sign else "inf"))
-    return _scientific(x, bits, precision, min_digits or 0, unique, trim, sign, pad_left, exp_digits)
+    return _format_float(x, precision, unique, sign,
+                         lambda v, bits: _scientific(v, bits, precision, min_digits or 0, unique, trim, sign, pad_left, exp_digits))
 
 
 # ------------------------------------------------------------ element formats

@@ -356,23 +356,17 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         raise ValueError("diff requires input that is at least one dimensional")
     ax = _axis(axis, a.ndim)
     if prepend is not None or append is not None:
-        parts = []
-        for extra in (prepend,):
-            if extra is not None:
-                e = asarray(extra)
-                if e.ndim == 0:
-                    s = builtins.list(a.shape)
-                    s[ax] = 1
-                    e = broadcast_to(e, s)
-                parts.append(e)
-        parts.append(a)
-        if append is not None:
-            e = asarray(append)
+
+        def edge(extra):
+            # A number stands for a slab of it, one thick along the axis.
+            e = asarray(extra)
             if e.ndim == 0:
-                s = builtins.list(a.shape)
-                s[ax] = 1
-                e = broadcast_to(e, s)
-            parts.append(e)
+                shape = builtins.list(a.shape)
+                shape[ax] = 1
+                e = broadcast_to(e, shape)
+            return e
+
+        parts = ([edge(prepend)] if prepend is not None else []) + [a] + ([edge(append)] if append is not None else [])
         a = concatenate(parts, ax)
     for _ in builtins.range(n):
         hi = [slice(None)] * a.ndim
