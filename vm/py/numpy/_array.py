@@ -3,6 +3,7 @@ its dtype's storage type (see ``_dtypes``) and shares it — views,
 ``torch.from_numpy`` and ``Tensor.numpy()`` all see the same elements."""
 
 import builtins
+import contextlib
 import operator
 
 import torch
@@ -40,14 +41,6 @@ def _from_compute(t, info):
             t = t.to(torch.int64)
         t = t.to(info.storage)
     return t
-
-
-def _cast(a, info):
-    """``a``'s values as a tensor of ``info``'s compute dtype."""
-    t = _compute(a)
-    if t.dtype is info.compute:
-        return t
-    return _from_compute(t, info).to(info.compute) if info.mask is not None else _from_compute(t, info)
 
 
 def _scalar(info, value):
@@ -635,24 +628,13 @@ class ndarray:
     def dump(self, file):
         import pickle
 
-        with open(file, "wb") if isinstance(file, builtins.str) else _nullcontext(file) as f:
+        with open(file, "wb") if isinstance(file, builtins.str) else contextlib.nullcontext(file) as f:
             pickle.dump(self, f, protocol=2)
 
     def dumps(self):
         import pickle
 
         return pickle.dumps(self, protocol=2)
-
-
-class _nullcontext:
-    def __init__(self, f):
-        self.f = f
-
-    def __enter__(self):
-        return self.f
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _rebuild(data, name, shape):

@@ -248,10 +248,6 @@ def _heaviside(x, h):
     return torch.where(x < 0, torch.zeros_like(x), torch.where(x > 0, torch.ones_like(x), h.expand_as(x) if h.dim() else h))
 
 
-def _logical(f):
-    return lambda *xs: f(*xs)
-
-
 def _make_table():
     B = {
         # name: (torch fn, rule, identity)
