@@ -97,9 +97,7 @@ impl Plan {
         let (outer, kept, inner) = self.outer_runs(t)?;
         let add_block = |mut acc: Vec<f64>, block: &[T]| {
             if inner == 1 {
-                for (a, x) in acc.iter_mut().zip(block) {
-                    *a += x.to_f64();
-                }
+                add_row(&mut acc, block);
             } else {
                 for (a, run) in acc.iter_mut().zip(block.chunks(inner)) {
                     *a += sum_f64(run);
@@ -154,6 +152,19 @@ impl Plan {
             }
         });
         Tensor::from_vec(out, &self.out_shape)
+    }
+}
+
+/// `acc[k] += row[k]` in f64, compiled per SIMD level (the crate's
+/// baseline is SSE2): the inner loop of sums over leading dims.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+fma",
+    "x86_64+avx2+fma",
+    "aarch64+neon"
+))]
+fn add_row<T: Element>(acc: &mut [f64], row: &[T]) {
+    for (a, x) in acc.iter_mut().zip(row) {
+        *a += x.to_f64();
     }
 }
 
