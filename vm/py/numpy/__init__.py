@@ -122,14 +122,8 @@ from numpy._print import (
 from numpy._index_tricks import c_, index_exp, mgrid, ogrid, r_, s_  # noqa: F401
 from numpy._reductions import nancumprod, nancumsum  # noqa: F401
 from numpy._array import _FlatIter as flatiter  # noqa: F401
-from numpy._io import NpzFile, frombuffer, fromfile, load, loadtxt, memmap, save, savetxt, savez, savez_compressed  # noqa: F401
+from numpy._io import frombuffer, fromfile, load, loadtxt, memmap, save, savetxt, savez, savez_compressed  # noqa: F401
 from numpy import dtypes, exceptions, linalg, random, testing  # noqa: F401
-from numpy.exceptions import AxisError  # noqa: F401
-
-# The star imports above bring the helpers' own imports along; numpy has none of them.
-for _name in ("builtins", "operator", "torch", "math", "contextlib"):
-    globals().pop(_name, None)
-del _name
 
 __version__ = "2.4.6"
 

@@ -669,7 +669,9 @@ def _values_for(value, info):
     if kind == "i":
         _dtypes._check_weak_int(value, info)
         if info.mask is not None or info.name == "uint64":
-            return torch.tensor(value, dtype=torch.int64).to(info.storage)
+            # uint64 past int64's range is stored as the same bits.
+            bits = value - (1 << 64) if value >= 1 << 63 else value
+            return torch.tensor(bits, dtype=torch.int64).to(info.storage)
         return torch.tensor(value, dtype=info.compute) if info.kind in "iu" else torch.tensor(value, dtype=info.storage)
     if kind is not None:
         if info.kind in "iu" and kind == "f":

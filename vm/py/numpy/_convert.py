@@ -5,7 +5,7 @@ import builtins
 import torch
 
 from numpy import _dtypes
-from numpy._array import _BOOL, _FLOAT64, _INT64, _compute, _from_compute, _wrap, ndarray
+from numpy._array import _BOOL, _FLOAT64, _INT64, _compute, _from_compute, _values_for, _wrap, ndarray
 from numpy._dtypes import _BY_NAME, _info
 
 
@@ -42,7 +42,7 @@ def _data_array(obj, info):
     if isinstance(obj, ndarray):
         return obj if info is None else obj.astype(info.dtype)
     if isinstance(obj, _dtypes.generic):
-        a = _wrap(torch.tensor(obj.item(), dtype=obj._info.storage) if obj._info.mask is None and obj._info.name != "uint64" else torch.tensor(obj.item() & 0xFFFFFFFFFFFFFFFF if obj.item() < 1 << 63 else obj.item() - (1 << 64), dtype=torch.int64).to(obj._info.storage), obj._info)
+        a = _wrap(_values_for(obj.item(), obj._info), obj._info)
         return a if info is None else a.astype(info.dtype)
     if isinstance(obj, torch.Tensor):
         a = _from_tensor(obj.detach())

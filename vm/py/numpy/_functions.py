@@ -203,10 +203,6 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     return _result(~r if invert else r, _BOOL)
 
 
-def in1d(ar1, ar2, assume_unique=False, invert=False):
-    return isin(asarray(ar1).ravel(), ar2, invert=invert)
-
-
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     a, b = unique(ar1), unique(ar2)
     return a[isin(a, b)]
@@ -353,7 +349,7 @@ def sinc(x):
 
 
 def unwrap(p, discont=None, axis=-1, *, period=6.283185307179586):
-    from numpy._ufuncs import remainder
+    from numpy._ufuncs import absolute, remainder
 
     p = asarray(p).astype(float)
     d = diff(p, axis=axis)
@@ -362,7 +358,7 @@ def unwrap(p, discont=None, axis=-1, *, period=6.283185307179586):
     dd = remainder(d + half, period) - half
     dd = where((dd == -half) & (d > 0), half, dd)
     correct = dd - d
-    correct = where(abs_(d) < discont, 0.0, correct)
+    correct = where(absolute(d) < discont, 0.0, correct)
     out = p.copy()
     sl = [slice(None)] * p.ndim
     sl[axis] = slice(1, None)
@@ -370,12 +366,6 @@ def unwrap(p, discont=None, axis=-1, *, period=6.283185307179586):
 
     out[builtins.tuple(sl)] = p[builtins.tuple(sl)] + cumsum(correct, axis=axis)
     return out
-
-
-def abs_(x):
-    from numpy._ufuncs import absolute
-
-    return absolute(x)
 
 
 def _window(n, f):
@@ -585,3 +575,7 @@ def apply_over_axes(func, a, axes):
         res = asarray(res)
         val = res if res.ndim == val.ndim else res.reshape(val.shape[:axis] + (1,) + val.shape[axis + 1 :])
     return val
+
+
+# `from numpy.<this> import *` exports what this module defines, not what it imports.
+__all__ = [n for n, v in globals().items() if not n.startswith("_") and getattr(v, "__module__", None) == __name__]

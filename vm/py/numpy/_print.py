@@ -301,9 +301,9 @@ def _format_function(a, data, options):
         for key in (kind, "int_kind" if kind == "int" else "float_kind" if kind == "float" else None, "all"):
             if key and key in formatter:
                 return formatter[key]
-    values = data.reshape(-1).tolist() if data.numel() else []
     if info.kind == "b":
         return _BoolFormat(a)
+    values = data.reshape(-1).tolist() if data.numel() else []
     if info.kind in "iu":
         if info.name == "uint64":
             values = [v + (1 << 64) if v < 0 else v for v in values]

@@ -523,3 +523,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
         else:
             out[c] = f
     return out
+
+
+# `from numpy.<this> import *` exports what this module defines, not what it imports.
+__all__ = [n for n, v in globals().items() if not n.startswith("_") and getattr(v, "__module__", None) == __name__]

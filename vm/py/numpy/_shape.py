@@ -14,7 +14,7 @@ from numpy._array import (
     _shape_arg,
     _wrap,
 )
-from numpy._convert import _common, asarray
+from numpy._convert import _common, array, asarray
 
 
 # ---------------------------------------------------------------- shape
@@ -280,15 +280,19 @@ def insert(arr, obj, values, axis=None):
     idx = obj if isinstance(obj, builtins.int) else None
     if idx is None:
         raise NotImplementedError("fxvm's numpy inserts at one index at a time")
+    if not -n <= idx <= n:
+        raise IndexError(f"index {idx} is out of bounds for axis {axis} with size {n}")
     idx = idx + n if idx < 0 else idx
-    v = asarray(values, dtype=a.dtype)
+    # As numpy for a single index: the values' first axis becomes `axis`
+    # (a row inserted into columns is a column), then broadcast.
+    v = moveaxis(array(values, dtype=a.dtype, ndmin=a.ndim), 0, axis)
+    shape = builtins.list(a.shape)
+    shape[axis] = v.shape[axis]
+    v = broadcast_to(v, shape)
     key_lo = [slice(None)] * a.ndim
     key_hi = [slice(None)] * a.ndim
     key_lo[axis] = slice(0, idx)
     key_hi[axis] = slice(idx, None)
-    shape = builtins.list(a.shape)
-    shape[axis] = 1
-    v = broadcast_to(v.reshape(v.shape if v.ndim == a.ndim else (1,) * (a.ndim - v.ndim) + v.shape) if v.ndim <= a.ndim else v, shape) if v.size == 1 or v.ndim < a.ndim else v
     return concatenate([a[builtins.tuple(key_lo)], v, a[builtins.tuple(key_hi)]], axis)
 
 
@@ -446,3 +450,7 @@ def trim_zeros(filt, trim="fb", axis=None):
     lo = builtins.int(nz[0]) if "f" in trim.lower() else 0
     hi = builtins.int(nz[-1]) + 1 if "b" in trim.lower() else a.size
     return a[lo:hi]
+
+
+# `from numpy.<this> import *` exports what this module defines, not what it imports.
+__all__ = [n for n, v in globals().items() if not n.startswith("_") and getattr(v, "__module__", None) == __name__]

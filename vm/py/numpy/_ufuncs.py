@@ -402,3 +402,7 @@ def matmul(x1, x2, out=None, **kwargs):
         out[...] = r
         return out
     return r
+
+
+# `from numpy.<this> import *` exports what this module defines, not what it imports.
+__all__ = [n for n, v in globals().items() if not n.startswith("_") and getattr(v, "__module__", None) == __name__]

@@ -296,17 +296,17 @@ class RandomState:
 
     # ----- integers
     def randint(self, low, high=None, size=None, dtype=int):
-        if high is None:
+        only_high = high is None
+        if only_high:
             low, high = 0, low
         info = _info(dtype)
         if info.kind not in "biu":
             raise TypeError(f"Unsupported dtype dtype('{info.name}') for randint")
+        if asarray(low).ndim or asarray(high).ndim:
+            raise NotImplementedError("fxvm's numpy draws randint with scalar bounds")
         lo, hi = builtins.int(low), builtins.int(high) - 1
-        if isinstance(low, ndarray) or isinstance(high, ndarray):
-            if asarray(low).ndim or asarray(high).ndim:
-                raise NotImplementedError("fxvm's numpy draws randint with scalar bounds")
         if lo > hi:
-            raise ValueError("low >= high" if high is not None else "high <= 0")
+            raise ValueError("high <= 0" if only_high else "low >= high")
         bounds = (0, 1) if info.kind == "b" else _dtypes._int_bounds(info)
         if lo < bounds[0]:
             raise ValueError(f"low is out of bounds for {info.name}")

@@ -34,7 +34,8 @@ def _report(header, err_msg, actual, desired, details=()):
 def _compare(actual, desired, close, header, err_msg="", equal_nan=True, strict=False):
     a, d = np.asarray(actual), np.asarray(desired)
     if strict and (a.shape != d.shape or a.dtype != d.dtype):
-        raise AssertionError(_report(header, err_msg, a, d, [f"({'shapes' if a.shape != d.shape else 'dtypes'} {a.shape if a.shape != d.shape else a.dtype}, {d.shape if a.shape != d.shape else d.dtype} mismatch)"]))
+        what, x, y = ("shapes", a.shape, d.shape) if a.shape != d.shape else ("dtypes", a.dtype, d.dtype)
+        raise AssertionError(_report(header, err_msg, a, d, [f"({what} {x}, {y} mismatch)"]))
     try:
         a_b, d_b = np.broadcast_arrays(a, d)
     except ValueError:
