@@ -113,12 +113,18 @@ impl PyMt19937 {
                 .map(|p| if p.len() == 1 { p[0] } else { p[i] })
                 .collect()
         };
-        // Checked once up front, so an unknown name or arity fails even for n = 0.
-        Dist::parse(&kind, &at(0)).map_err(|e| vm.new_value_error(e))?;
+        // Parsed up front, so an unknown name or arity fails even for n = 0,
+        // and again per sample only when a parameter varies.
+        let first = Dist::parse(&kind, &at(0)).map_err(|e| vm.new_value_error(e))?;
+        let varies = params.iter().any(|p| p.len() > 1);
         let mut rs = self.lock();
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
-            let dist = Dist::parse(&kind, &at(i)).map_err(|e| vm.new_value_error(e))?;
+            let dist = if varies {
+                Dist::parse(&kind, &at(i)).map_err(|e| vm.new_value_error(e))?
+            } else {
+                first
+            };
             out.push(rs.sample(dist));
         }
         Ok(wrap(Tensor::from_vec(out, &[n]), vm))
@@ -191,7 +197,11 @@ impl PyMt19937 {
 /// numpy value otherwise, so torch never imports numpy to ask).
 fn numpy_class(name: &'static str, vm: &VirtualMachine) -> Option<PyObjectRef> {
     let modules = vm.sys_module.get_attr("modules", vm).ok()?;
-    let numpy = modules.get_item("numpy", vm).ok()?;
+    // A miss is answered without raising (and discarding) a KeyError.
+    let numpy = modules
+        .downcast_ref::<rustpython_vm::builtins::PyDict>()?
+        .get_item_opt("numpy", vm)
+        .ok()??;
     numpy.get_attr(name, vm).ok()
 }
 
