@@ -393,6 +393,17 @@ fn source_ratio(n_in: usize, n_out: usize, scale: Option<f64>, align_corners: bo
     }
 }
 
+/// Where output position `i` falls on the source axis: corners aligned, or
+/// pixel centres (`(i + 0.5) * ratio - 0.5`, before the first one for the
+/// edge outputs).
+fn source_position(ratio: f64, i: usize, align_corners: bool) -> f64 {
+    if align_corners {
+        ratio * i as f64
+    } else {
+        ratio * (i as f64 + 0.5) - 0.5
+    }
+}
+
 /// Keys' cubic convolution weights (A = -0.75, as PyTorch's bicubic) of
 /// the four taps around a source point `t` past the second of them.
 fn cubic_weights(t: f64) -> [f64; 4] {
@@ -417,11 +428,7 @@ fn cubic_along(
     let last = n_in as i64 - 1;
     let taps: Vec<[(usize, f64); 4]> = (0..n_out)
         .map(|i| {
-            let src = if align_corners {
-                ratio * i as f64
-            } else {
-                ratio * (i as f64 + 0.5) - 0.5
-            };
+            let src = source_position(ratio, i, align_corners);
             let floor = src.floor();
             let at = |k: i64| (floor as i64 + k).clamp(0, last) as usize;
             let w = cubic_weights(src - floor);
@@ -471,11 +478,8 @@ fn linear_along(
     let ratio = source_ratio(n_in, n_out, scale, align_corners);
     let taps: Vec<[(usize, f64); 2]> = (0..n_out)
         .map(|i| {
-            let src = if align_corners {
-                ratio * i as f64
-            } else {
-                (ratio * (i as f64 + 0.5) - 0.5).max(0.0)
-            };
+            // Before the first source point the linear modes hold its value.
+            let src = source_position(ratio, i, align_corners).max(0.0);
             let i0 = (src.floor() as usize).min(n_in - 1);
             let i1 = if i0 < n_in - 1 { i0 + 1 } else { i0 };
             let l1 = (src - i0 as f64).clamp(0.0, 1.0);
