@@ -775,3 +775,24 @@ fn grad_fn_metadata_raises_not_implemented() {
         out.stderr
     );
 }
+
+#[test]
+fn numpy_refuses_floating_point_error_modes_it_cannot_honour() {
+    // fxvm's numpy never reports floating-point errors: asking it to raise
+    // them is refused (at the user's line) rather than silently ignored.
+    let dir = Scratch::new("seterr");
+    let script = dir.write(
+        "seterr.py",
+        "import numpy as np\nnp.seterr(all='ignore')\nnp.seterr(divide='raise')\n",
+    );
+    let out = run(&["run", script.to_str().unwrap()]);
+    assert_eq!(out.status, Some(1), "{out:?}");
+    assert!(out.stderr.contains("seterr.py\", line 3"), "{}", out.stderr);
+    assert!(
+        out.stderr.trim_end().ends_with(
+            "NotImplementedError: fxvm's numpy does not report floating-point errors: seterr(divide='raise')"
+        ),
+        "{}",
+        out.stderr
+    );
+}

@@ -183,12 +183,18 @@ def isdtype(dtype_, kind):
     return False
 
 
+# The ufunc buffer size numpy tunes its loops with; fxvm's kernels have no
+# such buffer, so it is kept only to be read back.
+_BUFSIZE = [8192]
+
+
 def getbufsize():
-    return 8192
+    return _BUFSIZE[0]
 
 
 def setbufsize(size):
-    return 8192
+    previous, _BUFSIZE[0] = _BUFSIZE[0], int(size)
+    return previous
 
 
 _ERRCALL = [None]
@@ -204,13 +210,22 @@ def geterrcall():
 
 
 def seterr(all=None, divide=None, over=None, under=None, invalid=None):
-    """numpy's floating-point error handling: fxvm computes as numpy's
-    default ("warn") silently; the previous settings are returned."""
-    previous = dict(_ERRSTATE)
+    """numpy's floating-point error handling. fxvm computes as numpy does
+    and reports nothing: "ignore" and "warn" (whose warning it does not
+    print) are taken; "raise", "call", "print" and "log" would change what
+    a script sees, so they are refused. The previous settings are returned."""
+    changes = {}
     for key, value in (("divide", divide), ("over", over), ("under", under), ("invalid", invalid)):
         value = value if value is not None else all
-        if value is not None:
-            _ERRSTATE[key] = value
+        if value is None:
+            continue
+        if value not in ("ignore", "warn", "raise", "call", "print", "log"):
+            raise ValueError(f"invalid error mode {value!r}")
+        if value not in ("ignore", "warn"):
+            raise NotImplementedError(f"fxvm's numpy does not report floating-point errors: seterr({key}={value!r})")
+        changes[key] = value
+    previous = dict(_ERRSTATE)
+    _ERRSTATE.update(changes)
     return previous
 
 
