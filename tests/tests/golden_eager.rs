@@ -532,3 +532,72 @@ fn grad_scaler_scales_skips_and_adapts_as_pytorchs() {
 fn numpy_bad_input_raises_numpys_errors() {
     check_in("numpy", "errors");
 }
+
+#[test]
+fn every_pytorch_dtype_has_a_name_and_the_default_float_dtype_is_settable() {
+    // complex/float8/wide unsigned dtypes exist as objects (transformers names
+    // float8 at class level); torch.set_default_dtype changes float defaults.
+    check("dtypes_named");
+}
+
+#[test]
+fn legacy_tensor_types_construct_and_check_as_pytorchs() {
+    check("legacy_tensor_types");
+}
+
+#[test]
+fn storages_report_pytorchs_sizes_and_addresses() {
+    check("storages");
+}
+
+#[test]
+fn pytree_registry_flattens_registered_nodes_and_key_paths() {
+    check("pytree");
+}
+
+#[test]
+fn standard_library_views_and_audit_hooks_behave_as_cpython() {
+    check("stdlib_behaviour");
+}
+
+#[test]
+fn module_to_set_submodule_extra_state_and_state_dict_hooks_match_pytorch() {
+    check_in("nn", "module_surface");
+}
+
+#[test]
+fn safetensors_save_model_and_load_model_handle_tied_weights() {
+    check_in("serialization", "safetensors_model");
+}
+
+/// Devices and TLS fxvm does not have: the errors a CPU-only PyTorch gives,
+/// or fxvm's own naming what is missing.
+#[test]
+fn other_devices_and_tls_are_refused_clearly() {
+    let script = r#"
+import torch, ssl
+m = torch.nn.Linear(2, 2)
+for f in (m.cuda, lambda: m.to("cuda"), lambda: torch.nn.ReLU().cuda(), lambda: torch.cuda.FloatTensor(2),
+          lambda: torch.zeros(2, device="meta"), lambda: torch.ones(1).to("mps"), lambda: torch.ones(1).to("xpu"),
+          lambda: torch.set_default_device("cuda"), lambda: torch.zeros(1, dtype=torch.complex64),
+          ssl.create_default_context):
+    try:
+        print("returned", f())
+    except BaseException as e:
+        print(type(e).__name__ + ":", e)
+"#;
+    let out = run(&["run", "-c", script]);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "AssertionError: Torch not compiled with CUDA enabled\n".repeat(2)
+            + "returned ReLU()\n"
+            + "TypeError: type torch.cuda.FloatTensor not available. Torch not compiled with CUDA enabled.\n"
+            + "NotImplementedError: fxvm has no meta tensors: every tensor holds its values on the CPU\n"
+            + "RuntimeError: PyTorch is not linked with support for mps devices\n"
+            + "AssertionError: Torch not compiled with XPU enabled\n"
+            + "AssertionError: Torch not compiled with CUDA enabled\n"
+            + "NotImplementedError: fxvm has no torch.complex64 tensors: its tensors are bool, uint8, int8/16/32/64, float16, bfloat16, float32 and float64\n"
+            + "SSLError: fxvm has no TLS: https and other SSL connections are not available\n"
+    );
+}

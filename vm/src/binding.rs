@@ -77,11 +77,11 @@ pub fn module(name: &'static str, vm: &VirtualMachine) -> PyResult {
 }
 
 pub fn dtype_to_py(dtype: DType, vm: &VirtualMachine) -> PyResult {
-    crate::native::convert::dtype_to_py(dtype, vm)
+    crate::native::dtype::dtype_to_py(dtype, vm)
 }
 
 pub fn dtype_from_py(o: &PyObjectRef, vm: &VirtualMachine) -> PyResult<DType> {
-    crate::native::convert::dtype_from_py(o, vm)
+    crate::native::dtype::dtype_from_py(o, vm)
 }
 
 /// A tensor as a Python `torch.Tensor`.

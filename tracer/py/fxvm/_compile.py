@@ -158,20 +158,37 @@ def _user_location(exc):
     return where
 
 
+def _method_module(target):
+    """The module whose ``_call_impl`` or ``forward`` ``target`` is, bound
+    (``Module.compile`` compiles ``self._call_impl``): captured as the module."""
+    module = getattr(target, "__self__", None)
+    if not isinstance(module, torch.nn.Module):
+        return None
+    func = getattr(target, "__func__", None)
+    if func is type(module)._call_impl or func is type(module).forward:
+        return module
+    return None
+
+
+def _has_call_hooks(module):
+    state = module.__dict__
+    return bool(module._forward_hooks or module._forward_pre_hooks or state.get("_backward_hooks") or state.get("_backward_pre_hooks"))
+
+
 class CompiledFunction:
     """A function or module, captured on first call and replayed after."""
 
     def __init__(self, target, *, dynamic=None, fullgraph=False, backend=None, cache_size_limit=None, signature=None):
         self._target = target
-        self._module = target if isinstance(target, torch.nn.Module) else None
-        fn = type(target).forward if self._module is not None else target
+        self._module = target if isinstance(target, torch.nn.Module) else _method_module(target)
+        fn = type(self._module).forward if self._module is not None else target
         if not hasattr(fn, "__code__"):
             raise TypeError(f"cannot capture {target!r}: not a Python function or nn.Module")
         code = fn.__code__
         names = list(code.co_varnames[: code.co_argcount])
         self._names = names[1:] if self._module is not None else names
         self._defaults = _parameter_defaults(fn)
-        self.__name__ = getattr(fn, "__name__", "forward") if self._module is None else type(target).__name__
+        self.__name__ = getattr(fn, "__name__", "forward") if self._module is None else type(self._module).__name__
         self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
         self._dynamic = dynamic
@@ -181,6 +198,9 @@ class CompiledFunction:
         self._signature = signature or {}
         self._entries = []
         self._fxvm_exact = _fx.ExactCalls()
+        # A compiled `_call_impl` checks the module's hooks on every call in
+        # `_call`, so its calls never take the native replay path.
+        self._replays_natively = self._module is None or self._module is target
         self._eager_reason = None
         _compiled.add(self)
         # dims seen to change between captures, per input (automatic dynamic)
@@ -220,6 +240,10 @@ class CompiledFunction:
     def _call(self, *args, **kwargs):
         if is_fx_tracing() or self._eager_reason is not None:
             return self._target(*args, **kwargs)
+        if self._module is not self._target and self._module is not None and _has_call_hooks(self._module):
+            # A compiled `_call_impl` (Module.compile) with hooks: the graph
+            # would hold forward only, so the call runs as written.
+            return self._target(*args, **kwargs)
         bound = self._bind(args, kwargs)
         for name, spec in self._signature.items():
             why = spec.mismatch(bound[name])
@@ -252,7 +276,7 @@ class CompiledFunction:
         self._fxvm_exact.clear()
         for entry in self._entries:
             entry.current = _same_state(entry.state, state)
-            if entry.current and entry.exact is not None:
+            if entry.current and entry.exact is not None and self._replays_natively:
                 self._fxvm_exact.add(entry.exact, entry._run, entry)
         self._fxvm_exact.checked(epoch)
         self._epoch = epoch
@@ -293,7 +317,7 @@ class CompiledFunction:
         torch._C._step_suspend()
         try:
             # Buffers as graph inputs: a forward's writes to them replay.
-            gm = shape_trace(self._target, examples, self._dynamic_dims(bound), concrete_args=constants or None, proxy_buffers=True)
+            gm = shape_trace(self._module if self._module is not None else self._target, examples, self._dynamic_dims(bound), concrete_args=constants or None, proxy_buffers=True)
         except TraceError as e:
             where = _user_location(e)
             message = f"{e}" + (f" (at {where})" if where else "")
@@ -320,7 +344,7 @@ class CompiledFunction:
             run = _plan(gm, guards.shape_env)
         entry = CacheEntry(gm, guards, constants, run, time.perf_counter() - t0, self._names, state)
         self._entries.append(entry)
-        if entry.exact is not None:
+        if entry.exact is not None and self._replays_natively:
             self._fxvm_exact.add(entry.exact, run, entry)
         return entry
 

@@ -107,11 +107,10 @@ impl Data {
         match self {
             Data::Tensor(t) => Ok(t.to_dtype(dtype.unwrap_or(t.dtype())).copy()),
             Data::Values { values, shape } => {
-                let inferred = values
-                    .iter()
-                    .map(|s| s.category())
-                    .max()
-                    .map_or(DType::F32, fxvm_tensor::dtype::Category::default_dtype);
+                let inferred = values.iter().map(|s| s.category()).max().map_or(
+                    fxvm_tensor::dtype::default_float(),
+                    fxvm_tensor::dtype::Category::default_dtype,
+                );
                 Tensor::from_scalars(&values, &shape, dtype.unwrap_or(inferred))
             }
         }

@@ -8,7 +8,7 @@ import os as _os
 
 import torch as _torch  # `torch` would be shadowed by the submodule safetensors.torch
 
-__all__ = ["SafetensorError", "deserialize", "safe_open", "serialize"]
+__all__ = ["PySafeSlice", "SafetensorError", "deserialize", "safe_open", "serialize"]
 
 # The API this module follows.
 __version__ = "0.8.0"
@@ -44,11 +44,40 @@ def serialize(tensors, metadata=None):
     return _torch._C._safetensors_save(names, [tensors[n] for n in names], metadata)
 
 
+# The safetensors dtype names, by torch dtype.
+_DTYPE_NAMES = {
+    _torch.bool: "BOOL", _torch.uint8: "U8", _torch.int8: "I8", _torch.int16: "I16", _torch.int32: "I32",
+    _torch.int64: "I64", _torch.float16: "F16", _torch.bfloat16: "BF16", _torch.float32: "F32", _torch.float64: "F64",
+}
+
+
+class PySafeSlice:
+    """One tensor of an open file, read when indexed (``f.get_slice(name)[1:, ::2]``)."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def get_shape(self):
+        return list(self._tensor.shape)
+
+    def get_dtype(self):
+        return _DTYPE_NAMES[self._tensor.dtype]
+
+    def __getitem__(self, index):
+        return self._tensor[index].contiguous()
+
+
+PySafeSlice.__module__ = "builtins"
+
+
 class safe_open:
     """``with safe_open(path, framework="pt") as f:`` — ``keys()``,
-    ``get_tensor(name)``, ``metadata()``."""
+    ``get_tensor(name)``, ``get_slice(name)``, ``metadata()``. Both
+    backends (``mmap``, ``pread``) read the memory-mapped file."""
 
-    def __init__(self, filename, framework, device="cpu"):
+    def __init__(self, filename, framework, device="cpu", backend="mmap"):
+        if backend not in ("mmap", "pread"):
+            raise SafetensorError(f'backend "{backend}" is invalid (expected one of: "mmap", "pread")')
         if framework not in ("pt", "torch", "pytorch"):
             raise SafetensorError(f"framework {framework} is not supported by fxvm (only 'pt')")
         if str(device) != "cpu":
@@ -76,3 +105,9 @@ class safe_open:
             return self._tensors[name]
         except KeyError:
             raise SafetensorError(f"File does not contain tensor {name}") from None
+
+    def get_tensors(self):
+        return {name: self._tensors[name] for name in self.keys()}
+
+    def get_slice(self, name):
+        return PySafeSlice(self.get_tensor(name))

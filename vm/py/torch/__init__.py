@@ -19,6 +19,13 @@ half = float16
 int = int32
 long = int64
 short = int16
+# Dtypes fxvm names but stores no tensors of (complex, float8, …): code can
+# name and inspect them; a tensor of one raises NotImplementedError.
+globals().update(_C._unstored_dtypes)
+cfloat = complex64
+cdouble = complex128
+chalf = complex32
+bit = uint1
 
 _functions, _functional, _linalg = _C._bind_ops()
 
@@ -87,14 +94,41 @@ def from_numpy(ndarray):
 
 
 def get_default_dtype():
-    return float32
+    """The dtype float data and float-making ops default to (float32 unless set)."""
+    return _C._get_default_dtype()
+
+
+def set_default_dtype(d):
+    """Sets the default float dtype (float16, bfloat16, float32 or float64)."""
+    if not isinstance(d, dtype):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the default type")
+    if not (d.is_floating_point or d.is_complex):
+        raise TypeError("only floating-point types are supported as the default type")
+    _C._set_default_dtype(d)
+
+
+def get_default_device():
+    """The device of the innermost ``with torch.device(...)`` context, else
+    the CPU (where fxvm keeps every tensor, see ``torch.device``)."""
+    from torch._device import _contexts
+
+    return _contexts[-1] if _contexts else device("cpu")
+
+
+def set_default_device(device):
+    """Only the CPU (or None) can be the default device; another device
+    raises the error making a tensor there raises."""
+    if device is not None:
+        empty(0, device=device)
 
 
 def is_floating_point(input):
     return input.is_floating_point()
 
 from torch import overrides, return_types
-from torch.storage import FloatStorage, DoubleStorage, HalfStorage, BFloat16Storage, LongStorage, IntStorage, ShortStorage, CharStorage, ByteStorage, BoolStorage
+from torch._tensor_types import tensortype
+globals().update(_tensor_types.cpu_types)
+from torch.storage import TypedStorage, UntypedStorage, FloatStorage, DoubleStorage, HalfStorage, BFloat16Storage, LongStorage, IntStorage, ShortStorage, CharStorage, ByteStorage, BoolStorage
 from torch._dtype_info import finfo, iinfo
 from torch._checks import _check, _check_index, _check_is_size, _check_not_implemented, _check_type, _check_value
 from torch._sym_types import SymBool, SymFloat, SymInt, sym_float, sym_int, sym_ite, sym_max, sym_min, sym_not, sym_sqrt
@@ -170,7 +204,7 @@ def _assert(condition, message):
 
 # Submodules PyTorch makes reachable as attributes of `torch`; imported on
 # first use, since most scripts need only a few of them.
-_LAZY_SUBMODULES = {"accelerator", "amp", "backends", "compiler", "cuda", "functional", "fx", "hub", "jit", "library", "nn", "onnx", "optim", "utils"}
+_LAZY_SUBMODULES = {"_dynamo", "accelerator", "amp", "ao", "backends", "compiler", "cuda", "distributed", "func", "functional", "fx", "hub", "jit", "library", "nn", "onnx", "optim", "utils"}
 
 # `torch` attributes defined in submodules imported on first use: functions
 # PyTorch writes in Python in torch/functional.py beyond the registry's rows

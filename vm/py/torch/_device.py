@@ -29,6 +29,38 @@ class device:
     def __hash__(self):
         return hash((self.type, self.index))
 
+    # `with torch.device(...)`: where factory calls put their tensors.
+    # fxvm's tensors all live on the CPU; a meta context (transformers
+    # builds models under one before loading their weights) makes CPU
+    # tensors, said once; any other device raises as making a tensor there.
+    # `torch.get_default_device()` answers the innermost context's device.
+    def __enter__(self):
+        if self.type == "meta":
+            _warn_meta_once()
+        elif self.type != "cpu":
+            import torch
+
+            torch.empty(0, device=self)
+        _contexts.append(self)
+        return self
+
+    def __exit__(self, *args):
+        _contexts.remove(self)
+        return None
+
+
+# The `with torch.device(...)` contexts entered and not yet left, innermost last.
+_contexts = []
+_meta_warned = []
+
+
+def _warn_meta_once():
+    if not _meta_warned:
+        import warnings
+
+        _meta_warned.append(True)
+        warnings.warn("fxvm has no meta device: tensors made under torch.device('meta') are allocated on the CPU", UserWarning, stacklevel=3)
+
 
 # PyTorch defines it in C and exposes it as torch.device; pickles name it so.
 device.__module__ = "torch"

@@ -7,3 +7,6 @@ __version__ = "2.15.0+fxvm"
 fxvm = _C._fxvm_version
 cuda = None
 debug = False
+hip = None
+rocm = None
+xpu = None

@@ -11,7 +11,8 @@ use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 use crate::tensor::ops::elementwise::Arg;
 use crate::tensor::{Scalar, Tensor};
 
-use super::convert::{IntoPy, dtype_from_py, dtype_to_py, flatten_data, scalar, scalar_to_py};
+use super::convert::{IntoPy, flatten_data, scalar, scalar_to_py};
+use super::dtype::{PyDType, dtype_from_py, dtype_to_py};
 use super::generator::PyGenerator;
 use super::tensor::{PyTensor, wrap};
 use crate::text::Utf8;
@@ -266,7 +267,10 @@ pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyRes
             .class()
             .is(vm.ctx.types.bool_type)
             .then(|| Value::Bool(o.is(&vm.ctx.true_value))),
-        Ty::DType => dtype_from_py(o, vm).ok().map(Value::DType),
+        Ty::DType => match o.downcast_ref::<PyDType>() {
+            Some(d) => Some(Value::DType(d.dtype(vm)?)),
+            None => dtype_from_py(o, vm).ok().map(Value::DType),
+        },
         Ty::Str => match o.downcast_ref::<PyStr>() {
             Some(s) => Some(Value::Str(s.text(vm)?.to_owned())),
             None => None,
@@ -277,13 +281,7 @@ pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyRes
                 return Ok(None);
             }
             let name = o.str(vm)?.text(vm)?.to_owned();
-            // A CPU-only PyTorch refuses CUDA tensors with this error.
-            if name.starts_with("cuda") {
-                return Err(vm.new_exception_msg(
-                    vm.ctx.exceptions.assertion_error.to_owned(),
-                    "Torch not compiled with CUDA enabled".into(),
-                ));
-            }
+            check_device(&name, vm)?;
             Some(Value::Device(name))
         }
         Ty::Data => Some(Value::Data(match tensor() {
@@ -445,4 +443,55 @@ pub(crate) fn to_arg(o: &PyObjectRef, vm: &VirtualMachine) -> Option<Arg> {
         return Some(Arg::Tensor(t.tensor()));
     }
     scalar(o, vm).map(Arg::Scalar)
+}
+
+/// The device types PyTorch names (`torch.device` accepts them all).
+const DEVICE_TYPES: &[&str] = &[
+    "cpu",
+    "cuda",
+    "ipu",
+    "xpu",
+    "mkldnn",
+    "opengl",
+    "opencl",
+    "ideep",
+    "hip",
+    "ve",
+    "fpga",
+    "maia",
+    "xla",
+    "lazy",
+    "vulkan",
+    "mps",
+    "meta",
+    "hpu",
+    "mtia",
+    "privateuseone",
+];
+
+/// Tensors live on the CPU: any other device raises the error a CPU-only
+/// PyTorch raises for it (fxvm has no meta tensors either).
+fn check_device(name: &str, vm: &VirtualMachine) -> PyResult<()> {
+    let kind = name.split(':').next().unwrap_or(name);
+    let not_compiled = |what: &str| {
+        vm.new_exception_msg(
+            vm.ctx.exceptions.assertion_error.to_owned(),
+            format!("Torch not compiled with {what} enabled").into(),
+        )
+    };
+    match kind {
+        "cpu" => Ok(()),
+        "cuda" => Err(not_compiled("CUDA")),
+        "xpu" => Err(not_compiled("XPU")),
+        "meta" => Err(vm.new_not_implemented_error(
+            "fxvm has no meta tensors: every tensor holds its values on the CPU",
+        )),
+        _ if DEVICE_TYPES.contains(&kind) => Err(vm.new_runtime_error(format!(
+            "PyTorch is not linked with support for {kind} devices"
+        ))),
+        _ => Err(vm.new_runtime_error(format!(
+            "Expected one of {} device type at start of device string: {name}",
+            DEVICE_TYPES.join(", ")
+        ))),
+    }
 }

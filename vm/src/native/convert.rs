@@ -2,7 +2,7 @@
 //! lists, dtypes, and tensor errors as Python exceptions.
 
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyFloat, PyInt, PyList, PyTuple};
-use rustpython_vm::{AsObject, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
+use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 use crate::tensor::dtype::Category;
 use crate::tensor::{DType, ErrorKind, Scalar, Tensor, TensorError};
@@ -72,67 +72,6 @@ pub(crate) fn scalar_to_py(s: Scalar, vm: &VirtualMachine) -> PyObjectRef {
         Scalar::Int(i) => vm.ctx.new_int(i).into(),
         Scalar::Float(x) => vm.ctx.new_float(x).into(),
     }
-}
-
-/// The `torch.dtype` objects (`torch.float32`, …).
-#[pyclass(module = "torch", name = "dtype")]
-#[derive(Debug, PyPayload)]
-pub(crate) struct PyDType {
-    pub dtype: DType,
-}
-
-#[pyclass(with(rustpython_vm::types::Representable))]
-impl PyDType {
-    #[pygetset]
-    fn is_floating_point(&self) -> bool {
-        self.dtype.is_float()
-    }
-
-    #[pygetset]
-    fn itemsize(&self) -> usize {
-        self.dtype.itemsize()
-    }
-
-    #[pygetset]
-    fn is_signed(&self) -> bool {
-        self.dtype.is_signed()
-    }
-
-    #[pymethod]
-    fn __reduce__(&self) -> String {
-        self.dtype.name().to_owned()
-    }
-}
-
-impl rustpython_vm::types::Representable for PyDType {
-    fn repr_str(zelf: &rustpython_vm::Py<Self>, _vm: &VirtualMachine) -> PyResult<String> {
-        Ok(zelf.dtype.to_string())
-    }
-}
-
-/// The interned dtype object for `dtype`, so `x.dtype is torch.float32` holds.
-pub(crate) fn dtype_to_py(dtype: DType, vm: &VirtualMachine) -> PyResult {
-    super::classes::attr("torch._C", dtype.name(), vm)
-}
-
-pub(crate) fn dtype_from_py(obj: &PyObjectRef, vm: &VirtualMachine) -> PyResult<DType> {
-    if let Some(d) = obj.downcast_ref::<PyDType>() {
-        return Ok(d.dtype);
-    }
-    // Python's own types stand for their default dtypes, as in PyTorch.
-    if obj.is(vm.ctx.types.float_type) {
-        return Ok(DType::F64);
-    }
-    if obj.is(vm.ctx.types.int_type) {
-        return Ok(DType::I64);
-    }
-    if obj.is(vm.ctx.types.bool_type) {
-        return Ok(DType::Bool);
-    }
-    Err(vm.new_type_error(format!(
-        "dtype must be torch.dtype (got {})",
-        obj.class().name()
-    )))
 }
 
 /// Builds a tensor from a Python number, (nested) sequence of numbers or tensors.

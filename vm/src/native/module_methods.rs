@@ -22,6 +22,13 @@ pub(crate) fn call_method(call_impl: PyObjectRef, vm: &VirtualMachine) -> PyObje
             );
         }
         let zelf = args.args.remove(0);
+        // `Module.compile()` keeps the compiled `_call_impl` on the instance.
+        if let Some(dict) = zelf.dict()
+            && let Some(compiled) = dict.get_item_opt("_compiled_call_impl", vm)?
+            && !vm.is_none(&compiled)
+        {
+            return compiled.call(args, vm);
+        }
         if without_hooks(&zelf, &call_impl, vm)? {
             return zelf.get_attr("forward", vm)?.call(args, vm);
         }
@@ -101,25 +108,28 @@ pub(crate) fn getattribute_method(module_getattr: PyObjectRef, vm: &VirtualMachi
 /// The per-instance state `nn.Module.__init__` sets, in its order: the
 /// `training` flag, then the registries and hook tables (a set for the
 /// non-persistent buffer names, dicts for the rest).
-const MODULE_STATE: [&str; 14] = [
+const MODULE_STATE: [&str; 17] = [
     "training",
     "_parameters",
     "_buffers",
     "_non_persistent_buffers_set",
     "_backward_pre_hooks",
     "_backward_hooks",
-    "_forward_pre_hooks",
-    "_forward_pre_hooks_with_kwargs",
+    "_is_full_backward_hook",
     "_forward_hooks",
     "_forward_hooks_with_kwargs",
     "_forward_hooks_always_called",
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
     "_state_dict_hooks",
+    "_state_dict_pre_hooks",
     "_load_state_dict_pre_hooks",
+    "_load_state_dict_post_hooks",
     "_modules",
 ];
 
 /// Fills a new module's `__dict__` with its fresh state (see
-/// `MODULE_STATE`): one native call where `__init__` made fourteen
+/// `MODULE_STATE`): one native call where `__init__` made seventeen
 /// `object.__setattr__` calls — a GraphModule builds a module for every
 /// intermediate path of its targets.
 pub(crate) fn init_state(zelf: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
@@ -130,6 +140,7 @@ pub(crate) fn init_state(zelf: &PyObjectRef, vm: &VirtualMachine) -> PyResult<()
         let value: PyObjectRef = match name {
             "training" => vm.ctx.new_bool(true).into(),
             "_non_persistent_buffers_set" => vm.ctx.types.set_type.as_object().call((), vm)?,
+            "_is_full_backward_hook" => vm.ctx.none(),
             _ => vm.ctx.new_dict().into(),
         };
         dict.set_item(name, value, vm)?;

@@ -279,13 +279,14 @@ mod _numpy {
     #[pyfunction]
     fn tensor_from_bytes(
         data: rustpython_vm::function::ArgBytesLike,
-        dtype: rustpython_vm::PyRef<crate::native::convert::PyDType>,
+        dtype: rustpython_vm::PyRef<crate::native::dtype::PyDType>,
         big_endian: bool,
         vm: &VirtualMachine,
     ) -> rustpython_vm::PyResult {
         use crate::native::convert::IntoPy;
+        let dtype = dtype.dtype(vm)?;
         let t = data
-            .with_ref(|b| crate::tensor::Tensor::from_bytes(dtype.dtype, b, big_endian))
+            .with_ref(|b| crate::tensor::Tensor::from_bytes(dtype, b, big_endian))
             .py(vm)?;
         Ok(crate::native::tensor::wrap(t, vm))
     }
@@ -298,18 +299,19 @@ mod _numpy {
     #[pyfunction]
     fn map_file(
         path: String,
-        dtype: rustpython_vm::PyRef<crate::native::convert::PyDType>,
+        dtype: rustpython_vm::PyRef<crate::native::dtype::PyDType>,
         offset: usize,
         count: Option<usize>,
         vm: &VirtualMachine,
     ) -> rustpython_vm::PyResult {
         use crate::native::convert::IntoPy;
+        let dtype = dtype.dtype(vm)?;
         crate::policy::check_read(vm, "numpy.memmap", &path)?;
         let io_error = |e: std::io::Error| vm.new_os_error(format!("{path}: {e}"));
         let file = std::fs::File::open(&path).map_err(io_error)?;
         let data = fxvm_checkpoint::source::map(&file).map_err(io_error)?;
         let len = (*data).as_ref().len();
-        let size = dtype.dtype.itemsize();
+        let size = dtype.itemsize();
         let available = len.saturating_sub(offset);
         let count = match count {
             Some(n) => n,
@@ -324,12 +326,12 @@ mod _numpy {
         if offset > len || end.is_none_or(|end| end > len) {
             return Err(vm.new_value_error("mmap length is greater than file size"));
         }
-        let t = match crate::tensor::Tensor::borrow_bytes(dtype.dtype, &data, offset, count) {
+        let t = match crate::tensor::Tensor::borrow_bytes(dtype, &data, offset, count) {
             Some(t) => t,
             // Misaligned or bool elements are decoded into a buffer instead.
             None => {
                 let bytes = &(*data).as_ref()[offset..offset + count * size];
-                crate::tensor::Tensor::from_bytes(dtype.dtype, bytes, false).py(vm)?
+                crate::tensor::Tensor::from_bytes(dtype, bytes, false).py(vm)?
             }
         };
         Ok(crate::native::tensor::wrap(t, vm))

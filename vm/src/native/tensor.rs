@@ -21,9 +21,8 @@ use crate::tensor::{DType, Scalar, Tensor, format};
 use fxvm_ops::Value;
 
 use super::bind::to_arg;
-use super::convert::{
-    IntoPy, PyDType, dtype_to_py, scalar, scalar_to_py, tensor_from_data, to_list,
-};
+use super::convert::{IntoPy, scalar_to_py, to_list};
+use super::dtype::{PyDType, dtype_to_py};
 use crate::text::Utf8;
 
 #[pyclass(module = "torch", name = "Tensor")]
@@ -399,28 +398,13 @@ impl AsMapping for PyTensor {
 impl Constructor for PyTensor {
     type Args = FuncArgs;
 
-    /// `torch.Tensor(data)` builds a float32 tensor; `torch.Tensor(2, 3)` an uninitialised one.
+    /// PyTorch's legacy constructor (see [`super::legacy_new`]).
     fn py_new(
         _cls: &Py<rustpython_vm::builtins::PyType>,
         args: FuncArgs,
         vm: &VirtualMachine,
     ) -> PyResult<Self> {
-        let t = match args.args.as_slice() {
-            [] => Tensor::zeros(&[0], DType::F32),
-            [data] if scalar(data, vm).is_none() => tensor_from_data(data, Some(DType::F32), vm)?,
-            sizes => {
-                let dims: PyResult<Vec<usize>> = sizes
-                    .iter()
-                    .map(|s| match scalar(s, vm) {
-                        Some(Scalar::Int(n)) if n >= 0 => Ok(n as usize),
-                        _ => Err(vm.new_type_error(
-                            "Tensor(): expected sizes as ints or data as a sequence",
-                        )),
-                    })
-                    .collect();
-                Tensor::zeros(&dims?, DType::F32)
-            }
-        };
+        let t = super::legacy_new::legacy_new(None, args, vm)?;
         Ok(PyTensor::new(t))
     }
 }
@@ -467,6 +451,18 @@ impl PyTensor {
         }
         let t = wrap(t.detach(), vm);
         super::classes::attr("numpy", "_from_torch", vm)?.call((t,), vm)
+    }
+
+    /// `tensor.untyped_storage()`: the bytes its elements live in (see `torch.storage`).
+    #[pymethod]
+    fn untyped_storage(zelf: PyRef<Self>, vm: &VirtualMachine) -> PyResult {
+        super::classes::attr("torch.storage", "_untyped_of", vm)?.call((zelf,), vm)
+    }
+
+    /// `tensor.storage()`: its storage in its dtype (deprecated by PyTorch).
+    #[pymethod]
+    fn storage(zelf: PyRef<Self>, vm: &VirtualMachine) -> PyResult {
+        super::classes::attr("torch.storage", "_typed_of", vm)?.call((zelf,), vm)
     }
 
     /// `Tensor.as_subclass(cls)`: the same tensor (data and autograd
@@ -651,8 +647,13 @@ impl PyTensor {
                 ))
                 .into());
         };
+        // A dtype, or a legacy tensor type (`torch.LongTensor`) or its name.
+        let dtype = match dtype.class().fast_issubclass(vm.ctx.types.type_type) {
+            true => dtype.get_attr("dtype", vm).unwrap_or(dtype),
+            false => dtype,
+        };
         let target = match dtype.downcast_ref::<PyDType>() {
-            Some(d) => d.dtype,
+            Some(d) => d.dtype(vm)?,
             None => {
                 let name = dtype.str(vm)?;
                 let name = name.text(vm)?;

@@ -7,7 +7,7 @@ mod _c {
     use rustpython_vm::class::PyClassImpl;
     use rustpython_vm::{PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine};
 
-    use crate::native::convert::PyDType;
+    use crate::native::dtype::PyDType;
     use crate::native::generator::PyGenerator;
     use crate::native::tensor::PyTensor;
     use crate::tensor::DType;
@@ -61,7 +61,7 @@ mod _c {
 
     fn dtype(d: DType, vm: &VirtualMachine) -> PyRef<PyDType> {
         PyDType::make_static_type();
-        PyDType { dtype: d }.into_ref(&vm.ctx)
+        PyDType::stored(d).into_ref(&vm.ctx)
     }
 
     #[pyattr(once)]
@@ -112,6 +112,51 @@ mod _c {
     #[pyattr(once, name = "bool")]
     fn bool_(vm: &VirtualMachine) -> PyRef<PyDType> {
         dtype(DType::Bool, vm)
+    }
+
+    /// `torch.get_default_dtype()`.
+    #[pyfunction]
+    fn _get_default_dtype(vm: &VirtualMachine) -> PyResult {
+        crate::native::dtype::dtype_to_py(crate::tensor::dtype::default_float(), vm)
+    }
+
+    /// `torch.set_default_dtype(d)`: the dtype float data and float-making
+    /// ops default to, process-wide.
+    #[pyfunction]
+    fn _set_default_dtype(d: PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+        use crate::native::convert::IntoPy;
+        let d = crate::native::dtype::dtype_from_py(&d, vm)?;
+        crate::tensor::dtype::set_default_float(d).py(vm)
+    }
+
+    /// `torch.<Type>Tensor(*args, **kwargs)`: the legacy constructor making
+    /// tensors of the class's dtype (the first argument).
+    #[pyfunction]
+    fn _legacy_new(mut args: rustpython_vm::function::FuncArgs, vm: &VirtualMachine) -> PyResult {
+        let dtype = args
+            .take_positional()
+            .ok_or_else(|| vm.new_type_error("_legacy_new() needs a dtype"))?;
+        let dtype = crate::native::dtype::dtype_from_py(&dtype, vm)?;
+        let t = crate::native::legacy_new::legacy_new(Some(dtype), args, vm)?;
+        Ok(crate::native::tensor::wrap(t, vm))
+    }
+
+    /// The dtypes PyTorch names that fxvm stores no tensors of, by name
+    /// (`torch` binds each at its top level).
+    #[pyattr(once)]
+    fn _unstored_dtypes(vm: &VirtualMachine) -> PyObjectRef {
+        use crate::native::dtype::{Kind, UNSTORED};
+        PyDType::make_static_type();
+        let dict = vm.ctx.new_dict();
+        for u in UNSTORED {
+            let d = PyDType {
+                kind: Kind::Unstored(u),
+            }
+            .into_ref(&vm.ctx);
+            dict.set_item(u.name, d.into(), vm)
+                .expect("a fresh dict takes string keys");
+        }
+        dict.into()
     }
 
     std::thread_local! {

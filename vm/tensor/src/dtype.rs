@@ -171,9 +171,36 @@ impl Category {
         match self {
             Category::Bool => DType::Bool,
             Category::Int => DType::I64,
-            Category::Float => DType::F32,
+            Category::Float => default_float(),
         }
     }
+}
+
+/// `torch.get_default_dtype()`, as an index into [`DType::ALL`]: process-wide,
+/// as PyTorch's is.
+static DEFAULT_FLOAT: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(8);
+
+/// The dtype float data and float-making ops default to (float32 unless
+/// [`set_default_float`] changed it).
+pub fn default_float() -> DType {
+    DType::ALL[DEFAULT_FLOAT.load(std::sync::atomic::Ordering::Relaxed) as usize]
+}
+
+/// Sets [`default_float`] (`torch.set_default_dtype`); only floating dtypes
+/// can be the default.
+pub fn set_default_float(dtype: DType) -> crate::Result<()> {
+    if !dtype.is_float() {
+        return Err(crate::TensorError::Argument {
+            op: "set_default_dtype",
+            message: "only floating-point types are supported as the default type".into(),
+        });
+    }
+    let index = DType::ALL
+        .iter()
+        .position(|&d| d == dtype)
+        .expect("every dtype is in ALL");
+    DEFAULT_FLOAT.store(index as u8, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
 }
 
 /// A Python number on its way into or out of a tensor.
@@ -289,7 +316,7 @@ pub fn result_type(operands: &[Operand]) -> DType {
     let mut out = match (dim, zero) {
         (Some(d), z) => lift(d, z),
         (None, Some(z)) => z,
-        (None, None) => scalar.map_or(DType::F32, Category::default_dtype),
+        (None, None) => scalar.map_or(default_float(), Category::default_dtype),
     };
     if let Some(c) = scalar
         && c > out.category()

@@ -319,7 +319,8 @@ pub fn repr(t: &Tensor, extra: &[String]) -> String {
     let prefix = "tensor(";
     let indent = prefix.len();
     let mut suffixes = Vec::new();
-    let default_dtype = matches!(t.dtype(), DType::F32 | DType::I64 | DType::Bool);
+    let default_dtype =
+        matches!(t.dtype(), DType::I64 | DType::Bool) || t.dtype() == crate::dtype::default_float();
     let text = if t.numel() == 0 {
         if t.ndim() != 1 {
             let dims: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();

@@ -165,13 +165,14 @@ pub(crate) fn add_product(cx: &mut Ctx<'_>) -> Result<MetaOut> {
 }
 
 /// Creation from a size list (`zeros`, `ones`, `empty`, `full`, `rand` …):
-/// float32 unless `dtype` says otherwise (`full` takes its value's kind).
+/// the default float dtype unless `dtype` says otherwise (`full` takes its
+/// value's kind).
 pub(crate) fn create(cx: &mut Ctx<'_>) -> Result<MetaOut> {
     let sizes = cx.ints("size")?;
     let dtype = cx.dtype("dtype").unwrap_or_else(|| {
         match (cx.op.schema.position("fill_value"), cx.value_of_fill()) {
             (Some(_), Some(d)) => d,
-            _ => DType::F32,
+            _ => fxvm_tensor::dtype::default_float(),
         }
     });
     Ok(MetaOut::Tensor(TensorMeta::new(sizes, dtype)))

@@ -1,5 +1,6 @@
 //! Creation: from data, filled, ranges, identity, random.
 
+use fxvm_tensor::dtype::default_float;
 use fxvm_tensor::layout::MemoryFormat;
 use fxvm_tensor::ops::create;
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
@@ -47,7 +48,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
             |(size, dtype, _, _): Sized| {
-                let dtype = dtype.unwrap_or(DType::F32);
+                let dtype = dtype.unwrap_or(default_float());
                 Ok(Tensor::zeros(&new_shape("zeros", &size, dtype)?, dtype))
             },
         ).meta(meta::create),
@@ -55,7 +56,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "empty(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
             |(size, dtype, _, _): Sized| {
-                let dtype = dtype.unwrap_or(DType::F32);
+                let dtype = dtype.unwrap_or(default_float());
                 Ok(Tensor::zeros(&new_shape("empty", &size, dtype)?, dtype))
             },
         ).meta(meta::create),
@@ -63,7 +64,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "ones(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
             |(size, dtype, _, _): Sized| {
-                let dtype = dtype.unwrap_or(DType::F32);
+                let dtype = dtype.unwrap_or(default_float());
                 Ok(Tensor::full(
                     &new_shape("ones", &size, dtype)?,
                     Scalar::Int(1),
@@ -132,7 +133,16 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "empty_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False, MemoryFormat? memory_format=None)",
             T,
-            |(x, dtype, _, _, format): Like| x.zeros_in(dtype.unwrap_or(x.dtype()), format),
+            // PyTorch leaves the contents unspecified; here they are the
+            // input's values. fxvm has no meta device, so a model built
+            // under `torch.device("meta")` holds real tensors, and libraries
+            // that then "move" its buffers off meta with `empty_like`
+            // (transformers' non-persistent buffers) keep their values.
+            |(x, dtype, _, _, format): Like| {
+                let t = x.zeros_in(dtype.unwrap_or(x.dtype()), format)?;
+                t.copy_from(&x)?;
+                Ok(t)
+            },
         ).meta(meta::like),
         op(
             "ones_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False, MemoryFormat? memory_format=None)",
@@ -196,7 +206,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 bool,
             )| {
                 let (start, end) =
-                    create::bounds_in(start.to_f64(), end.to_f64(), dtype.unwrap_or(DType::F32));
+                    create::bounds_in(start.to_f64(), end.to_f64(), dtype.unwrap_or(default_float()));
                 let exponents = create::linspace(start, end, steps, Some(DType::F64))?;
                 let values: Vec<f64> = exponents
                     .to_vec::<f64>()
@@ -204,7 +214,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     .map(|e| base.powf(e))
                     .collect();
                 let n = values.len();
-                Ok(Tensor::from_vec(values, &[n]).to_dtype(dtype.unwrap_or(DType::F32)))
+                Ok(Tensor::from_vec(values, &[n]).to_dtype(dtype.unwrap_or(default_float())))
             },
         ),
         op(
@@ -224,7 +234,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     Some(m) => size("m", m)?,
                     None => n,
                 };
-                Ok(create::eye(n, m, dtype.unwrap_or(DType::F32)))
+                Ok(create::eye(n, m, dtype.unwrap_or(default_float())))
             },
         ),
     ]

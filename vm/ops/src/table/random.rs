@@ -1,6 +1,7 @@
 //! Random: sampled tensors and in-place random fills, each drawing from the
 //! generator passed as `generator=` or the default one, as PyTorch does.
 
+use fxvm_tensor::dtype::default_float;
 use fxvm_tensor::layout::MemoryFormat;
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
 use fxvm_tensor::random::multinomial::multinomial;
@@ -93,7 +94,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
             |(size, g, dtype, _, _): Sampled| {
-                let dtype = dtype.unwrap_or(DType::F32);
+                let dtype = dtype.unwrap_or(default_float());
                 fresh(&new_shape("rand", &size, dtype)?, dtype, |t| {
                     fill::uniform_(t, 0.0, 1.0, &g)
                 })
@@ -103,7 +104,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)",
             T,
             |(size, g, dtype, _, _): Sampled| {
-                let dtype = dtype.unwrap_or(DType::F32);
+                let dtype = dtype.unwrap_or(default_float());
                 fresh(&new_shape("randn", &size, dtype)?, dtype, |t| {
                     fill::normal_(t, 0.0, 1.0, &g)
                 })
@@ -200,7 +201,7 @@ pub(crate) fn rows() -> Vec<Op> {
             )| {
                 match (mean, std, size) {
                     (Or::B(mean), Or::B(std), Some(size)) => {
-                        let dtype = dtype.unwrap_or(DType::F32);
+                        let dtype = dtype.unwrap_or(default_float());
                         fresh(&new_shape("normal", &size, dtype)?, dtype, |t| {
                             fill::normal_(t, mean, std, &g)
                         })

@@ -115,3 +115,13 @@ class _Amp:
 
 
 amp = _Amp()
+
+
+def _legacy_types():
+    from torch._tensor_types import cuda_types
+
+    return cuda_types
+
+
+# torch.cuda.FloatTensor … (constructing one raises PyTorch's CPU-build TypeError).
+globals().update(_legacy_types())

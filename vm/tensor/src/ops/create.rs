@@ -24,7 +24,11 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
     let any_float = [start, end, step]
         .iter()
         .any(|x| matches!(x, Scalar::Float(_)));
-    let dtype = dtype.unwrap_or(if any_float { DType::F32 } else { DType::I64 });
+    let dtype = dtype.unwrap_or(if any_float {
+        crate::dtype::default_float()
+    } else {
+        DType::I64
+    });
     let count = ((e - s) / st).ceil().max(0.0);
     if !count.is_finite() || count > i64::MAX as f64 {
         return Err(TensorError::runtime(
@@ -49,7 +53,7 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: Option<DType>) -> Resul
             "linspace(): number of steps must be non-negative",
         ));
     }
-    let dtype = dtype.unwrap_or(DType::F32);
+    let dtype = dtype.unwrap_or(crate::dtype::default_float());
     if dtype == DType::Bool && steps > 0 {
         return Err(TensorError::not_implemented_for("linspace_cpu", dtype));
     }

@@ -388,7 +388,11 @@ pub fn unary(op: Unary, t: &Tensor) -> Result<Tensor> {
         (_, DType::F32) => Ok(op.map_float::<f32>(t)),
         (_, DType::F64) => Ok(op.map_float::<f64>(t)),
         (_, DType::F16 | DType::BF16) => Ok(unary(op, &t.to_dtype(DType::F32))?.narrowed_to(dtype)),
-        (Kind::Float, _) => Ok(op.map_float::<f32>(&t.to_dtype(DType::F32))),
+        // Integers and bools into a float function: the default float dtype.
+        (Kind::Float, _) => match crate::dtype::default_float() {
+            DType::F32 => Ok(op.map_float::<f32>(&t.to_dtype(DType::F32))),
+            other => unary(op, &t.to_dtype(other)),
+        },
         (Kind::Same, DType::U8 | DType::I8 | DType::I16) => {
             Ok(unary(op, &t.to_dtype(DType::I32))?.narrowed_to(dtype))
         }
@@ -661,7 +665,7 @@ pub fn binary(op: Binary, a: &Arg, b: &Arg) -> Result<Tensor> {
     let shape = broadcast_shapes(a.shape(), b.shape())
         .ok_or_else(|| TensorError::broadcast(a.shape(), b.shape()))?;
     let compute = match op.out() {
-        Out::FloatPromoted if !promoted.is_float() => DType::F32,
+        Out::FloatPromoted if !promoted.is_float() => crate::dtype::default_float(),
         Out::Float if !promoted.is_float() => {
             return Err(TensorError::not_implemented_for(
                 format!("{}_cpu", op.name()),
@@ -813,7 +817,7 @@ pub fn binary_(op: Binary, x: &Tensor, other: &Arg) -> Result<()> {
     x.check_writable()?;
     let promoted = result_type(&[Operand::Tensor(dtype), other.operand()]);
     let result = match op.out() {
-        Out::FloatPromoted if !promoted.is_float() => DType::F32,
+        Out::FloatPromoted if !promoted.is_float() => crate::dtype::default_float(),
         Out::Compare | Out::Logical => dtype,
         _ => promoted,
     };

@@ -701,7 +701,7 @@ pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let d = if t.dtype().is_float() {
         t.dtype()
     } else {
-        DType::F32
+        crate::dtype::default_float()
     };
     let plan = Plan::new(t, Some(dims), keepdim)?;
     let out = plan.map_rows(t, |r: &[f64]| {

@@ -14,6 +14,52 @@ __all__ = ["Module"]
 # Tells compiled modules that what they captured may be stale (a mode set,
 # a member registered, replaced or removed): they check their graphs again.
 _state_changed = torch._C._module_state_changed
+
+# The state-dict key of what `get_extra_state` returns, after the module's prefix.
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+
+def _device_of(kind, device):
+    """``Module.cuda(device)``'s target: the accelerator ``kind``, or the
+    given device (an index of that kind, or a device)."""
+    if device is None:
+        return torch.device(kind)
+    if isinstance(device, int):
+        return torch.device(kind, device)
+    return torch.device(device)
+
+
+def _parse_to(*args, **kwargs):
+    """(device, dtype, non_blocking, memory_format) of ``Module.to``'s
+    overloads: ``to(device=None, dtype=None, non_blocking=False)``,
+    ``to(dtype, non_blocking=False)``, ``to(tensor, non_blocking=False)``,
+    ``to(memory_format=...)``."""
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    non_blocking = kwargs.pop("non_blocking", False)
+    memory_format = kwargs.pop("memory_format", None)
+    kwargs.pop("copy", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    args = list(args)
+    if args and isinstance(args[0], torch.Tensor):
+        other = args.pop(0)
+        device, dtype = other.device, other.dtype
+    elif args and isinstance(args[0], torch.dtype):
+        dtype = args.pop(0)
+    elif args and (args[0] is None or isinstance(args[0], (str, int, torch.device))):
+        device = args.pop(0)
+        if args and (args[0] is None or isinstance(args[0], torch.dtype)):
+            dtype = args.pop(0)
+    if args and isinstance(args[0], bool):
+        non_blocking = args.pop(0)
+    if args:
+        raise TypeError(f"to() received an invalid combination of arguments - got {tuple(type(a).__name__ for a in args)}")
+    if isinstance(device, int):
+        device = torch.device("cuda", device)
+    elif isinstance(device, str):
+        device = torch.device(device)
+    return device, dtype, non_blocking, memory_format
 _init_state = torch._C._module_init_state
 
 
@@ -66,6 +112,8 @@ class Module:
     _version = 1
     training: bool
     call_super_init = False
+    # Set by `compile()`: the compiled `_call_impl` every call then runs.
+    _compiled_call_impl = None
 
     def __init__(self, *args, **kwargs):
         if self.call_super_init is False and bool(kwargs):
@@ -281,6 +329,36 @@ class Module:
     def register_load_state_dict_pre_hook(self, hook):
         return self._register_load_state_dict_pre_hook(hook, with_module=True)
 
+    def register_load_state_dict_post_hook(self, hook):
+        """``hook(module, incompatible_keys)`` runs after this module and its
+        children have loaded; it may edit the key lists in place."""
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_pre_hook(self, hook):
+        """``hook(module, prefix, keep_vars)`` runs before ``state_dict`` saves this module."""
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata)`` runs after
+        ``state_dict`` saved this module; it edits the dict in place."""
+        hook._from_public_api = True
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_state_dict_hook(self, hook):
+        """The older post-hook form, whose return value (if not None)
+        replaces the state dict."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that was previously registered via register_state_dict_post_hook")
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """``hook(module, grad_output)`` runs when the gradients of the
         module's outputs are computed; it may return new ones."""
@@ -403,6 +481,21 @@ class Module:
             raise AttributeError("`" + param_name + "` is not an nn.Parameter")
         return param
 
+    def set_submodule(self, target, module, strict=False):
+        """Puts ``module`` at the dotted path ``target`` (its parent must
+        exist; with ``strict`` the attribute must too)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError("`module` is not an nn.Module, found " + str(type(module)))
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
     def get_buffer(self, target):
         module_path, _, buffer_name = target.rpartition(".")
         mod = self.get_submodule(module_path)
@@ -415,6 +508,23 @@ class Module:
 
     # State dicts.
 
+    def get_extra_state(self):
+        """What a module that overrides this adds to its state dict (under
+        ``_extra_state``); Module's own is never called."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+            "to report this bug."
+        )
+
+    def set_extra_state(self, state):
+        """Takes back what ``get_extra_state`` gave, when loading."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+            "to report this bug."
+        )
+
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
             if param is not None:
@@ -422,6 +532,8 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         if args:
@@ -429,12 +541,22 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
+        local_metadata = dict(version=self._version)
         if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = dict(version=self._version)
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:
+                destination = result
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
@@ -467,9 +589,17 @@ class Module:
                         setattr(self, name, input_param)
                 else:
                     param.copy_(input_param)
+        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_state_key in state_dict:
+                self.set_extra_state(state_dict[extra_state_key])
+            elif strict:
+                missing_keys.append(extra_state_key)
+        elif strict and extra_state_key in state_dict:
+            unexpected_keys.append(extra_state_key)
         if strict:
             for key in state_dict.keys():
-                if key.startswith(prefix):
+                if key.startswith(prefix) and key != extra_state_key:
                     input_name = key[len(prefix):].split(".", 1)
                     if input_name[0] not in self._modules and input_name[0] not in local_state:
                         unexpected_keys.append(key)
@@ -493,6 +623,14 @@ class Module:
                     child_prefix = prefix + name + "."
                     child_state_dict = {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)}
                     load(child, child_state_dict, child_prefix)
+            incompatible_keys = _IncompatibleKeys(missing_keys, unexpected_keys)
+            for hook in module._load_state_dict_post_hooks.values():
+                out = hook(module, incompatible_keys)
+                assert out is None, (
+                    "Hooks registered with ``register_load_state_dict_post_hook`` are not"
+                    "expected to return new values, if incompatible_keys need to be modified,"
+                    "it should be done inplace."
+                )
 
         load(self, state_dict)
         if strict:
@@ -550,20 +688,46 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        dtype = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, torch.dtype):
-                dtype = a
-            elif isinstance(a, torch.Tensor):
-                dtype = a.dtype
-        if dtype is None:
-            return self
-        if not dtype.is_floating_point:
+        """Moves and/or casts the parameters and buffers: floating ones to
+        ``dtype``, all to ``device`` (tensors live on the CPU, so another
+        device raises the error a CPU-only PyTorch gives)."""
+        device, dtype, non_blocking, memory_format = _parse_to(*args, **kwargs)
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+        def convert(t):
+            target = dtype if t.is_floating_point() else None
+            if memory_format is not None and t.dim() in (4, 5):
+                return t.to(device, target, non_blocking, memory_format=memory_format)
+            return t.to(device, target, non_blocking)
+
+        if device is None and dtype is None and memory_format is None:
+            return self
+        return self._apply(convert)
+
+    def to_empty(self, *, device, recurse=True):
+        """Parameters and buffers replaced by new ones of their shapes on
+        ``device`` (PyTorch leaves their values uninitialised)."""
+        return self._apply(lambda t: torch.empty_like(t, device=device), recurse=recurse)
 
     def cpu(self):
         return self
+
+    def cuda(self, device=None):
+        return self._apply(lambda t: t.to(_device_of("cuda", device)))
+
+    def xpu(self, device=None):
+        return self._apply(lambda t: t.to(_device_of("xpu", device)))
+
+    def ipu(self, device=None):
+        return self._apply(lambda t: t.to(_device_of("ipu", device)))
+
+    def mtia(self, device=None):
+        return self._apply(lambda t: t.to(_device_of("mtia", device)))
+
+    def compile(self, *args, **kwargs):
+        """Compiles this module's calls with ``torch.compile`` (hooks included)."""
+        self._compiled_call_impl = torch.compile(self._call_impl, *args, **kwargs)
 
     def float(self):
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
