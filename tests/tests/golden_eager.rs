@@ -601,3 +601,10 @@ for f in (m.cuda, lambda: m.to("cuda"), lambda: torch.nn.ReLU().cuda(), lambda: 
             + "SSLError: fxvm has no TLS: https and other SSL connections are not available\n"
     );
 }
+
+#[test]
+fn regex_answers_as_the_regex_package() {
+    // Tokenizer pre-tokenisation patterns (GPT-2, Llama 3, CLIP), Unicode
+    // classes, Python's empty-match stepping, pos/endpos, templates, errors.
+    check_in("regex", "corpus");
+}

@@ -17,6 +17,7 @@ pub mod module_methods;
 pub mod module_state;
 pub(crate) mod numpy;
 pub(crate) mod ops;
+pub(crate) mod regex;
 pub(crate) mod tensor;
 pub(crate) mod torch_c;
 pub(crate) mod type_names;

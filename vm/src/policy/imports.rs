@@ -69,6 +69,8 @@ pub const DEFAULT_ALLOWED: &[&str] = &[
     "torch",
     "numpy",
     "_fxvm_numpy",
+    "regex",
+    "_fxvm_regex",
     "safetensors",
     "fxvm",
     "_fxvm_import",
