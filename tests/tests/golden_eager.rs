@@ -608,3 +608,18 @@ fn regex_answers_as_the_regex_package() {
     // classes, Python's empty-match stepping, pos/endpos, templates, errors.
     check_in("regex", "corpus");
 }
+
+#[test]
+fn flex_attention_and_block_masks_match_pytorch() {
+    check_in("nn", "flex_attention");
+}
+
+#[test]
+fn torch_function_modes_see_functions_methods_operators_and_subscripts() {
+    check("torch_function_mode");
+}
+
+#[test]
+fn distribution_constraints_check_as_pytorchs() {
+    check("distribution_constraints");
+}

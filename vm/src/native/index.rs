@@ -169,16 +169,19 @@ fn overriding_class(needle: &PyObject, vm: &VirtualMachine) -> Option<PyObjectRe
         })
 }
 
-/// `tensor[needle]` through `__torch_function__` when the subscript holds
-/// an overriding object; `None` otherwise.
+/// `tensor[needle]` through the active `TorchFunctionMode`, or through
+/// `__torch_function__` when the subscript holds an overriding object;
+/// `None` otherwise.
 pub(crate) fn dispatch_get(
     tensor: &PyObjectRef,
     needle: &PyObject,
     vm: &VirtualMachine,
 ) -> PyResult<Option<PyObjectRef>> {
-    let Some(cls) = overriding_class(needle, vm) else {
+    let modes = super::ops::modes_active();
+    let cls = overriding_class(needle, vm);
+    if !modes && cls.is_none() {
         return Ok(None);
-    };
+    }
     let func = PyTensor::class(&vm.ctx)
         .as_object()
         .get_attr("__getitem__", vm)?;
@@ -186,5 +189,9 @@ pub(crate) fn dispatch_get(
         vec![tensor.clone(), needle.to_owned()],
         rustpython_vm::function::KwArgs::default(),
     );
-    super::ops::dispatch(&func, "Tensor.__getitem__", vec![cls], &args, vm).map(Some)
+    let types: Vec<PyObjectRef> = cls.into_iter().collect();
+    if modes {
+        return super::ops::mode_dispatch(&func, types, &args, vm).map(Some);
+    }
+    super::ops::dispatch(&func, "Tensor.__getitem__", types, &args, vm).map(Some)
 }

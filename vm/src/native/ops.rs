@@ -53,7 +53,32 @@ fn overloaded_types(args: &FuncArgs, vm: &VirtualMachine) -> Vec<PyObjectRef> {
     types
 }
 
-/// Calls each override in turn; `None` when there were no overrides.
+std::thread_local! {
+    /// The `torch.overrides.TorchFunctionMode`s entered and not yet left,
+    /// innermost last.
+    static MODES: std::cell::RefCell<Vec<PyObjectRef>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Whether a `TorchFunctionMode` is active (every torch function then goes to it).
+pub(crate) fn modes_active() -> bool {
+    MODES.with(|m| !m.borrow().is_empty())
+}
+
+pub(crate) fn push_mode(mode: PyObjectRef) {
+    MODES.with(|m| m.borrow_mut().push(mode));
+}
+
+pub(crate) fn pop_mode() -> Option<PyObjectRef> {
+    MODES.with(|m| m.borrow_mut().pop())
+}
+
+/// The active modes, outermost first.
+pub(crate) fn modes() -> Vec<PyObjectRef> {
+    MODES.with(|m| m.borrow().clone())
+}
+
+/// Calls each override in turn — the innermost `TorchFunctionMode` first,
+/// then the arguments' types; `None` when there were none.
 pub(super) fn torch_function(
     func: &PyObjectRef,
     name: &str,
@@ -61,10 +86,41 @@ pub(super) fn torch_function(
     vm: &VirtualMachine,
 ) -> PyResult<Option<PyObjectRef>> {
     let types = overloaded_types(args, vm);
+    if modes_active() {
+        return mode_dispatch(func, types, args, vm).map(Some);
+    }
     if types.is_empty() {
         return Ok(None);
     }
     dispatch(func, name, types, args, vm).map(Some)
+}
+
+/// `func(*args)` handed to the innermost mode's `__torch_function__`, which
+/// runs with that mode off (what it calls reaches the modes below, or the op).
+pub(super) fn mode_dispatch(
+    func: &PyObjectRef,
+    types: Vec<PyObjectRef>,
+    args: &FuncArgs,
+    vm: &VirtualMachine,
+) -> PyResult {
+    let mode = pop_mode().expect("a mode is active");
+    let kwargs = PyDict::default().into_ref(&vm.ctx);
+    let call = (|| {
+        for (k, v) in &args.kwargs {
+            kwargs.set_item(k.as_str(), v.clone(), vm)?;
+        }
+        mode.get_attr("__torch_function__", vm)?.call(
+            (
+                func.clone(),
+                vm.ctx.new_tuple(types),
+                vm.ctx.new_tuple(args.args.clone()),
+                kwargs,
+            ),
+            vm,
+        )
+    })();
+    push_mode(mode);
+    call
 }
 
 pub(super) fn dispatch(
@@ -167,16 +223,19 @@ fn make_call(
     move |args: FuncArgs, vm: &VirtualMachine| {
         if let Some(func) = me.get() {
             let types = overloaded_types(&args, vm);
-            if !types.is_empty() {
-                return match form {
-                    Some(n) => dispatch(
-                        func,
-                        qualname,
-                        types,
-                        &python_form(&op.schema, n, &args, vm)?,
-                        vm,
-                    ),
-                    None => dispatch(func, qualname, types, &args, vm),
+            let modes = modes_active();
+            if modes || !types.is_empty() {
+                let python;
+                let call = match form {
+                    Some(n) => {
+                        python = python_form(&op.schema, n, &args, vm)?;
+                        &python
+                    }
+                    None => &args,
+                };
+                return match modes {
+                    true => mode_dispatch(func, types, call, vm),
+                    false => dispatch(func, qualname, types, call, vm),
                 };
             }
         }

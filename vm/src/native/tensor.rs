@@ -62,17 +62,20 @@ fn operand(o: &PyObject, vm: &VirtualMachine) -> PyResult<Option<Arg>> {
 }
 
 fn binop(a: &PyObject, b: &PyObject, op: Binary, vm: &VirtualMachine) -> PyResult {
+    let method = || match op {
+        Binary::FloorDivide => "__floordiv__",
+        Binary::BitwiseAnd => "__and__",
+        Binary::BitwiseOr => "__or__",
+        Binary::BitwiseXor => "__xor__",
+        Binary::LeftShift => "__lshift__",
+        Binary::RightShift => "__rshift__",
+        op => op.name(),
+    };
+    if super::ops::modes_active() {
+        return method_dispatch(a, b, method(), vm);
+    }
     let (Some(x), Some(y)) = (operand(a, vm)?, operand(b, vm)?) else {
-        let method = match op {
-            Binary::FloorDivide => "__floordiv__",
-            Binary::BitwiseAnd => "__and__",
-            Binary::BitwiseOr => "__or__",
-            Binary::BitwiseXor => "__xor__",
-            Binary::LeftShift => "__lshift__",
-            Binary::RightShift => "__rshift__",
-            op => op.name(),
-        };
-        return method_dispatch(a, b, method, vm);
+        return method_dispatch(a, b, method(), vm);
     };
     super::guard::guard(op.name(), vm, || {
         let out = match (&x, &y) {
@@ -382,10 +385,17 @@ impl AsMapping for PyTensor {
                 })
             }),
             ass_subscript: atomic_func!(|m, needle, value, vm| {
-                let t = PyTensor::mapping_downcast(m).tensor();
                 let Some(value) = value else {
                     return Err(vm.new_type_error("'Tensor' object does not support item deletion"));
                 };
+                if super::ops::modes_active() {
+                    let func = PyTensor::class(&vm.ctx)
+                        .as_object()
+                        .get_attr("__setitem__", vm)?;
+                    let args = FuncArgs::from(vec![m.obj.to_owned(), needle.to_owned(), value]);
+                    return super::ops::mode_dispatch(&func, Vec::new(), &args, vm).map(drop);
+                }
+                let t = PyTensor::mapping_downcast(m).tensor();
                 super::guard::guard("Tensor.__setitem__", vm, || {
                     super::index::set(&t, needle, &value, vm)
                 })

@@ -255,6 +255,25 @@ mod _c {
         result
     }
 
+    /// Enters a `TorchFunctionMode` (see `torch.overrides`).
+    #[pyfunction]
+    fn _push_torch_function_mode(mode: PyObjectRef) {
+        crate::native::ops::push_mode(mode);
+    }
+
+    /// Leaves the innermost `TorchFunctionMode`, returning it.
+    #[pyfunction]
+    fn _pop_torch_function_mode(vm: &VirtualMachine) -> PyResult {
+        crate::native::ops::pop_mode()
+            .ok_or_else(|| vm.new_runtime_error("Trying to pop from an empty mode stack"))
+    }
+
+    /// The active `TorchFunctionMode`s, outermost first.
+    #[pyfunction]
+    fn _torch_function_modes(vm: &VirtualMachine) -> PyObjectRef {
+        vm.ctx.new_list(crate::native::ops::modes()).into()
+    }
+
     /// `__torch_function__` dispatch for functions written in Python:
     /// `(True, result)` when an override handled the call, else `(False, None)`.
     #[pyfunction]
