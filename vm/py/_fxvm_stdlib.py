@@ -3,7 +3,9 @@ library differs from CPython's C implementation in what programs see, make
 it behave as CPython does (programs print these, goldens compare them, and
 libraries such as transformers and filelock rely on them)."""
 
+import _io
 import collections
+import io
 import sys
 
 
@@ -99,3 +101,58 @@ if not hasattr(sys, "addaudithook"):
 
     sys.addaudithook = addaudithook
     sys.audit = audit
+
+
+class StringIO(_io.StringIO):
+    """``io.StringIO`` reading by characters: RustPython's counts
+    ``read(size)``/``readline(size)`` in UTF-8 bytes, returning fewer
+    characters than asked and failing ("Error Retrieving Value") when the
+    count ends inside a character (email's parser reads 8192 at a time,
+    and every package's metadata goes through it). ``tell``/``seek``
+    positions stay the native ones: opaque, as Python documents them."""
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            return super().read()
+        parts = []
+        want = size
+        while want > 0:
+            chunk = self._read_chars(want)
+            if not chunk:
+                break
+            parts.append(chunk)
+            want -= len(chunk)
+        return "".join(parts)
+
+    def _read_chars(self, n):
+        """At most ``n`` characters, at least one unless at the end."""
+        start = super().tell()
+        # `n` bytes hold at most `n` characters; a count that ends inside a
+        # character is widened by up to three bytes.
+        for extra in range(4):
+            try:
+                chunk = super().read(n + extra)
+                break
+            except ValueError:
+                super().seek(start)
+        else:
+            raise ValueError("invalid UTF-8 in StringIO buffer")
+        if len(chunk) > n:
+            chunk = chunk[:n]
+            super().seek(start + len(chunk.encode("utf-8", "surrogatepass")))
+        return chunk
+
+    def readline(self, size=-1):
+        if size is None or size < 0:
+            return super().readline()
+        start = super().tell()
+        line = super().readline()
+        if len(line) > size:
+            line = line[:size]
+            super().seek(start + len(line.encode("utf-8", "surrogatepass")))
+        return line
+
+
+StringIO.__module__ = "_io"
+StringIO.__qualname__ = StringIO.__name__ = "StringIO"
+io.StringIO = _io.StringIO = StringIO

@@ -1,0 +1,50 @@
+//! Hugging Face transformers (a pure-Python package from PyPI) under fxvm:
+//! models built from configs give PyTorch's outputs, generations, training
+//! losses and checkpoint round trips. The package comes from
+//! `fixtures/hf/install.sh` (`.ci/run` runs it) in `target/hf-site`, or from
+//! the folder `FXVM_HF_SITE` names.
+
+use std::path::PathBuf;
+
+use fxvm_tests::{fixtures, unified_diff};
+
+fn hf_site() -> Option<PathBuf> {
+    let site = match std::env::var_os("FXVM_HF_SITE") {
+        Some(dir) => PathBuf::from(dir),
+        None => fixtures().join("../target/hf-site"),
+    };
+    site.join("transformers").is_dir().then_some(site)
+}
+
+#[test]
+fn transformers_models_match_pytorch() {
+    let Some(site) = hf_site() else {
+        // Without network access to PyPI there is no transformers to run.
+        eprintln!("skipped: transformers is not installed (run fixtures/hf/install.sh)");
+        return;
+    };
+    let script = fixtures().join("hf/models.py");
+    let golden = script.with_extension("out");
+    let expected = std::fs::read_to_string(&golden).expect("golden file");
+    let out = fxvm_tests::fxvm(&[
+        "run",
+        "--site-packages",
+        site.to_str().unwrap(),
+        script.to_str().unwrap(),
+    ])
+    .env("HF_HUB_OFFLINE", "1")
+    .output()
+    .expect("spawn fxvm");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let diff = unified_diff(&expected, &stdout, &golden.display().to_string());
+    assert!(
+        diff.is_empty(),
+        "transformers differs from PyTorch:\n{diff}"
+    );
+}
