@@ -623,3 +623,13 @@ fn torch_function_modes_see_functions_methods_operators_and_subscripts() {
 fn distribution_constraints_check_as_pytorchs() {
     check("distribution_constraints");
 }
+
+#[test]
+fn attention_rows_with_every_key_masked_give_zeros() {
+    check("sdpa_masked_rows");
+}
+
+#[test]
+fn tokenizers_build_train_encode_and_round_trip_as_the_package() {
+    check_in("tokenizers", "basics");
+}

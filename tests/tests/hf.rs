@@ -16,14 +16,15 @@ fn hf_site() -> Option<PathBuf> {
     site.join("transformers").is_dir().then_some(site)
 }
 
-#[test]
-fn transformers_models_match_pytorch() {
+/// Runs `fixtures/hf/{name}.py` under fxvm with transformers and compares
+/// with what it printed under CPython and PyTorch.
+fn check(name: &str) {
     let Some(site) = hf_site() else {
         // Without network access to PyPI there is no transformers to run.
         eprintln!("skipped: transformers is not installed (run fixtures/hf/install.sh)");
         return;
     };
-    let script = fixtures().join("hf/models.py");
+    let script = fixtures().join(format!("hf/{name}.py"));
     let golden = script.with_extension("out");
     let expected = std::fs::read_to_string(&golden).expect("golden file");
     let out = fxvm_tests::fxvm(&[
@@ -45,6 +46,20 @@ fn transformers_models_match_pytorch() {
     let diff = unified_diff(&expected, &stdout, &golden.display().to_string());
     assert!(
         diff.is_empty(),
-        "transformers differs from PyTorch:\n{diff}"
+        "{name} differs from PyTorch and transformers:\n{diff}"
     );
+}
+
+#[test]
+fn transformers_models_match_pytorch() {
+    // GPT-2, BERT, Llama, T5 from configs: outputs, greedy and sampled
+    // generation, AdamW steps, save_pretrained/from_pretrained.
+    check("models");
+}
+
+#[test]
+fn transformers_tokenizers_wrap_save_load_and_drive_generation() {
+    // PreTrainedTokenizerFast over a trained tokenizers BPE, AutoTokenizer
+    // from the saved folder, batches to tensors, left-padded generation.
+    check("tokenizer");
 }

@@ -75,10 +75,12 @@ pub fn builder(config: &Config) -> InterpreterBuilder {
     let autograd = crate::native::autograd::module_def(&builder.ctx);
     let numpy = crate::native::numpy::module_def(&builder.ctx);
     let regex = crate::native::regex::module_def(&builder.ctx);
+    let tokenizers = crate::native::tokenizers::module_def(&builder.ctx);
     builder
         .add_native_module(torch_c)
         .add_native_module(autograd)
         .add_native_module(numpy)
         .add_native_module(regex)
+        .add_native_module(tokenizers)
         .add_frozen_modules(rustpython_vm::py_freeze!(dir = "../py"))
 }

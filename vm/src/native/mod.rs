@@ -19,5 +19,6 @@ pub(crate) mod numpy;
 pub(crate) mod ops;
 pub(crate) mod regex;
 pub(crate) mod tensor;
+pub(crate) mod tokenizers;
 pub(crate) mod torch_c;
 pub(crate) mod type_names;

@@ -71,6 +71,8 @@ pub const DEFAULT_ALLOWED: &[&str] = &[
     "_fxvm_numpy",
     "regex",
     "_fxvm_regex",
+    "tokenizers",
+    "_fxvm_tokenizers",
     "safetensors",
     "fxvm",
     "_fxvm_import",

@@ -294,9 +294,33 @@ pub(crate) fn attention() -> Derivative {
                 o::add(&scores, &m)?
             };
         }
-        let mut weights = o::call(
+        // PyTorch's safe softmax: a row masking every key gives zeros (its
+        // scores are zeroed first so that neither value nor gradient is NaN).
+        let ninf = Value::Scalar(fxvm_tensor::Scalar::Float(f64::NEG_INFINITY));
+        let is_ninf = o::call("eq", vec![Value::Tensor(scores.clone()), ninf], vec![])?;
+        let all_masked = o::call(
+            "all",
+            vec![Value::Tensor(is_ninf), Value::Int(-1), Value::Bool(true)],
+            vec![],
+        )?;
+        let zero = Value::Scalar(fxvm_tensor::Scalar::Float(0.0));
+        let scores = o::call(
+            "masked_fill",
+            vec![
+                Value::Tensor(scores),
+                Value::Tensor(all_masked.clone()),
+                zero.clone(),
+            ],
+            vec![],
+        )?;
+        let weights = o::call(
             "softmax",
             vec![Value::Tensor(scores), Value::Int(-1), Value::None],
+            vec![],
+        )?;
+        let mut weights = o::call(
+            "masked_fill",
+            vec![Value::Tensor(weights), Value::Tensor(all_masked), zero],
             vec![],
         )?;
         if dropout_p > 0.0 {

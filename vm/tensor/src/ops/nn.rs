@@ -717,7 +717,7 @@ pub fn scaled_dot_product_attention(
             binary(Binary::Add, &Arg::Tensor(scores), &Arg::Tensor(m.clone()))?
         };
     }
-    let mut weights = reduce::softmax(&scores, -1, None, reduce::SoftmaxKind::Softmax)?;
+    let mut weights = safe_softmax(&scores)?;
     if a.dropout_p > 0.0 {
         weights = create::dropout(
             &weights,
@@ -730,6 +730,21 @@ pub fn scaled_dot_product_attention(
         )?;
     }
     linalg::matmul(&weights, &v)
+}
+
+/// Softmax over the last dim, with zeros for a row that masks every key
+/// (all -inf), as PyTorch's attention computes it (a plain softmax gives
+/// NaN there, which the next product spreads to every position).
+fn safe_softmax(scores: &Tensor) -> Result<Tensor> {
+    let weights = reduce::softmax(scores, -1, None, reduce::SoftmaxKind::Softmax)?;
+    let plan = reduce::Plan::new(scores, Some(&[-1]), true)?;
+    let masked = plan.map_rows(scores, |row: &[f64]| {
+        row.iter().all(|&x| x == f64::NEG_INFINITY)
+    });
+    if !masked.to_vec::<bool>().contains(&true) {
+        return Ok(weights);
+    }
+    super::index::masked_fill(&weights, &masked, Scalar::Float(0.0))
 }
 
 /// `F.instance_norm`: each (sample, channel) normalised on its own, computed
