@@ -63,3 +63,9 @@ fn transformers_tokenizers_wrap_save_load_and_drive_generation() {
     // from the saved folder, batches to tensors, left-padded generation.
     check("tokenizer");
 }
+
+#[test]
+fn a_real_pretrained_model_and_tokenizer_embed_as_under_pytorch() {
+    // all-MiniLM-L6-v2's own tokenizer.json and weights.
+    check("minilm");
+}

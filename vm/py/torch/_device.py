@@ -59,7 +59,7 @@ def _warn_meta_once():
         import warnings
 
         _meta_warned.append(True)
-        warnings.warn("fxvm has no meta device: tensors made under torch.device('meta') are allocated on the CPU", UserWarning, stacklevel=3)
+        warnings.warn("fxvm has no meta device: tensors made on it (or under torch.device('meta')) are allocated on the CPU", UserWarning, stacklevel=3)
 
 
 # PyTorch defines it in C and exposes it as torch.device; pickles name it so.

@@ -470,7 +470,7 @@ const DEVICE_TYPES: &[&str] = &[
 ];
 
 /// Tensors live on the CPU: any other device raises the error a CPU-only
-/// PyTorch raises for it (fxvm has no meta tensors either).
+/// PyTorch raises for it, but for meta, whose tensors are made on the CPU.
 fn check_device(name: &str, vm: &VirtualMachine) -> PyResult<()> {
     let kind = name.split(':').next().unwrap_or(name);
     let not_compiled = |what: &str| {
@@ -483,9 +483,12 @@ fn check_device(name: &str, vm: &VirtualMachine) -> PyResult<()> {
         "cpu" => Ok(()),
         "cuda" => Err(not_compiled("CUDA")),
         "xpu" => Err(not_compiled("XPU")),
-        "meta" => Err(vm.new_not_implemented_error(
-            "fxvm has no meta tensors: every tensor holds its values on the CPU",
-        )),
+        // No meta device: such tensors are made on the CPU, said once (as
+        // under `with torch.device("meta")`; transformers asks for them).
+        "meta" => {
+            super::classes::attr("torch._device", "_warn_meta_once", vm)?.call((), vm)?;
+            Ok(())
+        }
         _ if DEVICE_TYPES.contains(&kind) => Err(vm.new_runtime_error(format!(
             "PyTorch is not linked with support for {kind} devices"
         ))),
