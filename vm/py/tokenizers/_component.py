@@ -37,6 +37,13 @@ class Component:
         cls._kinds[name] = subclass
 
     @classmethod
+    def _without_settings(cls, name, module):
+        """A kind of part that has no settings (its JSON is ``{"type": name}``)."""
+        kind = type(name, (cls,), {"__init__": lambda self: Component.__init__(self, {"type": name}), "__module__": module})
+        cls._register(name, kind)
+        return kind
+
+    @classmethod
     def _from_json(cls, text):
         """The part a JSON text describes, as its Python class."""
         if text is None:

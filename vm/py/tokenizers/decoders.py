@@ -9,13 +9,7 @@ class Decoder(Component):
     _kinds = {}
 
 
-def _simple(name):
-    cls = type(name, (Decoder,), {"__init__": lambda self: Decoder.__init__(self, {"type": name}), "__module__": __name__})
-    Decoder._register(name, cls)
-    return cls
-
-
-ByteFallback, Fuse = (_simple(n) for n in ("ByteFallback", "Fuse"))
+ByteFallback, Fuse = (Decoder._without_settings(n, __name__) for n in ("ByteFallback", "Fuse"))
 
 
 class ByteLevel(Decoder):

@@ -18,14 +18,8 @@ def _pattern(pattern):
     return {"Regex": pattern.pattern} if isinstance(pattern, Regex) else {"String": pattern}
 
 
-def _simple(name):
-    cls = type(name, (Normalizer,), {"__init__": lambda self: Normalizer.__init__(self, {"type": name}), "__module__": __name__})
-    Normalizer._register(name, cls)
-    return cls
-
-
 NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Nmt, ByteLevel = (
-    _simple(n) for n in ("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Nmt", "ByteLevel")
+    Normalizer._without_settings(n, __name__) for n in ("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Nmt", "ByteLevel")
 )
 
 

@@ -16,13 +16,7 @@ def _behavior(behavior):
     return {"removed": "Removed", "isolated": "Isolated", "merged_with_previous": "MergedWithPrevious", "merged_with_next": "MergedWithNext", "contiguous": "Contiguous"}[behavior]
 
 
-def _simple(name):
-    cls = type(name, (PreTokenizer,), {"__init__": lambda self: PreTokenizer.__init__(self, {"type": name}), "__module__": __name__})
-    PreTokenizer._register(name, cls)
-    return cls
-
-
-Whitespace, WhitespaceSplit, BertPreTokenizer, UnicodeScripts = (_simple(n) for n in ("Whitespace", "WhitespaceSplit", "BertPreTokenizer", "UnicodeScripts"))
+Whitespace, WhitespaceSplit, BertPreTokenizer, UnicodeScripts = (PreTokenizer._without_settings(n, __name__) for n in ("Whitespace", "WhitespaceSplit", "BertPreTokenizer", "UnicodeScripts"))
 
 
 class ByteLevel(PreTokenizer):

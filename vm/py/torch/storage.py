@@ -14,7 +14,25 @@ __all__ = [
 ]
 
 
-class UntypedStorage:
+class _CpuStorage:
+    """What every storage answers alike: it is on the CPU, indexed through ``tolist``."""
+
+    @property
+    def device(self):
+        return torch.device("cpu")
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def cpu(self):
+        return self
+
+    def __getitem__(self, index):
+        return self.tolist()[index]
+
+
+class UntypedStorage(_CpuStorage):
     """The bytes behind a tensor and its views: ``torch.UntypedStorage(n)``
     makes ``n`` zero bytes; ``tensor.untyped_storage()`` gives a tensor's
     (a new object each call, with the same ``data_ptr()``)."""
@@ -57,14 +75,6 @@ class UntypedStorage:
     def element_size(self):
         return 1
 
-    @property
-    def device(self):
-        return torch.device("cpu")
-
-    @property
-    def is_cuda(self):
-        return False
-
     def data_ptr(self):
         t = self._tensor
         if torch._C._storage_info(t)[1] == 0:
@@ -75,12 +85,6 @@ class UntypedStorage:
         import _fxvm_numpy
 
         return list(_fxvm_numpy.tensor_bytes(self._whole()))
-
-    def __getitem__(self, index):
-        return self.tolist()[index]
-
-    def cpu(self):
-        return self
 
     def is_shared(self):
         return False
@@ -93,7 +97,7 @@ class UntypedStorage:
         return f"{lines}[torch.storage.UntypedStorage(device=cpu) of size {self.nbytes()}]"
 
 
-class TypedStorage:
+class TypedStorage(_CpuStorage):
     """``tensor.storage()``: a tensor's storage seen in its dtype (PyTorch
     deprecates it in favour of ``untyped_storage()``)."""
 
@@ -124,22 +128,8 @@ class TypedStorage:
     def data_ptr(self):
         return self._untyped_storage().data_ptr()
 
-    @property
-    def device(self):
-        return torch.device("cpu")
-
-    @property
-    def is_cuda(self):
-        return False
-
     def tolist(self):
         return self._untyped_storage()._whole().tolist()
-
-    def __getitem__(self, index):
-        return self.tolist()[index]
-
-    def cpu(self):
-        return self
 
     def __repr__(self):
         lines = "".join(f" {v}\n" for v in self.tolist())

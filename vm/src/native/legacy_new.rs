@@ -140,18 +140,7 @@ fn invalid(args: &FuncArgs, vm: &VirtualMachine) -> rustpython_vm::builtins::PyB
 
 /// How PyTorch's C++ core prints the options of a CPU tensor of `dtype`.
 fn options(dtype: DType) -> String {
-    let name = match dtype {
-        DType::Bool => "bool",
-        DType::U8 => "unsigned char",
-        DType::I8 => "signed char",
-        DType::I16 => "short int",
-        DType::I32 => "int",
-        DType::I64 => "long int",
-        DType::F16 => "c10::Half",
-        DType::BF16 => "c10::BFloat16",
-        DType::F32 => "float",
-        DType::F64 => "double",
-    };
+    let name = dtype.type_meta_name();
     format!(
         "TensorOptions(dtype={name}, device=cpu, layout=Strided, requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))"
     )
