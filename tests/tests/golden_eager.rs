@@ -598,7 +598,7 @@ for f in (m.cuda, lambda: m.to("cuda"), lambda: torch.nn.ReLU().cuda(), lambda: 
             + "AssertionError: Torch not compiled with XPU enabled\n"
             + "AssertionError: Torch not compiled with CUDA enabled\n"
             + "NotImplementedError: fxvm has no torch.complex64 tensors: its tensors are bool, uint8, int8/16/32/64, float16, bfloat16, float32 and float64\n"
-            + "SSLError: fxvm has no TLS: https and other SSL connections are not available\n"
+            + "SSLError: fxvm has no TLS: https and other SSL connections are not available (download files beforehand and load them from disk)\n"
     );
 }
 

@@ -12,7 +12,7 @@ OPENSSL_VERSION_NUMBER = 0
 OPENSSL_VERSION_INFO = (0, 0, 0, 0, 0)
 _OPENSSL_API_VERSION = (0, 0, 0, 0, 0)
 _DEFAULT_CIPHERS = ""
-_NO_TLS = "fxvm has no TLS: https and other SSL connections are not available"
+_NO_TLS = "fxvm has no TLS: https and other SSL connections are not available (download files beforehand and load them from disk)"
 
 HAS_ALPN = False
 HAS_ECDH = False
