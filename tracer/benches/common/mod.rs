@@ -42,18 +42,23 @@ fn keep_best(acc: &mut BTreeMap<String, f64>, round: BTreeMap<String, f64>) {
 
 /// The command lines that run `py/<script>`: `[fxvm, "run", script]`, and
 /// `[python, script]` when a PyTorch interpreter is found.
+#[allow(dead_code)] // Each bench binary compiles this module; not all use it.
 pub fn commands(script: &str) -> (Vec<String>, Option<Vec<String>>) {
+    commands_with(script, &[])
+}
+
+/// [`commands`], with `fxvm_args` (e.g. `--site-packages DIR`) before the script.
+#[allow(dead_code)] // Each bench binary compiles this module; not all use it.
+pub fn commands_with(script: &str, fxvm_args: &[&str]) -> (Vec<String>, Option<Vec<String>>) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("benches/py")
         .join(script)
         .to_str()
         .expect("utf-8 path")
         .to_owned();
-    let fxvm_argv = vec![
-        env!("CARGO_BIN_EXE_fxvm").to_owned(),
-        "run".into(),
-        script.clone(),
-    ];
+    let mut fxvm_argv = vec![env!("CARGO_BIN_EXE_fxvm").to_owned(), "run".into()];
+    fxvm_argv.extend(fxvm_args.iter().map(|a| a.to_string()));
+    fxvm_argv.push(script.clone());
     let torch =
         std::env::var("FXVM_TORCH_PYTHON").unwrap_or_else(|_| "/tmp/torchref/bin/python".into());
     let torch_argv = if Path::new(&torch).exists() {
