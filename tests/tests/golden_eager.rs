@@ -633,3 +633,8 @@ fn attention_rows_with_every_key_masked_give_zeros() {
 fn tokenizers_build_train_encode_and_round_trip_as_the_package() {
     check_in("tokenizers", "basics");
 }
+
+#[test]
+fn tokenizer_encodings_map_pad_truncate_and_merge_as_the_package() {
+    check_in("tokenizers", "encoding");
+}

@@ -82,63 +82,8 @@ class AddedToken:
         return hash(self.content)
 
 
-class Encoding:
-    """An encoded sequence (or pair): ``ids``, ``tokens``, ``offsets`` (in
-    characters), ``type_ids``, masks, ``word_ids``, ``overflowing``."""
-
-    __slots__ = ("_native",)
-
-    def __init__(self, native=None):
-        self._native = native
-
-    ids = property(lambda self: self._native.ids)
-    type_ids = property(lambda self: self._native.type_ids)
-    tokens = property(lambda self: self._native.tokens)
-    offsets = property(lambda self: self._native.offsets)
-    attention_mask = property(lambda self: self._native.attention_mask)
-    special_tokens_mask = property(lambda self: self._native.special_tokens_mask)
-    word_ids = property(lambda self: self._native.word_ids)
-    words = property(lambda self: self._native.word_ids)
-    sequence_ids = property(lambda self: self._native.sequence_ids)
-    n_sequences = property(lambda self: self._native.n_sequences)
-    overflowing = property(lambda self: [Encoding(o) for o in self._native.overflowing])
-
-    def __len__(self):
-        return self._native.len()
-
-    def __repr__(self):
-        return f"Encoding(num_tokens={len(self)}, attributes=[ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask, overflowing])"
-
-    def token_to_sequence(self, token_index):
-        return self._native.token_to_sequence(token_index)
-
-    def token_to_chars(self, token_index):
-        return self._native.token_to_chars(token_index)
-
-    def token_to_word(self, token_index):
-        return self._native.token_to_word(token_index)
-
-    def char_to_token(self, char_pos, sequence_index=0):
-        return self._native.char_to_token(char_pos, sequence_index)
-
-    def char_to_word(self, char_pos, sequence_index=0):
-        return self._native.char_to_word(char_pos, sequence_index)
-
-    def word_to_tokens(self, word_index, sequence_index=0):
-        return self._native.word_to_tokens(word_index, sequence_index)
-
-    def word_to_chars(self, word_index, sequence_index=0):
-        return self._native.word_to_chars(word_index, sequence_index)
-
-    def pad(self, length, direction="right", pad_id=0, pad_type_id=0, pad_token="[PAD]"):
-        self._native = self._native.padded(length, pad_id, pad_type_id, pad_token, direction == "left")
-
-    def truncate(self, max_length, stride=0, direction="right"):
-        self._native = self._native.truncated(max_length, stride, direction == "left")
-
-    @staticmethod
-    def merge(encodings, growing_offsets=True):
-        return Encoding(_fxvm_tokenizers.Encoding.merged([e._native for e in encodings], growing_offsets))
+# The native class is the package's (`tokenizers.Encoding`).
+Encoding = _fxvm_tokenizers.Encoding
 
 
 def _added_state(token, special):
@@ -224,10 +169,10 @@ class Tokenizer:
         self._native.set(name, None if value is None else value._json())
 
     def encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
-        return Encoding(self._native.encode(sequence, pair, is_pretokenized, add_special_tokens))
+        return self._native.encode(sequence, pair, is_pretokenized, add_special_tokens)
 
     def encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):
-        return [Encoding(e) for e in self._native.encode_batch(list(input), is_pretokenized, add_special_tokens)]
+        return self._native.encode_batch(list(input), is_pretokenized, add_special_tokens)
 
     encode_batch_fast = encode_batch
 

@@ -10,7 +10,9 @@ pub(crate) use _tokenizers::module_def;
 use std::sync::RwLock;
 
 use rustpython_vm::builtins::{PyListRef, PyStrRef, PyType};
-use rustpython_vm::types::Constructor;
+use rustpython_vm::function::OptionalArg;
+use rustpython_vm::protocol::PyMappingMethods;
+use rustpython_vm::types::{AsMapping, Constructor, Representable};
 use rustpython_vm::{Py, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass};
 
 use tokenizers::{
@@ -26,11 +28,40 @@ struct PyTokenizer {
     inner: RwLock<Tokenizer>,
 }
 
-/// The result of encoding: ids, tokens, offsets and masks.
-#[pyclass(module = "_fxvm_tokenizers", name = "Encoding")]
+/// `tokenizers.Encoding`: the result of encoding — ids, tokens, offsets
+/// (in characters), masks, word and sequence ids, overflowing windows.
+#[pyclass(module = "tokenizers", name = "Encoding")]
 #[derive(Debug, PyPayload)]
 struct PyEncoding {
-    inner: tokenizers::Encoding,
+    inner: RwLock<tokenizers::Encoding>,
+}
+
+impl PyEncoding {
+    fn new(inner: tokenizers::Encoding) -> Self {
+        PyEncoding {
+            inner: RwLock::new(inner),
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, tokenizers::Encoding> {
+        self.inner.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, tokenizers::Encoding> {
+        self.inner.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// `"left"` or `"right"`, as `Encoding.pad`/`truncate` take a direction.
+fn left(direction: OptionalArg<PyStrRef>, vm: &VirtualMachine) -> PyResult<bool> {
+    match direction.into_option() {
+        None => Ok(false),
+        Some(d) => match d.text(vm)? {
+            "left" => Ok(true),
+            "right" => Ok(false),
+            other => Err(vm.new_value_error(format!("Invalid direction: {other}"))),
+        },
+    }
 }
 
 /// The crate's errors as Python's (the package raises `Exception` with the
@@ -150,7 +181,7 @@ fn strings(values: impl IntoIterator<Item = String>, vm: &VirtualMachine) -> PyO
 }
 
 fn encoding(inner: tokenizers::Encoding, vm: &VirtualMachine) -> PyObjectRef {
-    PyEncoding { inner }.into_ref(&vm.ctx).into()
+    PyEncoding::new(inner).into_ref(&vm.ctx).into()
 }
 
 #[pyclass(with(Constructor))]
@@ -403,27 +434,27 @@ impl PyTokenizer {
     }
 }
 
-#[pyclass]
+#[pyclass(with(AsMapping, Representable))]
 impl PyEncoding {
     #[pygetset]
     fn ids(&self, vm: &VirtualMachine) -> PyObjectRef {
-        list(self.inner.get_ids().iter().map(|&v| Some(v)), vm)
+        list(self.read().get_ids().iter().map(|&v| Some(v)), vm)
     }
 
     #[pygetset]
     fn type_ids(&self, vm: &VirtualMachine) -> PyObjectRef {
-        list(self.inner.get_type_ids().iter().map(|&v| Some(v)), vm)
+        list(self.read().get_type_ids().iter().map(|&v| Some(v)), vm)
     }
 
     #[pygetset]
     fn tokens(&self, vm: &VirtualMachine) -> PyObjectRef {
-        strings(self.inner.get_tokens().iter().cloned(), vm)
+        strings(self.read().get_tokens().iter().cloned(), vm)
     }
 
     #[pygetset]
     fn offsets(&self, vm: &VirtualMachine) -> PyObjectRef {
         let items = self
-            .inner
+            .read()
             .get_offsets()
             .iter()
             .map(|&(a, b)| {
@@ -437,13 +468,16 @@ impl PyEncoding {
 
     #[pygetset]
     fn attention_mask(&self, vm: &VirtualMachine) -> PyObjectRef {
-        list(self.inner.get_attention_mask().iter().map(|&v| Some(v)), vm)
+        list(
+            self.read().get_attention_mask().iter().map(|&v| Some(v)),
+            vm,
+        )
     }
 
     #[pygetset]
     fn special_tokens_mask(&self, vm: &VirtualMachine) -> PyObjectRef {
         list(
-            self.inner
+            self.read()
                 .get_special_tokens_mask()
                 .iter()
                 .map(|&v| Some(v)),
@@ -453,13 +487,19 @@ impl PyEncoding {
 
     #[pygetset]
     fn word_ids(&self, vm: &VirtualMachine) -> PyObjectRef {
-        list(self.inner.get_word_ids().iter().copied(), vm)
+        list(self.read().get_word_ids().iter().copied(), vm)
+    }
+
+    /// The deprecated name of `word_ids`.
+    #[pygetset]
+    fn words(&self, vm: &VirtualMachine) -> PyObjectRef {
+        self.word_ids(vm)
     }
 
     #[pygetset]
     fn sequence_ids(&self, vm: &VirtualMachine) -> PyObjectRef {
         list(
-            self.inner
+            self.read()
                 .get_sequence_ids()
                 .into_iter()
                 .map(|v| v.map(|v| v as i64)),
@@ -469,13 +509,13 @@ impl PyEncoding {
 
     #[pygetset]
     fn n_sequences(&self) -> usize {
-        self.inner.n_sequences()
+        self.read().n_sequences()
     }
 
     #[pygetset]
     fn overflowing(&self, vm: &VirtualMachine) -> PyObjectRef {
         let items = self
-            .inner
+            .read()
             .get_overflowing()
             .iter()
             .map(|e| encoding(e.clone(), vm))
@@ -484,84 +524,156 @@ impl PyEncoding {
     }
 
     #[pymethod]
-    fn len(&self) -> usize {
-        self.inner.len()
+    fn token_to_sequence(&self, token_index: usize) -> Option<usize> {
+        self.read().token_to_sequence(token_index)
     }
 
     #[pymethod]
-    fn token_to_sequence(&self, token: usize) -> Option<usize> {
-        self.inner.token_to_sequence(token)
+    fn token_to_chars(&self, token_index: usize) -> Option<(usize, usize)> {
+        self.read()
+            .token_to_chars(token_index)
+            .map(|(_, offsets)| offsets)
     }
 
     #[pymethod]
-    fn token_to_chars(&self, token: usize) -> Option<(usize, usize)> {
-        self.inner.token_to_chars(token).map(|(_, offsets)| offsets)
+    fn token_to_word(&self, token_index: usize) -> Option<u32> {
+        self.read().token_to_word(token_index).map(|(_, word)| word)
     }
 
     #[pymethod]
-    fn token_to_word(&self, token: usize) -> Option<u32> {
-        self.inner.token_to_word(token).map(|(_, word)| word)
+    fn char_to_token(&self, char_pos: usize, sequence_index: OptionalArg<usize>) -> Option<usize> {
+        self.read()
+            .char_to_token(char_pos, sequence_index.unwrap_or(0))
     }
 
     #[pymethod]
-    fn char_to_token(&self, pos: usize, sequence_index: usize) -> Option<usize> {
-        self.inner.char_to_token(pos, sequence_index)
+    fn char_to_word(&self, char_pos: usize, sequence_index: OptionalArg<usize>) -> Option<u32> {
+        self.read()
+            .char_to_word(char_pos, sequence_index.unwrap_or(0))
     }
 
     #[pymethod]
-    fn char_to_word(&self, pos: usize, sequence_index: usize) -> Option<u32> {
-        self.inner.char_to_word(pos, sequence_index)
-    }
-
-    #[pymethod]
-    fn word_to_tokens(&self, word: u32, sequence_index: usize) -> Option<(usize, usize)> {
-        self.inner.word_to_tokens(word, sequence_index)
-    }
-
-    #[pymethod]
-    fn word_to_chars(&self, word: u32, sequence_index: usize) -> Option<(usize, usize)> {
-        self.inner.word_to_chars(word, sequence_index)
-    }
-
-    /// A copy padded to `length` (see `Encoding.pad`).
-    #[pymethod]
-    fn padded(
+    fn word_to_tokens(
         &self,
-        length: usize,
-        pad_id: u32,
-        pad_type_id: u32,
-        pad_token: String,
-        left: bool,
-    ) -> PyEncoding {
-        let mut inner = self.inner.clone();
-        let direction = if left {
-            tokenizers::PaddingDirection::Left
-        } else {
-            tokenizers::PaddingDirection::Right
-        };
-        inner.pad(length, pad_id, pad_type_id, &pad_token, direction);
-        PyEncoding { inner }
+        word_index: u32,
+        sequence_index: OptionalArg<usize>,
+    ) -> Option<(usize, usize)> {
+        self.read()
+            .word_to_tokens(word_index, sequence_index.unwrap_or(0))
     }
 
-    /// A copy truncated to `max_length` (see `Encoding.truncate`).
     #[pymethod]
-    fn truncated(&self, max_length: usize, stride: usize, left: bool) -> PyEncoding {
-        let mut inner = self.inner.clone();
-        let direction = if left {
-            tokenizers::TruncationDirection::Left
-        } else {
-            tokenizers::TruncationDirection::Right
-        };
-        inner.truncate(max_length, stride, direction);
-        PyEncoding { inner }
+    fn word_to_chars(
+        &self,
+        word_index: u32,
+        sequence_index: OptionalArg<usize>,
+    ) -> Option<(usize, usize)> {
+        self.read()
+            .word_to_chars(word_index, sequence_index.unwrap_or(0))
     }
 
-    /// Several encodings made one (`Encoding.merge`).
+    #[pymethod]
+    fn set_sequence_id(&self, sequence_id: usize) {
+        self.write().set_sequence_id(sequence_id);
+    }
+
+    /// Pads to `length` in place: `pad(length, direction="right", pad_id=0,
+    /// pad_type_id=0, pad_token="[PAD]")`.
+    #[pymethod]
+    fn pad(&self, length: usize, args: PadArgs, vm: &VirtualMachine) -> PyResult<()> {
+        let direction = match left(args.direction, vm)? {
+            true => tokenizers::PaddingDirection::Left,
+            false => tokenizers::PaddingDirection::Right,
+        };
+        let token = match args.pad_token.into_option() {
+            Some(t) => t.text(vm)?.to_owned(),
+            None => "[PAD]".to_owned(),
+        };
+        self.write().pad(
+            length,
+            args.pad_id.unwrap_or(0),
+            args.pad_type_id.unwrap_or(0),
+            &token,
+            direction,
+        );
+        Ok(())
+    }
+
+    /// Truncates to `max_length` in place, the rest becoming overflowing windows.
+    #[pymethod]
+    fn truncate(&self, max_length: usize, args: TruncateArgs, vm: &VirtualMachine) -> PyResult<()> {
+        let (stride, direction) = (args.stride.unwrap_or(0), args.direction);
+        if max_length > 0 && stride >= max_length {
+            return Err(vm.new_value_error(format!(
+                "stride must be strictly less than max_length={max_length}"
+            )));
+        }
+        let direction = match left(direction, vm)? {
+            true => tokenizers::TruncationDirection::Left,
+            false => tokenizers::TruncationDirection::Right,
+        };
+        self.write().truncate(max_length, stride, direction);
+        Ok(())
+    }
+
+    /// Several encodings made one.
     #[pystaticmethod]
-    fn merged(encodings: Vec<PyRef<PyEncoding>>, growing_offsets: bool) -> PyEncoding {
-        let inner =
-            tokenizers::Encoding::merge(encodings.iter().map(|e| e.inner.clone()), growing_offsets);
-        PyEncoding { inner }
+    fn merge(args: MergeArgs) -> PyEncoding {
+        let parts: Vec<tokenizers::Encoding> =
+            args.encodings.iter().map(|e| e.read().clone()).collect();
+        PyEncoding::new(tokenizers::Encoding::merge(
+            parts,
+            args.growing_offsets.unwrap_or(true),
+        ))
+    }
+}
+
+#[derive(rustpython_vm::FromArgs)]
+struct PadArgs {
+    #[pyarg(any, optional)]
+    direction: OptionalArg<PyStrRef>,
+    #[pyarg(any, optional)]
+    pad_id: OptionalArg<u32>,
+    #[pyarg(any, optional)]
+    pad_type_id: OptionalArg<u32>,
+    #[pyarg(any, optional)]
+    pad_token: OptionalArg<PyStrRef>,
+}
+
+#[derive(rustpython_vm::FromArgs)]
+struct TruncateArgs {
+    #[pyarg(any, optional)]
+    stride: OptionalArg<usize>,
+    #[pyarg(any, optional)]
+    direction: OptionalArg<PyStrRef>,
+}
+
+#[derive(rustpython_vm::FromArgs)]
+struct MergeArgs {
+    #[pyarg(any)]
+    encodings: Vec<PyRef<PyEncoding>>,
+    #[pyarg(any, optional)]
+    growing_offsets: OptionalArg<bool>,
+}
+
+impl AsMapping for PyEncoding {
+    fn as_mapping() -> &'static PyMappingMethods {
+        static AS_MAPPING: PyMappingMethods = PyMappingMethods {
+            length: rustpython_vm::atomic_func!(|m, _vm| Ok(PyEncoding::mapping_downcast(m)
+                .read()
+                .len())),
+            ..PyMappingMethods::NOT_IMPLEMENTED
+        };
+        &AS_MAPPING
+    }
+}
+
+impl Representable for PyEncoding {
+    fn repr_str(zelf: &Py<Self>, _vm: &VirtualMachine) -> PyResult<String> {
+        Ok(format!(
+            "Encoding(num_tokens={}, attributes=[ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask, overflowing])",
+            zelf.read().len()
+        ))
     }
 }
 
