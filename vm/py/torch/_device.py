@@ -1,10 +1,10 @@
 """``torch.device``: names any device PyTorch knows, as PyTorch does; fxvm
 computes on the CPU only, so tensors refuse other devices when created."""
 
-_TYPES = (
-    "cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
-    "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone",
-)
+from torch import _C
+
+# The device types PyTorch names (the list tensor creation checks against).
+_TYPES = _C._device_types
 
 
 class device:

@@ -161,6 +161,33 @@ impl Regex {
         Ok(found.iter().map(|spans| offsets.chars(spans)).collect())
     }
 
+    /// What `findall` gives: each match in `text[pos..endpos]` (characters)
+    /// as the text of its groups (group 0 alone when there are none), ""
+    /// for a group that did not take part.
+    pub fn find_texts<'t>(
+        &self,
+        text: &'t str,
+        pos: usize,
+        endpos: usize,
+    ) -> Result<Vec<Vec<&'t str>>, Error> {
+        let (start, end) = Offsets::new(text).window(pos, endpos);
+        let found = self.find_all_bytes(text, start, end, 0)?;
+        let groups = if self.groups == 0 {
+            0..1
+        } else {
+            1..self.groups + 1
+        };
+        Ok(found
+            .iter()
+            .map(|spans| {
+                spans[groups.clone()]
+                    .iter()
+                    .map(|s| s.map_or("", |(a, b)| &text[a..b]))
+                    .collect()
+            })
+            .collect())
+    }
+
     /// `text` with the first `count` matches (0: all) replaced by `template`,
     /// and how many were.
     pub fn sub(

@@ -426,7 +426,9 @@ impl Translator {
         Err(Error::at(format!("missing {end}"), self.chars.len()))
     }
 
-    /// An escape at the cursor; returns whether it can be repeated.
+    /// An escape at the cursor; returns whether it can be repeated. Inside a
+    /// class only class escapes (`\d`, `\p{L}`, …) and errors reach here:
+    /// escapes of one character are `class_code`'s.
     fn escape(&mut self, in_class: bool) -> Result<bool, Error> {
         let start = self.at;
         let Some(c) = self.peek(1) else {
@@ -453,7 +455,6 @@ impl Translator {
                 self.out.push('\\');
                 self.out.push(c);
             }
-            'b' if in_class => self.out.push_str(r"\x08"),
             'b' | 'B' => {
                 self.out.push_str(if ascii { "(?-u:\\" } else { "\\" });
                 self.out.push(c);
@@ -564,7 +565,6 @@ impl Translator {
             c if c.is_ascii_alphanumeric() => {
                 return Err(Error::at(format!("bad escape \\{c}"), start + 2));
             }
-            c if in_class => literal_in_class(&mut self.out, c),
             c => literal(&mut self.out, c),
         }
         Ok(true)
@@ -789,14 +789,6 @@ fn push_code(out: &mut String, code: u32) {
 /// `c` matched literally outside a class.
 fn literal(out: &mut String, c: char) {
     if r"\.+*?()|[]{}^$#".contains(c) {
-        out.push('\\');
-    }
-    out.push(c);
-}
-
-/// `c` matched literally inside a class.
-fn literal_in_class(out: &mut String, c: char) {
-    if r"\[]^-&~".contains(c) {
         out.push('\\');
     }
     out.push(c);

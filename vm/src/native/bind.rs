@@ -445,8 +445,9 @@ pub(crate) fn to_arg(o: &PyObjectRef, vm: &VirtualMachine) -> Option<Arg> {
     scalar(o, vm).map(Arg::Scalar)
 }
 
-/// The device types PyTorch names (`torch.device` accepts them all).
-const DEVICE_TYPES: &[&str] = &[
+/// The device types PyTorch names (`torch.device` accepts them all, as
+/// `torch._C._device_types`).
+pub(crate) const DEVICE_TYPES: &[&str] = &[
     "cpu",
     "cuda",
     "ipu",

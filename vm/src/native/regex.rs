@@ -185,33 +185,17 @@ impl PyCompiled {
         endpos: usize,
         vm: &VirtualMachine,
     ) -> PyResult {
-        let text = text.text(vm)?;
         let found = self
             .regex
-            .find_all(text, pos, endpos, 0)
+            .find_texts(text.text(vm)?, pos, endpos)
             .map_err(|e| error(e, vm))?;
-        let chars: Vec<usize> = if text.is_ascii() {
-            Vec::new()
-        } else {
-            text.char_indices()
-                .map(|(b, _)| b)
-                .chain([text.len()])
-                .collect()
-        };
-        let byte = |c: usize| if chars.is_empty() { c } else { chars[c] };
-        let piece = |s: &Option<(usize, usize)>| -> PyObjectRef {
-            let (a, b) = s.unwrap_or((0, 0));
-            vm.ctx.new_str(&text[byte(a)..byte(b)]).into()
-        };
-        let groups = self.regex.groups();
         let items = found
-            .iter()
-            .map(|spans| match groups {
-                0 => piece(&spans[0]),
-                1 => piece(&spans[1]),
-                _ => vm
+            .into_iter()
+            .map(|groups| match groups.as_slice() {
+                [one] => vm.ctx.new_str(*one).into(),
+                many => vm
                     .ctx
-                    .new_tuple(spans[1..].iter().map(piece).collect())
+                    .new_tuple(many.iter().map(|g| vm.ctx.new_str(*g).into()).collect())
                     .into(),
             })
             .collect();

@@ -114,6 +114,16 @@ mod _c {
         dtype(DType::Bool, vm)
     }
 
+    /// The device types `torch.device` accepts (what tensor creation checks).
+    #[pyattr(once)]
+    fn _device_types(vm: &VirtualMachine) -> PyObjectRef {
+        let names = crate::native::bind::DEVICE_TYPES
+            .iter()
+            .map(|n| vm.ctx.new_str(*n).into())
+            .collect();
+        vm.ctx.new_tuple(names).into()
+    }
+
     /// `torch.get_default_dtype()`.
     #[pyfunction]
     fn _get_default_dtype(vm: &VirtualMachine) -> PyResult {
