@@ -74,9 +74,13 @@ impl Scratch {
         Scratch(dir)
     }
 
-    /// Writes `text` to `name` inside the folder and returns its path.
+    /// Writes `text` to `name` inside the folder (making its folders) and
+    /// returns its path.
     pub fn write(&self, name: &str, text: &str) -> PathBuf {
         let path = self.0.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create scratch subfolder");
+        }
         std::fs::write(&path, text).expect("write scratch file");
         path
     }

@@ -129,6 +129,46 @@ fn argv_is_the_script_then_its_arguments() {
 }
 
 #[test]
+fn dash_m_runs_a_module_as_python_does() {
+    let dir = Scratch::new("dash_m");
+    dir.write("pkg/__init__.py", "");
+    dir.write(
+        "pkg/__main__.py",
+        "import sys\nprint(__name__, sys.argv[0].endswith('pkg/__main__.py'), sys.argv[1:])\n",
+    );
+    dir.write(
+        "tool.py",
+        "import sys\nprint(__name__, sys.argv[1:])\nsys.exit(3)\n",
+    );
+    // The working folder is on sys.path, so its packages and modules run.
+    let out = run_in(dir.path(), &["run", "-m", "pkg", "a", "-q"]);
+    assert_eq!(
+        (out.status, out.stdout.as_str()),
+        (Some(0), "__main__ True ['a', '-q']\n"),
+        "{out:?}"
+    );
+    let out = run_in(dir.path(), &["run", "-m", "tool", "--x"]);
+    assert_eq!(
+        (out.status, out.stdout.as_str()),
+        (Some(3), "__main__ ['--x']\n")
+    );
+    // A library module that closes stdout itself (json.tool's `with outfile:`)
+    // ends quietly, as in python.
+    dir.write("j.json", "[1]");
+    let out = run_in(dir.path(), &["run", "-m", "json.tool", "j.json"]);
+    assert_eq!(
+        (out.status, out.stdout.as_str(), out.stderr.as_str()),
+        (Some(0), "[\n    1\n]\n", ""),
+    );
+    let out = run_in(dir.path(), &["run", "-m", "nosuch"]);
+    assert_eq!(out.status, Some(1));
+    assert!(
+        out.stderr.ends_with(": No module named nosuch\n"),
+        "{out:?}"
+    );
+}
+
+#[test]
 fn main_module_and_atexit_behave_as_in_python() {
     let code = "import atexit\natexit.register(lambda: print('atexit ran'))\nprint(__name__)\n";
     let out = run(&["run", "-c", code]);

@@ -15,6 +15,10 @@ pub enum Main<'a> {
     File(&'a Path),
     /// Source text, as `python -c`; the current folder goes first on `sys.path`.
     Code(&'a str),
+    /// A module found on `sys.path`, run as `python -m` runs it (runpy's
+    /// `__main__` semantics: `sys.argv[0]` becomes the module's file); the
+    /// current folder goes first on `sys.path`.
+    Module(&'a str),
 }
 
 /// Runs `main` in a fresh `__main__` module.
@@ -36,6 +40,14 @@ pub fn run_main(vm: &VirtualMachine, main: Main<'_>) -> PyResult<()> {
             vm.insert_sys_path(vm.new_pyobj(""))?;
             check_source(code.as_bytes(), "<string>", vm)?;
             vm.run_string(scope, code, "<string>".to_owned()).map(drop)
+        }
+        Main::Module(name) => {
+            let cwd = std::env::current_dir()
+                .map(|d| d.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            vm.insert_sys_path(vm.new_pyobj(cwd))?;
+            let run = vm.import("runpy", 0)?.get_attr("_run_module_as_main", vm)?;
+            run.call((name.to_owned(), true), vm).map(drop)
         }
     }
 }
@@ -109,7 +121,12 @@ pub fn flush_std(vm: &VirtualMachine) -> bool {
         let Ok(stream) = vm.sys_module.get_attr(name, vm) else {
             continue;
         };
-        if vm.is_none(&stream) {
+        // As CPython, a stream the program closed is not flushed.
+        let closed = stream
+            .get_attr("closed", vm)
+            .and_then(|c| c.try_to_bool(vm))
+            .unwrap_or(false);
+        if vm.is_none(&stream) || closed {
             continue;
         }
         if let Err(e) = vm.call_method(&stream, "flush", ())

@@ -7,15 +7,18 @@ use fxvm_vm::script::{self, Main};
 
 use super::ExitStatus;
 
-/// Run a Python script (or `-c CODE`) in the fxvm interpreter.
+/// Run a Python script (or `-c CODE`, or `-m MODULE`) in the fxvm interpreter.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  fxvm run model.py --epochs 3\n  fxvm run -c \"import torch; print(torch.__version__)\"\n  fxvm run --profile train.py"
+    after_help = "Examples:\n  fxvm run model.py --epochs 3\n  fxvm run -c \"import torch; print(torch.__version__)\"\n  fxvm run -m pytest -q tests/\n  fxvm run --profile train.py"
 )]
 pub(crate) struct RunArgs {
     /// Program passed in as a string, as `python -c`.
-    #[arg(short = 'c', value_name = "CODE")]
+    #[arg(short = 'c', value_name = "CODE", conflicts_with = "module")]
     code: Option<String>,
+    /// Run a library module as a script, as `python -m` (`sys.argv[0]` is the module's file).
+    #[arg(short = 'm', value_name = "MODULE")]
+    module: Option<String>,
     /// Time each op of the graphs and training steps torch.compile / fxvm.global_function replay, and print the table on stderr at exit.
     #[arg(long)]
     profile: bool,
@@ -32,16 +35,18 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
-    let (main, argv) = match &args.code {
-        Some(code) => {
-            let argv = std::iter::once("-c".to_owned())
-                .chain(args.argv.iter().cloned())
-                .collect();
-            (Main::Code(code), argv)
-        }
-        None => {
+    // As python, the flag stands in argv[0] until the program replaces it.
+    let flagged = |flag: &str| {
+        std::iter::once(flag.to_owned())
+            .chain(args.argv.iter().cloned())
+            .collect()
+    };
+    let (main, argv) = match (&args.code, &args.module) {
+        (Some(code), _) => (Main::Code(code), flagged("-c")),
+        (None, Some(module)) => (Main::Module(module), flagged("-m")),
+        (None, None) => {
             let Some(file) = args.argv.first() else {
-                anyhow::bail!("`fxvm run` needs a script, or -c CODE");
+                anyhow::bail!("`fxvm run` needs a script, -c CODE or -m MODULE");
             };
             check_script(Path::new(file))?;
             (Main::File(Path::new(file)), args.argv.clone())
