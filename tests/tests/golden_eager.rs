@@ -638,3 +638,8 @@ fn tokenizers_build_train_encode_and_round_trip_as_the_package() {
 fn tokenizer_encodings_map_pad_truncate_and_merge_as_the_package() {
     check_in("tokenizers", "encoding");
 }
+
+#[test]
+fn scopes_in_finally_bodies_left_by_return_or_break_compile_as_in_cpython() {
+    check_in("python", "compiler_finally");
+}

@@ -6,6 +6,7 @@
 
 pub mod binding;
 pub mod collector;
+mod compiler;
 mod interp;
 pub mod location;
 mod native;

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use rustpython_vm::builtins::PyBaseExceptionRef;
-use rustpython_vm::{PyResult, VirtualMachine, stdlib::atexit};
+use rustpython_vm::builtins::{PyBaseExceptionRef, PyCode};
+use rustpython_vm::scope::Scope;
+use rustpython_vm::{PyRef, PyResult, VirtualMachine, stdlib::atexit};
 
 use crate::native::compile_guard::check_source;
 
@@ -31,10 +32,13 @@ pub fn run_main(vm: &VirtualMachine, main: Main<'_>) -> PyResult<()> {
             let name = path.to_string_lossy();
             let source = read_source(vm, path)?;
             check_source(&source, &name, vm)?;
-            if std::str::from_utf8(&source).is_err() {
+            let Ok(text) = std::str::from_utf8(&source) else {
                 return Err(non_utf8_error(vm, &source, &name));
+            };
+            match crate::compiler::compile_fixed(vm, text, &name, None) {
+                Some(code) => run_as_main_file(vm, scope, code?, &name),
+                None => vm.run_any_file(scope, &name),
             }
-            vm.run_any_file(scope, &name)
         }
         Main::Code(code) => {
             vm.insert_sys_path(vm.new_pyobj(""))?;
@@ -50,6 +54,32 @@ pub fn run_main(vm: &VirtualMachine, main: Main<'_>) -> PyResult<()> {
             run.call((name.to_owned(), true), vm).map(drop)
         }
     }
+}
+
+/// Runs a script compiled by [`crate::compiler`] as RustPython's
+/// `run_any_file` runs the others: `__file__`, `__cached__` and a source
+/// loader set for the run, `__file__` and `__cached__` removed after it.
+fn run_as_main_file(
+    vm: &VirtualMachine,
+    scope: Scope,
+    code: PyRef<PyCode>,
+    path: &str,
+) -> PyResult<()> {
+    let globals = scope.globals.clone();
+    globals.set_item("__file__", vm.new_pyobj(path), vm)?;
+    globals.set_item("__cached__", vm.ctx.none(), vm)?;
+    let loader = vm
+        .import("importlib.machinery", 0)?
+        .get_attr("machinery", vm)?
+        .get_attr("SourceFileLoader", vm)?
+        .call(("__main__", path), vm)?;
+    globals.set_item("__loader__", loader, vm)?;
+    let result = vm.run_code_obj(code, scope).map(drop);
+    for name in ["__file__", "__cached__"] {
+        // Absent only if the script deleted it itself.
+        let _ = globals.del_item(name, vm);
+    }
+    result
 }
 
 /// The script's bytes; an error names the file, as python's does.

@@ -34,12 +34,90 @@ pub(crate) fn install(vm: &VirtualMachine) -> PyResult<()> {
                     _ => "<string>".to_owned(),
                 };
                 check(&source, &filename, vm)?;
+                if let Some(code) = fixed_code(name, &source, &filename, &args, vm)? {
+                    if name == "compile" {
+                        return Ok(code);
+                    }
+                    let mut args = args;
+                    args.args[0] = code;
+                    return original.call(args, vm);
+                }
             }
             original.call(args, vm)
         });
         vm.builtins.set_attr(name, guarded, vm)?;
     }
     Ok(())
+}
+
+/// The code object of a source RustPython's compiler needs a fix for
+/// ([`crate::compiler`]), compiled as `compile`/`exec` would; `None` for
+/// everything else (ASTs, code objects, `eval`, `compile(..., PyCF_ONLY_AST)`).
+fn fixed_code(
+    name: &str,
+    source: &PyObjectRef,
+    filename: &str,
+    args: &FuncArgs,
+    vm: &VirtualMachine,
+) -> PyResult<Option<PyObjectRef>> {
+    let arg = |i: usize, key: &str| args.args.get(i).or_else(|| args.kwargs.get(key));
+    let (mode, optimize) = match name {
+        "exec" if !args.args.is_empty() => ("exec".to_owned(), None),
+        "compile" => {
+            let mode = match arg(2, "mode") {
+                Some(m) => m.str(vm)?.to_string_lossy().into_owned(),
+                None => return Ok(None),
+            };
+            let flags = match arg(3, "flags") {
+                Some(f) => f.try_to_value::<i64>(vm).unwrap_or(0),
+                None => 0,
+            };
+            if flags & PY_CF_ONLY_AST != 0 {
+                return Ok(None);
+            }
+            let optimize = match arg(5, "optimize") {
+                Some(o) => u8::try_from(o.try_to_value::<i64>(vm).unwrap_or(-1)).ok(),
+                None => None,
+            };
+            (mode, optimize)
+        }
+        _ => return Ok(None),
+    };
+    if mode != "exec" {
+        return Ok(None);
+    }
+    let text = if let Some(s) = source.downcast_ref::<PyStr>() {
+        s.to_str().map(str::to_owned)
+    } else if let Ok(bytes) = ArgBytesLike::try_from_borrowed_object(vm, source) {
+        utf8_source(&bytes.borrow_buf())
+    } else {
+        None
+    };
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    match crate::compiler::compile_fixed(vm, &text, filename, optimize) {
+        Some(code) => code.map(|c| Some(c.into())),
+        None => Ok(None),
+    }
+}
+
+/// `compile`'s flag asking for the AST only.
+const PY_CF_ONLY_AST: i64 = 0x0400;
+
+/// Source bytes as text when they are UTF-8 (PEP 263's default; a BOM is
+/// dropped) and declare no other coding; otherwise `None`, leaving the
+/// decoding to RustPython.
+fn utf8_source(bytes: &[u8]) -> Option<String> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let text = std::str::from_utf8(bytes).ok()?;
+    let declares_other = text.lines().take(2).any(|line| {
+        line.trim_start().starts_with('#')
+            && line.contains("coding")
+            && !line.contains("utf-8")
+            && !line.contains("utf8")
+    });
+    (!declares_other).then(|| text.to_owned())
 }
 
 /// Checks `source` (a str or bytes-like; code objects and ASTs pass).
