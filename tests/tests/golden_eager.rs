@@ -643,3 +643,8 @@ fn tokenizer_encodings_map_pad_truncate_and_merge_as_the_package() {
 fn scopes_in_finally_bodies_left_by_return_or_break_compile_as_in_cpython() {
     check_in("python", "compiler_finally");
 }
+
+#[test]
+fn code_compiled_from_an_ast_tree_keeps_the_trees_line_numbers() {
+    check_in("python", "compile_ast");
+}

@@ -1,13 +1,17 @@
 //! Compiling what RustPython 0.5's compiler gets wrong, on its own AST and
-//! code generator: each fix is an AST rewrite applied only to sources that
-//! need it, so every other source keeps RustPython's path unchanged.
+//! code generator: each fix applies only to the sources (or `ast` trees)
+//! that need it, so everything else keeps RustPython's path unchanged.
+//!
+//! - [`finally`]: scopes in a `finally` body that a jump leaves through;
+//! - [`from_ast`]: `compile(tree)` keeping the tree's line numbers.
 
 mod finally;
+mod from_ast;
 
 use rustpython_vm::builtins::PyCode;
 use rustpython_vm::compiler::core::SourceFileBuilder;
 use rustpython_vm::compiler::{Mode, ast, codegen, parser};
-use rustpython_vm::{PyRef, PyResult, VirtualMachine};
+use rustpython_vm::{PyObjectRef, PyRef, PyResult, VirtualMachine};
 
 /// The code object for `source` (a module, `exec` mode) when it needs a fix;
 /// `None` sends it down RustPython's own path (which also reports any syntax
@@ -27,14 +31,37 @@ pub(crate) fn compile_fixed(
     if !finally::rewrite_module(&mut module.body) {
         return None;
     }
+    Some(generate(vm, module, source, filename, optimize))
+}
+
+/// The code object for an `ast.Module` with its nodes' positions (RustPython
+/// compiles every node at line 1); `None` for a tree the converter does not
+/// cover, which RustPython's own `compile` then takes. The tree must have
+/// passed RustPython's validation.
+pub(crate) fn compile_tree(
+    vm: &VirtualMachine,
+    tree: &PyObjectRef,
+    filename: &str,
+    optimize: Option<u8>,
+) -> Option<PyResult<PyRef<PyCode>>> {
+    let (mut module, text) = from_ast::module(vm, tree).ok()?;
+    finally::rewrite_module(&mut module.body);
+    Some(generate(vm, module, &text, filename, optimize))
+}
+
+fn generate(
+    vm: &VirtualMachine,
+    module: ast::ModModule,
+    source: &str,
+    filename: &str,
+    optimize: Option<u8>,
+) -> PyResult<PyRef<PyCode>> {
     let mut opts = vm.compile_opts();
     if let Some(optimize) = optimize {
         opts.optimize = optimize;
     }
     let source_file = SourceFileBuilder::new(filename, source).finish();
-    let code =
-        codegen::compile::compile_top(ast::Mod::Module(module), source_file, Mode::Exec, opts)
-            .map(|code| vm.ctx.new_code(code))
-            .map_err(|e| vm.new_syntax_error(&e.into(), Some(source)));
-    Some(code)
+    codegen::compile::compile_top(ast::Mod::Module(module), source_file, Mode::Exec, opts)
+        .map(|code| vm.ctx.new_code(code))
+        .map_err(|e| vm.new_syntax_error(&e.into(), Some(source)))
 }

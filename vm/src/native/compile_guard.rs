@@ -34,7 +34,7 @@ pub(crate) fn install(vm: &VirtualMachine) -> PyResult<()> {
                     _ => "<string>".to_owned(),
                 };
                 check(&source, &filename, vm)?;
-                if let Some(code) = fixed_code(name, &source, &filename, &args, vm)? {
+                if let Some(code) = fixed_code(name, &source, &filename, &args, &original, vm)? {
                     if name == "compile" {
                         return Ok(code);
                     }
@@ -50,14 +50,15 @@ pub(crate) fn install(vm: &VirtualMachine) -> PyResult<()> {
     Ok(())
 }
 
-/// The code object of a source RustPython's compiler needs a fix for
-/// ([`crate::compiler`]), compiled as `compile`/`exec` would; `None` for
-/// everything else (ASTs, code objects, `eval`, `compile(..., PyCF_ONLY_AST)`).
+/// The code object of a source or `ast.Module` RustPython's compiler needs a
+/// fix for ([`crate::compiler`]), compiled as `compile`/`exec` would; `None`
+/// for everything else (code objects, `eval`, `compile(..., PyCF_ONLY_AST)`).
 fn fixed_code(
     name: &str,
     source: &PyObjectRef,
     filename: &str,
     args: &FuncArgs,
+    original_compile: &PyObjectRef,
     vm: &VirtualMachine,
 ) -> PyResult<Option<PyObjectRef>> {
     let arg = |i: usize, key: &str| args.args.get(i).or_else(|| args.kwargs.get(key));
@@ -94,12 +95,30 @@ fn fixed_code(
         None
     };
     let Some(text) = text else {
-        return Ok(None);
+        if name != "compile" || !is_module_tree(source, vm) {
+            return Ok(None);
+        }
+        // RustPython's own validation first, with its errors.
+        original_compile.call(
+            (source.clone(), filename.to_owned(), "exec", PY_CF_ONLY_AST),
+            vm,
+        )?;
+        return match crate::compiler::compile_tree(vm, source, filename, optimize) {
+            Some(code) => code.map(|c| Some(c.into())),
+            None => Ok(None),
+        };
     };
     match crate::compiler::compile_fixed(vm, &text, filename, optimize) {
         Some(code) => code.map(|c| Some(c.into())),
         None => Ok(None),
     }
+}
+
+/// Whether `obj` is an `ast.Module` (of the `ast` module's own classes).
+fn is_module_tree(obj: &PyObjectRef, vm: &VirtualMachine) -> bool {
+    vm.import("_ast", 0)
+        .and_then(|m| m.get_attr("Module", vm))
+        .is_ok_and(|module| obj.class().as_object().is(&module))
 }
 
 /// `compile`'s flag asking for the AST only.
