@@ -648,3 +648,8 @@ fn scopes_in_finally_bodies_left_by_return_or_break_compile_as_in_cpython() {
 fn code_compiled_from_an_ast_tree_keeps_the_trees_line_numbers() {
     check_in("python", "compile_ast");
 }
+
+#[test]
+fn torch_testing_assert_close_and_make_tensor_match_pytorch() {
+    check("testing_assert_close");
+}

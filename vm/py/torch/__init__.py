@@ -7,6 +7,7 @@ from torch._C import float16, bfloat16, uint8, int8, int16
 from torch._size import Size
 from torch._device import device
 from torch._memory_format import memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format
+from torch._layout import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged
 from torch._tensor_str import set_printoptions
 from torch.autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_inference_mode_enabled
 from torch.autograd import is_anomaly_enabled, is_anomaly_check_nan_enabled

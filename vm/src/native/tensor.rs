@@ -724,6 +724,12 @@ impl PyTensor {
         false
     }
 
+    /// Every fxvm tensor is strided: `torch.strided`.
+    #[pygetset]
+    fn layout(&self, vm: &VirtualMachine) -> PyResult {
+        vm.import("torch", 0)?.get_attr("strided", vm)
+    }
+
     #[pygetset]
     fn is_mkldnn(&self) -> bool {
         false

@@ -182,8 +182,9 @@ fn float_power(x: Arg, y: Arg) -> Result<Tensor> {
     Ok(out.to_dtype(DType::F64))
 }
 
-/// `|a - b| <= atol + rtol·|b|` elementwise, equal values (infinities
-/// included) always close, NaNs close to each other only with `equal_nan`.
+/// `|a - b| <= atol + rtol·|b|` elementwise for a finite difference, equal
+/// values (infinities included) always close, NaNs close to each other only
+/// with `equal_nan`.
 fn isclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64, equal_nan: bool) -> Result<Tensor> {
     if a.dtype() != b.dtype() {
         return Err(TensorError::runtime(
@@ -205,7 +206,14 @@ fn isclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64, equal_nan: bool) -> Res
         bin(Binary::Mul, rtol, ew::unary(Unary::Abs, b)?)?,
         atol,
     )?;
-    let mut close = bin(Binary::LogicalOr, equal, bin(Binary::Le, diff, bound)?)?;
+    // An infinite difference is never within tolerance, even of an infinite
+    // bound (inf vs -inf, 1 vs inf).
+    let within = bin(
+        Binary::LogicalAnd,
+        bin(Binary::Lt, &diff, f64::INFINITY)?,
+        bin(Binary::Le, &diff, bound)?,
+    )?;
+    let mut close = bin(Binary::LogicalOr, equal, within)?;
     if equal_nan {
         let both = bin(
             Binary::LogicalAnd,

@@ -1,0 +1,25 @@
+"""``torch.layout``: how a tensor stores its elements. fxvm's tensors are all
+strided; the sparse layouts exist as names, for code that compares against them."""
+
+
+class layout:
+    __module__ = "torch"
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+_mkldnn = layout("_mkldnn")
+jagged = layout("jagged")
