@@ -205,7 +205,7 @@ def _assert(condition, message):
 
 # Submodules PyTorch makes reachable as attributes of `torch`; imported on
 # first use, since most scripts need only a few of them.
-_LAZY_SUBMODULES = {"_dynamo", "accelerator", "amp", "ao", "backends", "compiler", "cuda", "distributed", "func", "functional", "fx", "hub", "jit", "library", "nn", "onnx", "optim", "utils"}
+_LAZY_SUBMODULES = {"_dynamo", "accelerator", "amp", "ao", "backends", "compiler", "cuda", "distributed", "func", "functional", "fx", "hub", "jit", "library", "nn", "onnx", "optim", "testing", "utils"}
 
 # `torch` attributes defined in submodules imported on first use: functions
 # PyTorch writes in Python in torch/functional.py beyond the registry's rows
