@@ -1,18 +1,11 @@
 """``torch.layout``: how a tensor stores its elements. fxvm's tensors are all
 strided; the sparse layouts exist as names, for code that compares against them."""
 
+from torch._named import _TorchName
 
-class layout:
+
+class layout(_TorchName):
     __module__ = "torch"
-
-    def __init__(self, name):
-        self._name = name
-
-    def __repr__(self):
-        return f"torch.{self._name}"
-
-    def __reduce__(self):
-        return self._name
 
 
 strided = layout("strided")

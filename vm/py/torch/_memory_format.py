@@ -1,17 +1,11 @@
 """``torch.memory_format``: how a tensor's elements are laid out in memory."""
 
 
-class memory_format:
+from torch._named import _TorchName
+
+
+class memory_format(_TorchName):
     __module__ = "torch"
-
-    def __init__(self, name):
-        self._name = name
-
-    def __repr__(self):
-        return f"torch.{self._name}"
-
-    def __reduce__(self):
-        return self._name
 
 
 contiguous_format = memory_format("contiguous_format")
