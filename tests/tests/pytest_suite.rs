@@ -22,7 +22,7 @@ fn normalize(report: &str) -> String {
     while let Some(at) = rest.find(" at 0x") {
         let (head, tail) = rest.split_at(at + " at 0x".len());
         out.push_str(head);
-        out.push_str("…");
+        out.push('…');
         rest = tail.trim_start_matches(|c: char| c.is_ascii_hexdigit());
     }
     out.push_str(rest);
