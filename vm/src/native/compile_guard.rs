@@ -130,7 +130,9 @@ const PY_CF_ONLY_AST: i64 = 0x0400;
 fn utf8_source(bytes: &[u8]) -> Option<String> {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let text = std::str::from_utf8(bytes).ok()?;
+    // Coding names are case-insensitive (`# -*- coding: UTF-8 -*-`).
     let declares_other = text.lines().take(2).any(|line| {
+        let line = line.to_ascii_lowercase();
         line.trim_start().starts_with('#')
             && line.contains("coding")
             && !line.contains("utf-8")
