@@ -78,16 +78,27 @@ fn check_passes_fails_with_a_diff_and_blesses() {
     let expect = scratch.path().join("model.code");
     let expect_str = expect.to_str().unwrap();
 
+    // A missing golden fails and leaves the traced form pending beside it.
     let missing = run(&["check", script, "--expect", expect_str]);
-    assert_eq!(missing.status, Some(2));
+    assert_eq!(missing.status, Some(1));
     assert!(
-        missing.stderr.contains("run with --bless to create it"),
+        missing.stdout.contains(&format!(
+            "FAILED: {script} (code): no golden {expect_str}; wrote {expect_str}.new"
+        )),
         "{}",
-        missing.stderr
+        missing.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(format!("{expect_str}.new")).unwrap(),
+        golden("gpt_block.code")
     );
 
     let bless = run(&["check", script, "--expect", expect_str, "--bless"]);
     assert_eq!(bless.status, Some(0), "{}", bless.stderr);
+    assert!(
+        !std::path::Path::new(&format!("{expect_str}.new")).exists(),
+        "blessing drops the pending snapshot"
+    );
     assert_eq!(
         std::fs::read_to_string(&expect).unwrap(),
         golden("gpt_block.code")
@@ -416,7 +427,7 @@ fn trace_with_example_shapes_prints_symbolic_shapes_and_guards() {
     for (args, message) in [
         (
             &["--example", "idx=2xq"][..],
-            "fxvm: error: --example 'idx=2xq' is not NAME=SHAPE[:DTYPE] (e.g. idx=2x8:int64)\n",
+            "fxvm: error: --example 'idx=2xq' is not NAME=SHAPE[:DTYPE[:HIGH]] (e.g. idx=2x8:int64:100)\n",
         ),
         (
             &["--example", "idx=2x8:foo"][..],

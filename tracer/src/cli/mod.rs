@@ -4,6 +4,7 @@ mod allocator;
 mod check;
 mod lint;
 mod run;
+mod session;
 mod trace;
 
 use std::process::ExitCode;

@@ -3,12 +3,11 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use rustpython_vm::{AsObject, PyResult, VirtualMachine};
 
 use super::ExitStatus;
-use fxvm_vm::text::Utf8;
+use super::session::{Failure, Session, Target};
 
-/// The text form to print.
+/// The form to print (or, for `outputs`, to write).
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub(crate) enum Format {
     /// `print(gm.graph)`
@@ -25,10 +24,12 @@ pub(crate) enum Format {
     Svg,
     /// One self-contained HTML page: the picture, a searchable node table, a module tree
     Html,
+    /// The model's outputs on its seeded --example inputs, as safetensors (a numeric snapshot)
+    Outputs,
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 7] = [
+    pub(crate) const ALL: [Format; 8] = [
         Format::Graph,
         Format::Code,
         Format::Tabular,
@@ -36,6 +37,7 @@ impl Format {
         Format::Dot,
         Format::Svg,
         Format::Html,
+        Format::Outputs,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -47,16 +49,23 @@ impl Format {
             Format::Dot => "dot",
             Format::Svg => "svg",
             Format::Html => "html",
+            Format::Outputs => "outputs",
+        }
+    }
+
+    /// The extension of a golden in this form (`model.code`,
+    /// `model.outputs.safetensors`).
+    pub(crate) fn extension(self) -> &'static str {
+        match self {
+            Format::Outputs => "outputs.safetensors",
+            text => text.name(),
         }
     }
 }
 
-/// What to trace and how to print it (shared by `trace` and `check`).
+/// What to trace, as the command line gives it (shared by `trace` and `check`).
 #[derive(Debug, Args, Clone)]
-pub(crate) struct Target {
-    /// The script to import (as a module, not `__main__`).
-    #[arg(value_name = "FILE.py")]
-    pub(crate) file: PathBuf,
+pub(crate) struct TargetArgs {
     /// Trace this expression, evaluated in the script's namespace (e.g. "GPT(GPTConfig(n_layer=2))").
     #[arg(long, value_name = "EXPR", conflicts_with = "function")]
     pub(crate) module: Option<String>,
@@ -66,7 +75,7 @@ pub(crate) struct Target {
     /// Specialise an argument: NAME=VALUE (a Python literal, or PH for a placeholder). Repeatable.
     #[arg(long, value_name = "NAME=VALUE")]
     pub(crate) concrete: Vec<String>,
-    /// Trace with an example input of this shape (and dtype, float32 by default): NAME=2x8[:int64]. Repeatable; shape-dependent Python is then answered from the examples and leaves guards.
+    /// Trace with an example input of this shape (and dtype, float32 by default): NAME=2x8[:int64]. Repeatable; shape-dependent Python is then answered from the examples and leaves guards. For outputs, floats are drawn from randn and integers from randint(0, HIGH) (NAME=2x8:int64:HIGH, 10 by default).
     #[arg(long, value_name = "NAME=SHAPE[:DTYPE]")]
     pub(crate) example: Vec<String>,
     /// Make these dims of an example input symbolic: NAME:DIM[,DIM] (or NAME:all). Repeatable.
@@ -77,14 +86,31 @@ pub(crate) struct Target {
     pub(crate) site_packages: Vec<PathBuf>,
 }
 
+impl TargetArgs {
+    pub(crate) fn target(&self, file: PathBuf) -> Target {
+        Target {
+            file,
+            module: self.module.clone(),
+            function: self.function.clone(),
+            concrete: self.concrete.clone(),
+            example: self.example.clone(),
+            dynamic: self.dynamic.clone(),
+            seed: 0,
+        }
+    }
+}
+
 /// Trace a model in a script and print its graph, code, table or readable form.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Without --module or --function, the script's only nn.Module subclass that can be built\nwithout arguments is traced.\n\nExamples:\n  fxvm trace model.py\n  fxvm trace gpt.py --module \"GPT(GPTConfig(n_layer=2))\" --format graph\n  fxvm trace ops.py --function attention --concrete causal=True -o attention.code\n  fxvm trace gpt.py --example idx=1x8:int64 --dynamic idx:1 --format readable"
 )]
 pub(crate) struct TraceArgs {
+    /// The script to import (as a module, not `__main__`).
+    #[arg(value_name = "FILE.py")]
+    file: PathBuf,
     #[command(flatten)]
-    target: Target,
+    target: TargetArgs,
     /// What to print.
     #[arg(long, value_enum, default_value = "code")]
     format: Format,
@@ -93,117 +119,56 @@ pub(crate) struct TraceArgs {
     output: Option<PathBuf>,
 }
 
-/// Traces `target` in a fresh interpreter and renders it as `format`;
-/// `Ok(None)` when the script or the trace raised (the traceback was printed).
-pub(crate) fn traced_text(target: &Target, format: Format) -> anyhow::Result<Option<String>> {
-    let file = &target.file;
+/// Renders `target` in each of `forms` in a fresh interpreter; `Ok(None)`
+/// when the script or the trace raised (the traceback was printed).
+pub(crate) fn rendered(
+    target: &Target,
+    forms: &[Format],
+    site_packages: &[PathBuf],
+) -> anyhow::Result<Option<Vec<Vec<u8>>>> {
+    check_script(&target.file)?;
+    match Session::new(site_packages).render(target, forms) {
+        Ok(out) => Ok(Some(out)),
+        Err(Failure::Usage(message)) => Err(anyhow::anyhow!(message)),
+        Err(Failure::Raised(traceback)) => {
+            eprint!("{traceback}");
+            Ok(None)
+        }
+    }
+}
+
+/// A clear one-line error for a script path that cannot be one.
+pub(crate) fn check_script(file: &Path) -> anyhow::Result<()> {
     match std::fs::metadata(file) {
         Ok(meta) if meta.is_dir() => {
             anyhow::bail!("{} is a directory, not a script", file.display())
         }
-        Ok(_) => {}
+        Ok(_) => Ok(()),
         Err(e) => anyhow::bail!(
             "can't open file '{}': {}",
             file.display(),
             super::io_reason(&e)
         ),
     }
-    let argv = vec![file.to_string_lossy().into_owned()];
-    let interp = crate::interpreter(&fxvm_vm::Config {
-        argv,
-        path: super::package_path(&target.site_packages),
-        ..Default::default()
-    });
-    let result = interp.enter(|vm| {
-        let out = run_trace(vm, target, format);
-        fxvm_vm::script::flush_std(vm);
-        match out {
-            Ok(text) => Ok(Some(text)),
-            // The command line named something that is not there: one line.
-            Err(exc) if exc.class().name().to_string() == "CliError" => {
-                let message = exc
-                    .as_object()
-                    .str(vm)
-                    .map(|s| s.lossy().into_owned())
-                    .unwrap_or_default();
-                Err(anyhow::anyhow!(message))
-            }
-            Err(exc) => {
-                drop_cli_frames(&exc, vm);
-                vm.print_exception(exc);
-                Ok(None)
-            }
-        }
-    });
-    // Exiting is all that is left; the OS frees the heap faster.
-    std::mem::forget(interp);
-    result
-}
-
-/// Drops the traceback's leading entries in `torch.fx._cli` (fxvm's own
-/// driver), so a traceback starts in the user's script.
-fn drop_cli_frames(exc: &rustpython_vm::builtins::PyBaseExceptionRef, vm: &VirtualMachine) {
-    let mut tb = exc.__traceback__();
-    while let Some(entry) = &tb {
-        if entry.frame.code.source_path.as_str() != "torch.fx._cli" {
-            break;
-        }
-        let next = entry.next.lock().clone();
-        tb = next;
-    }
-    let tb = tb.map_or_else(|| vm.ctx.none(), Into::into);
-    // Setting a traceback object (or None) cannot fail.
-    let _ = exc.set___traceback__(tb, vm);
-}
-
-fn run_trace(vm: &VirtualMachine, target: &Target, format: Format) -> PyResult<String> {
-    let cli = vm
-        .import("torch.fx._cli", 0)?
-        .get_attr("fx", vm)?
-        .get_attr("_cli", vm)?;
-    let opt = |v: &Option<String>| {
-        v.as_ref()
-            .map_or_else(|| vm.ctx.none(), |s| vm.ctx.new_str(s.as_str()).into())
-    };
-    let strings = |items: &[String]| {
-        vm.ctx.new_list(
-            items
-                .iter()
-                .map(|c| vm.ctx.new_str(c.as_str()).into())
-                .collect(),
-        )
-    };
-    let concrete = strings(&target.concrete);
-    let args: Vec<rustpython_vm::PyObjectRef> = vec![
-        vm.ctx
-            .new_str(target.file.to_string_lossy().into_owned())
-            .into(),
-        opt(&target.module),
-        opt(&target.function),
-        vm.ctx.new_str(format.name()).into(),
-        concrete.into(),
-        strings(&target.example).into(),
-        strings(&target.dynamic).into(),
-    ];
-    let text = cli.get_attr("trace_file", vm)?.call(
-        rustpython_vm::function::FuncArgs::new(args, rustpython_vm::function::KwArgs::default()),
-        vm,
-    )?;
-    Ok(text.str(vm)?.text(vm)?.to_owned())
 }
 
 pub(crate) fn run(args: TraceArgs) -> anyhow::Result<ExitStatus> {
-    let Some(text) = traced_text(&args.target, args.format)? else {
+    if args.format == Format::Outputs && args.output.is_none() {
+        anyhow::bail!("--format outputs writes safetensors: give the file with -o OUT");
+    }
+    let target = args.target.target(args.file);
+    let Some(mut out) = rendered(&target, &[args.format], &args.target.site_packages)? else {
         return Ok(ExitStatus::Failure);
     };
+    let bytes = out.remove(0);
     match &args.output {
-        Some(path) => write_file(path, &text)?,
-        None => super::out(format_args!("{text}")),
+        Some(path) => write_file(path, &bytes)?,
+        None => super::out(format_args!("{}", String::from_utf8_lossy(&bytes))),
     }
     Ok(ExitStatus::Success)
 }
 
-pub(crate) fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
+pub(crate) fn write_file(path: &Path, text: &[u8]) -> anyhow::Result<()> {
     std::fs::write(path, text)
         .map_err(|e| anyhow::anyhow!("can't write '{}': {}", path.display(), super::io_reason(&e)))
 }

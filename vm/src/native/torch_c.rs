@@ -47,8 +47,9 @@ mod _c {
         PyGenerator::make_static_type()
     }
 
-    /// The generator `torch.manual_seed` reseeds and ops use by default.
-    #[pyattr(once)]
+    /// The generator `torch.manual_seed` reseeds and ops use by default
+    /// (one per interpreter: a thread may give its interpreter its own).
+    #[pyattr]
     fn default_generator(vm: &VirtualMachine) -> PyObjectRef {
         PyGenerator::make_static_type();
         PyGenerator::wrap(crate::tensor::random::Generator::default_cpu(), vm)

@@ -23,7 +23,11 @@ class CliError(Exception):
 def load(path):
     """The script at ``path`` imported as a module named after its file."""
     name = os.path.splitext(os.path.basename(path))[0]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    folder = os.path.dirname(os.path.abspath(path))
+    # `fxvm check` loads many scripts in one interpreter: one entry each.
+    if folder in sys.path:
+        sys.path.remove(folder)
+    sys.path.insert(0, folder)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -99,23 +103,43 @@ def _concrete(pairs):
     return args or None
 
 
+class _Example:
+    """One ``NAME=SHAPE[:DTYPE[:HIGH]]`` input: zeros for tracing (only the
+    shape and dtype matter) and a seeded draw for ``outputs`` (floats from
+    ``randn``, integers from ``randint(0, HIGH)``, HIGH 10 unless given)."""
+
+    def __init__(self, sizes, dtype, high):
+        self.sizes, self.dtype, self.high = sizes, dtype, high
+
+    def zeros(self):
+        return torch.zeros(self.sizes, dtype=self.dtype)
+
+    def draw(self):
+        if self.dtype.is_floating_point:
+            return torch.randn(self.sizes).to(self.dtype)
+        if self.dtype == torch.bool:
+            return torch.randint(0, 2, self.sizes).bool()
+        return torch.randint(0, self.high, self.sizes, dtype=self.dtype)
+
+
 def _examples(pairs):
-    """``NAME=2x8[:DTYPE]`` → ``{name: zeros of that shape}`` (zeros index
-    anything; only the shapes and dtypes matter)."""
+    """``NAME=2x8[:DTYPE[:HIGH]]`` → ``{name: _Example}``."""
     examples = {}
     for pair in pairs:
         name, sep, spec = pair.partition("=")
-        shape, _, dtype_name = spec.partition(":")
+        shape, _, typing = spec.partition(":")
+        dtype_name, _, high = typing.partition(":")
         dtype = getattr(torch, dtype_name or "float32", None)
         try:
             sizes = [int(s) for s in shape.replace(",", "x").split("x")] if shape else []
+            high = int(high) if high else 10
         except ValueError:
             sizes = None
-        if not sep or not name.isidentifier() or sizes is None or any(s < 0 for s in sizes):
-            raise CliError(f"--example {pair!r} is not NAME=SHAPE[:DTYPE] (e.g. idx=2x8:int64)")
+        if not sep or not name.isidentifier() or sizes is None or any(s < 0 for s in sizes) or high < 1:
+            raise CliError(f"--example {pair!r} is not NAME=SHAPE[:DTYPE[:HIGH]] (e.g. idx=2x8:int64:100)")
         if not isinstance(dtype, torch.dtype):
             raise CliError(f"--example {pair!r}: {dtype_name!r} is not a dtype (e.g. float32, int64)")
-        examples[name] = torch.zeros(sizes, dtype=dtype)
+        examples[name] = _Example(sizes, dtype, high)
     return examples
 
 
@@ -132,7 +156,7 @@ def _dynamic(items, examples):
             picked = [int(d) for d in dims.split(",")]
         except ValueError:
             raise CliError(f"--dynamic {item!r}: dims must be integers (or all)") from None
-        rank = examples[name].dim()
+        rank = len(examples[name].sizes)
         if any(not -rank <= d < rank for d in picked):
             raise CliError(f"--dynamic {item!r}: {name} has {rank} dims")
         dynamic[name] = picked
@@ -161,28 +185,105 @@ def render(gm, form, title="model"):
 
 
 def trace_file(path, module_expr, function, form, concrete, example=(), dynamic=()):
-    """The traced text of the script at ``path`` in ``form`` (traced with
-    example shapes when ``example`` is given; its guards follow)."""
-    if form not in FORMATS:
-        raise CliError(f"unknown format {form!r}; choose one of {', '.join(FORMATS)}")
+    """The traced text of the script at ``path`` in ``form`` (see `render_case`)."""
+    return render_case(path, module_expr, function, [form], concrete, example, dynamic)[0]
+
+
+def render_case(path, module_expr, function, forms, concrete, example=(), dynamic=(), seed=0):
+    """Each of ``forms`` for the script at ``path``, traced once: text for
+    the traced forms (followed by the guards when traced with example
+    shapes), safetensors bytes for ``outputs`` (the model run eagerly on
+    its seeded example inputs). The seed is set before the model is built,
+    so its weights and inputs are the same on every run."""
+    for form in forms:
+        if form not in FORMATS and form != "outputs":
+            raise CliError(f"unknown format {form!r}; choose one of {', '.join(FORMATS)}, outputs")
     concrete_args = _concrete(concrete)
     examples = _examples(example)
     dynamic_dims = _dynamic(dynamic, examples)
+    if "outputs" in forms and not examples:
+        raise CliError("the outputs format runs the model on its example inputs: give them with --example NAME=SHAPE[:DTYPE]")
+    sys.argv[:] = [path]
     module = load(path)
+    torch.manual_seed(seed)
+    rendered = {}
     # Building and tracing run the user's code too; its prints go to stderr.
     with contextlib.redirect_stdout(sys.stderr):
         root = discover(module, path, module_expr, function)
         if isinstance(root, torch.nn.Module):
             root.eval()
         title = getattr(root, "__name__", type(root).__name__)
-        if not examples:
-            return render(fx.symbolic_trace(root, concrete_args=concrete_args), form, title)
-        from torch.fx.experimental.shape_trace import shape_trace
+        if "outputs" in forms:
+            inputs = {name: e.draw() for name, e in examples.items()}
+            with torch.no_grad():
+                rendered["outputs"] = _save_outputs(root(**inputs))
+        texts = [form for form in forms if form != "outputs"]
+        if texts and not examples:
+            gm = fx.symbolic_trace(root, concrete_args=concrete_args)
+        elif texts:
+            from torch.fx.experimental.shape_trace import shape_trace
 
-        gm = shape_trace(root, examples, dynamic_dims, concrete_args=concrete_args)
-    text = render(gm, form, title)
-    if form in ("dot", "svg", "html"):
-        return text
-    # Guards name the script as the command line did.
-    guards = gm.shape_env.format_guards().replace(os.path.abspath(path), path)
-    return text + ("# guards:\n" + "".join(f"#{line}\n" for line in guards.splitlines()) if guards else "")
+            zeros = {name: e.zeros() for name, e in examples.items()}
+            gm = shape_trace(root, zeros, dynamic_dims, concrete_args=concrete_args)
+    guards = ""
+    if texts and examples:
+        # Guards name the script as the command line did.
+        guards = gm.shape_env.format_guards().replace(os.path.abspath(path), path)
+        guards = "# guards:\n" + "".join(f"#{line}\n" for line in guards.splitlines()) if guards else ""
+    for form in texts:
+        text = render(gm, form, title)
+        rendered[form] = text if form in ("dot", "svg", "html") else text + guards
+    return [rendered[form] for form in forms]
+
+
+def _flatten_outputs(value, name, out):
+    """Tensors in a model's output, named by where they sit (``output``,
+    ``output.0``, ``output.logits``); numbers become 0-d tensors."""
+    if isinstance(value, torch.Tensor):
+        out[name] = value.detach().contiguous().clone()
+    elif isinstance(value, (bool, int, float)):
+        out[name] = torch.tensor(value)
+    elif isinstance(value, dict) or hasattr(value, "items"):
+        for key, item in value.items():
+            _flatten_outputs(item, f"{name}.{key}", out)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _flatten_outputs(item, f"{name}.{i}", out)
+    elif value is not None:
+        raise CliError(f"the outputs format stores tensors, numbers and containers of them; the model returned a {type(value).__name__} at {name}")
+
+
+def _save_outputs(value):
+    from safetensors.torch import save
+
+    tensors = {}
+    _flatten_outputs(value, "output", tensors)
+    return save(tensors)
+
+
+def compare_outputs(expected, actual, rtol=None, atol=None):
+    """``None`` when the outputs in the safetensors bytes ``actual`` are close
+    to ``expected`` (`torch.testing.assert_close`, with its per-dtype
+    tolerances unless given), else what differs, one entry per output."""
+    from safetensors.torch import load
+    from torch.testing import assert_close
+
+    if (rtol is None) != (atol is None):
+        rtol = 0.0 if rtol is None else rtol
+        atol = 0.0 if atol is None else atol
+    before, after = load(expected), load(actual)
+    problems = []
+    missing = [name for name in before if name not in after]
+    extra = [name for name in after if name not in before]
+    if missing:
+        problems.append(f"missing outputs: {', '.join(missing)}")
+    if extra:
+        problems.append(f"new outputs: {', '.join(extra)}")
+    for name, want in before.items():
+        if name not in after:
+            continue
+        try:
+            assert_close(after[name], want, rtol=rtol, atol=atol)
+        except AssertionError as e:
+            problems.append(f"{name}: {e}")
+    return "\n\n".join(problems) + "\n" if problems else None

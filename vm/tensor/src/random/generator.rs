@@ -3,6 +3,7 @@
 //! draws. Its state serialises to the 5056 bytes `torch.get_rng_state()`
 //! returns, so states move between PyTorch and fxvm.
 
+use std::cell::RefCell;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use crate::error::{Result, TensorError};
@@ -53,15 +54,31 @@ pub const STATE_BYTES: usize = 5056;
 
 static DEFAULT: LazyLock<Generator> = LazyLock::new(|| Generator::new(nondeterministic_seed()));
 
+thread_local! {
+    /// A thread's own default generator (see [`Generator::own_thread_default`]).
+    static THREAD_DEFAULT: RefCell<Option<Generator>> = const { RefCell::new(None) };
+}
+
 impl Generator {
     pub fn new(seed: u64) -> Generator {
         Generator(Arc::new(Mutex::new(State::new(seed))))
     }
 
-    /// The process-wide generator `torch.manual_seed` reseeds; like
-    /// PyTorch's, it starts from a nondeterministic seed.
+    /// The process-wide generator `torch.manual_seed` reseeds (or the
+    /// calling thread's own, once it has one); like PyTorch's, it starts
+    /// from a nondeterministic seed.
     pub fn default_cpu() -> Generator {
-        DEFAULT.clone()
+        THREAD_DEFAULT
+            .with_borrow(Clone::clone)
+            .unwrap_or_else(|| DEFAULT.clone())
+    }
+
+    /// Gives the calling thread a default generator of its own, so that
+    /// interpreters running side by side on their own threads (the workers
+    /// of `fxvm check`) each draw the streams they would draw alone in a
+    /// process, whatever the others do.
+    pub fn own_thread_default() {
+        THREAD_DEFAULT.set(Some(Generator::new(nondeterministic_seed())));
     }
 
     pub fn lock(&self) -> MutexGuard<'_, State> {
@@ -165,6 +182,25 @@ fn nondeterministic_seed() -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_thread_with_its_own_default_draws_apart_from_the_process() {
+        let process = Generator::default_cpu();
+        let mine = std::thread::spawn(|| {
+            Generator::own_thread_default();
+            let own = Generator::default_cpu();
+            own.manual_seed(7);
+            assert_eq!(
+                Generator::default_cpu().lock().random(),
+                State::new(7).random()
+            );
+            own
+        })
+        .join()
+        .unwrap();
+        assert!(!Arc::ptr_eq(&process.0, &mine.0));
+        assert!(Arc::ptr_eq(&process.0, &Generator::default_cpu().0));
+    }
+
     use super::*;
 
     #[test]
