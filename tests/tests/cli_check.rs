@@ -404,3 +404,12 @@ fn outputs_need_example_inputs() {
         out.stdout
     );
 }
+
+#[test]
+fn the_readme_example_passes_against_pytorch_goldens() {
+    // fixtures/check's goldens come from torch.fx and PyTorch (regen.sh):
+    // the traced forms byte for byte, the outputs within the case's tolerances.
+    let out = run_in(&fixtures().join("check"), &["check", "--ci"]);
+    assert_eq!(out.status, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout, "4 passed, 0 failed\n");
+}

@@ -169,6 +169,58 @@ fn dash_m_runs_a_module_as_python_does() {
 }
 
 #[test]
+fn imported_modules_are_cached_as_bytecode_and_keep_their_lines() {
+    let scratch = Scratch::new("pycache");
+    scratch.write(
+        "helper.py",
+        "def ok():\n    return 'fine'\n\n\ndef fail():\n    try:\n        pass\n    finally:\n        values = [i for i in range(3)]\n    raise ValueError(values)\n",
+    );
+    scratch.write(
+        "main.py",
+        "import helper\nprint(helper.ok())\nhelper.fail()\n",
+    );
+    let run = |extra: Option<&str>| {
+        let mut cmd = fxvm_tests::fxvm(&["run", "main.py"]);
+        cmd.current_dir(scratch.path())
+            .env_remove("PYTHONDONTWRITEBYTECODE");
+        if let Some(value) = extra {
+            cmd.env("PYTHONDONTWRITEBYTECODE", value);
+        }
+        fxvm_tests::Run::from(cmd.output().expect("spawn fxvm"))
+    };
+    let cache = scratch.path().join("__pycache__");
+    let off = run(Some("1"));
+    assert_eq!(off.status, Some(1));
+    assert!(
+        !cache.exists(),
+        "PYTHONDONTWRITEBYTECODE turns the cache off"
+    );
+    let tail = "  File \"helper.py\", line 10, in fail\n    raise ValueError(values)\nValueError: [0, 1, 2]\n";
+    for round in ["writes", "reads"] {
+        let out = run(None);
+        assert_eq!(out.stdout, "fine\n", "{round}");
+        assert!(
+            out.stderr
+                .replace(&format!("{}/", scratch.path().display()), "")
+                .ends_with(tail),
+            "{round}: {}",
+            out.stderr
+        );
+        let cached: Vec<String> = std::fs::read_dir(&cache)
+            .expect("a __pycache__ folder")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            cached.len() == 1
+                && cached[0].starts_with("helper.fxvm-")
+                && cached[0].ends_with(".pyc"),
+            "{cached:?}"
+        );
+    }
+}
+
+#[test]
 fn main_module_and_atexit_behave_as_in_python() {
     let code = "import atexit\natexit.register(lambda: print('atexit ran'))\nprint(__name__)\n";
     let out = run(&["run", "-c", code]);

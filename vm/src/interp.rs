@@ -12,6 +12,10 @@ pub struct Config {
     pub path: Vec<String>,
     /// Leave SIGINT to the host instead of raising `KeyboardInterrupt`.
     pub no_signal_handlers: bool,
+    /// Cache compiled modules in `__pycache__` beside their sources, as
+    /// CPython does (unless `PYTHONDONTWRITEBYTECODE` is set); caches are
+    /// read either way.
+    pub write_bytecode: bool,
 }
 
 /// Allocations of tracked objects between young collections (see
@@ -43,6 +47,14 @@ pub fn build_from(builder: InterpreterBuilder) -> Interpreter {
         .enter(crate::native::compile_guard::install)
         .expect("the builtins module has compile, exec and eval");
     interp
+        .enter(|vm| {
+            let tag = vm.ctx.new_str(crate::compiler::cache_tag());
+            vm.sys_module
+                .get_attr("implementation", vm)?
+                .set_attr("cache_tag", tag, vm)
+        })
+        .expect("sys.implementation is a namespace");
+    interp
         .enter(|vm| vm.import("_fxvm_import", 0).map(drop))
         .expect("the frozen _fxvm_import module installs its finder");
     interp
@@ -61,8 +73,10 @@ pub fn builder(config: &Config) -> InterpreterBuilder {
     // fxvm has no site-packages; skipping `site` saves start-up time.
     settings.import_site = false;
     settings.user_site_directory = false;
-    // The frozen package lives in the binary; there is nothing to cache.
-    settings.write_bytecode = false;
+    // Compiling a large package (pytest, transformers) costs more on every
+    // import than reading its cached code objects.
+    settings.write_bytecode = config.write_bytecode
+        && std::env::var_os("PYTHONDONTWRITEBYTECODE").is_none_or(|v| v.is_empty());
     // Text files are UTF-8 unless told otherwise, as CPython in a UTF-8 or C
     // locale (PEP 538/540) and by default from 3.15 (PEP 686). RustPython's
     // "unset" (-1) reports UTF-8 mode in `sys.flags` yet decodes `open()` as

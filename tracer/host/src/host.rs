@@ -152,6 +152,8 @@ impl HostBuilder {
             path: self.path,
             // SIGINT belongs to the embedding program.
             no_signal_handlers: true,
+            // A sandboxed script writes nothing beside the modules it imports.
+            write_bytecode: false,
         };
         let (sender, receiver) = rustpython_vm::signal::user_signal_channel();
         let interp = fxvm_vm::build_from(

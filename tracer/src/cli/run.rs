@@ -56,6 +56,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let interp = crate::interpreter(&fxvm_vm::Config {
         argv,
         path: super::package_path(&args.site_packages),
+        write_bytecode: true,
         ..Default::default()
     });
     let profile = args.profile;

@@ -52,6 +52,7 @@ impl Session {
     pub(crate) fn new(site_packages: &[PathBuf]) -> Session {
         let interp = crate::interpreter(&fxvm_vm::Config {
             path: super::package_path(site_packages),
+            write_bytecode: true,
             ..Default::default()
         });
         Session {

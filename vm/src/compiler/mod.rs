@@ -13,6 +13,22 @@ use rustpython_vm::compiler::core::SourceFileBuilder;
 use rustpython_vm::compiler::{Mode, ast, codegen, parser};
 use rustpython_vm::{PyObjectRef, PyRef, PyResult, VirtualMachine};
 
+/// The tag of fxvm's cached bytecode (`__pycache__/m.fxvm-0.1.0-…pyc`, apart
+/// from CPython's own files): fxvm's version and a digest of the mends that
+/// shape compiled code, so a cache written before a mend changed is never
+/// read after it. RustPython's magic number covers its code generator.
+pub fn cache_tag() -> String {
+    const MENDS: [&str; 2] = [include_str!("mod.rs"), include_str!("finally.rs")];
+    // FNV-1a: a stable digest with no dependency.
+    let digest = MENDS
+        .iter()
+        .flat_map(|text| text.bytes())
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    format!("fxvm-{}-{:08x}", env!("CARGO_PKG_VERSION"), digest as u32)
+}
+
 /// The code object for `source` (a module, `exec` mode) when it needs a fix;
 /// `None` sends it down RustPython's own path (which also reports any syntax
 /// error).
