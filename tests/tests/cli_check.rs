@@ -412,4 +412,11 @@ fn the_readme_example_passes_against_pytorch_goldens() {
     let out = run_in(&fixtures().join("check"), &["check", "--ci"]);
     assert_eq!(out.status, Some(0), "{}\n{}", out.stdout, out.stderr);
     assert_eq!(out.stdout, "4 passed, 0 failed\n");
+    // A folder holding a manifest is read as that manifest.
+    let out = run_in(
+        &fixtures(),
+        &["check", "check", "--ci", "--junit", "/dev/null"],
+    );
+    assert_eq!(out.status, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout, "4 passed, 0 failed\n");
 }

@@ -87,22 +87,31 @@ struct Tool {
 pub(crate) fn find(start: &Path) -> anyhow::Result<Option<Manifest>> {
     let mut relative = PathBuf::new();
     for dir in start.ancestors() {
-        let own = dir.join("fxvm.toml");
-        if own.is_file() {
-            let shown = relative.join("fxvm.toml");
-            let text = read_text(&own)?;
-            let spec = toml::from_str(&text).map_err(|e| syntax_error(&shown, &text, &e))?;
-            return build(&shown, spec).map(Some);
-        }
-        let pyproject = dir.join("pyproject.toml");
-        if pyproject.is_file() {
-            let shown = relative.join("pyproject.toml");
-            let text = read_text(&pyproject)?;
-            if let Some(spec) = pyproject_spec(&shown, &text)? {
-                return build(&shown, spec).map(Some);
-            }
+        if let Some(manifest) = in_folder(dir, &relative)? {
+            return Ok(Some(manifest));
         }
         relative.push("..");
+    }
+    Ok(None)
+}
+
+/// The manifest in `dir` itself, if it has one; `shown` is how paths
+/// name that folder.
+pub(crate) fn in_folder(dir: &Path, shown: &Path) -> anyhow::Result<Option<Manifest>> {
+    let own = dir.join("fxvm.toml");
+    if own.is_file() {
+        let path = shown.join("fxvm.toml");
+        let text = read_text(&own)?;
+        let spec = toml::from_str(&text).map_err(|e| syntax_error(&path, &text, &e))?;
+        return build(&path, spec).map(Some);
+    }
+    let pyproject = dir.join("pyproject.toml");
+    if pyproject.is_file() {
+        let path = shown.join("pyproject.toml");
+        let text = read_text(&pyproject)?;
+        if let Some(spec) = pyproject_spec(&path, &text)? {
+            return build(&path, spec).map(Some);
+        }
     }
     Ok(None)
 }

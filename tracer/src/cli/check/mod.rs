@@ -24,9 +24,9 @@ use verdict::{CaseResult, Mode, Verdict};
 #[derive(Debug, Args)]
 #[command(after_help = AFTER_HELP)]
 pub(crate) struct CheckArgs {
-    /// A script (with --expect), a folder of scripts with goldens beside them, or a manifest
-    /// (fxvm.toml, or pyproject.toml with [tool.fxvm]). By default, the manifest found from the
-    /// current folder up.
+    /// A script (with --expect), a manifest (fxvm.toml, or pyproject.toml with [tool.fxvm]) or a
+    /// folder holding one, or a folder of scripts with goldens beside them. By default, the
+    /// manifest found from the current folder up.
     #[arg(value_name = "PATH")]
     path: Option<PathBuf>,
     #[command(flatten)]
@@ -119,6 +119,8 @@ fn plan(args: &CheckArgs) -> anyhow::Result<Plan> {
     let path = args.path.clone();
     let manifest = match &path {
         Some(path) if path.extension().is_some_and(|e| e == "toml") => Some(manifest::read(path)?),
+        // A project folder: its manifest; a folder of scripts: their goldens.
+        Some(path) if path.is_dir() => manifest::in_folder(path, path)?,
         Some(_) => None,
         None => {
             let here = std::env::current_dir()?;
