@@ -420,3 +420,47 @@ fn the_readme_example_passes_against_pytorch_goldens() {
     assert_eq!(out.status, Some(0), "{}\n{}", out.stdout, out.stderr);
     assert_eq!(out.stdout, "4 passed, 0 failed\n");
 }
+
+#[test]
+fn a_single_script_checks_outputs_with_tolerances_from_the_command_line() {
+    let scratch = Scratch::new("check-single-outputs");
+    let script = scratch.write("mlp.py", MLP);
+    let script = script.to_str().unwrap();
+    let golden = scratch.path().join("mlp.outputs.safetensors");
+    let golden = golden.to_str().unwrap();
+    let check = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            script,
+            "--format",
+            "outputs",
+            "--expect",
+            golden,
+            "--example",
+            "x=2x4",
+            "-j",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        fxvm_tests::run(&args)
+    };
+    let bless = check(&["--bless"]);
+    assert_eq!(
+        bless.stdout,
+        format!("blessed: wrote {golden}\n"),
+        "{}",
+        bless.stderr
+    );
+    let same = check(&[]);
+    assert_eq!(same.stdout, format!("ok: {script} matches {golden}\n"));
+    std::fs::write(script, MLP.replace(".relu()", ".relu() * 1.01")).unwrap();
+    let far = check(&["--ci"]);
+    assert_eq!(far.status, Some(1));
+    assert!(
+        far.stdout.contains("Greatest relative difference: "),
+        "{}",
+        far.stdout
+    );
+    let loose = check(&["--ci", "--rtol", "0.05", "--atol", "0"]);
+    assert_eq!(loose.status, Some(0), "{}", loose.stdout);
+}
