@@ -137,10 +137,13 @@ fn plan(args: &CheckArgs) -> anyhow::Result<Plan> {
             || t.function.is_some()
             || !t.concrete.is_empty()
             || !t.example.is_empty()
+            || !t.dynamic.is_empty()
             || args.expect.is_some()
+            || args.rtol.is_some()
+            || args.atol.is_some()
         {
             anyhow::bail!(
-                "{} gives each case its own --module, --function, --concrete, --example and goldens",
+                "{} gives each case its own --module, --function, --concrete, --example, --dynamic, tolerances and goldens",
                 manifest.path.display()
             );
         }
