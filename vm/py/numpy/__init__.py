@@ -209,7 +209,8 @@ def geterrcall():
     return _ERRCALL[0]
 
 
-def seterr(all=None, divide=None, over=None, under=None, invalid=None):
+def seterr(all=None,  # noqa: F811 (numpy's own keyword)
+           divide=None, over=None, under=None, invalid=None):
     """numpy's floating-point error handling. fxvm computes as numpy does
     and reports nothing: "ignore" and "warn" (whose warning it does not
     print) are taken; "raise", "call", "print" and "log" would change what

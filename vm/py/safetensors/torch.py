@@ -5,7 +5,7 @@ import collections
 import torch
 from torch._utils import _write_atomically
 
-from safetensors import SafetensorError, deserialize, safe_open, serialize
+from safetensors import SafetensorError, deserialize, safe_open, serialize  # noqa: F401 (the package's torch module has SafetensorError)
 
 __all__ = ["load", "load_file", "load_model", "safe_open", "save", "save_file", "save_model", "storage_ptr", "storage_size"]
 

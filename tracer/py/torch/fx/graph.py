@@ -2,7 +2,6 @@
 code generation) and the parts that consult the owning module."""
 
 import copy
-import inspect
 import warnings
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
@@ -10,7 +9,8 @@ from typing import Any, NamedTuple, Optional
 import torch
 import torch.utils._pytree as pytree
 from torch.fx._native import fx as _fx
-from torch.fx.node import Node, _format_arg, _get_qualified_name, _type_repr, map_arg
+# PyTorch's torch.fx.graph has these names too.
+from torch.fx.node import Node, _format_arg, _get_qualified_name, _type_repr, map_arg  # noqa: F401
 
 __all__ = ["Graph", "PythonCode", "CodeGen"]
 

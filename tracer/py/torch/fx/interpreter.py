@@ -3,7 +3,6 @@ and rewriting it while it runs (``Transformer``)."""
 
 import inspect
 
-import torch
 from torch.fx import proxy as _proxy
 from torch.fx.graph import Graph
 from torch.fx.node import map_aggregate, map_arg

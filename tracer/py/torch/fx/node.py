@@ -5,13 +5,13 @@ import operator
 import typing
 
 import torch
-from torch.fx._native import fx as _fx
 
+# PyTorch's torch.fx.node defines these helpers; they are native here.
 from torch._C._fx import (
     Node,
-    _format_arg,
-    _get_qualified_name,
-    _type_repr,
+    _format_arg,  # noqa: F401
+    _get_qualified_name,  # noqa: F401
+    _type_repr,  # noqa: F401
     map_aggregate,
     map_arg,
 )

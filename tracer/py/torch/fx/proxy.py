@@ -1,7 +1,6 @@
 """``torch.fx.proxy``: ``Proxy`` values that record the operations applied to
 them as nodes of a graph, and the tracer base that creates them."""
 
-import collections
 import dis
 import enum
 import operator
@@ -11,9 +10,9 @@ from dataclasses import fields, is_dataclass
 
 import torch
 from torch.fx.graph import Graph, magic_methods, reflectable_magic_methods
-from torch.fx.immutable_collections import immutable_dict, immutable_list
+from torch.fx.immutable_collections import immutable_list
 from torch.fx._native import fx as _fx
-from torch.fx.node import Node, map_arg
+from torch.fx.node import Node, map_arg  # noqa: F401 (PyTorch's torch.fx.proxy has Node)
 
 __all__ = ["TracerBase", "GraphAppendingTracer", "TraceError", "Proxy", "Attribute", "ParameterProxy", "Scope", "ScopeContextManager"]
 

@@ -208,14 +208,14 @@ class RandomState:
         return self._draw("power", size, (a,), [(_not_positive(0), "a <= 0")])
 
     def triangular(self, left, mode, right, size=None):
-        l, m, r = (asarray(x).astype(float) for x in (left, mode, right))
-        if builtins.bool(asarray(l > m).any()):
+        lo, mid, hi = (asarray(x).astype(float) for x in (left, mode, right))
+        if builtins.bool(asarray(lo > mid).any()):
             raise ValueError("left > mode")
-        if builtins.bool(asarray(m > r).any()):
+        if builtins.bool(asarray(mid > hi).any()):
             raise ValueError("mode > right")
-        if builtins.bool(asarray(l == r).any()):
+        if builtins.bool(asarray(lo == hi).any()):
             raise ValueError("left == right")
-        return self._draw("triangular", size, (l, m, r))
+        return self._draw("triangular", size, (lo, mid, hi))
 
     def wald(self, mean, scale, size=None):
         return self._draw("wald", size, (mean, scale), [(_not_positive(0), "mean <= 0"), (_not_positive(1), "scale <= 0")])

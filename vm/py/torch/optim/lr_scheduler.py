@@ -11,7 +11,7 @@ from bisect import bisect_right
 from collections import Counter
 
 from torch.optim._lr_base import (
-    EPOCH_DEPRECATION_WARNING, LRScheduler, _group_values, _LRScheduler, _set_group_value,
+    EPOCH_DEPRECATION_WARNING, LRScheduler, _group_values, _LRScheduler, _set_group_value,  # noqa: F401 (old code subclasses _LRScheduler)
 )
 from torch.optim._lr_cycles import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR
 from torch.optim.optimizer import Optimizer

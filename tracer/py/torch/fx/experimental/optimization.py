@@ -5,7 +5,6 @@ as a module of its own (``extract_subgraph``)."""
 
 import copy
 
-import torch
 import torch.fx as fx
 import torch.nn as nn
 from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval

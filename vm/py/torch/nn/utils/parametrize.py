@@ -6,7 +6,6 @@ import contextlib
 
 import torch
 from torch.nn.modules.container import ModuleDict, ModuleList
-from torch.nn.modules.module import Module
 from torch.nn.parameter import Parameter
 
 __all__ = ["register_parametrization", "is_parametrized", "remove_parametrizations", "cached", "ParametrizationList", "type_before_parametrizations"]

@@ -4,8 +4,6 @@ what meta-learning and ``torch.func`` code call a model through."""
 
 import contextlib
 
-import torch
-
 __all__ = ["functional_call"]
 
 
