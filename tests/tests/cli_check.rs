@@ -239,6 +239,20 @@ fn ci_mode_never_writes_and_fails_on_a_missing_golden() {
     );
     assert!(out.stderr.contains("SyntaxError"), "{}", out.stderr);
     assert!(pending_files(&project.path().join("snapshots")).is_empty());
+    // A golden that is not safetensors is one line, not a traceback.
+    std::fs::write(
+        project.path().join("snapshots/mlp.outputs.safetensors"),
+        "garbage\n",
+    )
+    .unwrap();
+    let out = run_in(project.path(), &["check", "--ci"]);
+    assert!(
+        out.stdout.contains(
+            "FAILED: mlp (outputs): can't compare with 'snapshots/mlp.outputs.safetensors': safetensors.SafetensorError: Error while deserializing: header too large\n"
+        ),
+        "{}",
+        out.stdout
+    );
 }
 
 /// The testcases of a JUnit report: (classname, name, failure kind).

@@ -40,6 +40,16 @@ pub(crate) enum Failure {
     Usage(String),
 }
 
+impl Failure {
+    /// One line: the usage error, or the exception a traceback ends with.
+    pub(crate) fn summary(&self) -> &str {
+        match self {
+            Failure::Usage(message) => message,
+            Failure::Raised(traceback) => traceback.trim_end().lines().last().unwrap_or_default(),
+        }
+    }
+}
+
 pub(crate) struct Session {
     /// Never dropped: tearing an interpreter down costs more than the
     /// process exit that follows, which frees it all at once.

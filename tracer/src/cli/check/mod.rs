@@ -273,6 +273,16 @@ fn run_plan(plan: &Plan, mode: Mode, jobs: usize, args: &CheckArgs) -> anyhow::R
         },
     );
     bar.finish_and_clear();
+    if !plan.single {
+        outln!("{passed} passed, {failed} failed");
+    }
+    if pending > 0 {
+        eprintln!(
+            "fxvm: {pending} pending snapshot{} (*.new): review with `fxvm check --review`, or take all with `fxvm check --accept`",
+            if pending == 1 { "" } else { "s" }
+        );
+    }
+    // After the summary: a report that cannot be written loses nothing else.
     if let Some(path) = &args.junit {
         let suite = match args.partition {
             Some((k, n)) => format!("fxvm check (partition {k}/{n})"),
@@ -283,15 +293,6 @@ fn run_plan(plan: &Plan, mode: Mode, jobs: usize, args: &CheckArgs) -> anyhow::R
             path,
             junit::report(&suite, &pairs, started.elapsed()).as_bytes(),
         )?;
-    }
-    if !plan.single {
-        outln!("{passed} passed, {failed} failed");
-    }
-    if pending > 0 {
-        eprintln!(
-            "fxvm: {pending} pending snapshot{} (*.new): review with `fxvm check --review`, or take all with `fxvm check --accept`",
-            if pending == 1 { "" } else { "s" }
-        );
     }
     Ok(if failed > 0 {
         ExitStatus::Failure

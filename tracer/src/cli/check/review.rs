@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::case::{Case, Snapshot};
 use super::verdict::Difference;
-use crate::cli::session::{Failure, Session};
+use crate::cli::session::Session;
 use crate::cli::trace::Format;
 use crate::cli::{ExitStatus, out, outln};
 
@@ -147,7 +147,9 @@ fn show(
             match session.compare_outputs(&expected, &actual, case.rtol, case.atol) {
                 Ok(Some(report)) => Difference::Numbers(report),
                 Ok(None) => Difference::Numbers("within tolerance\n".to_owned()),
-                Err(Failure::Raised(why) | Failure::Usage(why)) => Difference::Numbers(why),
+                Err(failure) => {
+                    Difference::Numbers(format!("can't compare: {}\n", failure.summary()))
+                }
             }
         }
         (_, expected) => Difference::Text {

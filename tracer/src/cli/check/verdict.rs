@@ -182,12 +182,12 @@ fn verdict(
                 return Verdict::Passed;
             }
             Ok(Some(report)) => Difference::Numbers(report),
-            Err(Failure::Raised(why) | Failure::Usage(why)) => {
+            Err(failure) => {
                 return Verdict::Error {
                     reason: format!(
                         "can't compare with '{}': {}",
                         golden.display(),
-                        why.trim_end()
+                        failure.summary()
                     ),
                 };
             }
