@@ -31,7 +31,7 @@ class CompiledExtensionFinder:
         for entry in sys.path if path is None else path:
             try:
                 files = os.listdir(entry or ".")
-            except (OSError, TypeError):
+            except OSError, TypeError:
                 continue
             for f in files:
                 if f.startswith(leaf + ".") and f.endswith((".so", ".pyd")):

@@ -18,7 +18,11 @@ def _view_repr(name):
 
 # CPython's OrderedDict views print as odict_keys([...]); the pure-Python
 # ones print their mapping (`_OrderedDictKeysView(OrderedDict({...}))`).
-for _view, _name in (("_OrderedDictKeysView", "odict_keys"), ("_OrderedDictValuesView", "odict_values"), ("_OrderedDictItemsView", "odict_items")):
+for _view, _name in (
+    ("_OrderedDictKeysView", "odict_keys"),
+    ("_OrderedDictValuesView", "odict_values"),
+    ("_OrderedDictItemsView", "odict_items"),
+):
     if hasattr(collections, _view):
         getattr(collections, _view).__repr__ = _view_repr(_name)
 del _view, _name

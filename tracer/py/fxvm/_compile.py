@@ -75,6 +75,8 @@ def _profile_at_exit():
 
     profile(True)
     atexit.register(lambda: print(profile_report(), file=sys.stderr))
+
+
 class SignatureError(TypeError):
     """A call whose argument does not fit the declared signature."""
 
@@ -130,10 +132,7 @@ def _module_state(root):
     buffers and submodules (None for a function)."""
     if root is None:
         return None
-    return [
-        (m, m.training, [*m._parameters.items(), *m._buffers.items(), *m._modules.items()])
-        for m in root.modules()
-    ]
+    return [(m, m.training, [*m._parameters.items(), *m._buffers.items(), *m._modules.items()]) for m in root.modules()]
 
 
 def _same_state(a, b):
@@ -172,7 +171,12 @@ def _method_module(target):
 
 def _has_call_hooks(module):
     state = module.__dict__
-    return bool(module._forward_hooks or module._forward_pre_hooks or state.get("_backward_hooks") or state.get("_backward_pre_hooks"))
+    return bool(
+        module._forward_hooks
+        or module._forward_pre_hooks
+        or state.get("_backward_hooks")
+        or state.get("_backward_pre_hooks")
+    )
 
 
 class CompiledFunction:
@@ -317,7 +321,13 @@ class CompiledFunction:
         torch._C._step_suspend()
         try:
             # Buffers as graph inputs: a forward's writes to them replay.
-            gm = shape_trace(self._module if self._module is not None else self._target, examples, self._dynamic_dims(bound), concrete_args=constants or None, proxy_buffers=True)
+            gm = shape_trace(
+                self._module if self._module is not None else self._target,
+                examples,
+                self._dynamic_dims(bound),
+                concrete_args=constants or None,
+                proxy_buffers=True,
+            )
         except TraceError as e:
             where = _user_location(e)
             message = f"{e}" + (f" (at {where})" if where else "")
@@ -332,7 +342,9 @@ class CompiledFunction:
             if self._fullgraph:
                 raise
             where = _user_location(e)
-            self._run_eagerly(f"it cannot be captured: {type(e).__name__}: {e}" + (f" (at {where})" if where else ""), stacklevel=4)
+            self._run_eagerly(
+                f"it cannot be captured: {type(e).__name__}: {e}" + (f" (at {where})" if where else ""), stacklevel=4
+            )
             return None
         finally:
             torch._C._step_resume()
@@ -447,7 +459,17 @@ def _compile_class(cls, options):
         compiled = self.__dict__.get("_fxvm_compiled")
         return compiled.graphs() if compiled is not None else []
 
-    sub = type(cls.__name__, (cls,), {"__call__": __call__, "graphs": graphs, "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__})
+    sub = type(
+        cls.__name__,
+        (cls,),
+        {
+            "__call__": __call__,
+            "graphs": graphs,
+            "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__,
+            "__doc__": cls.__doc__,
+        },
+    )
     return sub
 
 
@@ -463,7 +485,9 @@ def global_function(dynamic=None, fullgraph=False, cache_size_limit=None):
         if isinstance(target, type) and issubclass(target, torch.nn.Module):
             return _compile_class(target, options)
         if isinstance(target, torch.nn.Module):
-            return OptimizedModule(target, CompiledFunction(target, signature=_signature_of(type(target).forward), **options))
+            return OptimizedModule(
+                target, CompiledFunction(target, signature=_signature_of(type(target).forward), **options)
+            )
         return CompiledFunction(target, signature=_signature_of(target), **options)
 
     return decorate
@@ -485,7 +509,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="fxvm", mode=N
     returning what to run instead of the graph, as in PyTorch; named
     backends all replay the captured graph."""
     if model is None:
-        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable)
+        return lambda m: compile(
+            m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable
+        )
     if disable:
         return model
     backend = backend if callable(backend) else None

@@ -87,7 +87,11 @@ def inline_modules(gm, shape_env):
             elif sn.op == "output":
                 result = fx.node.map_arg(sn.args[0], lambda n: inner[n])
             elif sn.op == "call_module":
-                inner[sn] = graph.call_module(f"{node.target}.{sn.target}", fx.node.map_arg(sn.args, lambda n: inner[n]), fx.node.map_arg(sn.kwargs, lambda n: inner[n]))
+                inner[sn] = graph.call_module(
+                    f"{node.target}.{sn.target}",
+                    fx.node.map_arg(sn.args, lambda n: inner[n]),
+                    fx.node.map_arg(sn.kwargs, lambda n: inner[n]),
+                )
             else:
                 inner[sn] = graph.node_copy(sn, lambda n: inner[n])
         env[node] = result

@@ -116,7 +116,9 @@ class StepCapture:
             return owner._target(*args, **kwargs)
         if len(self.entries) >= limit:
             why = self.entries[-1].violation(tensors, constants)
-            owner._run_eagerly(f"{len(self.entries)} steps recorded (cache_size_limit); the last mismatch: {why}", stacklevel=4)
+            owner._run_eagerly(
+                f"{len(self.entries)} steps recorded (cache_size_limit); the last mismatch: {why}", stacklevel=4
+            )
             return owner._target(*args, **kwargs)
         return self._record(args, kwargs, tensors, constants)
 
@@ -150,6 +152,8 @@ class StepCapture:
             self._refuse(why, stacklevel=6)
             return out
         kept = [None if isinstance(v, torch.Tensor) else (v,) for v in leaves]
-        entry = StepEntry(tape, calls, live, constants, (kept, spec), torch._C._module_state_epoch(), time.perf_counter() - t0)
+        entry = StepEntry(
+            tape, calls, live, constants, (kept, spec), torch._C._module_state_epoch(), time.perf_counter() - t0
+        )
         self.entries.append(entry)
         return out

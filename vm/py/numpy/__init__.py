@@ -140,10 +140,38 @@ float_ = None
 del float_
 
 newaxis = None
-typecodes = {"Character": "c", "Integer": "bhilqnp", "UnsignedInteger": "BHILQNP", "Float": "efdg", "Complex": "FDG",
-             "AllInteger": "bBhHiIlLqQnNpP", "AllFloat": "efdgFDG", "Datetime": "Mm", "All": "?bhilqnpBHILQNPefdgFDGSUVOMm"}
-ScalarType = (int, float, complex, bool, bytes, str, memoryview, bool_, int8, uint8, int16, uint16, int32, uint32, int64, uint64,
-              float16, float32, float64)
+typecodes = {
+    "Character": "c",
+    "Integer": "bhilqnp",
+    "UnsignedInteger": "BHILQNP",
+    "Float": "efdg",
+    "Complex": "FDG",
+    "AllInteger": "bBhHiIlLqQnNpP",
+    "AllFloat": "efdgFDG",
+    "Datetime": "Mm",
+    "All": "?bhilqnpBHILQNPefdgFDGSUVOMm",
+}
+ScalarType = (
+    int,
+    float,
+    complex,
+    bool,
+    bytes,
+    str,
+    memoryview,
+    bool_,
+    int8,
+    uint8,
+    int16,
+    uint16,
+    int32,
+    uint32,
+    int64,
+    uint64,
+    float16,
+    float32,
+    float64,
+)
 pi = _math.pi
 e = _math.e
 inf = _math.inf
@@ -209,8 +237,13 @@ def geterrcall():
     return _ERRCALL[0]
 
 
-def seterr(all=None,  # noqa: F811 (numpy's own keyword)
-           divide=None, over=None, under=None, invalid=None):
+def seterr(
+    all=None,  # noqa: F811 (numpy's own keyword)
+    divide=None,
+    over=None,
+    under=None,
+    invalid=None,
+):
     """numpy's floating-point error handling. fxvm computes as numpy does
     and reports nothing: "ignore" and "warn" (whose warning it does not
     print) are taken; "raise", "call", "print" and "log" would change what

@@ -85,12 +85,25 @@ class _Flags:
     writebackifcopy = property(lambda self: False)
 
     def __getitem__(self, key):
-        names = {"C_CONTIGUOUS": "c_contiguous", "C": "c_contiguous", "F_CONTIGUOUS": "f_contiguous", "F": "f_contiguous",
-                 "OWNDATA": "owndata", "O": "owndata", "WRITEABLE": "writeable", "W": "writeable", "ALIGNED": "aligned", "A": "aligned"}
+        names = {
+            "C_CONTIGUOUS": "c_contiguous",
+            "C": "c_contiguous",
+            "F_CONTIGUOUS": "f_contiguous",
+            "F": "f_contiguous",
+            "OWNDATA": "owndata",
+            "O": "owndata",
+            "WRITEABLE": "writeable",
+            "W": "writeable",
+            "ALIGNED": "aligned",
+            "A": "aligned",
+        }
         return getattr(self, names[key])
 
     def __repr__(self):
-        return "\n".join(f"  {k.upper()} : {getattr(self, k)}" for k in ("c_contiguous", "f_contiguous", "owndata", "writeable", "aligned", "writebackifcopy"))
+        return "\n".join(
+            f"  {k.upper()} : {getattr(self, k)}"
+            for k in ("c_contiguous", "f_contiguous", "owndata", "writeable", "aligned", "writebackifcopy")
+        )
 
 
 class _FlatIter:
@@ -165,7 +178,11 @@ def _normalize_key(key, shape):
     if not negative:
         return key, []
     advanced = any(isinstance(k, (torch.Tensor, builtins.list)) for k in key)
-    consumed = builtins.sum(1 for k in key if k is not None and k is not Ellipsis and not (isinstance(k, torch.Tensor) and k.dtype is torch.bool))
+    consumed = builtins.sum(
+        1
+        for k in key
+        if k is not None and k is not Ellipsis and not (isinstance(k, torch.Tensor) and k.dtype is torch.bool)
+    )
     out, flips, in_dim, out_dim = [], [], 0, 0
     for k in key:
         if k is Ellipsis:
@@ -186,7 +203,11 @@ def _normalize_key(key, shape):
             else:
                 k = slice(idx[-1], idx[0] + 1, -k.step)
             if advanced:
-                out.append(torch.arange(k.start, k.stop, k.step).flip(0) if builtins.len(idx) else torch.zeros(0, dtype=torch.int64))
+                out.append(
+                    torch.arange(k.start, k.stop, k.step).flip(0)
+                    if builtins.len(idx)
+                    else torch.zeros(0, dtype=torch.int64)
+                )
             else:
                 out.append(k)
                 flips.append(out_dim)
@@ -243,7 +264,9 @@ class ndarray:
     @shape.setter
     def shape(self, value):
         if not self._t.is_contiguous() and builtins.tuple(_shape_arg(value)) != self.shape:
-            raise AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a copy with the desired shape.")
+            raise AttributeError(
+                "Incompatible shape for in-place modification. Use `.reshape()` to make a copy with the desired shape."
+            )
         self._t = self._t.reshape(_shape_arg(value))
 
     @property
@@ -321,7 +344,11 @@ class ndarray:
 
     def item(self, *args):
         if args:
-            v = self[args if builtins.len(args) > 1 else args[0]] if builtins.len(args) > 1 or not isinstance(args[0], builtins.int) else self.reshape(-1)[args[0]]
+            v = (
+                self[args if builtins.len(args) > 1 else args[0]]
+                if builtins.len(args) > 1 or not isinstance(args[0], builtins.int)
+                else self.reshape(-1)[args[0]]
+            )
             return v.item() if isinstance(v, (ndarray, _dtypes.generic)) else v
         if self.size != 1:
             raise ValueError("can only convert an array of size 1 to a Python scalar")
@@ -338,7 +365,11 @@ class ndarray:
     def tobytes(self, order="C"):
         import _fxvm_numpy
 
-        t = self._t if order in ("C", "A", "K") else self._t.permute(builtins.list(builtins.range(self.ndim - 1, -1, -1)))
+        t = (
+            self._t
+            if order in ("C", "A", "K")
+            else self._t.permute(builtins.list(builtins.range(self.ndim - 1, -1, -1)))
+        )
         return _fxvm_numpy.tensor_bytes(t)
 
     tostring = tobytes
@@ -353,8 +384,15 @@ class ndarray:
         if info is self._info:
             return self.copy() if copy else self
         if casting != "unsafe" and not _dtypes.can_cast(self._info.dtype, info.dtype, casting):
-            raise TypeError(f"Cannot cast array data from dtype('{self._info.name}') to dtype('{info.name}') according to the rule '{casting}'")
-        return _wrap(_from_compute(_compute(self), info).clone() if info.storage is self._t.dtype else _from_compute(_compute(self), info), info)
+            raise TypeError(
+                f"Cannot cast array data from dtype('{self._info.name}') to dtype('{info.name}') according to the rule '{casting}'"
+            )
+        return _wrap(
+            _from_compute(_compute(self), info).clone()
+            if info.storage is self._t.dtype
+            else _from_compute(_compute(self), info),
+            info,
+        )
 
     def view(self, dtype=None, type=None):
         if dtype is None or (isinstance(dtype, builtins.type) and issubclass(dtype, ndarray)):
@@ -398,8 +436,12 @@ class ndarray:
     def __bool__(self):
         if self.size != 1:
             if self.size == 0:
-                raise ValueError("The truth value of an empty array is ambiguous. Use `array.size > 0` to check that an array is not empty.")
-            raise ValueError("The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()")
+                raise ValueError(
+                    "The truth value of an empty array is ambiguous. Use `array.size > 0` to check that an array is not empty."
+                )
+            raise ValueError(
+                "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()"
+            )
         return builtins.bool(self.item())
 
     def __int__(self):
@@ -444,8 +486,13 @@ class ndarray:
     # ----- indexing
     def __getitem__(self, key):
         # The common view, a plain forward slice, needs no key rewriting.
-        if builtins.type(key) is slice and (key.step is None or builtins.type(key.step) is builtins.int and key.step > 0) \
-                and builtins.type(key.start) in _PLAIN and builtins.type(key.stop) in _PLAIN and self._t.dim():
+        if (
+            builtins.type(key) is slice
+            and (key.step is None or builtins.type(key.step) is builtins.int and key.step > 0)
+            and builtins.type(key.start) in _PLAIN
+            and builtins.type(key.stop) in _PLAIN
+            and self._t.dim()
+        ):
             return _wrap(self._t[key], self._info, _view_base(self))
         k, flips = _key_for(self, key)
         try:

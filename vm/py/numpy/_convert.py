@@ -37,7 +37,15 @@ def _data_array(obj, info):
             common = info or _dtypes._resolve([x._info for x in items], [])
             return _wrap(torch.stack([_from_compute(_compute(x), common) for x in items]), common)
         if info is None:
-            info = _FLOAT64 if builtins.float in kinds else _INT64 if builtins.int in kinds else _BOOL if kinds else _FLOAT64
+            info = (
+                _FLOAT64
+                if builtins.float in kinds
+                else _INT64
+                if builtins.int in kinds
+                else _BOOL
+                if kinds
+                else _FLOAT64
+            )
         return _wrap(_tensor_of(obj, info), info)
     if isinstance(obj, ndarray):
         return obj if info is None else obj.astype(info.dtype)

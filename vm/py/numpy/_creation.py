@@ -15,7 +15,9 @@ from numpy._dtypes import _info
 
 def _filled(shape, value, info):
     shape = _new_shape(shape, info.itemsize)
-    return _wrap(torch.full(shape, value, dtype=info.storage) if value else torch.zeros(shape, dtype=info.storage), info)
+    return _wrap(
+        torch.full(shape, value, dtype=info.storage) if value else torch.zeros(shape, dtype=info.storage), info
+    )
 
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None):
@@ -90,7 +92,11 @@ def arange(start=None, stop=None, step=None, dtype=None, *, device=None, like=No
         info = _INT64
     n = builtins.max(math.ceil((stop - start) / step), 0)
     if builtins.all(isinstance(v, builtins.int) for v in (start, stop, step)) and info.kind in "iu":
-        t = torch.arange(start, start + n * step, step, dtype=torch.int64)[:n] if n else torch.zeros(0, dtype=torch.int64)
+        t = (
+            torch.arange(start, start + n * step, step, dtype=torch.int64)[:n]
+            if n
+            else torch.zeros(0, dtype=torch.int64)
+        )
         return _wrap(_from_compute(t, info), info)
     # numpy steps by the difference of its first two values.
     delta = (start + step) - start
@@ -202,7 +208,10 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if sparse:
         return builtins.tuple(o.copy() if copy else o for o in out)
     full_shape = [builtins.max(s[i] for s in shapes) for i in builtins.range(n)]
-    return builtins.tuple(_wrap(torch.broadcast_to(o._t, full_shape).clone() if copy else torch.broadcast_to(o._t, full_shape), o._info) for o in out)
+    return builtins.tuple(
+        _wrap(torch.broadcast_to(o._t, full_shape).clone() if copy else torch.broadcast_to(o._t, full_shape), o._info)
+        for o in out
+    )
 
 
 def indices(dimensions, dtype=int, sparse=False):

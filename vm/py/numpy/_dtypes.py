@@ -106,7 +106,7 @@ class dtype:
             return self._info is other._info
         try:
             return self._info is _as_dtype(other)._info
-        except (TypeError, ValueError):
+        except TypeError, ValueError:
             return False
 
     def __ne__(self, other):
@@ -149,25 +149,70 @@ for _i in _INFOS:
 
 # Names and type codes numpy accepts for each dtype (numpy 2 on 64-bit Linux).
 _ALIASES = {
-    "?": "bool", "b1": "bool", "bool_": "bool", "bool8": "bool",
-    "b": "int8", "i1": "int8", "byte": "int8",
-    "B": "uint8", "u1": "uint8", "ubyte": "uint8",
-    "h": "int16", "i2": "int16", "short": "int16",
-    "H": "uint16", "u2": "uint16", "ushort": "uint16",
-    "i": "int32", "i4": "int32", "intc": "int32",
-    "I": "uint32", "u4": "uint32", "uintc": "uint32",
-    "l": "int64", "q": "int64", "i8": "int64", "p": "int64", "int": "int64", "int_": "int64",
-    "intp": "int64", "long": "int64", "longlong": "int64",
-    "L": "uint64", "Q": "uint64", "u8": "uint64", "P": "uint64", "uint": "uint64", "uintp": "uint64",
-    "ulong": "uint64", "ulonglong": "uint64",
-    "e": "float16", "f2": "float16", "half": "float16",
-    "f": "float32", "f4": "float32", "single": "float32",
-    "d": "float64", "f8": "float64", "float": "float64", "double": "float64", "float_": "float64",
+    "?": "bool",
+    "b1": "bool",
+    "bool_": "bool",
+    "bool8": "bool",
+    "b": "int8",
+    "i1": "int8",
+    "byte": "int8",
+    "B": "uint8",
+    "u1": "uint8",
+    "ubyte": "uint8",
+    "h": "int16",
+    "i2": "int16",
+    "short": "int16",
+    "H": "uint16",
+    "u2": "uint16",
+    "ushort": "uint16",
+    "i": "int32",
+    "i4": "int32",
+    "intc": "int32",
+    "I": "uint32",
+    "u4": "uint32",
+    "uintc": "uint32",
+    "l": "int64",
+    "q": "int64",
+    "i8": "int64",
+    "p": "int64",
+    "int": "int64",
+    "int_": "int64",
+    "intp": "int64",
+    "long": "int64",
+    "longlong": "int64",
+    "L": "uint64",
+    "Q": "uint64",
+    "u8": "uint64",
+    "P": "uint64",
+    "uint": "uint64",
+    "uintp": "uint64",
+    "ulong": "uint64",
+    "ulonglong": "uint64",
+    "e": "float16",
+    "f2": "float16",
+    "half": "float16",
+    "f": "float32",
+    "f4": "float32",
+    "single": "float32",
+    "d": "float64",
+    "f8": "float64",
+    "float": "float64",
+    "double": "float64",
+    "float_": "float64",
 }
 
 _UNSUPPORTED_KINDS = {
-    "c": "complex", "F": "complex64", "D": "complex128", "G": "clongdouble", "g": "longdouble",
-    "U": "str", "S": "bytes", "O": "object", "V": "void", "M": "datetime64", "m": "timedelta64",
+    "c": "complex",
+    "F": "complex64",
+    "D": "complex128",
+    "G": "clongdouble",
+    "g": "longdouble",
+    "U": "str",
+    "S": "bytes",
+    "O": "object",
+    "V": "void",
+    "M": "datetime64",
+    "m": "timedelta64",
 }
 
 
@@ -196,7 +241,7 @@ def _as_dtype(obj):
     # Types and names seen before (every dtype= argument) answer from a table.
     try:
         return _SEEN[obj]
-    except (KeyError, TypeError):
+    except KeyError, TypeError:
         pass
     d = _lookup(obj)
     if isinstance(obj, (builtins.type, builtins.str)):
@@ -375,8 +420,30 @@ class iinfo:
 _FLOAT_LIMITS = {
     # bits, eps, max, smallest normal, smallest subnormal, precision, resolution, nmant, minexp, maxexp
     "float16": (16, 0.0009765625, 65504.0, 6.103515625e-05, 6e-08, 3, 0.001, 10, -14, 16),
-    "float32": (32, 1.1920928955078125e-07, 3.4028234663852886e38, 1.1754943508222875e-38, 1.401298464324817e-45, 6, 1e-06, 23, -126, 128),
-    "float64": (64, 2.220446049250313e-16, 1.7976931348623157e308, 2.2250738585072014e-308, 5e-324, 15, 1e-15, 52, -1022, 1024),
+    "float32": (
+        32,
+        1.1920928955078125e-07,
+        3.4028234663852886e38,
+        1.1754943508222875e-38,
+        1.401298464324817e-45,
+        6,
+        1e-06,
+        23,
+        -126,
+        128,
+    ),
+    "float64": (
+        64,
+        2.220446049250313e-16,
+        1.7976931348623157e308,
+        2.2250738585072014e-308,
+        5e-324,
+        15,
+        1e-15,
+        52,
+        -1022,
+        1024,
+    ),
 }
 
 

@@ -166,7 +166,9 @@ def array_equiv(a1, a2):
 
 
 def isscalar(element):
-    return isinstance(element, (_dtypes.generic, builtins.bool, builtins.int, builtins.float, complex, builtins.str, bytes))
+    return isinstance(
+        element, (_dtypes.generic, builtins.bool, builtins.int, builtins.float, complex, builtins.str, bytes)
+    )
 
 
 def iterable(y):
@@ -252,7 +254,6 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     return moveaxis(r, -1, axis)
 
 
-
 # ------------------------------------------------------------ signals, polynomials
 
 
@@ -304,7 +305,10 @@ def vander(x, N=None, increasing=False):
     n = x.size if N is None else N
     powers = torch.arange(n) if increasing else torch.arange(n - 1, -1, -1)
     t = _compute(x).reshape(-1, 1)
-    return _result(t ** powers.to(t.dtype if t.dtype.is_floating_point else torch.int64), x._info if x._info.kind != "b" else _INT64)
+    return _result(
+        t ** powers.to(t.dtype if t.dtype.is_floating_point else torch.int64),
+        x._info if x._info.kind != "b" else _INT64,
+    )
 
 
 def polyval(p, x):
@@ -345,7 +349,9 @@ def sinc(x):
     x = asarray(x)
     t = _compute(x).to(torch.float64) if x._info.kind != "f" else _compute(x)
     y = torch.where(t == 0, torch.full((), 1e-20, dtype=t.dtype), t) * 3.141592653589793
-    return _result(torch.where(t == 0, torch.ones_like(t), torch.sin(y) / y), x._info if x._info.kind == "f" else _FLOAT64)
+    return _result(
+        torch.where(t == 0, torch.ones_like(t), torch.sin(y) / y), x._info if x._info.kind == "f" else _FLOAT64
+    )
 
 
 def unwrap(p, discont=None, axis=-1, *, period=6.283185307179586):
@@ -392,7 +398,9 @@ def hamming(M):
 
 def blackman(M):
     pi = 3.141592653589793
-    return _window(M, lambda k, n: 0.42 - 0.5 * torch.cos(2 * pi * k / (n - 1)) + 0.08 * torch.cos(4 * pi * k / (n - 1)))
+    return _window(
+        M, lambda k, n: 0.42 - 0.5 * torch.cos(2 * pi * k / (n - 1)) + 0.08 * torch.cos(4 * pi * k / (n - 1))
+    )
 
 
 def i0(x):
@@ -453,7 +461,9 @@ def angle(z, deg=False):
     from numpy._ufuncs import arctan2
 
     a = asarray(z).astype(float)
-    return arctan2(_wrap(torch.zeros(a.shape, dtype=torch.float64), _FLOAT64), a) * (180.0 / 3.141592653589793 if deg else 1.0)
+    return arctan2(_wrap(torch.zeros(a.shape, dtype=torch.float64), _FLOAT64), a) * (
+        180.0 / 3.141592653589793 if deg else 1.0
+    )
 
 
 def fix(x, out=None):
@@ -483,14 +493,20 @@ def isfortran(a):
 
 def common_type(*arrays):
     infos = [asarray(a)._info for a in arrays]
-    best = 16 if builtins.all(i.name == "float16" for i in infos) else 32 if builtins.all(i.name in ("float16", "float32") for i in infos) else 64
+    best = (
+        16
+        if builtins.all(i.name == "float16" for i in infos)
+        else 32
+        if builtins.all(i.name in ("float16", "float32") for i in infos)
+        else 64
+    )
     return _dtypes._BY_NAME[f"float{best}"].type
 
 
 def min_scalar_type(a):
     if isinstance(a, (builtins.int, _dtypes.integer)) and not isinstance(a, builtins.bool):
         v = builtins.int(a)
-        for name in (("uint8", "uint16", "uint32", "uint64") if v >= 0 else ("int8", "int16", "int32", "int64")):
+        for name in ("uint8", "uint16", "uint32", "uint64") if v >= 0 else ("int8", "int16", "int32", "int64"):
             lo, hi = _dtypes._int_bounds(_dtypes._BY_NAME[name])
             if lo <= v <= hi:
                 return _dtypes._BY_NAME[name].dtype
@@ -510,11 +526,28 @@ def mintypecode(typechars, typeset="GDFgdf", default="d"):
 
 
 _TYPE_NAMES = {
-    "S1": "character", "?": "bool", "b": "signed char", "B": "unsigned char", "h": "short", "H": "unsigned short",
-    "i": "integer", "I": "unsigned integer", "l": "long integer", "L": "unsigned long integer", "q": "long long integer",
-    "Q": "unsigned long long integer", "f": "single precision", "d": "double precision", "g": "long precision",
-    "F": "complex single precision", "D": "complex double precision", "G": "complex long double precision",
-    "S": "string", "U": "unicode", "V": "void", "O": "object",
+    "S1": "character",
+    "?": "bool",
+    "b": "signed char",
+    "B": "unsigned char",
+    "h": "short",
+    "H": "unsigned short",
+    "i": "integer",
+    "I": "unsigned integer",
+    "l": "long integer",
+    "L": "unsigned long integer",
+    "q": "long long integer",
+    "Q": "unsigned long long integer",
+    "f": "single precision",
+    "d": "double precision",
+    "g": "long precision",
+    "F": "complex single precision",
+    "D": "complex double precision",
+    "G": "complex long double precision",
+    "S": "string",
+    "U": "unicode",
+    "V": "void",
+    "O": "object",
 }
 
 
@@ -553,7 +586,11 @@ def require(a, dtype=None, requirements=None, *, like=None):
     from numpy._convert import ascontiguousarray
 
     a = asarray(a, dtype=dtype)
-    return ascontiguousarray(a) if requirements and any(r in ("C", "C_CONTIGUOUS", "CONTIGUOUS") for r in requirements) else a
+    return (
+        ascontiguousarray(a)
+        if requirements and any(r in ("C", "C_CONTIGUOUS", "CONTIGUOUS") for r in requirements)
+        else a
+    )
 
 
 def asarray_chkfinite(a, dtype=None, order=None):

@@ -150,7 +150,9 @@ def _read_npy(f):
         raise ValueError(f"EOF: reading array data, expected {n * info.itemsize} bytes got {builtins.len(data)}")
     t = _fxvm_numpy.tensor_from_bytes(data, info.storage, big)
     if header["fortran_order"]:
-        return _wrap(t.reshape(shape[::-1]).permute(builtins.list(builtins.range(builtins.len(shape) - 1, -1, -1))), info)
+        return _wrap(
+            t.reshape(shape[::-1]).permute(builtins.list(builtins.range(builtins.len(shape) - 1, -1, -1))), info
+        )
     return _wrap(t.reshape(shape), info)
 
 
@@ -244,7 +246,9 @@ def load(file, mmap_mode=None, allow_pickle=False, fix_imports=True, encoding="A
         if magic == _MAGIC:
             return _read_npy(fid)
         if not allow_pickle:
-            raise ValueError("This file contains pickled (object) data. If you trust the file you can load it unsafely using the `allow_pickle=` keyword argument or `pickle.load()`.")
+            raise ValueError(
+                "This file contains pickled (object) data. If you trust the file you can load it unsafely using the `allow_pickle=` keyword argument or `pickle.load()`."
+            )
         import pickle
 
         return pickle.load(fid)
@@ -298,10 +302,22 @@ class memmap(ndarray):
         modes = {"readonly": "r", "copyonwrite": "c", "readwrite": "r+", "write": "w+"}
         mode = modes.get(mode, mode)
         if mode not in ("r", "c", "r+", "w+"):
-            raise ValueError(f"mode must be one of {['r', 'c', 'r+', 'w+', 'readonly', 'copyonwrite', 'readwrite', 'write']} (got {mode!r})")
+            raise ValueError(
+                f"mode must be one of {['r', 'c', 'r+', 'w+', 'readonly', 'copyonwrite', 'readwrite', 'write']} (got {mode!r})"
+            )
         info = _info(dtype)
-        path = os.fspath(filename.name if hasattr(filename, "name") and not isinstance(filename, (builtins.str, os.PathLike)) else filename)
-        shp = None if shape is None else (builtins.tuple(shape) if isinstance(shape, (builtins.tuple, builtins.list)) else (builtins.int(shape),))
+        path = os.fspath(
+            filename.name
+            if hasattr(filename, "name") and not isinstance(filename, (builtins.str, os.PathLike))
+            else filename
+        )
+        shp = (
+            None
+            if shape is None
+            else (
+                builtins.tuple(shape) if isinstance(shape, (builtins.tuple, builtins.list)) else (builtins.int(shape),)
+            )
+        )
         count = None
         if shp is not None:
             count = 1
@@ -321,7 +337,11 @@ class memmap(ndarray):
         if mode in ("r+", "w+"):
             t = t.clone()
         if shp is not None:
-            t = t.reshape(shp) if order != "F" else t.reshape(shp[::-1]).permute(builtins.list(builtins.range(builtins.len(shp) - 1, -1, -1)))
+            t = (
+                t.reshape(shp)
+                if order != "F"
+                else t.reshape(shp[::-1]).permute(builtins.list(builtins.range(builtins.len(shp) - 1, -1, -1)))
+            )
         self = object.__new__(cls)
         self._t = t
         self._info = info
@@ -351,14 +371,30 @@ def _open_memmap(path, mode):
     info, big = _parse_descr(header["descr"])
     if big:
         raise NotImplementedError("fxvm's numpy maps little-endian .npy files only")
-    return memmap(path, info.dtype, mode, data_offset, builtins.tuple(header["shape"]), "F" if header["fortran_order"] else "C")
+    return memmap(
+        path, info.dtype, mode, data_offset, builtins.tuple(header["shape"]), "F" if header["fortran_order"] else "C"
+    )
 
 
 # ------------------------------------------------------------------ text
 
 
-def loadtxt(fname, dtype=float, comments="#", delimiter=None, converters=None, skiprows=0, usecols=None, unpack=False, ndmin=0,
-            encoding=None, max_rows=None, *, quotechar=None, like=None):
+def loadtxt(
+    fname,
+    dtype=float,
+    comments="#",
+    delimiter=None,
+    converters=None,
+    skiprows=0,
+    usecols=None,
+    unpack=False,
+    ndmin=0,
+    encoding=None,
+    max_rows=None,
+    *,
+    quotechar=None,
+    like=None,
+):
     from numpy._convert import array
 
     if isinstance(fname, (builtins.str, os.PathLike)):
@@ -367,7 +403,11 @@ def loadtxt(fname, dtype=float, comments="#", delimiter=None, converters=None, s
     else:
         lines = [ln.decode() if isinstance(ln, bytes) else ln for ln in fname]
     info = _info(dtype)
-    conv = builtins.float if info.kind == "f" else (lambda s: builtins.int(builtins.float(s)) if "." in s or "e" in s.lower() else builtins.int(s))
+    conv = (
+        builtins.float
+        if info.kind == "f"
+        else (lambda s: builtins.int(builtins.float(s)) if "." in s or "e" in s.lower() else builtins.int(s))
+    )
     rows = []
     markers = [comments] if isinstance(comments, builtins.str) else builtins.list(comments or [])
     for line in lines[skiprows:]:
@@ -415,4 +455,3 @@ def savetxt(fname, X, fmt="%.18e", delimiter=" ", newline="\n", header="", foote
             f.write(text)
     else:
         fname.write(text if not isinstance(fname, (io.BufferedIOBase, io.RawIOBase)) else text.encode())
-

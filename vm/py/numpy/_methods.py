@@ -9,9 +9,18 @@ from numpy import _reductions, _ufuncs
 from numpy._array import ndarray
 
 _BINARY = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide", "floordiv": "floor_divide",
-    "mod": "remainder", "pow": "power", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-    "lshift": "left_shift", "rshift": "right_shift",
+    "add": "add",
+    "sub": "subtract",
+    "mul": "multiply",
+    "truediv": "true_divide",
+    "floordiv": "floor_divide",
+    "mod": "remainder",
+    "pow": "power",
+    "and": "bitwise_and",
+    "or": "bitwise_or",
+    "xor": "bitwise_xor",
+    "lshift": "left_shift",
+    "rshift": "right_shift",
 }
 _COMPARE = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
 
@@ -40,7 +49,7 @@ def _compare(f):
             return NotImplemented
         try:
             return f(self, other)
-        except (TypeError, NotImplementedError):
+        except TypeError, NotImplementedError:
             return NotImplemented
 
     return method
@@ -73,7 +82,21 @@ def _install():
     ndarray.__divmod__ = lambda self, other: _ufuncs.divmod(self, other)
     ndarray.__rdivmod__ = lambda self, other: _ufuncs.divmod(other, self)
     ndarray.__round__ = lambda self, ndigits=None: self.round(ndigits or 0)
-    for name in ("sum", "prod", "mean", "std", "var", "max", "min", "argmax", "argmin", "all", "any", "cumsum", "cumprod"):
+    for name in (
+        "sum",
+        "prod",
+        "mean",
+        "std",
+        "var",
+        "max",
+        "min",
+        "argmax",
+        "argmin",
+        "all",
+        "any",
+        "cumsum",
+        "cumprod",
+    ):
         setattr(ndarray, name, getattr(_reductions, name))
 
 

@@ -32,10 +32,33 @@ _OPTIONS = {
 }
 
 
-def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, suppress=None, nanstr=None, infstr=None,
-                     formatter=None, sign=None, floatmode=None, *, legacy=None, override_repr=None):
-    given = {"precision": precision, "threshold": threshold, "edgeitems": edgeitems, "linewidth": linewidth, "suppress": suppress,
-             "nanstr": nanstr, "infstr": infstr, "sign": sign, "floatmode": floatmode, "override_repr": override_repr}
+def set_printoptions(
+    precision=None,
+    threshold=None,
+    edgeitems=None,
+    linewidth=None,
+    suppress=None,
+    nanstr=None,
+    infstr=None,
+    formatter=None,
+    sign=None,
+    floatmode=None,
+    *,
+    legacy=None,
+    override_repr=None,
+):
+    given = {
+        "precision": precision,
+        "threshold": threshold,
+        "edgeitems": edgeitems,
+        "linewidth": linewidth,
+        "suppress": suppress,
+        "nanstr": nanstr,
+        "infstr": infstr,
+        "sign": sign,
+        "floatmode": floatmode,
+        "override_repr": override_repr,
+    }
     for k, v in given.items():
         if v is not None:
             if k == "threshold" and isinstance(v, builtins.float) and math.isnan(v):
@@ -134,7 +157,9 @@ def _mantissa(s, lead, frac, min_digits, unique, trim, sign, pad_left):
     return text, frac
 
 
-def _positional(x, bits, precision=None, min_digits=0, unique=True, trim=".", sign=False, pad_left=None, pad_right=None):
+def _positional(
+    x, bits, precision=None, min_digits=0, unique=True, trim=".", sign=False, pad_left=None, pad_right=None
+):
     s, whole, frac = _positional_parts(x, bits, precision, unique)
     text, frac = _mantissa(s, whole, frac, min_digits, unique, trim, sign, pad_left)
     if pad_right is not None:
@@ -142,7 +167,9 @@ def _positional(x, bits, precision=None, min_digits=0, unique=True, trim=".", si
     return text
 
 
-def _scientific(x, bits, precision=None, min_digits=0, unique=True, trim=".", sign=False, pad_left=None, exp_digits=None):
+def _scientific(
+    x, bits, precision=None, min_digits=0, unique=True, trim=".", sign=False, pad_left=None, exp_digits=None
+):
     s, lead, frac, exp = _scientific_parts(x, bits, precision, unique)
     mantissa, _ = _mantissa(s, lead, frac, min_digits, unique, trim, sign, pad_left)
     width = builtins.max(2, exp_digits if exp_digits and exp_digits > 0 else 2)
@@ -168,14 +195,36 @@ def _format_float(x, precision, unique, sign, body):
     return body(x, bits)
 
 
-def format_float_positional(x, precision=None, unique=True, fractional=True, trim="k", sign=False, pad_left=None, pad_right=None, min_digits=None):
-    return _format_float(x, precision, unique, sign,
-                         lambda v, bits: _positional(v, bits, precision, min_digits or 0, unique, trim, sign, pad_left, pad_right))
+def format_float_positional(
+    x,
+    precision=None,
+    unique=True,
+    fractional=True,
+    trim="k",
+    sign=False,
+    pad_left=None,
+    pad_right=None,
+    min_digits=None,
+):
+    return _format_float(
+        x,
+        precision,
+        unique,
+        sign,
+        lambda v, bits: _positional(v, bits, precision, min_digits or 0, unique, trim, sign, pad_left, pad_right),
+    )
 
 
-def format_float_scientific(x, precision=None, unique=True, trim="k", sign=False, pad_left=None, exp_digits=None, min_digits=None):
-    return _format_float(x, precision, unique, sign,
-                         lambda v, bits: _scientific(v, bits, precision, min_digits or 0, unique, trim, sign, pad_left, exp_digits))
+def format_float_scientific(
+    x, precision=None, unique=True, trim="k", sign=False, pad_left=None, exp_digits=None, min_digits=None
+):
+    return _format_float(
+        x,
+        precision,
+        unique,
+        sign,
+        lambda v, bits: _scientific(v, bits, precision, min_digits or 0, unique, trim, sign, pad_left, exp_digits),
+    )
 
 
 # ------------------------------------------------------------ element formats
@@ -265,7 +314,11 @@ class _FloatFormat:
         if builtins.len(finite) != builtins.len(values):
             neginf = self.sign != "-" or builtins.any(v == -math.inf for v in values)
             offset = self.pad_right + 1
-            self.pad_left = builtins.max(self.pad_left, builtins.len(options["nanstr"]) - offset, builtins.len(options["infstr"]) + neginf - offset)
+            self.pad_left = builtins.max(
+                self.pad_left,
+                builtins.len(options["nanstr"]) - offset,
+                builtins.len(options["infstr"]) + neginf - offset,
+            )
 
     def __call__(self, x):
         if not math.isfinite(x):
@@ -276,8 +329,20 @@ class _FloatFormat:
             return " " * (self.pad_left + self.pad_right + 1 - builtins.len(ret)) + ret
         plus = self.sign == "+"
         if self.exp_format:
-            return _scientific(x, self.bits, self.precision, self.min_digits, self.unique, self.trim, plus, self.pad_left, self.exp_size)
-        return _positional(x, self.bits, self.precision, self.min_digits, self.unique, self.trim, plus, self.pad_left, self.pad_right)
+            return _scientific(
+                x,
+                self.bits,
+                self.precision,
+                self.min_digits,
+                self.unique,
+                self.trim,
+                plus,
+                self.pad_left,
+                self.exp_size,
+            )
+        return _positional(
+            x, self.bits, self.precision, self.min_digits, self.unique, self.trim, plus, self.pad_left, self.pad_right
+        )
 
 
 def _leading_trailing(t, edge, index=()):
@@ -369,15 +434,21 @@ def _format_array(a, fmt, width, next_prefix, separator, edge, summary):
             elem_width = curr_width - builtins.max(builtins.len(separator.rstrip()), 1)
             s, line = "", hanging
             for i in builtins.range(leading):
-                s, line = _extend_line_pretty(s, line, recurse(index + (i,), next_hanging, next_width), elem_width, hanging)
+                s, line = _extend_line_pretty(
+                    s, line, recurse(index + (i,), next_hanging, next_width), elem_width, hanging
+                )
                 line += separator
             if show_summary:
                 s, line = _extend_line(s, line, summary, elem_width, hanging)
                 line += separator
             for i in builtins.range(trailing, 1, -1):
-                s, line = _extend_line_pretty(s, line, recurse(index + (n - i,), next_hanging, next_width), elem_width, hanging)
+                s, line = _extend_line_pretty(
+                    s, line, recurse(index + (n - i,), next_hanging, next_width), elem_width, hanging
+                )
                 line += separator
-            s, line = _extend_line_pretty(s, line, recurse(index + (n - 1,), next_hanging, next_width), elem_width, hanging)
+            s, line = _extend_line_pretty(
+                s, line, recurse(index + (n - 1,), next_hanging, next_width), elem_width, hanging
+            )
             s += line
         else:
             s = ""
@@ -389,17 +460,39 @@ def _format_array(a, fmt, width, next_prefix, separator, edge, summary):
             for i in builtins.range(trailing, 1, -1):
                 s += hanging + recurse(index + (n - i,), next_hanging, next_width) + line_sep
             s += hanging + recurse(index + (n - 1,), next_hanging, next_width)
-        return "[" + s[builtins.len(hanging):] + "]"
+        return "[" + s[builtins.len(hanging) :] + "]"
 
     return recurse((), next_prefix, width)
 
 
-def array2string(a, max_line_width=None, precision=None, suppress_small=None, separator=" ", prefix="", style=None, formatter=None,
-                 threshold=None, edgeitems=None, sign=None, floatmode=None, suffix="", *, legacy=None):
+def array2string(
+    a,
+    max_line_width=None,
+    precision=None,
+    suppress_small=None,
+    separator=" ",
+    prefix="",
+    style=None,
+    formatter=None,
+    threshold=None,
+    edgeitems=None,
+    sign=None,
+    floatmode=None,
+    suffix="",
+    *,
+    legacy=None,
+):
     a = asarray(a)
     options = builtins.dict(_OPTIONS)
-    for k, v in (("linewidth", max_line_width), ("precision", precision), ("suppress", suppress_small), ("threshold", threshold),
-                 ("edgeitems", edgeitems), ("sign", sign), ("floatmode", floatmode)):
+    for k, v in (
+        ("linewidth", max_line_width),
+        ("precision", precision),
+        ("suppress", suppress_small),
+        ("threshold", threshold),
+        ("edgeitems", edgeitems),
+        ("sign", sign),
+        ("floatmode", floatmode),
+    ):
         if v is not None:
             options[k] = v
     if formatter is not None:
@@ -416,7 +509,9 @@ def array2string(a, max_line_width=None, precision=None, suppress_small=None, se
     if a._info.kind == "b":
         data = a._t
     fmt = _format_function(a, data, options)
-    return _format_array(a, fmt, options["linewidth"], " " + " " * builtins.len(prefix), separator, options["edgeitems"], summary)
+    return _format_array(
+        a, fmt, options["linewidth"], " " + " " * builtins.len(prefix), separator, options["edgeitems"], summary
+    )
 
 
 _IMPLIED = ("float64", "int64", "bool")

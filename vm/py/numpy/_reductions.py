@@ -152,11 +152,17 @@ def _extreme(name, fn, a, axis, out, keepdims, initial, where):
     t = _compute(a)
     if where is not True:
         if initial is _NOVALUE:
-            raise ValueError(f"reduction operation '{name}' does not have an identity, so to use a where mask one has to specify 'initial'")
+            raise ValueError(
+                f"reduction operation '{name}' does not have an identity, so to use a where mask one has to specify 'initial'"
+            )
         mask = asarray(where)._t.to(torch.bool)
         t = torch.where(mask, t, torch.full((), initial, dtype=t.dtype))
     if empty:
-        shape = [1 if (dims is None or d in dims) else s for d, s in builtins.enumerate(a.shape)] if keepdims else [s for d, s in builtins.enumerate(a.shape) if dims is not None and d not in dims]
+        shape = (
+            [1 if (dims is None or d in dims) else s for d, s in builtins.enumerate(a.shape)]
+            if keepdims
+            else [s for d, s in builtins.enumerate(a.shape) if dims is not None and d not in dims]
+        )
         r = torch.full(shape, initial, dtype=t.dtype)
     else:
         r = _apply(t, dims, keepdims, _call(fn))
@@ -346,7 +352,9 @@ def _quantile(a, q, axis, keepdims, method="linear"):
         hi = torch.clamp(lo + 1, max=n - 1)
         frac = (pos - lo.to(torch.float64)).to(s.dtype)
     elif method in ("lower", "higher", "nearest", "midpoint"):
-        base = {"lower": torch.floor, "higher": torch.ceil, "nearest": torch.round, "midpoint": torch.floor}[method](pos).to(torch.int64)
+        base = {"lower": torch.floor, "higher": torch.ceil, "nearest": torch.round, "midpoint": torch.floor}[method](
+            pos
+        ).to(torch.int64)
         lo = base
         hi = torch.clamp(torch.ceil(pos).to(torch.int64), max=n - 1) if method == "midpoint" else base
         frac = torch.full(pos.shape, 0.5 if method == "midpoint" else 0.0, dtype=s.dtype)
@@ -369,11 +377,33 @@ def _quantile(a, q, axis, keepdims, method="linear"):
     return _result(r, info)
 
 
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None, interpolation=None):
+def quantile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+    interpolation=None,
+):
     return _quantile(a, q, axis, keepdims, interpolation or method)
 
 
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None, interpolation=None):
+def percentile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+    interpolation=None,
+):
     from numpy._ufuncs import true_divide
 
     qa = asarray(q)
@@ -398,7 +428,9 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     s = torch.sort(t, d).values
     n = s.shape[d]
     if n == 0:
-        return _result(torch.full([x for i, x in builtins.enumerate(s.shape) if i != d], float("nan"), dtype=s.dtype), info)
+        return _result(
+            torch.full([x for i, x in builtins.enumerate(s.shape) if i != d], float("nan"), dtype=s.dtype), info
+        )
     mid = n // 2
     upper = s.select(d, mid)
     r = upper if n % 2 else (s.select(d, mid - 1) + upper) / 2
@@ -419,7 +451,10 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     a = asarray(a)
     if weights is None:
         avg = mean(a, axis, keepdims=keepdims)
-        scl = _result(torch.tensor(a.size / builtins.max(avg.size if hasattr(avg, "size") else 1, 1), dtype=torch.float64), _FLOAT64)
+        scl = _result(
+            torch.tensor(a.size / builtins.max(avg.size if hasattr(avg, "size") else 1, 1), dtype=torch.float64),
+            _FLOAT64,
+        )
     else:
         w = asarray(weights)
         if w.shape != a.shape:
@@ -455,7 +490,9 @@ def ufunc_reduce(uf, array, axis, dtype, out, keepdims, initial, where):
     if moved.shape[0] == 0:
         if initial is _NOVALUE and uf.identity is None:
             raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-        return _result(torch.full(moved.shape[1:], uf.identity if initial is _NOVALUE else initial, dtype=a._info.storage), a._info)
+        return _result(
+            torch.full(moved.shape[1:], uf.identity if initial is _NOVALUE else initial, dtype=a._info.storage), a._info
+        )
     acc = moved[0] if initial is _NOVALUE else uf(initial, moved[0])
     for i in builtins.range(1, moved.shape[0]):
         acc = uf(acc, moved[i], dtype=dtype)

@@ -23,7 +23,11 @@ def _coerce(info, value):
         return v
     if isinstance(value, builtins.float):
         if math.isnan(value) or math.isinf(value):
-            raise ValueError("cannot convert float NaN to integer" if math.isnan(value) else "cannot convert float infinity to integer")
+            raise ValueError(
+                "cannot convert float NaN to integer"
+                if math.isnan(value)
+                else "cannot convert float infinity to integer"
+            )
         value = builtins.int(value)
     v = builtins.int(value)
     bits = 8 * info.itemsize
@@ -47,10 +51,18 @@ def _new(cls, value=0, *args, **kwargs):
     from numpy._convert import asarray
 
     info = cls._info
-    if isinstance(value, (builtins.list, builtins.tuple, ndarray)) and not (isinstance(value, ndarray) and value.ndim == 0):
+    if isinstance(value, (builtins.list, builtins.tuple, ndarray)) and not (
+        isinstance(value, ndarray) and value.ndim == 0
+    ):
         return asarray(value, dtype=info.dtype)
     if isinstance(value, builtins.str):
-        value = builtins.float(value) if info.kind == "f" else builtins.int(value) if info.kind in "iu" else builtins.bool(value)
+        value = (
+            builtins.float(value)
+            if info.kind == "f"
+            else builtins.int(value)
+            if info.kind in "iu"
+            else builtins.bool(value)
+        )
     elif isinstance(value, (generic, ndarray)):
         value = value.item()
     if info.kind in "iu" and isinstance(value, builtins.int) and not isinstance(value, builtins.bool):
@@ -143,9 +155,19 @@ def _unary(name):
 
 
 _BINARY = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide", "floordiv": "floor_divide",
-    "mod": "remainder", "pow": "power", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-    "lshift": "left_shift", "rshift": "right_shift", "matmul": "matmul",
+    "add": "add",
+    "sub": "subtract",
+    "mul": "multiply",
+    "truediv": "true_divide",
+    "floordiv": "floor_divide",
+    "mod": "remainder",
+    "pow": "power",
+    "and": "bitwise_and",
+    "or": "bitwise_or",
+    "xor": "bitwise_xor",
+    "lshift": "left_shift",
+    "rshift": "right_shift",
+    "matmul": "matmul",
 }
 
 
@@ -182,20 +204,50 @@ def _install():
     g.view = lambda self, dtype=None: _array0(self).view(dtype)[()]
     g.copy = lambda self: self
     g.conj = g.conjugate = lambda self: self
-    g.__round__ = lambda self, ndigits=None: builtins.round(_value(self), ndigits) if ndigits is None else self._info.type(builtins.round(_value(self), ndigits))
+    g.__round__ = lambda self, ndigits=None: (
+        builtins.round(_value(self), ndigits)
+        if ndigits is None
+        else self._info.type(builtins.round(_value(self), ndigits))
+    )
     g.__getitem__ = lambda self, key: _array0(self)[key]
     for short, name in _BINARY.items():
         setattr(g, f"__{short}__", _ufunc_method(name))
         setattr(g, f"__r{short}__", _ufunc_method(name, True))
-    for short, name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal")):
+    for short, name in (
+        ("eq", "equal"),
+        ("ne", "not_equal"),
+        ("lt", "less"),
+        ("le", "less_equal"),
+        ("gt", "greater"),
+        ("ge", "greater_equal"),
+    ):
         setattr(g, f"__{short}__", _ufunc_method(name))
     g.__neg__ = _unary("negative")
     g.__pos__ = _unary("positive")
     g.__abs__ = _unary("absolute")
     g.__invert__ = _unary("invert")
     g.__divmod__ = lambda self, other: (self // other, self % other)
-    for reduction in ("sum", "prod", "mean", "std", "var", "max", "min", "all", "any", "argmax", "argmin", "round", "clip", "cumsum"):
-        setattr(g, reduction, (lambda r: lambda self, *args, **kwargs: getattr(_array0(self), r)(*args, **kwargs))(reduction))
+    for reduction in (
+        "sum",
+        "prod",
+        "mean",
+        "std",
+        "var",
+        "max",
+        "min",
+        "all",
+        "any",
+        "argmax",
+        "argmin",
+        "round",
+        "clip",
+        "cumsum",
+    ):
+        setattr(
+            g,
+            reduction,
+            (lambda r: lambda self, *args, **kwargs: getattr(_array0(self), r)(*args, **kwargs))(reduction),
+        )
     # Integers index sequences; floats answer is_integer like Python's.
     _dtypes.integer.__index__ = lambda self: self._v
     _dtypes.integer.is_integer = lambda self: True

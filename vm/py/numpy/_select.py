@@ -110,7 +110,9 @@ def take_along_axis(arr, indices, axis=-1):
     d = _axis(axis, a.ndim)
     n = a.shape[d]
     idx = torch.where(idx < 0, idx + n, idx)
-    shape = builtins.list(torch.broadcast_shapes(a.shape[:d] + (1,) + a.shape[d + 1 :], idx.shape[:d] + (1,) + idx.shape[d + 1 :]))
+    shape = builtins.list(
+        torch.broadcast_shapes(a.shape[:d] + (1,) + a.shape[d + 1 :], idx.shape[:d] + (1,) + idx.shape[d + 1 :])
+    )
     src_shape = builtins.list(shape)
     src_shape[d] = n
     idx_shape = builtins.list(shape)
@@ -165,7 +167,9 @@ def round(a, decimals=0, out=None):
         scale = 10 ** (-decimals)
         from numpy._ufuncs import multiply
 
-        return multiply(_wrap(torch.round(_compute(a).to(torch.float64) / scale).to(torch.int64), _INT64), scale).astype(a.dtype)
+        return multiply(
+            _wrap(torch.round(_compute(a).to(torch.float64) / scale).to(torch.int64), _INT64), scale
+        ).astype(a.dtype)
     t = _compute(a)
     if decimals:
         r = torch.round(t, decimals=decimals)
@@ -202,7 +206,12 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
         axis = -1
     if a.ndim == 0:
         raise AxisError(axis, 0)
-    return _wrap(torch.sort(a._t if a._info.mask is None else _compute(a), _axis(axis, a.ndim), stable=True).values.to(a._info.storage), a._info)
+    return _wrap(
+        torch.sort(a._t if a._info.mask is None else _compute(a), _axis(axis, a.ndim), stable=True).values.to(
+            a._info.storage
+        ),
+        a._info,
+    )
 
 
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
@@ -243,7 +252,9 @@ def searchsorted(a, v, side="left", sorter=None):
     return _result(torch.searchsorted(ta, tv, right=(side == "right")), _INT64)
 
 
-def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True, sorted=True):
+def unique(
+    ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True, sorted=True
+):
     a = asarray(ar)
     if axis is not None:
         raise NotImplementedError("fxvm's numpy finds unique values of the flattened array only (axis=None)")
@@ -312,7 +323,9 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     a = asarray(a)
     t = _compute(a).to(torch.float64).reshape(-1)
     if isinstance(bins, (builtins.int, _dtypes.integer)):
-        lo, hi = (builtins.float(t.min()), builtins.float(t.max())) if range is None and t.numel() else (range or (0.0, 1.0))
+        lo, hi = (
+            (builtins.float(t.min()), builtins.float(t.max())) if range is None and t.numel() else (range or (0.0, 1.0))
+        )
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         from numpy._creation import linspace
@@ -344,7 +357,9 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     r = slope * (tx - x0) + y0
     r = torch.where(tx == x1, y1, r)
     r = torch.where(tx < txp[0], torch.tensor(builtins.float(tfp[0]) if left is None else left, dtype=torch.float64), r)
-    r = torch.where(tx > txp[-1], torch.tensor(builtins.float(tfp[-1]) if right is None else right, dtype=torch.float64), r)
+    r = torch.where(
+        tx > txp[-1], torch.tensor(builtins.float(tfp[-1]) if right is None else right, dtype=torch.float64), r
+    )
     return _result(r, _FLOAT64)
 
 

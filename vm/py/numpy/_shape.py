@@ -74,7 +74,9 @@ def rollaxis(a, axis, start=0):
 
 def expand_dims(a, axis):
     a = asarray(a)
-    axes = sorted(_axes(axis, a.ndim + (builtins.len(axis) if isinstance(axis, (builtins.tuple, builtins.list)) else 1)))
+    axes = sorted(
+        _axes(axis, a.ndim + (builtins.len(axis) if isinstance(axis, (builtins.tuple, builtins.list)) else 1))
+    )
     t = a._t
     for ax in axes:
         t = t.unsqueeze(ax)
@@ -116,7 +118,9 @@ def broadcast_shapes(*shapes):
     try:
         return builtins.tuple(torch.broadcast_shapes(*[_shape_arg(s) for s in shapes]))
     except RuntimeError:
-        raise ValueError(f"shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between arg 0 with shape {shapes[0]} and arg 1 with shape {shapes[1]}.") from None
+        raise ValueError(
+            f"shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between arg 0 with shape {shapes[0]} and arg 1 with shape {shapes[1]}."
+        ) from None
 
 
 def broadcast_to(array, shape, subok=False):
@@ -124,7 +128,9 @@ def broadcast_to(array, shape, subok=False):
     try:
         t = torch.broadcast_to(a._t, _shape_arg(shape))
     except RuntimeError:
-        raise ValueError(f"operands could not be broadcast together with remapped shapes [original->remapped]: {a.shape} and requested shape {builtins.tuple(_shape_arg(shape))}") from None
+        raise ValueError(
+            f"operands could not be broadcast together with remapped shapes [original->remapped]: {a.shape} and requested shape {builtins.tuple(_shape_arg(shape))}"
+        ) from None
     return _wrap(t, a._info, a)
 
 
@@ -226,7 +232,9 @@ def array_split(ary, indices_or_sections, axis=0):
 
 def split(ary, indices_or_sections, axis=0):
     a = asarray(ary)
-    if isinstance(indices_or_sections, (builtins.int, _dtypes.integer)) and a.shape[axis] % builtins.int(indices_or_sections):
+    if isinstance(indices_or_sections, (builtins.int, _dtypes.integer)) and a.shape[axis] % builtins.int(
+        indices_or_sections
+    ):
         raise ValueError("array split does not result in an equal division")
     return array_split(a, indices_or_sections, axis)
 

@@ -16,7 +16,18 @@ from numpy._dtypes import _BY_NAME, _info
 from numpy._reductions import _NOVALUE
 
 # Bools have no loop of their own for these; numpy computes them in int8.
-_BOOL_AS_INT8 = {"floor_divide", "remainder", "fmod", "power", "square", "reciprocal", "left_shift", "right_shift", "gcd", "lcm"}
+_BOOL_AS_INT8 = {
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "power",
+    "square",
+    "reciprocal",
+    "left_shift",
+    "right_shift",
+    "gcd",
+    "lcm",
+}
 
 
 def _operand(x):
@@ -38,13 +49,21 @@ def _tensor(x, kind, info):
         return t
     if info.mask is not None:
         return _from_compute(t, info).to(info.compute).bitwise_and(info.mask)
-    return _from_compute(t, info) if t.dtype.is_floating_point and not info.compute.is_floating_point else t.to(info.compute)
+    return (
+        _from_compute(t, info)
+        if t.dtype.is_floating_point and not info.compute.is_floating_point
+        else t.to(info.compute)
+    )
 
 
 def _bool_error(name):
     if name == "subtract":
-        return TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead.")
-    return TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or the logical_not function instead.")
+        return TypeError(
+            "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead."
+        )
+    return TypeError(
+        "The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or the logical_not function instead."
+    )
 
 
 class UFuncTypeError(TypeError):
@@ -55,7 +74,9 @@ UFuncTypeError.__module__ = "numpy._core._exceptions"
 
 
 def _unsupported(name, infos):
-    return TypeError(f"ufunc '{name}' not supported for the input types, and the inputs could not be safely coerced to any supported types according to the casting rule ''safe''")
+    return TypeError(
+        f"ufunc '{name}' not supported for the input types, and the inputs could not be safely coerced to any supported types according to the casting rule ''safe''"
+    )
 
 
 class ufunc:
@@ -84,7 +105,9 @@ class ufunc:
             if name in ("subtract", "negative"):
                 raise _bool_error(name)
             if name == "sign":
-                raise UFuncTypeError("ufunc 'sign' did not contain a loop with signature matching types <class 'numpy.dtypes.BoolDType'> -> None")
+                raise UFuncTypeError(
+                    "ufunc 'sign' did not contain a loop with signature matching types <class 'numpy.dtypes.BoolDType'> -> None"
+                )
             if name in _BOOL_AS_INT8:
                 loop = _BY_NAME["int8"]
         if rule == "arith":
@@ -98,7 +121,10 @@ class ufunc:
                 loop = _FLOAT64
             return loop, loop
         if rule == "int":
-            if loop.kind == "f" or (loop.kind == "b" and name not in ("bitwise_and", "bitwise_or", "bitwise_xor", "invert", "bitwise_not", "bitwise_invert")):
+            if loop.kind == "f" or (
+                loop.kind == "b"
+                and name not in ("bitwise_and", "bitwise_or", "bitwise_xor", "invert", "bitwise_not", "bitwise_invert")
+            ):
                 raise _unsupported(name, infos)
             return loop, loop
         if rule in ("compare", "logical", "predicate"):
@@ -107,14 +133,18 @@ class ufunc:
             return _FLOAT64, _FLOAT64
         raise AssertionError(rule)
 
-    def __call__(self, *args, out=None, where=True, dtype=None, casting="same_kind", order="K", subok=True, signature=None):
+    def __call__(
+        self, *args, out=None, where=True, dtype=None, casting="same_kind", order="K", subok=True, signature=None
+    ):
         if builtins.len(args) > self.nin:
             if out is not None:
                 raise TypeError("cannot specify 'out' as both a positional and keyword argument")
             out = args[self.nin]
             args = args[: self.nin]
         if builtins.len(args) != self.nin:
-            raise TypeError(f"{self.__name__}() takes from {self.nin} to {self.nin + 1} positional arguments but {builtins.len(args)} were given")
+            raise TypeError(
+                f"{self.__name__}() takes from {self.nin} to {self.nin + 1} positional arguments but {builtins.len(args)} were given"
+            )
         if isinstance(out, builtins.tuple):
             out = out[0]
         ops = [_operand(a) for a in args]
@@ -245,7 +275,9 @@ def _float_power(a, b):
 
 
 def _heaviside(x, h):
-    return torch.where(x < 0, torch.zeros_like(x), torch.where(x > 0, torch.ones_like(x), h.expand_as(x) if h.dim() else h))
+    return torch.where(
+        x < 0, torch.zeros_like(x), torch.where(x > 0, torch.ones_like(x), h.expand_as(x) if h.dim() else h)
+    )
 
 
 def _make_table():

@@ -23,4 +23,11 @@ class DTypePromotionError(TypeError):
     pass
 
 
-__all__ = ["AxisError", "ComplexWarning", "DTypePromotionError", "RankWarning", "TooHardError", "VisibleDeprecationWarning"]
+__all__ = [
+    "AxisError",
+    "ComplexWarning",
+    "DTypePromotionError",
+    "RankWarning",
+    "TooHardError",
+    "VisibleDeprecationWarning",
+]

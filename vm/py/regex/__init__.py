@@ -11,10 +11,57 @@ import _fxvm_regex
 from regex._pattern import Match, Pattern, error
 
 __all__ = [
-    "A", "ASCII", "B", "BESTMATCH", "D", "DEBUG", "E", "ENHANCEMATCH", "F", "FULLCASE", "I", "IGNORECASE", "L", "LOCALE",
-    "M", "MULTILINE", "P", "POSIX", "R", "REVERSE", "S", "DOTALL", "T", "TEMPLATE", "U", "UNICODE", "V0", "VERSION0",
-    "V1", "VERSION1", "W", "WORD", "X", "VERBOSE", "DEFAULT_VERSION", "Match", "Pattern", "Regex", "compile", "error",
-    "escape", "findall", "finditer", "fullmatch", "match", "purge", "search", "split", "splititer", "sub", "subn",
+    "A",
+    "ASCII",
+    "B",
+    "BESTMATCH",
+    "D",
+    "DEBUG",
+    "E",
+    "ENHANCEMATCH",
+    "F",
+    "FULLCASE",
+    "I",
+    "IGNORECASE",
+    "L",
+    "LOCALE",
+    "M",
+    "MULTILINE",
+    "P",
+    "POSIX",
+    "R",
+    "REVERSE",
+    "S",
+    "DOTALL",
+    "T",
+    "TEMPLATE",
+    "U",
+    "UNICODE",
+    "V0",
+    "VERSION0",
+    "V1",
+    "VERSION1",
+    "W",
+    "WORD",
+    "X",
+    "VERBOSE",
+    "DEFAULT_VERSION",
+    "Match",
+    "Pattern",
+    "Regex",
+    "compile",
+    "error",
+    "escape",
+    "findall",
+    "finditer",
+    "fullmatch",
+    "match",
+    "purge",
+    "search",
+    "split",
+    "splititer",
+    "sub",
+    "subn",
     "template",
 ]
 
@@ -53,8 +100,13 @@ DEFAULT_VERSION = RegexFlag.V0
 
 # Flags the engine cannot honour, and what they are called.
 _UNSUPPORTED = {
-    RegexFlag.B: "BESTMATCH", RegexFlag.E: "ENHANCEMATCH", RegexFlag.P: "POSIX", RegexFlag.R: "REVERSE",
-    RegexFlag.V1: "VERSION1", RegexFlag.W: "WORD", RegexFlag.L: "LOCALE",
+    RegexFlag.B: "BESTMATCH",
+    RegexFlag.E: "ENHANCEMATCH",
+    RegexFlag.P: "POSIX",
+    RegexFlag.R: "REVERSE",
+    RegexFlag.V1: "VERSION1",
+    RegexFlag.W: "WORD",
+    RegexFlag.L: "LOCALE",
 }
 
 _cache = {}
@@ -95,31 +147,111 @@ def _compile(pattern, flags):
     return Pattern(pattern, native)
 
 
-def search(pattern, string, flags=0, pos=None, endpos=None, partial=False, concurrent=None, timeout=None, ignore_unused=False, **kwargs):
+def search(
+    pattern,
+    string,
+    flags=0,
+    pos=None,
+    endpos=None,
+    partial=False,
+    concurrent=None,
+    timeout=None,
+    ignore_unused=False,
+    **kwargs,
+):
     return compile(pattern, flags, **kwargs).search(string, pos, endpos, partial=partial)
 
 
-def match(pattern, string, flags=0, pos=None, endpos=None, partial=False, concurrent=None, timeout=None, ignore_unused=False, **kwargs):
+def match(
+    pattern,
+    string,
+    flags=0,
+    pos=None,
+    endpos=None,
+    partial=False,
+    concurrent=None,
+    timeout=None,
+    ignore_unused=False,
+    **kwargs,
+):
     return compile(pattern, flags, **kwargs).match(string, pos, endpos, partial=partial)
 
 
-def fullmatch(pattern, string, flags=0, pos=None, endpos=None, partial=False, concurrent=None, timeout=None, ignore_unused=False, **kwargs):
+def fullmatch(
+    pattern,
+    string,
+    flags=0,
+    pos=None,
+    endpos=None,
+    partial=False,
+    concurrent=None,
+    timeout=None,
+    ignore_unused=False,
+    **kwargs,
+):
     return compile(pattern, flags, **kwargs).fullmatch(string, pos, endpos, partial=partial)
 
 
-def findall(pattern, string, flags=0, pos=None, endpos=None, overlapped=False, concurrent=None, timeout=None, ignore_unused=False, **kwargs):
+def findall(
+    pattern,
+    string,
+    flags=0,
+    pos=None,
+    endpos=None,
+    overlapped=False,
+    concurrent=None,
+    timeout=None,
+    ignore_unused=False,
+    **kwargs,
+):
     return compile(pattern, flags, **kwargs).findall(string, pos, endpos, overlapped=overlapped)
 
 
-def finditer(pattern, string, flags=0, pos=None, endpos=None, overlapped=False, partial=False, concurrent=None, timeout=None, ignore_unused=False, **kwargs):
+def finditer(
+    pattern,
+    string,
+    flags=0,
+    pos=None,
+    endpos=None,
+    overlapped=False,
+    partial=False,
+    concurrent=None,
+    timeout=None,
+    ignore_unused=False,
+    **kwargs,
+):
     return compile(pattern, flags, **kwargs).finditer(string, pos, endpos, overlapped=overlapped, partial=partial)
 
 
-def sub(pattern, repl, string, count=0, flags=0, pos=None, endpos=None, concurrent=None, timeout=None, ignore_unused=False, **kwargs):
+def sub(
+    pattern,
+    repl,
+    string,
+    count=0,
+    flags=0,
+    pos=None,
+    endpos=None,
+    concurrent=None,
+    timeout=None,
+    ignore_unused=False,
+    **kwargs,
+):
     return compile(pattern, flags, **kwargs).sub(repl, string, count, pos, endpos)
 
 
-def subn(pattern, repl, string, count=0, flags=0, pos=None, endpos=None, concurrent=None, timeout=None, ignore_unused=False, **kwargs):
+def subn(
+    pattern,
+    repl,
+    string,
+    count=0,
+    flags=0,
+    pos=None,
+    endpos=None,
+    concurrent=None,
+    timeout=None,
+    ignore_unused=False,
+    **kwargs,
+):
     return compile(pattern, flags, **kwargs).subn(repl, string, count, pos, endpos)
 
 

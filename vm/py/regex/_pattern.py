@@ -7,8 +7,20 @@ _MAXREPR = 300
 
 # `Pattern`'s repr names flags in the order of their long names, V0 always.
 _REPR_ORDER = (
-    ("A", 0x80), ("B", 0x1000), ("S", 0x10), ("F", 0x4000), ("I", 0x2), ("L", 0x4), ("M", 0x8), ("P", 0x10000),
-    ("R", 0x400), ("T", 0x1), ("X", 0x40), ("V0", None), ("V1", 0x100), ("W", 0x800),
+    ("A", 0x80),
+    ("B", 0x1000),
+    ("S", 0x10),
+    ("F", 0x4000),
+    ("I", 0x2),
+    ("L", 0x4),
+    ("M", 0x8),
+    ("P", 0x10000),
+    ("R", 0x400),
+    ("T", 0x1),
+    ("X", 0x40),
+    ("V0", None),
+    ("V1", 0x100),
+    ("W", 0x800),
 )
 
 
@@ -200,7 +212,7 @@ class Match:
 
     def _text(self, index, default=None):
         span = self._spans[index]
-        return default if span is None else self.string[span[0]:span[1]]
+        return default if span is None else self.string[span[0] : span[1]]
 
     def group(self, *groups):
         if not groups:

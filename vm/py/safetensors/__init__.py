@@ -46,8 +46,16 @@ def serialize(tensors, metadata=None):
 
 # The safetensors dtype names, by torch dtype.
 _DTYPE_NAMES = {
-    _torch.bool: "BOOL", _torch.uint8: "U8", _torch.int8: "I8", _torch.int16: "I16", _torch.int32: "I32",
-    _torch.int64: "I64", _torch.float16: "F16", _torch.bfloat16: "BF16", _torch.float32: "F32", _torch.float64: "F64",
+    _torch.bool: "BOOL",
+    _torch.uint8: "U8",
+    _torch.int8: "I8",
+    _torch.int16: "I16",
+    _torch.int32: "I32",
+    _torch.int64: "I64",
+    _torch.float16: "F16",
+    _torch.bfloat16: "BF16",
+    _torch.float32: "F32",
+    _torch.float64: "F64",
 }
 
 

@@ -7,7 +7,17 @@ from torch._utils import _write_atomically
 
 from safetensors import SafetensorError, deserialize, safe_open, serialize  # noqa: F401 (the package's torch module has SafetensorError)
 
-__all__ = ["load", "load_file", "load_model", "safe_open", "save", "save_file", "save_model", "storage_ptr", "storage_size"]
+__all__ = [
+    "load",
+    "load_file",
+    "load_model",
+    "safe_open",
+    "save",
+    "save_file",
+    "save_model",
+    "storage_ptr",
+    "storage_size",
+]
 
 
 def storage_ptr(tensor):
@@ -29,7 +39,9 @@ def _end_ptr(tensor):
 
 def _is_complete(tensor):
     """Whether ``tensor`` covers its whole storage, densely from its start."""
-    return tensor.data_ptr() == storage_ptr(tensor) and tensor.nelement() * tensor.element_size() == storage_size(tensor)
+    return tensor.data_ptr() == storage_ptr(tensor) and tensor.nelement() * tensor.element_size() == storage_size(
+        tensor
+    )
 
 
 def _find_shared_tensors(state_dict):
@@ -95,7 +107,9 @@ def save_model(model, filename, metadata=None, force_contiguous=True):
     try:
         save_file(state_dict, filename, metadata=metadata)
     except ValueError as e:
-        raise ValueError(f"{e} Or use save_model(..., force_contiguous=True), read the docs for potential caveats.") from None
+        raise ValueError(
+            f"{e} Or use save_model(..., force_contiguous=True), read the docs for potential caveats."
+        ) from None
 
 
 def load_model(model, filename, strict=True, device="cpu", *, backend="mmap"):

@@ -14,7 +14,18 @@ import _fxvm_tokenizers
 from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
 from tokenizers._component import Component
 
-__all__ = ["AddedToken", "Encoding", "Regex", "Tokenizer", "decoders", "models", "normalizers", "pre_tokenizers", "processors", "trainers"]
+__all__ = [
+    "AddedToken",
+    "Encoding",
+    "Regex",
+    "Tokenizer",
+    "decoders",
+    "models",
+    "normalizers",
+    "pre_tokenizers",
+    "processors",
+    "trainers",
+]
 
 __version__ = "0.23.3"
 
@@ -57,14 +68,28 @@ class AddedToken:
         self.normalized = (not special) if normalized is None else normalized
 
     def __getstate__(self):
-        return {"content": self.content, "single_word": self.single_word, "lstrip": self.lstrip, "rstrip": self.rstrip, "normalized": self.normalized, "special": self.special}
+        return {
+            "content": self.content,
+            "single_word": self.single_word,
+            "lstrip": self.lstrip,
+            "rstrip": self.rstrip,
+            "normalized": self.normalized,
+            "special": self.special,
+        }
 
     def __setstate__(self, state):
         self.__dict__.update(state)
 
     @classmethod
     def _from_state(cls, state):
-        return cls(state["content"], state["single_word"], state["lstrip"], state["rstrip"], state["normalized"], state["special"])
+        return cls(
+            state["content"],
+            state["single_word"],
+            state["lstrip"],
+            state["rstrip"],
+            state["normalized"],
+            state["special"],
+        )
 
     def __str__(self):
         return self.content
@@ -94,7 +119,13 @@ def _added_state(token, special):
     raise TypeError("Input must be a List[Union[str, AddedToken]]")
 
 
-_PARTS = {"normalizer": normalizers.Normalizer, "pre_tokenizer": pre_tokenizers.PreTokenizer, "post_processor": processors.PostProcessor, "decoder": decoders.Decoder, "model": models.Model}
+_PARTS = {
+    "normalizer": normalizers.Normalizer,
+    "pre_tokenizer": pre_tokenizers.PreTokenizer,
+    "post_processor": processors.PostProcessor,
+    "decoder": decoders.Decoder,
+    "model": models.Model,
+}
 
 
 class Tokenizer:
@@ -102,7 +133,17 @@ class Tokenizer:
     post-processor and decoder, added tokens, padding and truncation."""
 
     def __init__(self, model):
-        empty = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None, "pre_tokenizer": None, "post_processor": None, "decoder": None, "model": model._state}
+        empty = {
+            "version": "1.0",
+            "truncation": None,
+            "padding": None,
+            "added_tokens": [],
+            "normalizer": None,
+            "pre_tokenizer": None,
+            "post_processor": None,
+            "decoder": None,
+            "model": model._state,
+        }
         object.__setattr__(self, "_native", _fxvm_tokenizers.Tokenizer(json.dumps(empty, ensure_ascii=False)))
 
     @classmethod
@@ -126,7 +167,9 @@ class Tokenizer:
 
     @classmethod
     def from_pretrained(cls, identifier, revision="main", token=None):
-        raise Exception(f"fxvm has no network access to download the tokenizer '{identifier}': save its tokenizer.json locally and use Tokenizer.from_file")
+        raise Exception(
+            f"fxvm has no network access to download the tokenizer '{identifier}': save its tokenizer.json locally and use Tokenizer.from_file"
+        )
 
     def to_str(self, pretty=False):
         return self._native.to_str(pretty)
@@ -142,7 +185,7 @@ class Tokenizer:
         object.__setattr__(self, "_native", _fxvm_tokenizers.Tokenizer(bytes(state).decode()))
 
     def __repr__(self):
-        return f"Tokenizer(version=\"1.0\", truncation={self.truncation}, padding={self.padding}, ...)"
+        return f'Tokenizer(version="1.0", truncation={self.truncation}, padding={self.padding}, ...)'
 
     # The parts, read and set as components.
     def __getattr__(self, name):
@@ -214,15 +257,28 @@ class Tokenizer:
         p = json.loads(text)
         strategy = p["strategy"]
         return {
-            "length": strategy["Fixed"] if isinstance(strategy, dict) else None, "pad_to_multiple_of": p["pad_to_multiple_of"],
-            "pad_id": p["pad_id"], "pad_token": p["pad_token"], "pad_type_id": p["pad_type_id"], "direction": p["direction"].lower(),
+            "length": strategy["Fixed"] if isinstance(strategy, dict) else None,
+            "pad_to_multiple_of": p["pad_to_multiple_of"],
+            "pad_id": p["pad_id"],
+            "pad_token": p["pad_token"],
+            "pad_type_id": p["pad_type_id"],
+            "direction": p["direction"].lower(),
         }
 
-    def enable_padding(self, direction="right", pad_id=0, pad_type_id=0, pad_token="[PAD]", length=None, pad_to_multiple_of=None):
+    def enable_padding(
+        self, direction="right", pad_id=0, pad_type_id=0, pad_token="[PAD]", length=None, pad_to_multiple_of=None
+    ):
         if direction not in ("left", "right"):
             raise ValueError(f"Unknown `direction`: `{direction}`")
         strategy = "BatchLongest" if length is None else {"Fixed": length}
-        params = {"strategy": strategy, "direction": direction.capitalize(), "pad_to_multiple_of": pad_to_multiple_of, "pad_id": pad_id, "pad_type_id": pad_type_id, "pad_token": pad_token}
+        params = {
+            "strategy": strategy,
+            "direction": direction.capitalize(),
+            "pad_to_multiple_of": pad_to_multiple_of,
+            "pad_id": pad_id,
+            "pad_type_id": pad_type_id,
+            "pad_token": pad_token,
+        }
         self._native.set("padding", json.dumps(params))
 
     def no_padding(self):
@@ -234,16 +290,30 @@ class Tokenizer:
         if text is None:
             return None
         t = json.loads(text)
-        strategy = {"LongestFirst": "longest_first", "OnlyFirst": "only_first", "OnlySecond": "only_second"}[t["strategy"]]
-        return {"max_length": t["max_length"], "stride": t["stride"], "strategy": strategy, "direction": t["direction"].lower()}
+        strategy = {"LongestFirst": "longest_first", "OnlyFirst": "only_first", "OnlySecond": "only_second"}[
+            t["strategy"]
+        ]
+        return {
+            "max_length": t["max_length"],
+            "stride": t["stride"],
+            "strategy": strategy,
+            "direction": t["direction"].lower(),
+        }
 
     def enable_truncation(self, max_length, stride=0, strategy="longest_first", direction="right"):
         strategies = {"longest_first": "LongestFirst", "only_first": "OnlyFirst", "only_second": "OnlySecond"}
         if strategy not in strategies:
-            raise ValueError("Unknown `strategy`: `" + strategy + "`. Use one of `longest_first`, `only_first`, or `only_second`")
+            raise ValueError(
+                "Unknown `strategy`: `" + strategy + "`. Use one of `longest_first`, `only_first`, or `only_second`"
+            )
         if direction not in ("left", "right"):
             raise ValueError(f"Unknown `direction`: `{direction}`. Use one of `left` or `right`.")
-        params = {"direction": direction.capitalize(), "max_length": max_length, "strategy": strategies[strategy], "stride": stride}
+        params = {
+            "direction": direction.capitalize(),
+            "max_length": max_length,
+            "strategy": strategies[strategy],
+            "stride": stride,
+        }
         self._native.set("truncation", json.dumps(params))
 
     def no_truncation(self):

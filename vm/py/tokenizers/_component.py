@@ -39,7 +39,9 @@ class Component:
     @classmethod
     def _without_settings(cls, name, module):
         """A kind of part that has no settings (its JSON is ``{"type": name}``)."""
-        kind = type(name, (cls,), {"__init__": lambda self: Component.__init__(self, {"type": name}), "__module__": module})
+        kind = type(
+            name, (cls,), {"__init__": lambda self: Component.__init__(self, {"type": name}), "__module__": module}
+        )
         cls._register(name, kind)
         return kind
 

@@ -2,7 +2,19 @@
 
 from tokenizers._component import Component, state_of
 
-__all__ = ["BPEDecoder", "ByteFallback", "ByteLevel", "CTC", "Decoder", "Fuse", "Metaspace", "Replace", "Sequence", "Strip", "WordPiece"]
+__all__ = [
+    "BPEDecoder",
+    "ByteFallback",
+    "ByteLevel",
+    "CTC",
+    "Decoder",
+    "Fuse",
+    "Metaspace",
+    "Replace",
+    "Sequence",
+    "Strip",
+    "WordPiece",
+]
 
 
 class Decoder(Component):
@@ -14,7 +26,14 @@ ByteFallback, Fuse = (Decoder._without_settings(n, __name__) for n in ("ByteFall
 
 class ByteLevel(Decoder):
     def __init__(self, add_prefix_space=True, trim_offsets=True, use_regex=True):
-        super().__init__({"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": trim_offsets, "use_regex": use_regex})
+        super().__init__(
+            {
+                "type": "ByteLevel",
+                "add_prefix_space": add_prefix_space,
+                "trim_offsets": trim_offsets,
+                "use_regex": use_regex,
+            }
+        )
 
 
 class WordPiece(Decoder):
@@ -24,7 +43,9 @@ class WordPiece(Decoder):
 
 class Metaspace(Decoder):
     def __init__(self, replacement="▁", prepend_scheme="always", split=True):
-        super().__init__({"type": "Metaspace", "replacement": replacement, "prepend_scheme": prepend_scheme, "split": split})
+        super().__init__(
+            {"type": "Metaspace", "replacement": replacement, "prepend_scheme": prepend_scheme, "split": split}
+        )
 
 
 class BPEDecoder(Decoder):
@@ -34,7 +55,9 @@ class BPEDecoder(Decoder):
 
 class CTC(Decoder):
     def __init__(self, pad_token="<pad>", word_delimiter_token="|", cleanup=True):
-        super().__init__({"type": "CTC", "pad_token": pad_token, "word_delimiter_token": word_delimiter_token, "cleanup": cleanup})
+        super().__init__(
+            {"type": "CTC", "pad_token": pad_token, "word_delimiter_token": word_delimiter_token, "cleanup": cleanup}
+        )
 
 
 class Replace(Decoder):

@@ -13,7 +13,12 @@ class Model(Component):
     def get_trainer(self):
         from tokenizers import trainers
 
-        return {"BPE": trainers.BpeTrainer, "WordPiece": trainers.WordPieceTrainer, "WordLevel": trainers.WordLevelTrainer, "Unigram": trainers.UnigramTrainer}[self._state["type"]]()
+        return {
+            "BPE": trainers.BpeTrainer,
+            "WordPiece": trainers.WordPieceTrainer,
+            "WordLevel": trainers.WordLevelTrainer,
+            "Unigram": trainers.UnigramTrainer,
+        }[self._state["type"]]()
 
     def token_to_id(self, token):
         return self._vocab().get(token)
@@ -56,12 +61,33 @@ def _read_vocab(vocab):
 
 
 class BPE(Model):
-    def __init__(self, vocab=None, merges=None, cache_capacity=None, dropout=None, unk_token=None, continuing_subword_prefix=None, end_of_word_suffix=None, fuse_unk=None, byte_fallback=False, ignore_merges=False):
-        super().__init__({
-            "type": "BPE", "dropout": dropout, "unk_token": unk_token, "continuing_subword_prefix": continuing_subword_prefix,
-            "end_of_word_suffix": end_of_word_suffix, "fuse_unk": bool(fuse_unk), "byte_fallback": byte_fallback,
-            "ignore_merges": ignore_merges, "vocab": _read_vocab(vocab), "merges": [list(m) for m in (merges or [])],
-        })
+    def __init__(
+        self,
+        vocab=None,
+        merges=None,
+        cache_capacity=None,
+        dropout=None,
+        unk_token=None,
+        continuing_subword_prefix=None,
+        end_of_word_suffix=None,
+        fuse_unk=None,
+        byte_fallback=False,
+        ignore_merges=False,
+    ):
+        super().__init__(
+            {
+                "type": "BPE",
+                "dropout": dropout,
+                "unk_token": unk_token,
+                "continuing_subword_prefix": continuing_subword_prefix,
+                "end_of_word_suffix": end_of_word_suffix,
+                "fuse_unk": bool(fuse_unk),
+                "byte_fallback": byte_fallback,
+                "ignore_merges": ignore_merges,
+                "vocab": _read_vocab(vocab),
+                "merges": [list(m) for m in (merges or [])],
+            }
+        )
 
     @staticmethod
     def read_file(vocab, merges):
@@ -77,7 +103,15 @@ class BPE(Model):
 
 class WordPiece(Model):
     def __init__(self, vocab=None, unk_token="[UNK]", max_input_chars_per_word=100, continuing_subword_prefix="##"):
-        super().__init__({"type": "WordPiece", "unk_token": unk_token, "continuing_subword_prefix": continuing_subword_prefix, "max_input_chars_per_word": max_input_chars_per_word, "vocab": _read_vocab(vocab)})
+        super().__init__(
+            {
+                "type": "WordPiece",
+                "unk_token": unk_token,
+                "continuing_subword_prefix": continuing_subword_prefix,
+                "max_input_chars_per_word": max_input_chars_per_word,
+                "vocab": _read_vocab(vocab),
+            }
+        )
 
     @staticmethod
     def read_file(vocab):
@@ -96,7 +130,14 @@ class WordLevel(Model):
 
 class Unigram(Model):
     def __init__(self, vocab=None, unk_id=None, byte_fallback=False):
-        super().__init__({"type": "Unigram", "unk_id": unk_id, "vocab": [list(v) for v in (vocab or [])], "byte_fallback": byte_fallback})
+        super().__init__(
+            {
+                "type": "Unigram",
+                "unk_id": unk_id,
+                "vocab": [list(v) for v in (vocab or [])],
+                "byte_fallback": byte_fallback,
+            }
+        )
 
 
 for _cls in (BPE, WordPiece, WordLevel, Unigram):

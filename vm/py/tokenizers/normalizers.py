@@ -3,8 +3,21 @@
 from tokenizers._component import Component, state_of
 
 __all__ = [
-    "BertNormalizer", "ByteLevel", "Lowercase", "NFC", "NFD", "NFKC", "NFKD", "Nmt", "Normalizer", "Precompiled",
-    "Prepend", "Replace", "Sequence", "Strip", "StripAccents",
+    "BertNormalizer",
+    "ByteLevel",
+    "Lowercase",
+    "NFC",
+    "NFD",
+    "NFKC",
+    "NFKD",
+    "Nmt",
+    "Normalizer",
+    "Precompiled",
+    "Prepend",
+    "Replace",
+    "Sequence",
+    "Strip",
+    "StripAccents",
 ]
 
 
@@ -19,13 +32,22 @@ def _pattern(pattern):
 
 
 NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Nmt, ByteLevel = (
-    Normalizer._without_settings(n, __name__) for n in ("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Nmt", "ByteLevel")
+    Normalizer._without_settings(n, __name__)
+    for n in ("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Nmt", "ByteLevel")
 )
 
 
 class BertNormalizer(Normalizer):
     def __init__(self, clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True):
-        super().__init__({"type": "BertNormalizer", "clean_text": clean_text, "handle_chinese_chars": handle_chinese_chars, "strip_accents": strip_accents, "lowercase": lowercase})
+        super().__init__(
+            {
+                "type": "BertNormalizer",
+                "clean_text": clean_text,
+                "handle_chinese_chars": handle_chinese_chars,
+                "strip_accents": strip_accents,
+                "lowercase": lowercase,
+            }
+        )
 
 
 class Sequence(Normalizer):
@@ -52,7 +74,9 @@ class Precompiled(Normalizer):
     def __init__(self, precompiled_charsmap):
         import base64
 
-        super().__init__({"type": "Precompiled", "precompiled_charsmap": base64.b64encode(bytes(precompiled_charsmap)).decode()})
+        super().__init__(
+            {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(bytes(precompiled_charsmap)).decode()}
+        )
 
 
 for _cls in (BertNormalizer, Sequence, Replace, Strip, Prepend, Precompiled):

@@ -3,8 +3,19 @@
 from tokenizers._component import Component, state_of
 
 __all__ = [
-    "BertPreTokenizer", "ByteLevel", "CharDelimiterSplit", "Digits", "FixedLength", "Metaspace", "PreTokenizer",
-    "Punctuation", "Sequence", "Split", "UnicodeScripts", "Whitespace", "WhitespaceSplit",
+    "BertPreTokenizer",
+    "ByteLevel",
+    "CharDelimiterSplit",
+    "Digits",
+    "FixedLength",
+    "Metaspace",
+    "PreTokenizer",
+    "Punctuation",
+    "Sequence",
+    "Split",
+    "UnicodeScripts",
+    "Whitespace",
+    "WhitespaceSplit",
 ]
 
 
@@ -13,15 +24,31 @@ class PreTokenizer(Component):
 
 
 def _behavior(behavior):
-    return {"removed": "Removed", "isolated": "Isolated", "merged_with_previous": "MergedWithPrevious", "merged_with_next": "MergedWithNext", "contiguous": "Contiguous"}[behavior]
+    return {
+        "removed": "Removed",
+        "isolated": "Isolated",
+        "merged_with_previous": "MergedWithPrevious",
+        "merged_with_next": "MergedWithNext",
+        "contiguous": "Contiguous",
+    }[behavior]
 
 
-Whitespace, WhitespaceSplit, BertPreTokenizer, UnicodeScripts = (PreTokenizer._without_settings(n, __name__) for n in ("Whitespace", "WhitespaceSplit", "BertPreTokenizer", "UnicodeScripts"))
+Whitespace, WhitespaceSplit, BertPreTokenizer, UnicodeScripts = (
+    PreTokenizer._without_settings(n, __name__)
+    for n in ("Whitespace", "WhitespaceSplit", "BertPreTokenizer", "UnicodeScripts")
+)
 
 
 class ByteLevel(PreTokenizer):
     def __init__(self, add_prefix_space=True, trim_offsets=True, use_regex=True):
-        super().__init__({"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": trim_offsets, "use_regex": use_regex})
+        super().__init__(
+            {
+                "type": "ByteLevel",
+                "add_prefix_space": add_prefix_space,
+                "trim_offsets": trim_offsets,
+                "use_regex": use_regex,
+            }
+        )
 
     @staticmethod
     def alphabet():
@@ -30,7 +57,9 @@ class ByteLevel(PreTokenizer):
 
 
 def _byte_chars():
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    printable = (
+        list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    )
     chars, extra = [], 0
     for b in range(256):
         if b in printable:
@@ -46,14 +75,18 @@ _BYTE_CHARS = _byte_chars()
 
 class Metaspace(PreTokenizer):
     def __init__(self, replacement="▁", prepend_scheme="always", split=True):
-        super().__init__({"type": "Metaspace", "replacement": replacement, "prepend_scheme": prepend_scheme, "split": split})
+        super().__init__(
+            {"type": "Metaspace", "replacement": replacement, "prepend_scheme": prepend_scheme, "split": split}
+        )
 
 
 class Split(PreTokenizer):
     def __init__(self, pattern, behavior, invert=False):
         from tokenizers.normalizers import _pattern
 
-        super().__init__({"type": "Split", "pattern": _pattern(pattern), "behavior": _behavior(behavior), "invert": invert})
+        super().__init__(
+            {"type": "Split", "pattern": _pattern(pattern), "behavior": _behavior(behavior), "invert": invert}
+        )
 
 
 class CharDelimiterSplit(PreTokenizer):

@@ -50,11 +50,10 @@ class TemplateProcessing(PostProcessor):
         pair = _template(pair) or single + [{"Sequence": {"id": "B", "type_id": 1}}]
         super().__init__({"type": "TemplateProcessing", "single": single, "pair": pair, "special_tokens": tokens})
 
-
     def __repr__(self):
         # As the crate prints its template pieces and special tokens.
         def piece(p):
-            (kind, fields), = p.items()
+            ((kind, fields),) = p.items()
             name = fields["id"] if kind == "Sequence" else f'"{fields["id"]}"'
             return f"{kind}(id={name}, type_id={fields['type_id']})"
 
@@ -76,12 +75,25 @@ class BertProcessing(PostProcessor):
 
 class RobertaProcessing(PostProcessor):
     def __init__(self, sep, cls, trim_offsets=True, add_prefix_space=True):
-        super().__init__({"type": "RobertaProcessing", "sep": list(sep), "cls": list(cls), "trim_offsets": trim_offsets, "add_prefix_space": add_prefix_space})
+        super().__init__(
+            {
+                "type": "RobertaProcessing",
+                "sep": list(sep),
+                "cls": list(cls),
+                "trim_offsets": trim_offsets,
+                "add_prefix_space": add_prefix_space,
+            }
+        )
 
 
 class ByteLevel(PostProcessor):
     def __init__(self, add_prefix_space=None, trim_offsets=True, use_regex=True):
-        state = {"type": "ByteLevel", "add_prefix_space": True if add_prefix_space is None else add_prefix_space, "trim_offsets": trim_offsets, "use_regex": use_regex}
+        state = {
+            "type": "ByteLevel",
+            "add_prefix_space": True if add_prefix_space is None else add_prefix_space,
+            "trim_offsets": trim_offsets,
+            "use_regex": use_regex,
+        }
         super().__init__(state)
 
 

@@ -35,33 +35,107 @@ class Trainer:
 
 
 class BpeTrainer(Trainer):
-    def __init__(self, vocab_size=30000, min_frequency=0, show_progress=True, special_tokens=None, limit_alphabet=None, initial_alphabet=None, continuing_subword_prefix=None, end_of_word_suffix=None, max_token_length=None, words=None):
-        super().__init__("BpeTrainer", {
-            "min_frequency": min_frequency, "vocab_size": vocab_size, "show_progress": False, "progress_format": "Indicatif",
-            "special_tokens": _tokens(special_tokens), "limit_alphabet": limit_alphabet, "initial_alphabet": sorted(set(initial_alphabet or [])),
-            "continuing_subword_prefix": continuing_subword_prefix, "end_of_word_suffix": end_of_word_suffix,
-            "max_token_length": max_token_length, "words": dict(words or {}),
-        })
+    def __init__(
+        self,
+        vocab_size=30000,
+        min_frequency=0,
+        show_progress=True,
+        special_tokens=None,
+        limit_alphabet=None,
+        initial_alphabet=None,
+        continuing_subword_prefix=None,
+        end_of_word_suffix=None,
+        max_token_length=None,
+        words=None,
+    ):
+        super().__init__(
+            "BpeTrainer",
+            {
+                "min_frequency": min_frequency,
+                "vocab_size": vocab_size,
+                "show_progress": False,
+                "progress_format": "Indicatif",
+                "special_tokens": _tokens(special_tokens),
+                "limit_alphabet": limit_alphabet,
+                "initial_alphabet": sorted(set(initial_alphabet or [])),
+                "continuing_subword_prefix": continuing_subword_prefix,
+                "end_of_word_suffix": end_of_word_suffix,
+                "max_token_length": max_token_length,
+                "words": dict(words or {}),
+            },
+        )
 
 
 class WordPieceTrainer(Trainer):
-    def __init__(self, vocab_size=30000, min_frequency=0, show_progress=True, special_tokens=None, limit_alphabet=None, initial_alphabet=None, continuing_subword_prefix="##", end_of_word_suffix=None):
-        super().__init__("WordPieceTrainer", {"bpe_trainer": {
-            "min_frequency": min_frequency, "vocab_size": vocab_size, "show_progress": False, "progress_format": "Indicatif",
-            "special_tokens": _tokens(special_tokens), "limit_alphabet": limit_alphabet, "initial_alphabet": sorted(set(initial_alphabet or [])),
-            "continuing_subword_prefix": continuing_subword_prefix, "end_of_word_suffix": end_of_word_suffix, "max_token_length": None, "words": {},
-        }})
+    def __init__(
+        self,
+        vocab_size=30000,
+        min_frequency=0,
+        show_progress=True,
+        special_tokens=None,
+        limit_alphabet=None,
+        initial_alphabet=None,
+        continuing_subword_prefix="##",
+        end_of_word_suffix=None,
+    ):
+        super().__init__(
+            "WordPieceTrainer",
+            {
+                "bpe_trainer": {
+                    "min_frequency": min_frequency,
+                    "vocab_size": vocab_size,
+                    "show_progress": False,
+                    "progress_format": "Indicatif",
+                    "special_tokens": _tokens(special_tokens),
+                    "limit_alphabet": limit_alphabet,
+                    "initial_alphabet": sorted(set(initial_alphabet or [])),
+                    "continuing_subword_prefix": continuing_subword_prefix,
+                    "end_of_word_suffix": end_of_word_suffix,
+                    "max_token_length": None,
+                    "words": {},
+                }
+            },
+        )
 
 
 class WordLevelTrainer(Trainer):
     def __init__(self, vocab_size=30000, min_frequency=0, show_progress=True, special_tokens=None):
-        super().__init__("WordLevelTrainer", {"min_frequency": min_frequency, "vocab_size": vocab_size, "show_progress": False, "special_tokens": _tokens(special_tokens), "words": {}})
+        super().__init__(
+            "WordLevelTrainer",
+            {
+                "min_frequency": min_frequency,
+                "vocab_size": vocab_size,
+                "show_progress": False,
+                "special_tokens": _tokens(special_tokens),
+                "words": {},
+            },
+        )
 
 
 class UnigramTrainer(Trainer):
-    def __init__(self, vocab_size=8000, show_progress=True, special_tokens=None, initial_alphabet=None, shrinking_factor=0.75, unk_token=None, max_piece_length=16, n_sub_iterations=2):
-        super().__init__("UnigramTrainer", {
-            "show_progress": False, "vocab_size": vocab_size, "n_sub_iterations": n_sub_iterations, "shrinking_factor": shrinking_factor,
-            "special_tokens": _tokens(special_tokens), "initial_alphabet": sorted(set(initial_alphabet or [])), "unk_token": unk_token,
-            "max_piece_length": max_piece_length, "seed_size": 1000000, "words": {},
-        })
+    def __init__(
+        self,
+        vocab_size=8000,
+        show_progress=True,
+        special_tokens=None,
+        initial_alphabet=None,
+        shrinking_factor=0.75,
+        unk_token=None,
+        max_piece_length=16,
+        n_sub_iterations=2,
+    ):
+        super().__init__(
+            "UnigramTrainer",
+            {
+                "show_progress": False,
+                "vocab_size": vocab_size,
+                "n_sub_iterations": n_sub_iterations,
+                "shrinking_factor": shrinking_factor,
+                "special_tokens": _tokens(special_tokens),
+                "initial_alphabet": sorted(set(initial_alphabet or [])),
+                "unk_token": unk_token,
+                "max_piece_length": max_piece_length,
+                "seed_size": 1000000,
+                "words": {},
+            },
+        )

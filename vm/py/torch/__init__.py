@@ -9,7 +9,14 @@ from torch._device import device
 from torch._memory_format import memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format
 from torch._layout import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged
 from torch._tensor_str import set_printoptions
-from torch.autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_inference_mode_enabled
+from torch.autograd import (
+    no_grad,
+    enable_grad,
+    set_grad_enabled,
+    is_grad_enabled,
+    inference_mode,
+    is_inference_mode_enabled,
+)
 from torch.autograd import is_anomaly_enabled, is_anomaly_check_nan_enabled
 
 __version__ = version.__version__
@@ -83,7 +90,6 @@ def numel(input):
     return input.numel()
 
 
-
 def from_numpy(ndarray):
     """A tensor over a numpy array's elements: writes show on both sides."""
     import sys
@@ -126,10 +132,25 @@ def set_default_device(device):
 def is_floating_point(input):
     return input.is_floating_point()
 
+
 from torch import overrides, return_types
 from torch._tensor_types import tensortype
+
 globals().update(_tensor_types.cpu_types)
-from torch.storage import TypedStorage, UntypedStorage, FloatStorage, DoubleStorage, HalfStorage, BFloat16Storage, LongStorage, IntStorage, ShortStorage, CharStorage, ByteStorage, BoolStorage
+from torch.storage import (
+    TypedStorage,
+    UntypedStorage,
+    FloatStorage,
+    DoubleStorage,
+    HalfStorage,
+    BFloat16Storage,
+    LongStorage,
+    IntStorage,
+    ShortStorage,
+    CharStorage,
+    ByteStorage,
+    BoolStorage,
+)
 from torch._dtype_info import finfo, iinfo
 from torch._checks import _check, _check_index, _check_is_size, _check_not_implemented, _check_type, _check_value
 from torch._sym_types import SymBool, SymFloat, SymInt, sym_float, sym_int, sym_ite, sym_max, sym_min, sym_not, sym_sqrt
@@ -194,7 +215,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     lives with torch.fx)."""
     import fxvm._compile
 
-    return fxvm._compile.compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable)
+    return fxvm._compile.compile(
+        model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable
+    )
 
 
 @overrides.overridable
@@ -205,7 +228,27 @@ def _assert(condition, message):
 
 # Submodules PyTorch makes reachable as attributes of `torch`; imported on
 # first use, since most scripts need only a few of them.
-_LAZY_SUBMODULES = {"_dynamo", "accelerator", "amp", "ao", "backends", "compiler", "cuda", "distributed", "func", "functional", "fx", "hub", "jit", "library", "nn", "onnx", "optim", "testing", "utils"}
+_LAZY_SUBMODULES = {
+    "_dynamo",
+    "accelerator",
+    "amp",
+    "ao",
+    "backends",
+    "compiler",
+    "cuda",
+    "distributed",
+    "func",
+    "functional",
+    "fx",
+    "hub",
+    "jit",
+    "library",
+    "nn",
+    "onnx",
+    "optim",
+    "testing",
+    "utils",
+}
 
 # `torch` attributes defined in submodules imported on first use: functions
 # PyTorch writes in Python in torch/functional.py beyond the registry's rows

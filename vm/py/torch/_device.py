@@ -18,7 +18,9 @@ class device:
         self.index = int(idx) if idx else index
 
     def __repr__(self):
-        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+        return (
+            f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+        )
 
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
@@ -59,7 +61,11 @@ def _warn_meta_once():
         import warnings
 
         _meta_warned.append(True)
-        warnings.warn("fxvm has no meta device: tensors made on it (or under torch.device('meta')) are allocated on the CPU", UserWarning, stacklevel=3)
+        warnings.warn(
+            "fxvm has no meta device: tensors made on it (or under torch.device('meta')) are allocated on the CPU",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 # PyTorch defines it in C and exposes it as torch.device; pickles name it so.

@@ -1,6 +1,5 @@
 """``torch.memory_format``: how a tensor's elements are laid out in memory."""
 
-
 from torch._named import _TorchName
 
 

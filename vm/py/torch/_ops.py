@@ -141,11 +141,15 @@ def _opaque_function(overload):
         return (None, None, *result)
 
     name = "GeneratedBackwardFor_" + where.replace(".", "_")
-    return type(name, (torch.autograd.Function,), {
-        "forward": staticmethod(forward),
-        "setup_context": staticmethod(setup_context),
-        "backward": staticmethod(backward),
-    }).apply
+    return type(
+        name,
+        (torch.autograd.Function,),
+        {
+            "forward": staticmethod(forward),
+            "setup_context": staticmethod(setup_context),
+            "backward": staticmethod(backward),
+        },
+    ).apply
 
 
 class OpOverloadPacket:
@@ -254,4 +258,3 @@ class _Ops(types.ModuleType):
 
 
 ops = _Ops()
-

@@ -7,7 +7,18 @@ work on them and on plain Python numbers alike."""
 import builtins
 import math
 
-__all__ = ["SymBool", "SymFloat", "SymInt", "sym_float", "sym_int", "sym_ite", "sym_max", "sym_min", "sym_not", "sym_sqrt"]
+__all__ = [
+    "SymBool",
+    "SymFloat",
+    "SymInt",
+    "sym_float",
+    "sym_int",
+    "sym_ite",
+    "sym_max",
+    "sym_min",
+    "sym_not",
+    "sym_sqrt",
+]
 
 
 class _Sym:

@@ -41,18 +41,33 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     # An unknown profile changes nothing, as in PyTorch.
     for key, value in _PROFILES.get(profile, {}).items():
         setattr(PRINT_OPTS, key, value)
-    for key, value in [("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems), ("linewidth", linewidth)]:
+    for key, value in [
+        ("precision", precision),
+        ("threshold", threshold),
+        ("edgeitems", edgeitems),
+        ("linewidth", linewidth),
+    ]:
         if value is not None:
             setattr(PRINT_OPTS, key, value)
     PRINT_OPTS.sci_mode = sci_mode
-    torch._C._set_printoptions(int(PRINT_OPTS.precision), float(PRINT_OPTS.threshold), int(PRINT_OPTS.edgeitems),
-                               int(PRINT_OPTS.linewidth), None if sci_mode is None else bool(sci_mode))
+    torch._C._set_printoptions(
+        int(PRINT_OPTS.precision),
+        float(PRINT_OPTS.threshold),
+        int(PRINT_OPTS.edgeitems),
+        int(PRINT_OPTS.linewidth),
+        None if sci_mode is None else bool(sci_mode),
+    )
 
 
 def get_printoptions():
     """The print options in force, as a dict."""
-    return dict(precision=PRINT_OPTS.precision, threshold=PRINT_OPTS.threshold, edgeitems=PRINT_OPTS.edgeitems,
-                linewidth=PRINT_OPTS.linewidth, sci_mode=PRINT_OPTS.sci_mode)
+    return dict(
+        precision=PRINT_OPTS.precision,
+        threshold=PRINT_OPTS.threshold,
+        edgeitems=PRINT_OPTS.edgeitems,
+        linewidth=PRINT_OPTS.linewidth,
+        sci_mode=PRINT_OPTS.sci_mode,
+    )
 
 
 @contextlib.contextmanager

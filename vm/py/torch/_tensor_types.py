@@ -19,7 +19,9 @@ class tensortype(type):
 
     def __call__(cls, *args, **kwargs):
         if cls._device != "cpu":
-            raise TypeError(f"type {cls.__module__}.{cls.__name__} not available. Torch not compiled with CUDA enabled.")
+            raise TypeError(
+                f"type {cls.__module__}.{cls.__name__} not available. Torch not compiled with CUDA enabled."
+            )
         return _C._legacy_new(cls.dtype, *args, **kwargs)
 
     def __repr__(cls):
@@ -46,7 +48,11 @@ _TYPES = (
 def _make(module, device):
     """The ten legacy types of ``device``, by name."""
     return {
-        name: tensortype(name, (), {"dtype": dtype, "_device": device, "is_cuda": device == "cuda", "is_sparse": False, "__module__": module})
+        name: tensortype(
+            name,
+            (),
+            {"dtype": dtype, "_device": device, "is_cuda": device == "cuda", "is_sparse": False, "__module__": module},
+        )
         for name, dtype in _TYPES
     }
 

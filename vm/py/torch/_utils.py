@@ -29,7 +29,14 @@ def _reduce_tensor(t):
     from torch._tensor import _rebuild_from_type_v2
     from torch.storage import _PickledStorage
 
-    args = (_PickledStorage(t), t.storage_offset(), tuple(t.size()), t.stride(), t.requires_grad, collections.OrderedDict())
+    args = (
+        _PickledStorage(t),
+        t.storage_offset(),
+        tuple(t.size()),
+        t.stride(),
+        t.requires_grad,
+        collections.OrderedDict(),
+    )
     state = dict(t.__dict__)
     if type(t) is torch.Tensor and not state:
         return (_rebuild_tensor_v2, args)

@@ -5,9 +5,7 @@ it as PyTorch exposes them."""
 
 import torch as _torch
 
-__all__ = sorted(
-    name for name, f in vars(_torch).items() if callable(f) and getattr(f, "__module__", None) == __name__
-)
+__all__ = sorted(name for name, f in vars(_torch).items() if callable(f) and getattr(f, "__module__", None) == __name__)
 globals().update({name: getattr(_torch, name) for name in __all__})
 
 
@@ -18,7 +16,9 @@ def broadcast_shapes(*shapes):
         dims = (shape,) if isinstance(shape, int) else tuple(shape)
         for d in dims:
             if not isinstance(d, int) or isinstance(d, bool):
-                raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}")
+                raise RuntimeError(
+                    f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}"
+                )
             if d < 0:
                 raise RuntimeError(f"Trying to create tensor with negative dimension ({d}): ({d})")
         padded = [1] * (len(dims) - len(result)) + result

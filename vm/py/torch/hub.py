@@ -46,6 +46,7 @@ except ImportError:
 
             sys.stderr.write("\n")
 
+
 __all__ = ["download_url_to_file", "get_dir", "load", "load_state_dict_from_url", "set_dir"]
 
 _hub_dir = None
@@ -83,7 +84,9 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
     _no_network(url, dst)
 
 
-def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=True, check_hash=False, file_name=None, weights_only=False):
+def load_state_dict_from_url(
+    url, model_dir=None, map_location=None, progress=True, check_hash=False, file_name=None, weights_only=False
+):
     """The checkpoint ``url`` names, from the hub cache."""
     if model_dir is None:
         model_dir = os.path.join(get_dir(), "checkpoints")
@@ -94,7 +97,17 @@ def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=Tr
     return torch.load(path, map_location=map_location, weights_only=weights_only)
 
 
-def load(repo_or_dir, model, *args, source="github", trust_repo=None, force_reload=False, verbose=True, skip_validation=False, **kwargs):
+def load(
+    repo_or_dir,
+    model,
+    *args,
+    source="github",
+    trust_repo=None,
+    force_reload=False,
+    verbose=True,
+    skip_validation=False,
+    **kwargs,
+):
     """``torch.hub.load`` from a local directory's ``hubconf.py``; GitHub needs a network."""
     if source != "local":
         raise RuntimeError(f"fxvm has no network access to fetch {repo_or_dir!r}; clone it and use source='local'")

@@ -68,7 +68,9 @@ class FunctionSchema:
         name = text[:open_].strip()
         self.op_name, _, self.overload_name = name.partition(".")
         if "::" in self.op_name:
-            raise RuntimeError(f"A schema in library '{namespace}' names its operator without a namespace, got '{name}'")
+            raise RuntimeError(
+                f"A schema in library '{namespace}' names its operator without a namespace, got '{name}'"
+            )
         self.namespace = namespace
         self.name = f"{namespace}::{self.op_name}"
         self._args = text[open_ + 1 : close].strip()
@@ -189,7 +191,9 @@ class Library:
     def define(self, schema, alias_analysis="", *, tags=()):
         """Declares an operator from its schema; returns its name."""
         if self.kind == "IMPL":
-            raise RuntimeError(f"Library(kind=IMPL, ns={self.ns}) cannot define operators; use a DEF or FRAGMENT library")
+            raise RuntimeError(
+                f"Library(kind=IMPL, ns={self.ns}) cannot define operators; use a DEF or FRAGMENT library"
+            )
         parsed = FunctionSchema(self.ns, schema)
         space = getattr(ops, self.ns)
         packet = space._packet(parsed.op_name)
@@ -254,7 +258,9 @@ def _fragment(namespace, lib):
 def define(qualname, schema, *, lib=None, tags=()):
     """Declares ``ns::name`` with a schema of its arguments, ``(Tensor x) -> Tensor``."""
     if "::" not in qualname:
-        raise ValueError(f"define(qualname, schema): expected qualname to be of the form 'namespace::name', got {qualname}")
+        raise ValueError(
+            f"define(qualname, schema): expected qualname to be of the form 'namespace::name', got {qualname}"
+        )
     namespace, name = qualname.split("::", 1)
     return _fragment(namespace, lib).define(name + schema, tags=tags)
 
@@ -342,7 +348,15 @@ def _schema_type(annotation, name, sig):
         raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
 
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    scalars = {torch.Tensor: "Tensor", int: "SymInt", float: "float", bool: "bool", str: "str", torch.dtype: "ScalarType", torch.device: "Device"}
+    scalars = {
+        torch.Tensor: "Tensor",
+        int: "SymInt",
+        float: "float",
+        bool: "bool",
+        str: "str",
+        torch.dtype: "ScalarType",
+        torch.device: "Device",
+    }
     if annotation in scalars:
         return scalars[annotation]
     if origin is typing.Union and len(args) == 2 and type(None) in args:
@@ -377,7 +391,9 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
     params, alias, kwarg_only = [], 0, False
     for name, p in sig.parameters.items():
         if p.annotation is inspect.Parameter.empty:
-            raise ValueError(f"infer_schema(func): Parameter {name} must have a type annotation. Got func with signature {sig})")
+            raise ValueError(
+                f"infer_schema(func): Parameter {name} must have a type annotation. Got func with signature {sig})"
+            )
         if p.kind == inspect.Parameter.KEYWORD_ONLY and not kwarg_only:
             params.append("*")
             kwarg_only = True

@@ -10,7 +10,11 @@ import warnings
 from torch import _C
 
 __all__ = [
-    "BaseTorchFunctionMode", "TorchFunctionMode", "has_torch_function", "handle_torch_function", "overridable",
+    "BaseTorchFunctionMode",
+    "TorchFunctionMode",
+    "has_torch_function",
+    "handle_torch_function",
+    "overridable",
     "is_tensor_method_or_property",
 ]
 
@@ -29,7 +33,9 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     handled, result = _C._handle_torch_function(public_api, args, kwargs)
     if handled:
         return result
-    raise TypeError(f"no implementation found for '{public_api.__module__}.{public_api.__name__}' on types that implement __torch_function__")
+    raise TypeError(
+        f"no implementation found for '{public_api.__module__}.{public_api.__name__}' on types that implement __torch_function__"
+    )
 
 
 def overridable(fn):

@@ -1,8 +1,22 @@
 """Named result tuples of ops that return several tensors, printed as PyTorch does."""
 
 __all__ = [
-    "aminmax", "cummax", "cummin", "kthvalue", "linalg_eigh", "linalg_qr", "linalg_slogdet", "linalg_svd", "max", "median", "min",
-    "nanmedian", "slogdet", "sort", "svd", "topk",
+    "aminmax",
+    "cummax",
+    "cummin",
+    "kthvalue",
+    "linalg_eigh",
+    "linalg_qr",
+    "linalg_slogdet",
+    "linalg_svd",
+    "max",
+    "median",
+    "min",
+    "nanmedian",
+    "slogdet",
+    "sort",
+    "svd",
+    "topk",
 ]
 
 
@@ -20,7 +34,14 @@ def _structseq(name, fields):
     def __reduce__(self):
         return (type(self), (tuple(self),))
 
-    namespace = {"__new__": __new__, "__repr__": __repr__, "__reduce__": __reduce__, "__slots__": (), "n_fields": len(fields), "n_sequence_fields": len(fields)}
+    namespace = {
+        "__new__": __new__,
+        "__repr__": __repr__,
+        "__reduce__": __reduce__,
+        "__slots__": (),
+        "n_fields": len(fields),
+        "n_sequence_fields": len(fields),
+    }
     for i, f in enumerate(fields):
         namespace[f] = property(lambda self, i=i: tuple.__getitem__(self, i))
     cls = type(name, (tuple,), namespace)

@@ -107,7 +107,14 @@ class _Pickler(pickle.Pickler):
         if isinstance(obj, torch.nn.Parameter):
             return (_rebuild_parameter, (obj.detach(), obj.requires_grad, collections.OrderedDict()))
         if isinstance(obj, torch.Tensor):
-            args = (self._storage(obj), obj.storage_offset(), tuple(obj.size()), obj.stride(), obj.requires_grad, collections.OrderedDict())
+            args = (
+                self._storage(obj),
+                obj.storage_offset(),
+                tuple(obj.size()),
+                obj.stride(),
+                obj.requires_grad,
+                collections.OrderedDict(),
+            )
             return (_rebuild_tensor_v2, args)
         return NotImplemented
 
@@ -119,7 +126,14 @@ def _archive_name(f):
     return "archive"
 
 
-def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
+def save(
+    obj,
+    f,
+    pickle_module=pickle,
+    pickle_protocol=DEFAULT_PROTOCOL,
+    _use_new_zipfile_serialization=True,
+    _disable_byteorder_record=False,
+):
     """Writes ``obj`` to the path or binary file ``f`` as PyTorch's zip archive."""
     if not _use_new_zipfile_serialization:
         raise NotImplementedError("fxvm writes only PyTorch's zip format (_use_new_zipfile_serialization=True)")

@@ -9,8 +9,18 @@ import io
 import torch
 
 __all__ = [
-    "TypedStorage", "UntypedStorage", "FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage", "LongStorage", "IntStorage", "ShortStorage",
-    "CharStorage", "ByteStorage", "BoolStorage",
+    "TypedStorage",
+    "UntypedStorage",
+    "FloatStorage",
+    "DoubleStorage",
+    "HalfStorage",
+    "BFloat16Storage",
+    "LongStorage",
+    "IntStorage",
+    "ShortStorage",
+    "CharStorage",
+    "ByteStorage",
+    "BoolStorage",
 ]
 
 

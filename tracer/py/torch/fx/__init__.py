@@ -9,4 +9,20 @@ from torch.fx.proxy import Proxy
 from torch.fx._symbolic_trace import PH, ProxyableClassMeta, Tracer, symbolic_trace, wrap
 from torch.fx.subgraph_rewriter import replace_pattern
 
-__all__ = ["Graph", "CodeGen", "GraphModule", "Interpreter", "Transformer", "Node", "Proxy", "map_arg", "has_side_effect", "replace_pattern", "symbolic_trace", "Tracer", "wrap", "PH", "ProxyableClassMeta"]
+__all__ = [
+    "Graph",
+    "CodeGen",
+    "GraphModule",
+    "Interpreter",
+    "Transformer",
+    "Node",
+    "Proxy",
+    "map_arg",
+    "has_side_effect",
+    "replace_pattern",
+    "symbolic_trace",
+    "Tracer",
+    "wrap",
+    "PH",
+    "ProxyableClassMeta",
+]

@@ -41,7 +41,7 @@ def load(path):
 def _buildable(cls):
     try:
         params = list(inspect.signature(cls).parameters.values())
-    except (TypeError, ValueError):
+    except TypeError, ValueError:
         return False
     required = [p for p in params if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     return not required
@@ -74,7 +74,8 @@ def discover(module, path, module_expr=None, function=None):
             raise CliError(f"{path} has no function {function!r}")
         return fn
     candidates = [
-        value for value in vars(module).values()
+        value
+        for value in vars(module).values()
         if isinstance(value, type) and issubclass(value, torch.nn.Module) and value.__module__ == module.__name__
     ]
     buildable = [c for c in candidates if _buildable(c)]
@@ -82,9 +83,13 @@ def discover(module, path, module_expr=None, function=None):
         return buildable[0]()
     if not buildable:
         found = f" (found {', '.join(c.__name__ for c in candidates)}, all needing arguments)" if candidates else ""
-        raise CliError(f"nothing to trace in {path}: no nn.Module subclass that can be built without arguments{found}; use --module EXPR or --function NAME")
+        raise CliError(
+            f"nothing to trace in {path}: no nn.Module subclass that can be built without arguments{found}; use --module EXPR or --function NAME"
+        )
     names = ", ".join(c.__name__ for c in buildable)
-    raise CliError(f"{path} has several nn.Module subclasses that can be built without arguments: {names}; choose one with --module EXPR")
+    raise CliError(
+        f"{path} has several nn.Module subclasses that can be built without arguments: {names}; choose one with --module EXPR"
+    )
 
 
 def _concrete(pairs):
@@ -98,7 +103,7 @@ def _concrete(pairs):
             continue
         try:
             args[name] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
+        except ValueError, SyntaxError:
             raise CliError(f"--concrete {pair!r}: {value!r} is not a Python literal (or PH)") from None
     return args or None
 
@@ -202,7 +207,9 @@ def render_case(path, module_expr, function, forms, concrete, example=(), dynami
     examples = _examples(example)
     dynamic_dims = _dynamic(dynamic, examples)
     if "outputs" in forms and not examples:
-        raise CliError("the outputs format runs the model on its example inputs: give them with --example NAME=SHAPE[:DTYPE]")
+        raise CliError(
+            "the outputs format runs the model on its example inputs: give them with --example NAME=SHAPE[:DTYPE]"
+        )
     sys.argv[:] = [path]
     module = load(path)
     torch.manual_seed(seed)
@@ -250,7 +257,9 @@ def _flatten_outputs(value, name, out):
         for i, item in enumerate(value):
             _flatten_outputs(item, f"{name}.{i}", out)
     elif value is not None:
-        raise CliError(f"the outputs format stores tensors, numbers and containers of them; the model returned a {type(value).__name__} at {name}")
+        raise CliError(
+            f"the outputs format stores tensors, numbers and containers of them; the model returned a {type(value).__name__} at {name}"
+        )
 
 
 def _save_outputs(value):

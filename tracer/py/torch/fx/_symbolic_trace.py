@@ -171,7 +171,9 @@ class Tracer(TracerBase):
 
     def is_leaf_module(self, m, module_qualified_name):
         """Modules of ``torch.nn`` (except ``Sequential``) are called, not traced into."""
-        return (m.__module__.startswith("torch.nn") or m.__module__.startswith("torch.ao.nn")) and not isinstance(m, torch.nn.Sequential)
+        return (m.__module__.startswith("torch.nn") or m.__module__.startswith("torch.ao.nn")) and not isinstance(
+            m, torch.nn.Sequential
+        )
 
     def path_of_module(self, mod):
         if self.submodule_paths:
@@ -224,7 +226,11 @@ class Tracer(TracerBase):
             if n not in parameter_proxy_cache:
                 kwargs = {}
                 if _takes_proxy_factory(type(self)):
-                    kwargs["proxy_factory_fn"] = None if not self.param_shapes_constant else (lambda node: ParameterProxy(self, node, n, attr_val))
+                    kwargs["proxy_factory_fn"] = (
+                        None
+                        if not self.param_shapes_constant
+                        else (lambda node: ParameterProxy(self, node, n, attr_val))
+                    )
                 parameter_proxy_cache[n] = self.create_proxy("get_attr", n, (), {}, **kwargs)
             return parameter_proxy_cache[n]
 
@@ -253,7 +259,12 @@ class Tracer(TracerBase):
             next(names_iter)
             args.append(self.root)
         defaults = _parameter_defaults(fn_for_analysis)
-        if isinstance(concrete_args, tuple) and len(concrete_args) > 0 and (co.co_flags & HAS_VARSTUFF) and total_args == 1:
+        if (
+            isinstance(concrete_args, tuple)
+            and len(concrete_args) > 0
+            and (co.co_flags & HAS_VARSTUFF)
+            and total_args == 1
+        ):
             for name_idx, concrete_arg in enumerate(concrete_args):
                 out = self.create_proxy("placeholder", f"input_{name_idx}", (), {})
                 if isinstance(concrete_arg, PHBase) and concrete_arg != PH:
@@ -263,7 +274,9 @@ class Tracer(TracerBase):
         arg_names = [next(names_iter) for _ in range(skip_arg_idx, total_args)]
         if isinstance(concrete_args, tuple):
             if len(arg_names) != len(concrete_args):
-                raise RuntimeError(f"Tracing expected {len(arg_names)} arguments but got {len(concrete_args)} concrete arguments")
+                raise RuntimeError(
+                    f"Tracing expected {len(arg_names)} arguments but got {len(concrete_args)} concrete arguments"
+                )
             concrete_args = dict(zip(arg_names, concrete_args))
         args.extend(self._proxy_placeholder(name, concrete_args, defaults, fn_for_analysis) for name in arg_names)
         if co.co_kwonlyargcount > 0 or co.co_flags & HAS_VARSTUFF:
@@ -297,7 +310,9 @@ class Tracer(TracerBase):
             if isinstance(root, torch.nn.Module):
                 self.root = root
                 if not hasattr(type(root), self.traced_func_name):
-                    raise AssertionError(f"traced_func_name={self.traced_func_name} doesn't exist in {type(root).__name__}")
+                    raise AssertionError(
+                        f"traced_func_name={self.traced_func_name} doesn't exist in {type(root).__name__}"
+                    )
                 fn = getattr(type(root), self.traced_func_name)
                 self.root_module_name = root._get_name()
                 self.submodule_paths = _fx.module_paths(root)
@@ -307,7 +322,11 @@ class Tracer(TracerBase):
             self.graph = Graph(tracer_cls=getattr(self, "__class__", None))
             if hasattr(fn, "__code__"):
                 code = fn.__code__
-                self.graph._co_fields = {"co_name": code.co_name, "co_filename": code.co_filename, "co_firstlineno": code.co_firstlineno}
+                self.graph._co_fields = {
+                    "co_name": code.co_name,
+                    "co_filename": code.co_filename,
+                    "co_firstlineno": code.co_firstlineno,
+                }
             self.tensor_attrs = {}
             self._named_tensor_index = {}
 
@@ -322,14 +341,18 @@ class Tracer(TracerBase):
             # through self.getattr; Tracer.getattr returns anything else
             # unchanged, so a tracer keeping it sees only tensors.
             default_getattr = type(self).getattr is Tracer.getattr
-            module_getattr_wrapper = _fx.TracedModuleGetattr(self, _orig_module_getattr, _suspended, parameter_proxy_cache, default_getattr, torch.Tensor)
+            module_getattr_wrapper = _fx.TracedModuleGetattr(
+                self, _orig_module_getattr, _suspended, parameter_proxy_cache, default_getattr, torch.Tensor
+            )
 
             # The globals of each module class's forward are checked once.
             autowrapped_classes = set()
 
             def on_new_class(mod):
                 autowrapped_classes.add(type(mod))
-                _autowrap_check(patcher, getattr(getattr(mod, "forward", mod), "__globals__", {}), self._autowrap_function_ids)
+                _autowrap_check(
+                    patcher, getattr(getattr(mod, "forward", mod), "__globals__", {}), self._autowrap_function_ids
+                )
 
             def call_module_hook(mod, *args, **kwargs):
                 def forward(*args, **kwargs):
@@ -340,7 +363,14 @@ class Tracer(TracerBase):
             # Module.__call__ while tracing (native): the native call_module,
             # or this tracer's own call_module when it overrides it.
             default_call_module = type(self).call_module is Tracer.call_module
-            module_call_wrapper = _fx.TracedModuleCall(self, _orig_module_call, _suspended, autowrapped_classes, on_new_class, None if default_call_module else call_module_hook)
+            module_call_wrapper = _fx.TracedModuleCall(
+                self,
+                _orig_module_call,
+                _suspended,
+                autowrapped_classes,
+                on_new_class,
+                None if default_call_module else call_module_hook,
+            )
 
             with Patcher() as patcher:
                 patcher.patch_method(torch.nn.Module, "__getattr__", module_getattr_wrapper, deduplicate=False)
@@ -350,7 +380,9 @@ class Tracer(TracerBase):
                 for module in self._autowrap_search:
                     _autowrap_check(patcher, module.__dict__, self._autowrap_function_ids)
                 ann = getattr(inspect.unwrap(fn), "__annotations__", {}) or {}
-                self.create_node("output", "output", (self.create_arg(fn(*args)),), {}, type_expr=ann.get("return", None))
+                self.create_node(
+                    "output", "output", (self.create_arg(fn(*args)),), {}, type_expr=ann.get("return", None)
+                )
             self.submodule_paths = None
         finally:
             _is_fx_tracing_flag[0] = previous_flag
@@ -372,7 +404,12 @@ class Tracer(TracerBase):
                 if type(x) is bool or type(x) in _BASE_TYPES and type(x) is not torch.Tensor:
                     torch._assert(out == x, f"{name} has been specialized to have value {x} but got another value")
                 elif x is None:
-                    self.create_proxy("call_function", _assert_is_none, (out, f"{name} has been specialized to have value None but got another value"), {})
+                    self.create_proxy(
+                        "call_function",
+                        _assert_is_none,
+                        (out, f"{name} has been specialized to have value None but got another value"),
+                        {},
+                    )
                 else:
                     warnings.warn(
                         f"Was not able to add assertion to guarantee correct input {name} to specialized function. "
@@ -385,7 +422,9 @@ class Tracer(TracerBase):
             default = ()
         else:
             default = (defaults[name],) if name in defaults else ()
-        return self.create_proxy("placeholder", name, default, {}, type_expr=fn_for_analysis.__annotations__.get(name, None))
+        return self.create_proxy(
+            "placeholder", name, default, {}, type_expr=fn_for_analysis.__annotations__.get(name, None)
+        )
 
 
 # Tracer classes whose create_proxy takes proxy_factory_fn (inspect is slow;

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple, Optional
 import torch
 import torch.utils._pytree as pytree
 from torch.fx._native import fx as _fx
+
 # PyTorch's torch.fx.graph has these names too.
 from torch.fx.node import Node, _format_arg, _get_qualified_name, _type_repr, map_arg  # noqa: F401
 
@@ -138,7 +139,18 @@ class Graph(_fx.GraphBase):
     def process_outputs(self, out):
         return self._codegen.process_outputs(out)
 
-    def python_code(self, root_module, *, verbose=False, include_stride=False, include_device=False, colored=False, expanded_def=False, record_func=False, additional_meta=None):
+    def python_code(
+        self,
+        root_module,
+        *,
+        verbose=False,
+        include_stride=False,
+        include_device=False,
+        colored=False,
+        expanded_def=False,
+        record_func=False,
+        additional_meta=None,
+    ):
         """The Python source of this graph's ``forward`` and its globals."""
         pytree_args = None
         info = getattr(self._codegen, "pytree_info", None)
@@ -186,9 +198,13 @@ class Graph(_fx.GraphBase):
             for node in self.nodes:
                 if node.op == "call_function":
                     if not callable(node.target):
-                        raise ValueError(f"Node {node} target {node.target} has type {torch.typename(node.target)} but a Callable is expected")
+                        raise ValueError(
+                            f"Node {node} target {node.target} has type {torch.typename(node.target)} but a Callable is expected"
+                        )
                 elif not isinstance(node.target, str):
-                    raise ValueError(f"Node {node} target {node.target} has type {torch.typename(node.target)} but a str is expected")
+                    raise ValueError(
+                        f"Node {node} target {node.target} has type {torch.typename(node.target)} but a str is expected"
+                    )
                 if node.op in ["get_attr", "call_module"]:
                     target_atoms = node.target.split(".")
                     m_itr = self.owning_module
@@ -196,9 +212,13 @@ class Graph(_fx.GraphBase):
                         new_m_itr = getattr(m_itr, atom, None)
                         seen_qualname = ".".join(target_atoms[:i])
                         if new_m_itr is None:
-                            raise RuntimeError(f"Node {node} target {node.target} references nonexistent attribute {atom} of {seen_qualname}")
+                            raise RuntimeError(
+                                f"Node {node} target {node.target} references nonexistent attribute {atom} of {seen_qualname}"
+                            )
                         if node.op == "call_module" and not isinstance(new_m_itr, torch.nn.Module):
-                            raise RuntimeError(f"Node {node} target {node.target} {atom} of {seen_qualname} does not reference an nn.Module")
+                            raise RuntimeError(
+                                f"Node {node} target {node.target} {atom} of {seen_qualname} does not reference an nn.Module"
+                            )
                         m_itr = new_m_itr
 
     def eliminate_dead_code(self, is_impure_node=None):
@@ -230,13 +250,33 @@ def _attr_reference_exists(mod, qualified_name):
 
 # Operators that Proxy records and generated code prints as Python operators.
 reflectable_magic_methods = {
-    "add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "floordiv": "{} // {}", "truediv": "{} / {}", "div": "{} / {}",
-    "mod": "{} % {}", "pow": "{} ** {}", "lshift": "{} << {}", "rshift": "{} >> {}", "and_": "{} & {}", "or_": "{} | {}",
-    "xor": "{} ^ {}", "getitem": "{}[{}]", "matmul": "{} @ {}",
+    "add": "{} + {}",
+    "sub": "{} - {}",
+    "mul": "{} * {}",
+    "floordiv": "{} // {}",
+    "truediv": "{} / {}",
+    "div": "{} / {}",
+    "mod": "{} % {}",
+    "pow": "{} ** {}",
+    "lshift": "{} << {}",
+    "rshift": "{} >> {}",
+    "and_": "{} & {}",
+    "or_": "{} | {}",
+    "xor": "{} ^ {}",
+    "getitem": "{}[{}]",
+    "matmul": "{} @ {}",
 }
 magic_methods = {
-    "eq": "{} == {}", "ne": "{} != {}", "lt": "{} < {}", "gt": "{} > {}", "le": "{} <= {}", "ge": "{} >= {}",
-    "pos": "+{}", "neg": "-{}", "invert": "~{}", **reflectable_magic_methods,
+    "eq": "{} == {}",
+    "ne": "{} != {}",
+    "lt": "{} < {}",
+    "gt": "{} > {}",
+    "le": "{} <= {}",
+    "ge": "{} >= {}",
+    "pos": "+{}",
+    "neg": "-{}",
+    "invert": "~{}",
+    **reflectable_magic_methods,
 }
 
 # How generated code imports the globals every generated module has (by

@@ -62,7 +62,10 @@ def _format_import_statement(name, obj):
 def _format_import_block(globals):
     """Import statements that rebuild the generated code's ``globals``,
     sorted so that the block is the same for the same graph."""
-    lines = {f"{name} = {obj!r}" if isinstance(obj, str) else _format_import_statement(name, obj) for name, obj in globals.items()}
+    lines = {
+        f"{name} = {obj!r}" if isinstance(obj, str) else _format_import_statement(name, obj)
+        for name, obj in globals.items()
+    }
     return "\n".join(sorted(lines))
 
 
@@ -164,7 +167,9 @@ class _WrappedCall:
         line = frame_summary.line
         all_src_lines = linecache.getlines(frame_summary.filename)
         tb_repr = traceback.format_exc()
-        custom_msg = f"Call using an FX-traced Module, line {err_lineno} of the traced Module's generated forward function:"
+        custom_msg = (
+            f"Call using an FX-traced Module, line {err_lineno} of the traced Module's generated forward function:"
+        )
         before_err = "".join(all_src_lines[err_lineno - 2 : err_lineno])
         marker = "~" * len(line) + "~~~ <--- HERE"
         err_and_after_err = "\n".join(all_src_lines[err_lineno : err_lineno + 2])
@@ -216,7 +221,13 @@ class GraphModule(torch.nn.Module):
             for node in graph.nodes:
                 if node.op in ["get_attr", "call_module"]:
                     if node.target not in root:
-                        raise RuntimeError("Node " + str(node) + " referenced target " + node.target + " but that target was not provided in ``root``!")
+                        raise RuntimeError(
+                            "Node "
+                            + str(node)
+                            + " referenced target "
+                            + node.target
+                            + " but that target was not provided in ``root``!"
+                        )
                     targets_to_copy.append(node.target)
             # Parents before children, so a child is not hidden by its parent.
             targets_to_copy.sort(key=lambda t: t.count("."))
@@ -266,7 +277,9 @@ class GraphModule(torch.nn.Module):
         self._prologue_start = python_code._prologue_start
         cls = type(self)
         co_fields = getattr(self._graph, "_co_fields", {})
-        cls.forward = _LazyForward(self._code, python_code.globals, _loader.cache(self._code, python_code.globals, co_fields))
+        cls.forward = _LazyForward(
+            self._code, python_code.globals, _loader.cache(self._code, python_code.globals, co_fields)
+        )
         cls_call = cls.__call__ if "__call__" in vars(cls) else None
         if "_wrapped_call" not in vars(cls):
             cls._wrapped_call = _WrappedCall(cls, cls_call)
@@ -332,7 +345,17 @@ class GraphModule(torch.nn.Module):
         for name in to_delete:
             self.delete_submodule(name)
 
-    def print_readable(self, print_output=True, include_stride=False, include_device=False, colored=False, *, fast_sympy_print=False, expanded_def=False, additional_meta=None):
+    def print_readable(
+        self,
+        print_output=True,
+        include_stride=False,
+        include_device=False,
+        colored=False,
+        *,
+        fast_sympy_print=False,
+        expanded_def=False,
+        additional_meta=None,
+    ):
         """The generated code as a module class, with where each node came from."""
         return _print_readable(self, self._get_name(), print_output)
 
@@ -376,14 +399,22 @@ class {module_name}(torch.nn.Module):
         with open(os.path.join(folder, "__init__.py"), "w") as f:
             f.write("from .module import *")
         if len(blobified_modules) > 0:
-            warnings.warn(f"Was not able to save the following children modules as reprs -saved as pickled files instead: {blobified_modules}")
+            warnings.warn(
+                f"Was not able to save the following children modules as reprs -saved as pickled files instead: {blobified_modules}"
+            )
 
     def __deepcopy__(self, memo):
         res = type(self).__new__(type(self))
         memo[id(self)] = res
         fake_mod = _CodeOnlyModule(copy.deepcopy(self.__dict__, memo))
         GraphModule.__init__(res, fake_mod, fake_mod.__dict__["_graph"])
-        for attr in ("_state_dict_hooks", "_replace_hooks", "_create_node_hooks", "_erase_node_hooks", "_deepcopy_hooks"):
+        for attr in (
+            "_state_dict_hooks",
+            "_replace_hooks",
+            "_create_node_hooks",
+            "_erase_node_hooks",
+            "_deepcopy_hooks",
+        ):
             if attr in self.__dict__:
                 setattr(res, attr, copy.deepcopy(self.__dict__[attr], memo))
         res.meta = copy.deepcopy(getattr(self, "meta", {}), memo)

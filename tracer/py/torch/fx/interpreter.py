@@ -65,7 +65,9 @@ class Interpreter:
         placeholder_nodes = [n for n in self.graph.nodes if n.op == "placeholder"]
         if len(args_list) != len(placeholder_nodes):
             detail = "extra arguments" if len(args_list) > len(placeholder_nodes) else "missing arguments"
-            raise RuntimeError(f"Interpreter.boxed_run expected {len(placeholder_nodes)} arguments for placeholders but received {len(args_list)} ({detail})")
+            raise RuntimeError(
+                f"Interpreter.boxed_run expected {len(placeholder_nodes)} arguments for placeholders but received {len(args_list)} ({detail})"
+            )
         env = dict(zip(placeholder_nodes, args_list))
         args_list.clear()
         return self.run(initial_env=env)
@@ -88,7 +90,9 @@ class Interpreter:
         except StopIteration as si:
             if len(args) > 0:
                 return args[0]
-            raise RuntimeError(f"Expected positional argument for parameter {target}, but one was not passed in!") from si
+            raise RuntimeError(
+                f"Expected positional argument for parameter {target}, but one was not passed in!"
+            ) from si
 
     def get_attr(self, target, args, kwargs):
         return self.fetch_attr(target)
@@ -122,7 +126,9 @@ class Interpreter:
     def map_nodes_to_values(self, args, n):
         def load_arg(n_arg):
             if n_arg not in self.env:
-                raise RuntimeError(f"Node {n} referenced nonexistent value {n_arg}! Run Graph.lint() to diagnose such issues")
+                raise RuntimeError(
+                    f"Node {n} referenced nonexistent value {n_arg}! Run Graph.lint() to diagnose such issues"
+                )
             return self.env[n_arg]
 
         return map_arg(args, load_arg)
@@ -176,7 +182,9 @@ class Transformer(Interpreter):
         finally:
             _proxy._preserving[0] = preserving
         if result is not None:
-            new_output_node = self.new_graph.output(map_aggregate(result, lambda a: a.node if isinstance(a, Proxy) else a))
+            new_output_node = self.new_graph.output(
+                map_aggregate(result, lambda a: a.node if isinstance(a, Proxy) else a)
+            )
             old_output_node = list(self.graph.nodes)[-1]
             for k, v in old_output_node.meta.items():
                 new_output_node.meta[k] = v

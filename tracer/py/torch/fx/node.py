@@ -28,7 +28,23 @@ if hasattr(torch, "_assert"):
     _side_effectful_functions.add(torch._assert)
 
 # Random ops change the generator's state, so they are never dead.
-_RANDOM_FUNCTIONS = {getattr(torch, name) for name in ("rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "poisson", "bernoulli", "multinomial") if hasattr(torch, name)}
+_RANDOM_FUNCTIONS = {
+    getattr(torch, name)
+    for name in (
+        "rand",
+        "randn",
+        "randint",
+        "randperm",
+        "rand_like",
+        "randn_like",
+        "randint_like",
+        "normal",
+        "poisson",
+        "bernoulli",
+        "multinomial",
+    )
+    if hasattr(torch, name)
+}
 
 
 def has_side_effect(fn):

@@ -14,7 +14,14 @@ import torch
 from torch._jit_internal import boolean_dispatched
 from torch.fx._native import fx as _fx
 
-__all__ = ["ArgsKwargsPair", "get_signature_for_torch_op", "create_type_hint", "type_matches", "normalize_function", "normalize_module"]
+__all__ = [
+    "ArgsKwargsPair",
+    "get_signature_for_torch_op",
+    "create_type_hint",
+    "type_matches",
+    "normalize_function",
+    "normalize_module",
+]
 
 
 class ArgsKwargsPair(NamedTuple):
@@ -132,7 +139,7 @@ def normalize_function(target, args, kwargs=None, arg_types=None, kwarg_types=No
             analysed = if_true
         try:
             signature = inspect.signature(inspect.unwrap(analysed))
-        except (TypeError, ValueError):
+        except TypeError, ValueError:
             return None
         return _args_kwargs_to_normalized_args_kwargs(signature, args, kwargs, normalize_to_only_use_kwargs)
     if not signatures:

@@ -14,7 +14,16 @@ from torch.fx.immutable_collections import immutable_list
 from torch.fx._native import fx as _fx
 from torch.fx.node import Node, map_arg  # noqa: F401 (PyTorch's torch.fx.proxy has Node)
 
-__all__ = ["TracerBase", "GraphAppendingTracer", "TraceError", "Proxy", "Attribute", "ParameterProxy", "Scope", "ScopeContextManager"]
+__all__ = [
+    "TracerBase",
+    "GraphAppendingTracer",
+    "TraceError",
+    "Proxy",
+    "Attribute",
+    "ParameterProxy",
+    "Scope",
+    "ScopeContextManager",
+]
 
 
 class TraceError(ValueError):
@@ -46,7 +55,19 @@ class ScopeContextManager:
         self._scope.module_type = self._prev_scope.module_type
 
 
-_BASE_TYPES = (str, int, float, bool, complex, torch.dtype, torch.Tensor, torch.device, torch.memory_format, type(None), type(...))
+_BASE_TYPES = (
+    str,
+    int,
+    float,
+    bool,
+    complex,
+    torch.dtype,
+    torch.Tensor,
+    torch.device,
+    torch.memory_format,
+    type(None),
+    type(...),
+)
 
 
 class TracerBase:
@@ -118,7 +139,9 @@ class TracerBase:
                     k = self.create_arg(k)
 
                     def no_node(arg):
-                        raise RuntimeError(f"Keys for dictionaries used as an argument cannot contain a Node. Got key: {arg}")
+                        raise RuntimeError(
+                            f"Keys for dictionaries used as an argument cannot contain a Node. Got key: {arg}"
+                        )
 
                     map_arg(k, no_node)
                 r[k] = self.create_arg(v)
@@ -204,7 +227,9 @@ def _default_hooks(cls):
 
 
 # Exact types create_arg handles without searching (the common ones).
-_create_arg_bypass = {t: (lambda self, a: a) for t in (str, int, float, bool, complex, type(None), type(...), torch.dtype, torch.device)}
+_create_arg_bypass = {
+    t: (lambda self, a: a) for t in (str, int, float, bool, complex, type(None), type(...), torch.dtype, torch.device)
+}
 _create_arg_bypass[tuple] = lambda self, a: tuple([self.create_arg(elem) for elem in a])
 _create_arg_bypass[list] = lambda self, a: [self.create_arg(elem) for elem in a]
 _create_arg_bypass[immutable_list] = _create_arg_bypass[list]
@@ -269,7 +294,9 @@ class Proxy:
         return self.tracer.keys(self)
 
     def __len__(self):
-        raise RuntimeError("'len' is not supported in symbolic tracing by default. If you want this call to be recorded, please call torch.fx.wrap('len') at module scope")
+        raise RuntimeError(
+            "'len' is not supported in symbolic tracing by default. If you want this call to be recorded, please call torch.fx.wrap('len') at module scope"
+        )
 
     # Natively: finds the one tracer among the arguments and records a
     # call_method (Tensor methods) or call_function node through its hooks.

@@ -61,7 +61,13 @@ def _replace_attributes(gm, replacement):
                 else:
                     setattr(gm, node.target, new_attr)
             else:
-                raise RuntimeError('Attempted to create a "', node.op, '" node during subgraph rewriting with target ', node.target, ", but the referenced attribute does not exist in the replacement GraphModule")
+                raise RuntimeError(
+                    'Attempted to create a "',
+                    node.op,
+                    '" node during subgraph rewriting with target ',
+                    node.target,
+                    ", but the referenced attribute does not exist in the replacement GraphModule",
+                )
     gm.graph.lint()
 
 
@@ -70,8 +76,16 @@ def _replace_pattern(gm, pattern, replacement, match_filters=None, ignore_litera
     original_graph = gm.graph
     pattern_graph = _graph_of(pattern)
     replacement_graph = _graph_of(replacement)
-    matcher = SubgraphMatcher(pattern_graph, match_output=False, match_placeholder=False, remove_overlapping_matches=True, ignore_literals=ignore_literals)
-    matches = [m for m in matcher.match(original_graph) if all(f(m, original_graph, pattern_graph) for f in match_filters)]
+    matcher = SubgraphMatcher(
+        pattern_graph,
+        match_output=False,
+        match_placeholder=False,
+        remove_overlapping_matches=True,
+        ignore_literals=ignore_literals,
+    )
+    matches = [
+        m for m in matcher.match(original_graph) if all(f(m, original_graph, pattern_graph) for f in match_filters)
+    ]
     replacement_placeholders = [n for n in replacement_graph.nodes if n.op == "placeholder"]
     # Nodes replaced by an earlier match, for matches that consume them.
     changed = {}
@@ -120,7 +134,9 @@ def _replace_pattern(gm, pattern, replacement, match_filters=None, ignore_litera
         for node in reversed(pattern_graph.nodes):
             if node.op not in ("placeholder", "output"):
                 gm.graph.erase_node(match.nodes_map[node])
-        results.append(ReplacedPatterns(anchor=match.anchors[0], nodes_map=match.nodes_map, replacements=replacement_nodes))
+        results.append(
+            ReplacedPatterns(anchor=match.anchors[0], nodes_map=match.nodes_map, replacements=replacement_nodes)
+        )
     gm.recompile()
     if isinstance(replacement, torch.nn.Module):
         _replace_attributes(gm, replacement)

@@ -19,7 +19,13 @@ LinAlgError.__module__ = "numpy.linalg"
 
 def _float(a):
     a = asarray(a)
-    info = a._info if a._info.kind == "f" and a._info.itemsize >= 4 else _BY_NAME["float32"] if a._info.name == "float16" else _FLOAT64
+    info = (
+        a._info
+        if a._info.kind == "f" and a._info.itemsize >= 4
+        else _BY_NAME["float32"]
+        if a._info.name == "float16"
+        else _FLOAT64
+    )
     return _compute(a).to(info.compute), info
 
 
@@ -35,7 +41,9 @@ def _call(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except RuntimeError as e:
         if "singular" in str(e) or "not positive-definite" in str(e) or isinstance(e, torch.linalg.LinAlgError):
-            raise LinAlgError("Singular matrix" if "singular" in str(e) else "Matrix is not positive definite") from None
+            raise LinAlgError(
+                "Singular matrix" if "singular" in str(e) else "Matrix is not positive definite"
+            ) from None
         raise
 
 
@@ -187,11 +195,18 @@ def lstsq(a, b, rcond=None):
     resid = tb - ta @ x
     residuals = (resid * resid).sum(0) if ta.shape[0] > ta.shape[1] else torch.zeros(0, dtype=ta.dtype)
     rank = matrix_rank(a)
-    return _result(x, info), _wrap(residuals.reshape(-1) if residuals.dim() else residuals.reshape(1), info), rank, svd(a, compute_uv=False)
+    return (
+        _result(x, info),
+        _wrap(residuals.reshape(-1) if residuals.dim() else residuals.reshape(1), info),
+        rank,
+        svd(a, compute_uv=False),
+    )
 
 
 def eig(a):
-    raise NotImplementedError("fxvm's numpy has no complex numbers, which general eigenvalues need; use eigh for symmetric matrices")
+    raise NotImplementedError(
+        "fxvm's numpy has no complex numbers, which general eigenvalues need; use eigh for symmetric matrices"
+    )
 
 
 def eigvals(a):

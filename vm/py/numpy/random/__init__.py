@@ -56,7 +56,17 @@ from numpy.random.mtrand import (
 __all__ = sorted(name for name in dir() if not name.startswith("_"))
 
 # numpy's newer API, not provided yet: asking for it says so.
-_NEWER = {"default_rng", "Generator", "BitGenerator", "SeedSequence", "PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937"}
+_NEWER = {
+    "default_rng",
+    "Generator",
+    "BitGenerator",
+    "SeedSequence",
+    "PCG64",
+    "PCG64DXSM",
+    "Philox",
+    "SFC64",
+    "MT19937",
+}
 
 
 def __getattr__(name):

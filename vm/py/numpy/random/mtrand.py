@@ -71,7 +71,12 @@ class RandomState:
         words = _wrap(key.to(torch.int32), _dtypes._BY_NAME["uint32"])
         if legacy:
             return ("MT19937", words, pos, builtins.int(gauss is not None), 0.0 if gauss is None else gauss)
-        return {"bit_generator": "MT19937", "state": {"key": words, "pos": pos}, "has_gauss": builtins.int(gauss is not None), "gauss": 0.0 if gauss is None else gauss}
+        return {
+            "bit_generator": "MT19937",
+            "state": {"key": words, "pos": pos},
+            "has_gauss": builtins.int(gauss is not None),
+            "gauss": 0.0 if gauss is None else gauss,
+        }
 
     def set_state(self, state):
         if isinstance(state, builtins.dict):
@@ -85,7 +90,11 @@ class RandomState:
         words = asarray(key)
         if words.size != 624:
             raise ValueError("state must be 624 elements")
-        self._mt.set_state(_compute(words.astype(_dtypes._BY_NAME["uint32"].dtype)).to(torch.int64), builtins.int(pos), builtins.float(gauss) if has_gauss else None)
+        self._mt.set_state(
+            _compute(words.astype(_dtypes._BY_NAME["uint32"].dtype)).to(torch.int64),
+            builtins.int(pos),
+            builtins.float(gauss) if has_gauss else None,
+        )
 
     # ----- continuous
     def _doubles(self, size):
@@ -176,7 +185,10 @@ class RandomState:
             n = 1
             for d in shape:
                 n *= d
-        flat = [a._t.reshape(-1).tolist() if a.size == 1 else torch.broadcast_to(a._t, shape).reshape(-1).tolist() for a in arrays]
+        flat = [
+            a._t.reshape(-1).tolist() if a.size == 1 else torch.broadcast_to(a._t, shape).reshape(-1).tolist()
+            for a in arrays
+        ]
         t = self._mt.sample(kind, flat, n).reshape(shape)
         return _wrap(t.to(torch.int64), _INT64) if discrete else _wrap(t, _FLOAT64)
 
@@ -218,7 +230,9 @@ class RandomState:
         return self._draw("triangular", size, (lo, mid, hi))
 
     def wald(self, mean, scale, size=None):
-        return self._draw("wald", size, (mean, scale), [(_not_positive(0), "mean <= 0"), (_not_positive(1), "scale <= 0")])
+        return self._draw(
+            "wald", size, (mean, scale), [(_not_positive(0), "mean <= 0"), (_not_positive(1), "scale <= 0")]
+        )
 
     def standard_gamma(self, shape, size=None):
         return self._draw("standard_gamma", size, (shape,), [(_negative(0), "shape < 0")])
@@ -230,13 +244,22 @@ class RandomState:
         return self._draw("chisquare", size, (df,), [(_not_positive(0), "df <= 0")])
 
     def noncentral_chisquare(self, df, nonc, size=None):
-        return self._draw("noncentral_chisquare", size, (df, nonc), [(_not_positive(0), "df <= 0"), (_negative(1), "nonc < 0")])
+        return self._draw(
+            "noncentral_chisquare", size, (df, nonc), [(_not_positive(0), "df <= 0"), (_negative(1), "nonc < 0")]
+        )
 
     def f(self, dfnum, dfden, size=None):
-        return self._draw("f", size, (dfnum, dfden), [(_not_positive(0), "dfnum <= 0"), (_not_positive(1), "dfden <= 0")])
+        return self._draw(
+            "f", size, (dfnum, dfden), [(_not_positive(0), "dfnum <= 0"), (_not_positive(1), "dfden <= 0")]
+        )
 
     def noncentral_f(self, dfnum, dfden, nonc, size=None):
-        return self._draw("noncentral_f", size, (dfnum, dfden, nonc), [(_not_positive(0), "dfnum <= 0"), (_not_positive(1), "dfden <= 0"), (_negative(2), "nonc < 0")])
+        return self._draw(
+            "noncentral_f",
+            size,
+            (dfnum, dfden, nonc),
+            [(_not_positive(0), "dfnum <= 0"), (_not_positive(1), "dfden <= 0"), (_negative(2), "nonc < 0")],
+        )
 
     def standard_t(self, df, size=None):
         return self._draw("standard_t", size, (df,), [(_not_positive(0), "df <= 0")])
@@ -253,22 +276,48 @@ class RandomState:
         return self._draw("poisson", size, (lam_a,), discrete=True)
 
     def negative_binomial(self, n, p, size=None):
-        return self._draw("negative_binomial", size, (n, p), [(_not_positive(0), "n <= 0"), (_outside(1, 0.0, 1.0), "p < 0, p > 1 or p is NaN")], discrete=True)
+        return self._draw(
+            "negative_binomial",
+            size,
+            (n, p),
+            [(_not_positive(0), "n <= 0"), (_outside(1, 0.0, 1.0), "p < 0, p > 1 or p is NaN")],
+            discrete=True,
+        )
 
     def geometric(self, p, size=None):
-        return self._draw("geometric", size, (p,), [(_outside(0, 0.0, 1.0, low_open=True), "p <= 0, p > 1 or p contains NaNs")], discrete=True)
+        return self._draw(
+            "geometric",
+            size,
+            (p,),
+            [(_outside(0, 0.0, 1.0, low_open=True), "p <= 0, p > 1 or p contains NaNs")],
+            discrete=True,
+        )
 
     def logseries(self, p, size=None):
-        return self._draw("logseries", size, (p,), [(_outside(0, 0.0, 1.0, high_open=True), "p < 0, p >= 1 or p is NaN")], discrete=True)
+        return self._draw(
+            "logseries",
+            size,
+            (p,),
+            [(_outside(0, 0.0, 1.0, high_open=True), "p < 0, p >= 1 or p is NaN")],
+            discrete=True,
+        )
 
     def binomial(self, n, p, size=None):
         n_a = asarray(n)
         if n_a._info.kind == "f":
             n_a = n_a.astype(_INT64.dtype)
-        return self._draw("binomial", size, (n_a, p), [(_negative(0), "n < 0"), (_outside(1, 0.0, 1.0), "p < 0, p > 1 or p is NaN")], discrete=True)
+        return self._draw(
+            "binomial",
+            size,
+            (n_a, p),
+            [(_negative(0), "n < 0"), (_outside(1, 0.0, 1.0), "p < 0, p > 1 or p is NaN")],
+            discrete=True,
+        )
 
     def zipf(self, a, size=None):
-        return self._draw("zipf", size, (a,), [((0, lambda x: (x <= 1.0) | (x != x)), "a <= 1 or a is NaN")], discrete=True)
+        return self._draw(
+            "zipf", size, (a,), [((0, lambda x: (x <= 1.0) | (x != x)), "a <= 1 or a is NaN")], discrete=True
+        )
 
     def multinomial(self, n, pvals, size=None):
         pvals = asarray(pvals).astype(float)

@@ -8,8 +8,16 @@ import contextlib
 import numpy as np
 
 __all__ = [
-    "assert_", "assert_allclose", "assert_almost_equal", "assert_array_almost_equal", "assert_array_equal",
-    "assert_array_less", "assert_equal", "assert_raises", "assert_raises_regex", "assert_warns",
+    "assert_",
+    "assert_allclose",
+    "assert_almost_equal",
+    "assert_array_almost_equal",
+    "assert_array_equal",
+    "assert_array_less",
+    "assert_equal",
+    "assert_raises",
+    "assert_raises_regex",
+    "assert_warns",
 ]
 
 
@@ -53,7 +61,11 @@ def _compare(actual, desired, close, header, err_msg="", equal_nan=True, strict=
         for idx in np.argwhere(bad)[:5].tolist():
             key = tuple(idx)
             details.append(f" {idx}: {a_b[key].item()!r} (ACTUAL), {d_b[key].item()!r} (DESIRED)")
-    diff = np.abs(a_b.astype(float) - d_b.astype(float)) if a_b.dtype.kind == "f" or d_b.dtype.kind == "f" else np.abs(a_b.astype(np.int64) - d_b.astype(np.int64))
+    diff = (
+        np.abs(a_b.astype(float) - d_b.astype(float))
+        if a_b.dtype.kind == "f" or d_b.dtype.kind == "f"
+        else np.abs(a_b.astype(np.int64) - d_b.astype(np.int64))
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = diff / np.abs(d_b.astype(float))
     details.append(f"Max absolute difference among violations: {np.array2string(diff[bad].max())}")
@@ -63,8 +75,15 @@ def _compare(actual, desired, close, header, err_msg="", equal_nan=True, strict=
 
 def assert_allclose(actual, desired, rtol=1e-07, atol=0, equal_nan=True, err_msg="", verbose=True, *, strict=False):
     header = f"Not equal to tolerance rtol={rtol:g}, atol={atol:g}"
-    _compare(actual, desired, lambda a, d: np.abs(a.astype(float) - d.astype(float)) <= atol + rtol * np.abs(d.astype(float)),
-             header, err_msg, equal_nan, strict)
+    _compare(
+        actual,
+        desired,
+        lambda a, d: np.abs(a.astype(float) - d.astype(float)) <= atol + rtol * np.abs(d.astype(float)),
+        header,
+        err_msg,
+        equal_nan,
+        strict,
+    )
 
 
 def assert_array_equal(actual, desired, err_msg="", verbose=True, *, strict=False):
@@ -73,8 +92,13 @@ def assert_array_equal(actual, desired, err_msg="", verbose=True, *, strict=Fals
 
 def assert_array_almost_equal(actual, desired, decimal=6, err_msg="", verbose=True):
     limit = 1.5 * 10.0 ** (-decimal)
-    _compare(actual, desired, lambda a, d: np.abs(a.astype(float) - d.astype(float)) < limit,
-             f"Arrays are not almost equal to {decimal} decimals", err_msg)
+    _compare(
+        actual,
+        desired,
+        lambda a, d: np.abs(a.astype(float) - d.astype(float)) < limit,
+        f"Arrays are not almost equal to {decimal} decimals",
+        err_msg,
+    )
 
 
 def assert_array_less(x, y, err_msg="", verbose=True, *, strict=False):
@@ -106,10 +130,14 @@ def assert_equal(actual, desired, err_msg="", verbose=True, *, strict=False):
     both_nan = False
     try:
         both_nan = actual != actual and desired != desired
-    except (TypeError, ValueError):
+    except TypeError, ValueError:
         pass
     if not (both_nan or actual == desired):
-        lines = ["", "Items are not equal:"] + ([err_msg] if err_msg else []) + [f" ACTUAL: {_text(actual)}", f" DESIRED: {_text(desired)}"]
+        lines = (
+            ["", "Items are not equal:"]
+            + ([err_msg] if err_msg else [])
+            + [f" ACTUAL: {_text(actual)}", f" DESIRED: {_text(desired)}"]
+        )
         raise AssertionError("\n".join(lines))
 
 

@@ -12,7 +12,15 @@ _READY, _UNSCALED, _STEPPED = 0, 1, 2
 
 
 class GradScaler:
-    def __init__(self, device="cuda", init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True):
+    def __init__(
+        self,
+        device="cuda",
+        init_scale=2.0**16,
+        growth_factor=2.0,
+        backoff_factor=0.5,
+        growth_interval=2000,
+        enabled=True,
+    ):
         self._device = device
         if enabled and device == "cuda":
             warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.")
@@ -151,7 +159,9 @@ class GradScaler:
         if not self._enabled:
             return
         if len(state_dict) == 0:
-            raise RuntimeError("The source state dict is empty, possibly because it was saved from a disabled instance of GradScaler.")
+            raise RuntimeError(
+                "The source state dict is empty, possibly because it was saved from a disabled instance of GradScaler."
+            )
         self._init_scale = state_dict["scale"]
         if self._scale is not None:
             self._scale.fill_(state_dict["scale"])

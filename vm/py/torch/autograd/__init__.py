@@ -134,22 +134,39 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     _C._backward(_tensors(tensors), _tensors(grad_tensors), bool(retain_graph), bool(create_graph), inputs)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
-         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    only_inputs=True,
+    allow_unused=None,
+    is_grads_batched=False,
+    materialize_grads=False,
+):
     """The gradients of ``outputs`` with respect to ``inputs``, as a tuple."""
     import torch
 
     if is_grads_batched:
         raise NotImplementedError("torch.autograd.grad(is_grads_batched=True) is not supported by fxvm")
     if materialize_grads and allow_unused is False:
-        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False.")
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False."
+        )
     if allow_unused is None:
         allow_unused = materialize_grads
     if retain_graph is None:
         retain_graph = create_graph
     one = isinstance(inputs, torch.Tensor)
-    got = _C._grad(_tensors(outputs), _tensors(inputs), _tensors(grad_outputs), bool(retain_graph),
-                   bool(create_graph), bool(allow_unused))
+    got = _C._grad(
+        _tensors(outputs),
+        _tensors(inputs),
+        _tensors(grad_outputs),
+        bool(retain_graph),
+        bool(create_graph),
+        bool(allow_unused),
+    )
     if materialize_grads:
         ins = (inputs,) if one else tuple(inputs)
         got = tuple(torch.zeros_like(i) if g is None else g for g, i in zip(got, ins))
@@ -159,7 +176,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """``Tensor.backward``."""
     backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
 
 
 def __getattr__(name):

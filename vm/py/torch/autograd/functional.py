@@ -13,14 +13,18 @@ def _as_tuple(x, name, fn_name):
     if not isinstance(x, tuple):
         x = tuple(x) if isinstance(x, list) else x
     if not isinstance(x, tuple) or not all(isinstance(t, torch.Tensor) for t in x):
-        raise TypeError(f"The {name} given to {fn_name} must be either a Tensor or a tuple of Tensors but the value at index 0 has type {type(x[0] if isinstance(x, tuple) and x else x)}.")
+        raise TypeError(
+            f"The {name} given to {fn_name} must be either a Tensor or a tuple of Tensors but the value at index 0 has type {type(x[0] if isinstance(x, tuple) and x else x)}."
+        )
     return True, x
 
 
 def _grad_inputs(inputs, create_graph):
     """Fresh leaves (or, with ``create_graph``, views keeping history)."""
-    return tuple(i.view_as(i).requires_grad_() if create_graph and i.requires_grad else i.detach().requires_grad_()
-                 for i in inputs)
+    return tuple(
+        i.view_as(i).requires_grad_() if create_graph and i.requires_grad else i.detach().requires_grad_()
+        for i in inputs
+    )
 
 
 def _grads(outputs, inputs, grad_outputs, create_graph, strict, fn_name):
@@ -30,13 +34,21 @@ def _grads(outputs, inputs, grad_outputs, create_graph, strict, fn_name):
     if not pairs:
         grads = (None,) * len(inputs)
     else:
-        grads = torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=True,
-                                    create_graph=create_graph, allow_unused=True)
+        grads = torch.autograd.grad(
+            [o for o, _ in pairs],
+            inputs,
+            [g for _, g in pairs],
+            retain_graph=True,
+            create_graph=create_graph,
+            allow_unused=True,
+        )
     result = []
     for k, (g, i) in enumerate(zip(grads, inputs)):
         if g is None:
             if strict:
-                raise RuntimeError(f"The output of the user-provided function is independent of input {k}. This is not allowed in strict mode.")
+                raise RuntimeError(
+                    f"The output of the user-provided function is independent of input {k}. This is not allowed in strict mode."
+                )
             g = torch.zeros_like(i)
         result.append(g)
     return tuple(result)
@@ -55,7 +67,9 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
         if v is None:
             if len(outputs) != 1 or outputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the user-provided function returns a single Tensor with a single element.")
+                raise RuntimeError(
+                    "The vector v can only be None if the user-provided function returns a single Tensor with a single element."
+                )
             v = (torch.ones_like(outputs[0]),)
         else:
             _, v = _as_tuple(v, "v", "vjp")
@@ -71,7 +85,9 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         inputs = _grad_inputs(inputs, create_graph)
         if v is None:
             if len(inputs) != 1 or inputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.")
+                raise RuntimeError(
+                    "The vector v can only be None if the input to the user-provided function is a single Tensor with a single element."
+                )
             v = (torch.ones_like(inputs[0]),)
         else:
             _, v = _as_tuple(v, "v", "jvp")
@@ -102,20 +118,27 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
             flat = out.reshape(-1)
             for k in range(out.numel()):
                 if out.requires_grad:
-                    grads = torch.autograd.grad(flat[k], inputs, retain_graph=True, create_graph=create_graph,
-                                                allow_unused=True)
+                    grads = torch.autograd.grad(
+                        flat[k], inputs, retain_graph=True, create_graph=create_graph, allow_unused=True
+                    )
                 else:
                     grads = (None,) * len(inputs)
                 for j, (g, x) in enumerate(zip(grads, inputs)):
                     if g is None:
                         if strict:
-                            raise RuntimeError(f"Output {i} of the user-provided function is independent of input {j}. This is not allowed in strict mode.")
+                            raise RuntimeError(
+                                f"Output {i} of the user-provided function is independent of input {j}. This is not allowed in strict mode."
+                            )
                         g = torch.zeros_like(x)
                     per_input[j].append(g)
-            rows.append(tuple(
-                torch.stack(gs).reshape(out.shape + x.shape) if gs else torch.zeros(out.shape + x.shape, dtype=x.dtype)
-                for gs, x in zip(per_input, inputs)
-            ))
+            rows.append(
+                tuple(
+                    torch.stack(gs).reshape(out.shape + x.shape)
+                    if gs
+                    else torch.zeros(out.shape + x.shape, dtype=x.dtype)
+                    for gs, x in zip(per_input, inputs)
+                )
+            )
     if not create_graph:
         rows = [tuple(t.detach() for t in r) for r in rows]
     if is_outputs_tuple:

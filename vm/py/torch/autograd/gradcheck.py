@@ -66,17 +66,33 @@ def _analytical(func, inputs, i):
     return jac
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
-              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
-              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
-              fast_mode=False, masked=None):
+def gradcheck(
+    func,
+    inputs,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    raise_exception=True,
+    nondet_tol=0.0,
+    check_undefined_grad=True,
+    check_grad_dtypes=False,
+    check_batched_grad=False,
+    check_batched_forward_grad=False,
+    check_forward_ad=False,
+    check_backward_ad=True,
+    fast_mode=False,
+    masked=None,
+):
     """Whether ``func``'s gradients at ``inputs`` match finite differences."""
     inputs = _as_tuple(inputs)
     if check_forward_ad or check_batched_grad or check_batched_forward_grad:
         raise NotImplementedError("fxvm's gradcheck checks backward-mode gradients only")
     differentiable = [k for k, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.requires_grad]
     if not differentiable:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them have requires_grad=True.")
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of the them have requires_grad=True."
+        )
     for k in differentiable:
         if inputs[k].dtype != torch.float64:
             warnings.warn(
@@ -90,8 +106,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             for j, (a, n) in enumerate(zip(analytical, numerical)):
                 if not torch.allclose(a, n, rtol, atol):
                     raise GradcheckError(
-                        f"Jacobian mismatch for output {j} with respect to input {i},\n"
-                        f"numerical:{n}\nanalytical:{a}\n"
+                        f"Jacobian mismatch for output {j} with respect to input {i},\nnumerical:{n}\nanalytical:{a}\n"
                     )
     except GradcheckError:
         if raise_exception:
@@ -100,10 +115,25 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, gen_non_contig_grad_outputs=False,
-                  raise_exception=True, nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
-                  check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
-                  masked=False):
+def gradgradcheck(
+    func,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    gen_non_contig_grad_outputs=False,
+    raise_exception=True,
+    nondet_tol=0.0,
+    check_undefined_grad=True,
+    check_grad_dtypes=False,
+    check_batched_grad=False,
+    check_fwd_over_rev=False,
+    check_rev_over_rev=True,
+    fast_mode=False,
+    masked=False,
+):
     """``gradcheck`` of ``func``'s gradients (with ``grad_outputs``, random
     when not given) at ``inputs``."""
     inputs = _as_tuple(inputs)
@@ -122,5 +152,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         grads = torch.autograd.grad(outs, wrt, gos, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
-    return gradcheck(first_grads, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+    return gradcheck(
+        first_grads, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception
+    )

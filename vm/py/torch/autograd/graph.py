@@ -19,7 +19,9 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
-        raise NotImplementedError("fxvm does not run saved tensor hooks (torch.autograd.graph.saved_tensors_hooks): saved tensors stay as they are")
+        raise NotImplementedError(
+            "fxvm does not run saved tensor hooks (torch.autograd.graph.saved_tensors_hooks): saved tensors stay as they are"
+        )
 
     def __exit__(self, *args):
         return None

@@ -4,9 +4,26 @@ queries that need one raise PyTorch's error, bookkeeping calls do nothing."""
 import contextlib
 
 __all__ = [
-    "amp", "current_device", "device", "device_count", "empty_cache", "get_device_name", "get_device_properties",
-    "is_available", "is_bf16_supported", "is_initialized", "manual_seed", "manual_seed_all", "max_memory_allocated",
-    "max_memory_reserved", "memory_allocated", "memory_reserved", "seed", "seed_all", "set_device", "synchronize",
+    "amp",
+    "current_device",
+    "device",
+    "device_count",
+    "empty_cache",
+    "get_device_name",
+    "get_device_properties",
+    "is_available",
+    "is_bf16_supported",
+    "is_initialized",
+    "manual_seed",
+    "manual_seed_all",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "memory_allocated",
+    "memory_reserved",
+    "seed",
+    "seed_all",
+    "set_device",
+    "synchronize",
 ]
 
 

@@ -5,10 +5,34 @@ a bool tensor, one value per event)."""
 import torch
 
 __all__ = [
-    "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
-    "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
-    "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer",
-    "positive_semidefinite", "real", "real_vector", "simplex", "square", "symmetric", "unit_interval",
+    "Constraint",
+    "boolean",
+    "dependent",
+    "dependent_property",
+    "greater_than",
+    "greater_than_eq",
+    "half_open_interval",
+    "independent",
+    "integer_interval",
+    "interval",
+    "is_dependent",
+    "less_than",
+    "lower_cholesky",
+    "lower_triangular",
+    "multinomial",
+    "nonnegative",
+    "nonnegative_integer",
+    "one_hot",
+    "positive",
+    "positive_definite",
+    "positive_integer",
+    "positive_semidefinite",
+    "real",
+    "real_vector",
+    "simplex",
+    "square",
+    "symmetric",
+    "unit_interval",
 ]
 
 

@@ -47,8 +47,10 @@ def grad_and_value(func, argnums=0, has_aux=False):
             out = func(*args, **kwargs)
             value, aux = out if has_aux else (out, None)
             if not isinstance(value, torch.Tensor) or value.numel() != 1:
-                raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
-                                   f"{value.dim() if isinstance(value, torch.Tensor) else 'no'} dims")
+                raise RuntimeError(
+                    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
+                    f"{value.dim() if isinstance(value, torch.Tensor) else 'no'} dims"
+                )
             inputs = [leaf for i in nums for leaf in _leaves(args[i])]
             flat = iter(torch.autograd.grad(value, inputs))
         grads = tuple(_rebuild(args[i], flat) for i in nums)

@@ -6,7 +6,20 @@ annotations eager code carries (``ignore``, ``unused``, ``export``,
 
 import typing
 
-__all__ = ["Final", "ScriptFunction", "ScriptModule", "annotate", "export", "ignore", "interface", "is_scripting", "is_tracing", "script", "trace", "unused"]
+__all__ = [
+    "Final",
+    "ScriptFunction",
+    "ScriptModule",
+    "annotate",
+    "export",
+    "ignore",
+    "interface",
+    "is_scripting",
+    "is_tracing",
+    "script",
+    "trace",
+    "unused",
+]
 
 Final = typing.Final
 

@@ -3,7 +3,18 @@ eager code evaluates them once, when a function is defined."""
 
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union  # noqa: F401 (re-exported as PyTorch does)
 
-__all__ = ["Any", "BroadcastingList1", "BroadcastingList2", "BroadcastingList3", "Callable", "Dict", "List", "Optional", "Tuple", "Union"]
+__all__ = [
+    "Any",
+    "BroadcastingList1",
+    "BroadcastingList2",
+    "BroadcastingList3",
+    "Callable",
+    "Dict",
+    "List",
+    "Optional",
+    "Tuple",
+    "Union",
+]
 
 
 class BroadcastingListCls:

@@ -31,7 +31,13 @@ def _boolean_dispatch(name, index, if_true, if_false):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = __name__
-    _boolean_dispatched[fn] = {"if_true": if_true, "if_false": if_false, "index": index, "default": False, "arg_name": "return_indices"}
+    _boolean_dispatched[fn] = {
+        "if_true": if_true,
+        "if_false": if_false,
+        "index": index,
+        "default": False,
+        "arg_name": "return_indices",
+    }
     return fn
 
 
@@ -48,8 +54,17 @@ def _fractional_max_pool(name, spatial, sample):
     uniform sample per plane and axis is drawn here (as PyTorch does) unless
     given, then the native pool places its windows by them."""
 
-    def with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
-        handled, result = _override(with_indices, (input, kernel_size), output_size=output_size, output_ratio=output_ratio, return_indices=return_indices, _random_samples=_random_samples)
+    def with_indices(
+        input, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None
+    ):
+        handled, result = _override(
+            with_indices,
+            (input, kernel_size),
+            output_size=output_size,
+            output_ratio=output_ratio,
+            return_indices=return_indices,
+            _random_samples=_random_samples,
+        )
         if handled:
             return result
         if output_size is None and output_ratio is None:
@@ -64,8 +79,17 @@ def _fractional_max_pool(name, spatial, sample):
             _random_samples = _torch.rand(n_batch, input.size(-spatial - 1), spatial, dtype=input.dtype)
         return sample(input, kernel_size, output_size, _random_samples)
 
-    def values_only(input, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
-        handled, result = _override(dispatch, (input, kernel_size), output_size=output_size, output_ratio=output_ratio, return_indices=return_indices, _random_samples=_random_samples)
+    def values_only(
+        input, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None
+    ):
+        handled, result = _override(
+            dispatch,
+            (input, kernel_size),
+            output_size=output_size,
+            output_ratio=output_ratio,
+            return_indices=return_indices,
+            _random_samples=_random_samples,
+        )
         if handled:
             return result
         return with_indices(input, kernel_size, output_size, output_ratio, return_indices, _random_samples)[0]
@@ -75,8 +99,12 @@ def _fractional_max_pool(name, spatial, sample):
     return with_indices, dispatch
 
 
-fractional_max_pool2d_with_indices, fractional_max_pool2d = _fractional_max_pool("fractional_max_pool2d", 2, _torch._C._nn.fractional_max_pool2d)
-fractional_max_pool3d_with_indices, fractional_max_pool3d = _fractional_max_pool("fractional_max_pool3d", 3, _torch._C._nn.fractional_max_pool3d)
+fractional_max_pool2d_with_indices, fractional_max_pool2d = _fractional_max_pool(
+    "fractional_max_pool2d", 2, _torch._C._nn.fractional_max_pool2d
+)
+fractional_max_pool3d_with_indices, fractional_max_pool3d = _fractional_max_pool(
+    "fractional_max_pool3d", 3, _torch._C._nn.fractional_max_pool3d
+)
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
@@ -103,22 +131,34 @@ def affine_grid(theta, size, align_corners=None):
     if handled:
         return result
     if align_corners is None:
-        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please specify align_corners=True if the old behavior is desired. See the documentation of grid_sample for details.", stacklevel=2)
+        warnings.warn(
+            "Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please specify align_corners=True if the old behavior is desired. See the documentation of grid_sample for details.",
+            stacklevel=2,
+        )
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     if len(size) == 4:
         if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
-            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got {theta.shape}.")
+            raise ValueError(
+                f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got {theta.shape}."
+            )
         spatial = size[-2:]
     elif len(size) == 5:
         if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
-            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. Got {theta.shape}.")
+            raise ValueError(
+                f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. Got {theta.shape}."
+            )
         spatial = size[-3:]
     else:
-        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. Got size {size}.")
+        raise NotImplementedError(
+            f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. Got size {size}."
+        )
     if align_corners and min(spatial) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when align_corners=True. This is not an intended use case of affine_grid. See the documentation of affine_grid for details.", stacklevel=2)
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when align_corners=True. This is not an intended use case of affine_grid. See the documentation of affine_grid for details.",
+            stacklevel=2,
+        )
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return _torch.affine_grid_generator(theta, size, align_corners)
@@ -126,17 +166,26 @@ def affine_grid(theta, size, align_corners=None):
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """``input`` read at the grid's normalised points (``[-1, 1]`` spans the input)."""
-    handled, result = _override(grid_sample, (input, grid), mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    handled, result = _override(
+        grid_sample, (input, grid), mode=mode, padding_mode=padding_mode, align_corners=align_corners
+    )
     if handled:
         return result
     modes = {"bilinear": 0, "nearest": 1, "bicubic": 2}
     paddings = {"zeros": 0, "border": 1, "reflection": 2}
     if mode not in modes:
-        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{mode}'")
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{mode}'"
+        )
     if padding_mode not in paddings:
-        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or 'reflection', but got: '{padding_mode}'")
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or 'reflection', but got: '{padding_mode}'"
+        )
     if align_corners is None:
-        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please specify align_corners=True if the old behavior is desired. See the documentation of grid_sample for details.", stacklevel=2)
+        warnings.warn(
+            "Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please specify align_corners=True if the old behavior is desired. See the documentation of grid_sample for details.",
+            stacklevel=2,
+        )
         align_corners = False
     return _torch.grid_sampler(input, grid, modes[mode], paddings[padding_mode], align_corners)
 
@@ -145,11 +194,31 @@ def grouped_mm(mat_a, mat_b, *, offs=None, bias=None, out_dtype=None):
     return _torch._grouped_mm(mat_a, mat_b, offs=offs, bias=bias, out_dtype=out_dtype)
 
 
-def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean", ignore_index=None, label_smoothing=0.0, options=None):
+def linear_cross_entropy(
+    input,
+    linear_weight,
+    target,
+    *,
+    linear_bias=None,
+    weight=None,
+    reduction="mean",
+    ignore_index=None,
+    label_smoothing=0.0,
+    options=None,
+):
     """Cross entropy of ``linear(input, linear_weight, linear_bias)``; a
     K-dimensional weight ``[C, d1, …, dK, in]`` gives K-dimensional logits.
     ``options`` (PyTorch's chunked, memory-saving path) computes the same loss."""
-    handled, result = _override(linear_cross_entropy, (input, linear_weight, target), linear_bias=linear_bias, weight=weight, reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing, options=options)
+    handled, result = _override(
+        linear_cross_entropy,
+        (input, linear_weight, target),
+        linear_bias=linear_bias,
+        weight=weight,
+        reduction=reduction,
+        ignore_index=ignore_index,
+        label_smoothing=label_smoothing,
+        options=options,
+    )
     if handled:
         return result
     if input.dim() < 1 or input.dim() > 2:
@@ -159,13 +228,17 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     batch = tuple(input.shape[:-1])
     in_features = input.shape[-1]
     if in_features != linear_weight.shape[-1]:
-        raise RuntimeError(f"expected equal input and linear_weight last dimensions (in_features), got {input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+        raise RuntimeError(
+            f"expected equal input and linear_weight last dimensions (in_features), got {input.shape[-1]} and {linear_weight.shape[-1]}, respectively"
+        )
     num_classes = linear_weight.shape[0]
     out_features = tuple(linear_weight.shape[1:-1])
     if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
         raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got {tuple(linear_bias.shape)}")
     if out_features and not batch:
-        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}"
+        )
     logits_shape = (*batch, num_classes, *out_features)
     if tuple(target.shape) == logits_shape and ignore_index is not None:
         raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
@@ -175,7 +248,14 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
         if linear_bias is not None:
             linear_bias = linear_bias.reshape(rows)
     logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
-    return cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=-100 if ignore_index is None else ignore_index, label_smoothing=label_smoothing)
+    return cross_entropy(
+        logits,
+        target,
+        weight=weight,
+        reduction=reduction,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        label_smoothing=label_smoothing,
+    )
 
 
 def _attention_mask(mask, dtype):
@@ -185,17 +265,66 @@ def _attention_mask(mask, dtype):
     return mask
 
 
-def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=True, key_padding_mask=None, need_weights=True, attn_mask=None, use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None, v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True, is_causal=False):
+def multi_head_attention_forward(
+    query,
+    key,
+    value,
+    embed_dim_to_check,
+    num_heads,
+    in_proj_weight,
+    in_proj_bias,
+    bias_k,
+    bias_v,
+    add_zero_attn,
+    dropout_p,
+    out_proj_weight,
+    out_proj_bias,
+    training=True,
+    key_padding_mask=None,
+    need_weights=True,
+    attn_mask=None,
+    use_separate_proj_weight=False,
+    q_proj_weight=None,
+    k_proj_weight=None,
+    v_proj_weight=None,
+    static_k=None,
+    static_v=None,
+    average_attn_weights=True,
+    is_causal=False,
+):
     """Attention over ``num_heads`` heads of sequence-first ``query``/``key``/
     ``value`` (``[L, N, E]``, or ``[L, E]`` unbatched): input projections
     (packed or separate), optional bias/zero key-value rows, masks, softmax
     with dropout, output projection. Returns ``(output, weights or None)``."""
     handled, result = _override(
         multi_head_attention_forward,
-        (query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias),
-        training=training, key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask, is_causal=is_causal,
-        use_separate_proj_weight=use_separate_proj_weight, q_proj_weight=q_proj_weight, k_proj_weight=k_proj_weight, v_proj_weight=v_proj_weight,
-        static_k=static_k, static_v=static_v, average_attn_weights=average_attn_weights,
+        (
+            query,
+            key,
+            value,
+            embed_dim_to_check,
+            num_heads,
+            in_proj_weight,
+            in_proj_bias,
+            bias_k,
+            bias_v,
+            add_zero_attn,
+            dropout_p,
+            out_proj_weight,
+            out_proj_bias,
+        ),
+        training=training,
+        key_padding_mask=key_padding_mask,
+        need_weights=need_weights,
+        attn_mask=attn_mask,
+        is_causal=is_causal,
+        use_separate_proj_weight=use_separate_proj_weight,
+        q_proj_weight=q_proj_weight,
+        k_proj_weight=k_proj_weight,
+        v_proj_weight=v_proj_weight,
+        static_k=static_k,
+        static_v=static_v,
+        average_attn_weights=average_attn_weights,
     )
     if handled:
         return result
@@ -208,7 +337,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if embed_dim != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
     if is_causal and attn_mask is None:
-        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module method `generate_square_subsequent_mask` to create this mask.")
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the Transformer module method `generate_square_subsequent_mask` to create this mask."
+        )
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
@@ -242,7 +373,12 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             key_padding_mask = pad(key_padding_mask, (0, 1))
     src_len = k.shape[1]
     if key_padding_mask is not None:
-        kpm = _attention_mask(key_padding_mask, q.dtype).view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+        kpm = (
+            _attention_mask(key_padding_mask, q.dtype)
+            .view(bsz, 1, 1, src_len)
+            .expand(-1, num_heads, -1, -1)
+            .reshape(bsz * num_heads, 1, src_len)
+        )
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
     if not training:
         dropout_p = 0.0
@@ -281,26 +417,43 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2
+    )
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2
+    )
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+def triplet_margin_with_distance_loss(
+    anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False, reduction="mean"
+):
     """A triplet loss over any distance: a Python composition in PyTorch too,
     around a callable that no registry row can take."""
-    handled, result = _override(triplet_margin_with_distance_loss, (anchor, positive, negative), distance_function=distance_function, margin=margin, swap=swap, reduction=reduction)
+    handled, result = _override(
+        triplet_margin_with_distance_loss,
+        (anchor, positive, negative),
+        distance_function=distance_function,
+        margin=margin,
+        swap=swap,
+        reduction=reduction,
+    )
     if handled:
         return result
     if margin <= 0:
-        raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater than 0, got {margin} instead")
+        raise ValueError(
+            f"triplet_margin_with_distance_loss: expected margin to be greater than 0, got {margin} instead"
+        )
     a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
     if not (a_dim == p_dim and p_dim == n_dim):
-        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs")
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have the same number of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs"
+        )
     distance = distance_function if distance_function is not None else pairwise_distance
     dist_pos = distance(anchor, positive)
     dist_neg = distance(anchor, negative)

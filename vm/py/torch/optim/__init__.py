@@ -19,6 +19,20 @@ from torch.optim.sgd import SGD
 from torch.optim.sparse_adam import SparseAdam
 
 __all__ = [
-    "Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS", "lr_scheduler", "NAdam", "Optimizer", "RAdam",
-    "RMSprop", "Rprop", "SGD", "SparseAdam", "swa_utils",
+    "Adadelta",
+    "Adagrad",
+    "Adam",
+    "Adamax",
+    "AdamW",
+    "ASGD",
+    "LBFGS",
+    "lr_scheduler",
+    "NAdam",
+    "Optimizer",
+    "RAdam",
+    "RMSprop",
+    "Rprop",
+    "SGD",
+    "SparseAdam",
+    "swa_utils",
 ]

@@ -150,7 +150,11 @@ class LRScheduler:
 
     def _warn_outside_step(self):
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.", UserWarning, stacklevel=3)
+            warnings.warn(
+                "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     @_live_step
     def step(self, epoch=None):
@@ -159,14 +163,16 @@ class LRScheduler:
                 warnings.warn(
                     "Seems like `optimizer.step()` has been overridden after learning rate scheduler initialization. "
                     "Please, make sure to call `optimizer.step()` before `lr_scheduler.step()`. " + _HOW_TO,
-                    UserWarning, stacklevel=2,
+                    UserWarning,
+                    stacklevel=2,
                 )
             elif not getattr(self.optimizer, "_opt_called", False):
                 warnings.warn(
                     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you "
                     "should call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  Failure to "
                     "do this will result in PyTorch skipping the first value of the learning rate schedule. " + _HOW_TO,
-                    UserWarning, stacklevel=2,
+                    UserWarning,
+                    stacklevel=2,
                 )
         self._step_count += 1
         if epoch is not None:

@@ -15,8 +15,22 @@ class CyclicLR(LRScheduler):
     """lr cycles between ``base_lr`` and ``max_lr`` (triangular, halving, or
     exponential ranges); momentum cycles the other way."""
 
-    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular", gamma=1.0,
-                 scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer,
+        base_lr,
+        max_lr,
+        step_size_up=2000,
+        step_size_down=None,
+        mode="triangular",
+        gamma=1.0,
+        scale_fn=None,
+        scale_mode="cycle",
+        cycle_momentum=True,
+        base_momentum=0.8,
+        max_momentum=0.9,
+        last_epoch=-1,
+    ):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -85,7 +99,9 @@ class CyclicLR(LRScheduler):
         x = 1.0 + self.last_epoch / self.total_size - cycle
         scale_factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
         scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
-        lrs = [base_lr + (max_lr - base_lr) * scale_factor * scale for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)]
+        lrs = [
+            base_lr + (max_lr - base_lr) * scale_factor * scale for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)
+        ]
         if self.cycle_momentum:
             for low, high, group in zip(self.base_momentums, self.max_momentums, self.optimizer.param_groups):
                 _set_momentum(self.use_beta1, group, high - (high - low) * scale_factor * scale)
@@ -127,8 +143,10 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def get_lr(self):
         self._warn_outside_step()
-        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
-                for base_lr in self.base_lrs]
+        return [
+            self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+            for base_lr in self.base_lrs
+        ]
 
     def step(self, epoch=None):
         """Steps one epoch, or to ``epoch`` (fractional epochs allowed)."""
@@ -161,9 +179,23 @@ class OneCycleLR(LRScheduler):
     """The 1cycle policy: lr up from ``max_lr/div_factor`` to ``max_lr``,
     then annealed far below (three phases optionally); momentum inversely."""
 
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3, anneal_strategy="cos",
-                 cycle_momentum=True, base_momentum=0.85, max_momentum=0.95, div_factor=25.0, final_div_factor=1e4,
-                 three_phase=False, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer,
+        max_lr,
+        total_steps=None,
+        epochs=None,
+        steps_per_epoch=None,
+        pct_start=0.3,
+        anneal_strategy="cos",
+        cycle_momentum=True,
+        base_momentum=0.85,
+        max_momentum=0.95,
+        div_factor=25.0,
+        final_div_factor=1e4,
+        three_phase=False,
+        last_epoch=-1,
+    ):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -183,7 +215,9 @@ class OneCycleLR(LRScheduler):
         if three_phase:
             self._schedule_phases = [
                 self._phase(up_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                self._phase(float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                self._phase(
+                    float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"
+                ),
                 self._phase(self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
             ]
         else:
@@ -216,8 +250,13 @@ class OneCycleLR(LRScheduler):
 
     @staticmethod
     def _phase(end_step, start_lr, end_lr, start_momentum, end_momentum):
-        return {"end_step": end_step, "start_lr": start_lr, "end_lr": end_lr, "start_momentum": start_momentum,
-                "end_momentum": end_momentum}
+        return {
+            "end_step": end_step,
+            "start_lr": start_lr,
+            "end_lr": end_lr,
+            "start_momentum": start_momentum,
+            "end_momentum": end_momentum,
+        }
 
     def _anneal_func(self, start, end, pct):
         if self._anneal_func_type == "cos":
@@ -236,7 +275,9 @@ class OneCycleLR(LRScheduler):
         self._warn_outside_step()
         step_num = self.last_epoch
         if step_num > self.total_steps:
-            raise ValueError(f"Tried to step {step_num} times. The specified number of total steps is {self.total_steps}")
+            raise ValueError(
+                f"Tried to step {step_num} times. The specified number of total steps is {self.total_steps}"
+            )
         lrs = []
         last = len(self._schedule_phases) - 1
         for group in self.optimizer.param_groups:

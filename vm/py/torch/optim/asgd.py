@@ -7,8 +7,19 @@ __all__ = ["ASGD"]
 
 
 class ASGD(Optimizer):
-    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None, maximize=False,
-                 differentiable=False, capturable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lambd=1e-4,
+        alpha=0.75,
+        t0=1e6,
+        weight_decay=0,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+        capturable=False,
+    ):
         _check_lr(lr)
         if not 0.0 <= lambd:
             raise ValueError(f"Invalid lambd value: {lambd}")
@@ -16,8 +27,17 @@ class ASGD(Optimizer):
             raise ValueError(f"Invalid alpha value: {alpha}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
-                        differentiable=differentiable, capturable=capturable)
+        defaults = dict(
+            lr=lr,
+            lambd=lambd,
+            alpha=alpha,
+            t0=t0,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
         super().__init__(params, defaults)
 
     def _init_state(self, group, p, state):
@@ -27,13 +47,27 @@ class ASGD(Optimizer):
         state["ax"] = torch.zeros_like(p, memory_format=torch.preserve_format)
 
     def _hyper(self, group):
-        return dict(lr=_number(group["lr"]), lambd=group["lambd"], alpha=group["alpha"], t0=group["t0"],
-                    weight_decay=group["weight_decay"], maximize=group["maximize"])
+        return dict(
+            lr=_number(group["lr"]),
+            lambd=group["lambd"],
+            alpha=group["alpha"],
+            t0=group["t0"],
+            weight_decay=group["weight_decay"],
+            maximize=group["maximize"],
+        )
 
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group, params, grads, states in self._groups():
-            self._update(torch._optim_asgd_, group, params, grads, [s["ax"] for s in states], [s["eta"] for s in states],
-                         [s["mu"] for s in states], [s["step"] for s in states])
+            self._update(
+                torch._optim_asgd_,
+                group,
+                params,
+                grads,
+                [s["ax"] for s in states],
+                [s["eta"] for s in states],
+                [s["mu"] for s in states],
+                [s["step"] for s in states],
+            )
         return loss

@@ -66,8 +66,9 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
         if new.gtd >= 0:
             bracket = [prev, new]
             break
-        t_next = _cubic_minimum(prev.t, prev.f, prev.gtd, new.t, new.f, new.gtd,
-                                bounds=(new.t + 0.01 * (new.t - prev.t), new.t * 10))
+        t_next = _cubic_minimum(
+            prev.t, prev.f, prev.gtd, new.t, new.f, new.gtd, bounds=(new.t + 0.01 * (new.t - prev.t), new.t * 10)
+        )
         prev, new = new, probe(t_next)
         evals += 1
         ls_iter += 1
@@ -110,14 +111,32 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
 
 
 class LBFGS(Optimizer):
-    def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9, history_size=100,
-                 line_search_fn=None, *, maximize=False):
+    def __init__(
+        self,
+        params,
+        lr=1,
+        max_iter=20,
+        max_eval=None,
+        tolerance_grad=1e-7,
+        tolerance_change=1e-9,
+        history_size=100,
+        line_search_fn=None,
+        *,
+        maximize=False,
+    ):
         _check_lr(lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
-        defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,
-                        tolerance_change=tolerance_change, history_size=history_size, line_search_fn=line_search_fn,
-                        maximize=maximize)
+        defaults = dict(
+            lr=lr,
+            max_iter=max_iter,
+            max_eval=max_eval,
+            tolerance_grad=tolerance_grad,
+            tolerance_change=tolerance_change,
+            history_size=history_size,
+            line_search_fn=line_search_fn,
+            maximize=maximize,
+        )
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
@@ -134,7 +153,7 @@ class LBFGS(Optimizer):
         offset = 0
         for p in self._params:
             n = p.numel()
-            p.add_(update[offset:offset + n].view_as(p), alpha=step_size)
+            p.add_(update[offset : offset + n].view_as(p), alpha=step_size)
             offset += n
 
     def _loss(self, closure):
@@ -227,7 +246,12 @@ class LBFGS(Optimizer):
                     raise RuntimeError("only 'strong_wolfe' is supported")
                 x_init = [p.clone(memory_format=torch.contiguous_format) for p in self._params]
                 loss, flat_grad, t, ls_func_evals = _strong_wolfe(
-                    lambda step: self._evaluate_at(closure, x_init, step, d), t, d, loss, flat_grad, gtd,
+                    lambda step: self._evaluate_at(closure, x_init, step, d),
+                    t,
+                    d,
+                    loss,
+                    flat_grad,
+                    gtd,
                     max_ls=max_eval - current_evals,
                 )
                 self._add_grad(t, d)
@@ -246,6 +270,14 @@ class LBFGS(Optimizer):
             if d.mul(t).abs().max() <= tolerance_change or abs(loss - prev_loss) < tolerance_change:
                 break
 
-        state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,
-                     prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
+        state.update(
+            d=d,
+            t=t,
+            old_dirs=old_dirs,
+            old_stps=old_stps,
+            ro=ro,
+            H_diag=H_diag,
+            prev_flat_grad=prev_flat_grad,
+            prev_loss=prev_loss,
+        )
         return orig_loss

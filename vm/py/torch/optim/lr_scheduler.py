@@ -11,22 +11,41 @@ from bisect import bisect_right
 from collections import Counter
 
 from torch.optim._lr_base import (
-    EPOCH_DEPRECATION_WARNING, LRScheduler, _group_values, _LRScheduler, _set_group_value,  # noqa: F401 (old code subclasses _LRScheduler)
+    EPOCH_DEPRECATION_WARNING,
+    LRScheduler,
+    _group_values,
+    _LRScheduler,  # noqa: F401 (old code subclasses _LRScheduler)
+    _set_group_value,
 )
 from torch.optim._lr_cycles import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR
 from torch.optim.optimizer import Optimizer
 
 __all__ = [
-    "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR", "SequentialLR",
-    "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR",
-    "PolynomialLR", "LRScheduler",
+    "LambdaLR",
+    "MultiplicativeLR",
+    "StepLR",
+    "MultiStepLR",
+    "ConstantLR",
+    "LinearLR",
+    "ExponentialLR",
+    "SequentialLR",
+    "CosineAnnealingLR",
+    "ChainedScheduler",
+    "ReduceLROnPlateau",
+    "CyclicLR",
+    "CosineAnnealingWarmRestarts",
+    "OneCycleLR",
+    "PolynomialLR",
+    "LRScheduler",
 ]
 
 
 def _lambdas_state(self, exclude):
     """A state dict with each lambda as its ``__dict__`` (a callable object's) or None (a function's)."""
     state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", exclude)}
-    state[exclude] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy() for fn in getattr(self, exclude)]
+    state[exclude] = [
+        None if isinstance(fn, types.FunctionType) else fn.__dict__.copy() for fn in getattr(self, exclude)
+    ]
     return state
 
 
@@ -147,7 +166,10 @@ class ConstantLR(LRScheduler):
         return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
-        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor)) for base_lr in self.base_lrs]
+        return [
+            base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+            for base_lr in self.base_lrs
+        ]
 
 
 class LinearLR(LRScheduler):
@@ -175,8 +197,10 @@ class LinearLR(LRScheduler):
 
     def _get_closed_form_lr(self):
         span = self.end_factor - self.start_factor
-        return [base_lr * (self.start_factor + span * min(self.total_iters, self.last_epoch) / self.total_iters)
-                for base_lr in self.base_lrs]
+        return [
+            base_lr * (self.start_factor + span * min(self.total_iters, self.last_epoch) / self.total_iters)
+            for base_lr in self.base_lrs
+        ]
 
 
 class ExponentialLR(LRScheduler):
@@ -193,7 +217,7 @@ class ExponentialLR(LRScheduler):
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
-        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+        return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
 
 
 class PolynomialLR(LRScheduler):
@@ -208,12 +232,16 @@ class PolynomialLR(LRScheduler):
         self._warn_outside_step()
         if self._is_initial or self.last_epoch > self.total_iters:
             return _group_values(self.optimizer, "lr")
-        decay = ((1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        decay = (
+            (1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
         return [group["lr"] * decay for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
-        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
-                for base_lr in self.base_lrs]
+        return [
+            base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+            for base_lr in self.base_lrs
+        ]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -233,12 +261,20 @@ class CosineAnnealingLR(LRScheduler):
         if self._step_count == 1 and e > 0:
             return [low + (base_lr - low) * (1 + math.cos(e * math.pi / t)) / 2 for base_lr in self.base_lrs]
         if (e - 1 - t) % (2 * t) == 0:
-            return [group["lr"] + (base_lr - low) * (1 - math.cos(math.pi / t)) / 2 for base_lr, group in zip(self.base_lrs, groups)]
-        return [(1 + math.cos(math.pi * e / t)) / (1 + math.cos(math.pi * (e - 1) / t)) * (group["lr"] - low) + low for group in groups]
+            return [
+                group["lr"] + (base_lr - low) * (1 - math.cos(math.pi / t)) / 2
+                for base_lr, group in zip(self.base_lrs, groups)
+            ]
+        return [
+            (1 + math.cos(math.pi * e / t)) / (1 + math.cos(math.pi * (e - 1) / t)) * (group["lr"] - low) + low
+            for group in groups
+        ]
 
     def _get_closed_form_lr(self):
-        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-                for base_lr in self.base_lrs]
+        return [
+            self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            for base_lr in self.base_lrs
+        ]
 
 
 def _check_members(kind, optimizer, schedulers):
@@ -327,7 +363,9 @@ class ChainedScheduler(LRScheduler):
 
     def __init__(self, schedulers, optimizer=None):
         if len(schedulers) < 1:
-            raise ValueError(f"{self.__class__.__name__} expects at least one scheduler to be chained, but got no scheduler.")
+            raise ValueError(
+                f"{self.__class__.__name__} expects at least one scheduler to be chained, but got no scheduler."
+            )
         optimizer = optimizer or schedulers[0].optimizer
         _check_members(self.__class__.__name__, optimizer, schedulers)
         self._schedulers = schedulers
@@ -349,8 +387,18 @@ class ChainedScheduler(LRScheduler):
 class ReduceLROnPlateau(LRScheduler):
     """lr ×= factor when a metric has stopped improving for ``patience`` epochs."""
 
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel", cooldown=0, min_lr=0,
-                 eps=1e-8):
+    def __init__(
+        self,
+        optimizer,
+        mode="min",
+        factor=0.1,
+        patience=10,
+        threshold=1e-4,
+        threshold_mode="rel",
+        cooldown=0,
+        min_lr=0,
+        eps=1e-8,
+    ):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor

@@ -8,14 +8,36 @@ __all__ = ["NAdam"]
 
 
 class NAdam(Optimizer):
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
-                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=2e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        momentum_decay=4e-3,
+        decoupled_weight_decay=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+    ):
         _check_adam(lr, eps, betas, weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
-                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
-                        capturable=capturable, differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            momentum_decay=momentum_decay,
+            decoupled_weight_decay=decoupled_weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+        )
         super().__init__(params, defaults)
 
     def _init_state(self, group, p, state):
@@ -26,14 +48,29 @@ class NAdam(Optimizer):
 
     def _hyper(self, group):
         beta1, beta2 = group["betas"]
-        return dict(lr=_number(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
-                    momentum_decay=group["momentum_decay"], decoupled_weight_decay=group["decoupled_weight_decay"],
-                    maximize=group["maximize"])
+        return dict(
+            lr=_number(group["lr"]),
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            momentum_decay=group["momentum_decay"],
+            decoupled_weight_decay=group["decoupled_weight_decay"],
+            maximize=group["maximize"],
+        )
 
     @torch.no_grad()
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group, params, grads, states in self._groups():
-            self._update(torch._optim_nadam_, group, params, grads, [s["exp_avg"] for s in states],
-                         [s["exp_avg_sq"] for s in states], [s["mu_product"] for s in states], [s["step"] for s in states])
+            self._update(
+                torch._optim_nadam_,
+                group,
+                params,
+                grads,
+                [s["exp_avg"] for s in states],
+                [s["exp_avg_sq"] for s in states],
+                [s["mu_product"] for s in states],
+                [s["step"] for s in states],
+            )
         return loss

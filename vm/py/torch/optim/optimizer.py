@@ -106,7 +106,9 @@ def _run_step_hooks(step):
                 if isinstance(result, tuple) and len(result) == 2:
                     args, kwargs = result
                 else:
-                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}.")
+                    raise RuntimeError(
+                        f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                    )
         out = step(*args, **kwargs)
         for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
             post_hook(self, args, kwargs)
@@ -126,7 +128,8 @@ class Optimizer:
         self._init_hooks()
         if isinstance(params, torch.Tensor):
             raise TypeError(
-                "params argument given to the optimizer should be an iterable of Tensors or dicts, but got " + torch.typename(params)
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, but got "
+                + torch.typename(params)
             )
         self.state = defaultdict(dict)
         self.param_groups = []
@@ -139,8 +142,12 @@ class Optimizer:
             self.add_param_group(param_group)
 
     def _has_step_hooks(self):
-        return bool(_global_optimizer_pre_hooks or _global_optimizer_post_hooks or self._optimizer_step_pre_hooks
-                    or self._optimizer_step_post_hooks)
+        return bool(
+            _global_optimizer_pre_hooks
+            or _global_optimizer_post_hooks
+            or self._optimizer_step_pre_hooks
+            or self._optimizer_step_post_hooks
+        )
 
     def _update(self, row, group, *tensors):
         """One group's update: the optimizer's native ``row`` over its
@@ -218,7 +225,9 @@ class Optimizer:
             param_group["param_names"] = names
         for param in param_group["params"]:
             if not isinstance(param, torch.Tensor):
-                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + torch.typename(param))
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is " + torch.typename(param)
+                )
             if not self.defaults.get("differentiable", None) and not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
@@ -345,8 +354,14 @@ class Optimizer:
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
-            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of optimizer's group")
-        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups), chain.from_iterable(g["params"] for g in groups)))
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of optimizer's group"
+            )
+        id_map = dict(
+            zip(
+                chain.from_iterable(g["params"] for g in saved_groups), chain.from_iterable(g["params"] for g in groups)
+            )
+        )
         state = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:

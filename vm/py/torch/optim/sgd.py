@@ -7,15 +7,36 @@ __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False, foreach=None,
-                 differentiable=False, fused=None):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        momentum=0,
+        dampening=0,
+        weight_decay=0,
+        nesterov=False,
+        *,
+        maximize=False,
+        foreach=None,
+        differentiable=False,
+        fused=None,
+    ):
         _check_lr(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
-                        maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
+        defaults = dict(
+            lr=lr,
+            momentum=momentum,
+            dampening=dampening,
+            weight_decay=weight_decay,
+            nesterov=nesterov,
+            maximize=maximize,
+            foreach=foreach,
+            differentiable=differentiable,
+            fused=fused,
+        )
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
@@ -31,8 +52,14 @@ class SGD(Optimizer):
             group.setdefault("fused", False)
 
     def _hyper(self, group):
-        return dict(lr=_number(group["lr"]), momentum=group["momentum"], dampening=group["dampening"],
-                    weight_decay=_number(group["weight_decay"]), nesterov=group["nesterov"], maximize=group["maximize"])
+        return dict(
+            lr=_number(group["lr"]),
+            momentum=group["momentum"],
+            dampening=group["dampening"],
+            weight_decay=_number(group["weight_decay"]),
+            nesterov=group["nesterov"],
+            maximize=group["maximize"],
+        )
 
     @torch.no_grad()
     def step(self, closure=None):

@@ -23,7 +23,5 @@ class SparseAdam(Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None and not p.grad.is_sparse:
-                    raise RuntimeError(
-                        "SparseAdam does not support dense gradients, please consider Adam instead"
-                    )
+                    raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam instead")
         return loss

@@ -31,9 +31,7 @@ class _Mismatch(Exception):
 def _tolerances(*dtypes, rtol, atol):
     if (rtol is None) ^ (atol is None):
         missing = "rtol" if rtol is None else "atol"
-        raise ValueError(
-            f"Both 'rtol' and 'atol' must be either specified or omitted, but got no {missing}."
-        )
+        raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got no {missing}.")
     if rtol is not None:
         return rtol, atol
     pairs = [_DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0)) for dtype in dtypes]
@@ -118,8 +116,7 @@ def _is_number(value):
     )
 
 
-def _compare_tensors(actual, expected, *, rtol, atol, equal_nan, check_device, check_dtype,
-                     check_layout, check_stride):
+def _compare_tensors(actual, expected, *, rtol, atol, equal_nan, check_device, check_dtype, check_layout, check_stride):
     def attribute(name, a, e):
         if a != e:
             raise _Mismatch(AssertionError, f"The values for attribute '{name}' do not match: {a} != {e}.")

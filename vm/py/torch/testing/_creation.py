@@ -62,8 +62,10 @@ def make_tensor(
         else:
             result.uniform_(low, high)
     else:
-        raise TypeError(f"The requested dtype '{dtype}' is not supported by torch.testing.make_tensor()."
-                        " To request support, file an issue at: https://github.com/pytorch/pytorch/issues")
+        raise TypeError(
+            f"The requested dtype '{dtype}' is not supported by torch.testing.make_tensor()."
+            " To request support, file an issue at: https://github.com/pytorch/pytorch/issues"
+        )
     if noncontiguous and result.numel() > 1:
         result = torch.repeat_interleave(result, 2, dim=-1)
         result = result[..., ::2]

@@ -8,12 +8,38 @@ import dataclasses
 from collections import OrderedDict, defaultdict, deque, namedtuple
 
 __all__ = [
-    "LeafSpec", "MappingKey", "SequenceKey", "GetAttrKey", "NodeDef", "SUPPORTED_NODES", "TreeSpec",
-    "is_namedtuple", "is_namedtuple_class", "is_namedtuple_instance", "keystr", "key_get",
-    "register_dataclass", "register_pytree_node", "tree_all", "tree_all_only", "tree_any", "tree_any_only",
-    "tree_flatten", "tree_flatten_with_path", "tree_is_leaf", "tree_iter", "tree_leaves", "tree_leaves_with_path",
-    "tree_map", "tree_map_", "tree_map_only", "tree_map_only_", "tree_map_with_path", "tree_structure",
-    "tree_unflatten", "treespec_pprint",
+    "LeafSpec",
+    "MappingKey",
+    "SequenceKey",
+    "GetAttrKey",
+    "NodeDef",
+    "SUPPORTED_NODES",
+    "TreeSpec",
+    "is_namedtuple",
+    "is_namedtuple_class",
+    "is_namedtuple_instance",
+    "keystr",
+    "key_get",
+    "register_dataclass",
+    "register_pytree_node",
+    "tree_all",
+    "tree_all_only",
+    "tree_any",
+    "tree_any_only",
+    "tree_flatten",
+    "tree_flatten_with_path",
+    "tree_is_leaf",
+    "tree_iter",
+    "tree_leaves",
+    "tree_leaves_with_path",
+    "tree_map",
+    "tree_map_",
+    "tree_map_only",
+    "tree_map_only_",
+    "tree_map_with_path",
+    "tree_structure",
+    "tree_unflatten",
+    "treespec_pprint",
 ]
 
 
@@ -37,7 +63,11 @@ class TreeSpec:
         return False
 
     def __eq__(self, other):
-        return isinstance(other, TreeSpec) and (self.type, self.context, self.children_specs) == (other.type, other.context, other.children_specs)
+        return isinstance(other, TreeSpec) and (self.type, self.context, self.children_specs) == (
+            other.type,
+            other.context,
+            other.children_specs,
+        )
 
     def __hash__(self):
         # Hashable as PyTorch's frozen dataclass is (GraphModules key their
@@ -153,23 +183,68 @@ def key_get(obj, kp):
 # Registration.
 
 
-def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=None, to_dumpable_context=None, from_dumpable_context=None, flatten_with_keys_fn=None):
+def register_pytree_node(
+    cls,
+    flatten_fn,
+    unflatten_fn,
+    *,
+    serialized_type_name=None,
+    to_dumpable_context=None,
+    from_dumpable_context=None,
+    flatten_with_keys_fn=None,
+):
     """Makes ``cls`` a container: ``flatten_fn(x) -> (children, context)``,
     ``unflatten_fn(children, context) -> x``."""
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
-    _private_register_pytree_node(cls, flatten_fn, unflatten_fn, serialized_type_name=serialized_type_name, flatten_with_keys_fn=flatten_with_keys_fn)
+    _private_register_pytree_node(
+        cls,
+        flatten_fn,
+        unflatten_fn,
+        serialized_type_name=serialized_type_name,
+        flatten_with_keys_fn=flatten_with_keys_fn,
+    )
 
 
-def _register_pytree_node(cls, flatten_fn, unflatten_fn, to_str_fn=None, maybe_from_str_fn=None, *, serialized_type_name=None, to_dumpable_context=None, from_dumpable_context=None, flatten_with_keys_fn=None):
+def _register_pytree_node(
+    cls,
+    flatten_fn,
+    unflatten_fn,
+    to_str_fn=None,
+    maybe_from_str_fn=None,
+    *,
+    serialized_type_name=None,
+    to_dumpable_context=None,
+    from_dumpable_context=None,
+    flatten_with_keys_fn=None,
+):
     """The older spelling of ``register_pytree_node`` (PyTorch warns)."""
     import warnings
 
-    warnings.warn("torch.utils._pytree._register_pytree_node is deprecated. Please use torch.utils._pytree.register_pytree_node instead.", FutureWarning, stacklevel=2)
-    _private_register_pytree_node(cls, flatten_fn, unflatten_fn, serialized_type_name=serialized_type_name, flatten_with_keys_fn=flatten_with_keys_fn)
+    warnings.warn(
+        "torch.utils._pytree._register_pytree_node is deprecated. Please use torch.utils._pytree.register_pytree_node instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    _private_register_pytree_node(
+        cls,
+        flatten_fn,
+        unflatten_fn,
+        serialized_type_name=serialized_type_name,
+        flatten_with_keys_fn=flatten_with_keys_fn,
+    )
 
 
-def _private_register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=None, to_dumpable_context=None, from_dumpable_context=None, flatten_with_keys_fn=None):
+def _private_register_pytree_node(
+    cls,
+    flatten_fn,
+    unflatten_fn,
+    *,
+    serialized_type_name=None,
+    to_dumpable_context=None,
+    from_dumpable_context=None,
+    flatten_with_keys_fn=None,
+):
     SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
     if serialized_type_name is None:
         serialized_type_name = f"{cls.__module__}.{cls.__qualname__}"
@@ -185,7 +260,9 @@ def register_dataclass(cls, *, field_names=None, drop_field_names=None):
     by default every field with ``init=True`` not in ``drop_field_names``)."""
     if field_names is None:
         if not dataclasses.is_dataclass(cls):
-            raise ValueError(f"field_names must be specified with a list of all fields used to initialize {cls}, as it is not a dataclass.")
+            raise ValueError(
+                f"field_names must be specified with a list of all fields used to initialize {cls}, as it is not a dataclass."
+            )
         dropped = set(drop_field_names or ())
         field_names = [f.name for f in dataclasses.fields(cls) if f.init and f.name not in dropped]
     names = list(field_names)
@@ -206,7 +283,12 @@ def register_dataclass(cls, *, field_names=None, drop_field_names=None):
 
 
 def is_namedtuple_class(cls):
-    return isinstance(cls, type) and issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple) and callable(getattr(cls, "_make", None))
+    return (
+        isinstance(cls, type)
+        and issubclass(cls, tuple)
+        and isinstance(getattr(cls, "_fields", None), tuple)
+        and callable(getattr(cls, "_make", None))
+    )
 
 
 def is_namedtuple_instance(obj):
@@ -307,11 +389,25 @@ for _cls, _flatten, _unflatten, _with_keys, _name in (
     (list, _list_flatten, _list_unflatten, _list_flatten_with_keys, "builtins.list"),
     (dict, _dict_flatten, _dict_unflatten, _dict_flatten_with_keys, "builtins.dict"),
     (namedtuple, _namedtuple_flatten, _namedtuple_unflatten, _namedtuple_flatten_with_keys, "collections.namedtuple"),
-    (OrderedDict, _ordereddict_flatten, _ordereddict_unflatten, _ordereddict_flatten_with_keys, "collections.OrderedDict"),
-    (defaultdict, _defaultdict_flatten, _defaultdict_unflatten, _defaultdict_flatten_with_keys, "collections.defaultdict"),
+    (
+        OrderedDict,
+        _ordereddict_flatten,
+        _ordereddict_unflatten,
+        _ordereddict_flatten_with_keys,
+        "collections.OrderedDict",
+    ),
+    (
+        defaultdict,
+        _defaultdict_flatten,
+        _defaultdict_unflatten,
+        _defaultdict_flatten_with_keys,
+        "collections.defaultdict",
+    ),
     (deque, _deque_flatten, _deque_unflatten, _deque_flatten_with_keys, "collections.deque"),
 ):
-    _private_register_pytree_node(_cls, _flatten, _unflatten, serialized_type_name=_name, flatten_with_keys_fn=_with_keys)
+    _private_register_pytree_node(
+        _cls, _flatten, _unflatten, serialized_type_name=_name, flatten_with_keys_fn=_with_keys
+    )
 del _cls, _flatten, _unflatten, _with_keys, _name
 
 
@@ -349,10 +445,14 @@ def _flatten(tree, is_leaf, leaves):
 def tree_unflatten(leaves, treespec):
     """Rebuilds the tree ``treespec`` describes from ``leaves``."""
     if not isinstance(treespec, TreeSpec):
-        raise TypeError(f"tree_unflatten(leaves, treespec): Expected `treespec` to be instance of PyTreeSpec but got item of type {type(treespec)}.")
+        raise TypeError(
+            f"tree_unflatten(leaves, treespec): Expected `treespec` to be instance of PyTreeSpec but got item of type {type(treespec)}."
+        )
     leaves = list(leaves)
     if len(leaves) != treespec.num_leaves:
-        raise ValueError(f"treespec.unflatten(leaves): `leaves` has length {len(leaves)} but the spec refers to a pytree that holds {treespec.num_leaves} items ({treespec}).")
+        raise ValueError(
+            f"treespec.unflatten(leaves): `leaves` has length {len(leaves)} but the spec refers to a pytree that holds {treespec.num_leaves} items ({treespec})."
+        )
     return _unflatten(iter(leaves), treespec)
 
 

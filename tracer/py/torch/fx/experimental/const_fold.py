@@ -18,7 +18,9 @@ class FoldedGraphModule(torch.fx.GraphModule):
     call, the attribute named ``fx_const_folded_attrs_name`` (a Parameter,
     or a ParameterList for several results) that its graph reads."""
 
-    def __init__(self, root, graph, const_subgraph=None, fx_const_folded_attrs_name=None, device_for_folded_attrs="cuda"):
+    def __init__(
+        self, root, graph, const_subgraph=None, fx_const_folded_attrs_name=None, device_for_folded_attrs="cuda"
+    ):
         super().__init__(root, graph)
         self.const_subgraph_module = None if const_subgraph is None else torch.fx.GraphModule(root, const_subgraph)
         self.has_folding_been_run = False
@@ -40,10 +42,14 @@ class FoldedGraphModule(torch.fx.GraphModule):
 
         def as_param(value):
             if isinstance(value, int):
-                return torch.nn.Parameter(torch.Tensor([value]).to(device=self.device_for_folded_attrs), requires_grad=False)
+                return torch.nn.Parameter(
+                    torch.Tensor([value]).to(device=self.device_for_folded_attrs), requires_grad=False
+                )
             return torch.nn.Parameter(value.detach().clone(), requires_grad=value.requires_grad)
 
-        params = torch.nn.ParameterList([as_param(v) for v in folded]) if isinstance(folded, tuple) else as_param(folded)
+        params = (
+            torch.nn.ParameterList([as_param(v) for v in folded]) if isinstance(folded, tuple) else as_param(folded)
+        )
         setattr(self, self.fx_const_folded_attrs_name, params)
 
 
@@ -73,7 +79,11 @@ def _inline_module(gm, inline_mod_name, run_dce=True, is_impure_node=None):
             outputs = map_arg(node.args[0], replace)
             getitems = []
             if isinstance(outputs, (list, tuple)):
-                getitems = [u for u in call.users if u.op == "call_function" and u.target is operator.getitem and isinstance(u.args[1], int)]
+                getitems = [
+                    u
+                    for u in call.users
+                    if u.op == "call_function" and u.target is operator.getitem and isinstance(u.args[1], int)
+                ]
             call.replace_all_uses_with(outputs)
             for user in getitems:
                 user.replace_all_uses_with(outputs[user.args[1]])

@@ -64,7 +64,16 @@ class FakeTensor:
         return False
 
     def __repr__(self):
-        names = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.int32: "i32", torch.bool: "b8", torch.float16: "f16", torch.bfloat16: "bf16", torch.uint8: "u8"}
+        names = {
+            torch.float32: "f32",
+            torch.float64: "f64",
+            torch.int64: "i64",
+            torch.int32: "i32",
+            torch.bool: "b8",
+            torch.float16: "f16",
+            torch.bfloat16: "bf16",
+            torch.uint8: "u8",
+        }
         sizes = ", ".join(str(self.shape_env.simplify(s)) for s in self._sym_sizes)
         return f"{names.get(self.dtype, str(self.dtype).replace('torch.', ''))}[{sizes}]"
 
@@ -128,7 +137,27 @@ _fake_call = _symbolic.fake_torch_function
 
 # Operators, by the Tensor method that computes them; a reflected operator
 # has the result sizes and dtype of its forward form.
-_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floor_divide", "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne"}
+_OPERATORS = {
+    "add": "add",
+    "sub": "sub",
+    "mul": "mul",
+    "truediv": "div",
+    "floordiv": "floor_divide",
+    "mod": "remainder",
+    "pow": "pow",
+    "matmul": "matmul",
+    "and": "bitwise_and",
+    "or": "bitwise_or",
+    "xor": "bitwise_xor",
+    "lshift": "bitwise_left_shift",
+    "rshift": "bitwise_right_shift",
+    "lt": "lt",
+    "le": "le",
+    "gt": "gt",
+    "ge": "ge",
+    "eq": "eq",
+    "ne": "ne",
+}
 
 
 def _operator(method, reflected):

@@ -64,7 +64,7 @@ class AnnotateTypesWithSchema(Transformer):
         """``target``'s return annotation, or None."""
         try:
             signature = inspect.signature(target)
-        except (ValueError, TypeError):
+        except ValueError, TypeError:
             return None
         if signature.return_annotation is not inspect.Signature.empty:
             return signature.return_annotation

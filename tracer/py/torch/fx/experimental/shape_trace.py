@@ -239,7 +239,11 @@ _FAKE_OWN = frozenset(("size", "dim", "numel", "__len__", "__getitem__"))
 def _call(target, args, kwargs):
     if target is builtins.len:
         return args[0].size(0) if isinstance(args[0], FakeTensor) else builtins.len(args[0])
-    if target is builtins.getattr and isinstance(args[0], FakeTensor) and args[1] in ("shape", "dtype", "ndim", "device"):
+    if (
+        target is builtins.getattr
+        and isinstance(args[0], FakeTensor)
+        and args[1] in ("shape", "dtype", "ndim", "device")
+    ):
         return getattr(args[0], args[1])
     return target(*args, **kwargs)
 

@@ -18,7 +18,25 @@ SymExpr = load("torch._C._symbolic").SymExpr
 __all__ = ["SymNode", "magic_methods", "reflectable_magic_methods", "bool_magic_methods"]
 
 # Binary methods of SymInt/SymFloat, by the name their dunder takes.
-magic_methods = ("add", "sub", "mul", "mod", "pow", "and", "or", "truediv", "floordiv", "sym_min", "sym_max", "eq", "ne", "lt", "le", "gt", "ge")
+magic_methods = (
+    "add",
+    "sub",
+    "mul",
+    "mod",
+    "pow",
+    "and",
+    "or",
+    "truediv",
+    "floordiv",
+    "sym_min",
+    "sym_max",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+)
 # Those that also get a reflected form (`__radd__`).
 reflectable_magic_methods = ("add", "sub", "mul", "mod", "pow", "and", "or", "truediv", "floordiv")
 # The methods of SymBool.

@@ -204,7 +204,12 @@ class FxGraphDrawer:
         return self._dot_graphs
 
     def _get_node_style(self, node):
-        style = {"shape": self.dot_graph_shape, "fillcolor": "#CAFFE3", "style": '"filled,rounded"', "fontcolor": "#000000"}
+        style = {
+            "shape": self.dot_graph_shape,
+            "fillcolor": "#CAFFE3",
+            "style": '"filled,rounded"',
+            "fontcolor": "#000000",
+        }
         if node.op in _COLOR_MAP:
             style["fillcolor"] = _COLOR_MAP[node.op]
         else:
@@ -266,7 +271,9 @@ class FxGraphDrawer:
             args, kwargs = node.args, node.kwargs
             if self.normalize_args:
                 try:
-                    args, kwargs = normalize_function(node.target, node.args, node.kwargs, normalize_to_only_use_kwargs=True)
+                    args, kwargs = normalize_function(
+                        node.target, node.args, node.kwargs, normalize_to_only_use_kwargs=True
+                    )
                 except Exception:
                     # Some targets need their overload given; draw them as called.
                     args, kwargs = node.args, node.kwargs
@@ -305,7 +312,15 @@ class FxGraphDrawer:
     def _get_tensor_label(self, t):
         return str(t.dtype) + str(list(t.shape)) + r"\n"
 
-    def _to_dot(self, graph_module, name, ignore_getattr, ignore_parameters_and_buffers, skip_node_names_in_args, parse_stack_trace):
+    def _to_dot(
+        self,
+        graph_module,
+        name,
+        ignore_getattr,
+        ignore_parameters_and_buffers,
+        skip_node_names_in_args,
+        parse_stack_trace,
+    ):
         dot = Dot(name, rankdir="TB")
         weight_style = dict(_WEIGHT_STYLE, shape=self.dot_graph_shape)
         for node in graph_module.graph.nodes:
@@ -320,7 +335,9 @@ class FxGraphDrawer:
                 continue
             for pname, tensor in chain(leaf.named_parameters(), leaf.named_buffers()):
                 full = node.name + "." + pname
-                kind = full + "|op_code=get_" + "parameter" if isinstance(tensor, torch.nn.Parameter) else "buffer" + r"\l"
+                kind = (
+                    full + "|op_code=get_" + "parameter" if isinstance(tensor, torch.nn.Parameter) else "buffer" + r"\l"
+                )
                 dot.add_node(full, label="{" + kind + self._get_tensor_label(tensor) + "}", **weight_style)
                 dot.add_edge(full, node.name)
         for node in graph_module.graph.nodes:
@@ -381,7 +398,14 @@ def render(gm, title, format):
     nodes = list(gm.graph.nodes)
     index = {node: i for i, node in enumerate(nodes)}
     rows = [
-        [node.name, node.op, _target_text(gm, node), _shape_text(node), os.path.basename(node.meta.get("source_loc") or ""), _module_path(node)]
+        [
+            node.name,
+            node.op,
+            _target_text(gm, node),
+            _shape_text(node),
+            os.path.basename(node.meta.get("source_loc") or ""),
+            _module_path(node),
+        ]
         for node in nodes
     ]
     edges = [[index[node], index[user]] for node in nodes for user in node.users]

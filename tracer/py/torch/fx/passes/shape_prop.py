@@ -27,7 +27,9 @@ def _extract_tensor_metadata(result, include_contiguity=True):
             if result.is_contiguous(memory_format=query_format):
                 memory_format = query_format
                 break
-    return TensorMetadata(result.shape, result.dtype, result.requires_grad, result.stride(), memory_format, result.is_quantized, {})
+    return TensorMetadata(
+        result.shape, result.dtype, result.requires_grad, result.stride(), memory_format, result.is_quantized, {}
+    )
 
 
 class ShapeProp(Interpreter):

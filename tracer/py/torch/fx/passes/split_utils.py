@@ -86,7 +86,9 @@ def split_by_tags(gm, tags, return_fqn_mapping=False, return_tuple=False, GraphM
             continue
         assert hasattr(node, "tag"), f"Node does not have tag: {node.format_node()}"
         upstream = [
-            node_to_component[n] for n in _flatten(node.args) + _flatten(node.kwargs) if n.op not in ("placeholder", "get_attr")
+            node_to_component[n]
+            for n in _flatten(node.args) + _flatten(node.kwargs)
+            if n.op not in ("placeholder", "get_attr")
         ]
         comp = by_tag[node.tag]
         node_to_component[node] = comp

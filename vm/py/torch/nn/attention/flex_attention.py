@@ -10,7 +10,17 @@ import typing
 
 import torch
 
-__all__ = ["AuxOutput", "AuxRequest", "BlockMask", "and_masks", "create_block_mask", "create_mask", "flex_attention", "noop_mask", "or_masks"]
+__all__ = [
+    "AuxOutput",
+    "AuxRequest",
+    "BlockMask",
+    "and_masks",
+    "create_block_mask",
+    "create_mask",
+    "flex_attention",
+    "noop_mask",
+    "or_masks",
+]
 
 _DEFAULT_SPARSE_BLOCK_SIZE = 128
 
@@ -91,7 +101,20 @@ class BlockMask:
     (``kv_num_blocks``/``kv_indices``) or wholly (``full_kv_*``) — with the
     ``mask_mod`` that decides positions inside partial tiles."""
 
-    def __init__(self, seq_lengths, kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices, q_num_blocks, q_indices, full_q_num_blocks, full_q_indices, BLOCK_SIZE, mask_mod):
+    def __init__(
+        self,
+        seq_lengths,
+        kv_num_blocks,
+        kv_indices,
+        full_kv_num_blocks,
+        full_kv_indices,
+        q_num_blocks,
+        q_indices,
+        full_q_num_blocks,
+        full_q_indices,
+        BLOCK_SIZE,
+        mask_mod,
+    ):
         self.seq_lengths = tuple(seq_lengths)
         self.kv_num_blocks = kv_num_blocks
         self.kv_indices = kv_indices
@@ -105,7 +128,17 @@ class BlockMask:
         self.mask_mod = mask_mod if mask_mod is not None else noop_mask
 
     @classmethod
-    def from_kv_blocks(cls, kv_num_blocks, kv_indices, full_kv_num_blocks=None, full_kv_indices=None, BLOCK_SIZE=_DEFAULT_SPARSE_BLOCK_SIZE, mask_mod=None, seq_lengths=None, compute_q_blocks=True):
+    def from_kv_blocks(
+        cls,
+        kv_num_blocks,
+        kv_indices,
+        full_kv_num_blocks=None,
+        full_kv_indices=None,
+        BLOCK_SIZE=_DEFAULT_SPARSE_BLOCK_SIZE,
+        mask_mod=None,
+        seq_lengths=None,
+        compute_q_blocks=True,
+    ):
         """A mask from its key-block tables (the query tables are derived)."""
         if kv_indices.dim() < 2:
             raise RuntimeError("BlockMask must have at least 2 dimensions")
@@ -117,7 +150,17 @@ class BlockMask:
         full = None if full_kv_num_blocks is None else _dense_blocks(full_kv_num_blocks, full_kv_indices)
         q_tables = _tables(partial.transpose(-2, -1)) if compute_q_blocks else (None, None)
         full_q = _tables(full.transpose(-2, -1)) if compute_q_blocks and full is not None else (None, None)
-        return cls(seq_lengths, kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices, *q_tables, *full_q, BLOCK_SIZE, mask_mod)
+        return cls(
+            seq_lengths,
+            kv_num_blocks,
+            kv_indices,
+            full_kv_num_blocks,
+            full_kv_indices,
+            *q_tables,
+            *full_q,
+            BLOCK_SIZE,
+            mask_mod,
+        )
 
     @property
     def shape(self):
@@ -137,8 +180,19 @@ class BlockMask:
 
     def as_tuple(self, flatten=True):
         return (
-            self.seq_lengths[0], self.seq_lengths[1], self.kv_num_blocks, self.kv_indices, self.full_kv_num_blocks, self.full_kv_indices,
-            self.q_num_blocks, self.q_indices, self.full_q_num_blocks, self.full_q_indices, self.BLOCK_SIZE[0], self.BLOCK_SIZE[1], self.mask_mod,
+            self.seq_lengths[0],
+            self.seq_lengths[1],
+            self.kv_num_blocks,
+            self.kv_indices,
+            self.full_kv_num_blocks,
+            self.full_kv_indices,
+            self.q_num_blocks,
+            self.q_indices,
+            self.full_q_num_blocks,
+            self.full_q_indices,
+            self.BLOCK_SIZE[0],
+            self.BLOCK_SIZE[1],
+            self.mask_mod,
         )
 
     def to_dense(self):
@@ -193,7 +247,9 @@ def _tables(dense):
     return num_blocks, indices
 
 
-def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device="cuda", BLOCK_SIZE=_DEFAULT_SPARSE_BLOCK_SIZE, _compile=False):
+def create_block_mask(
+    mask_mod, B, H, Q_LEN, KV_LEN, device="cuda", BLOCK_SIZE=_DEFAULT_SPARSE_BLOCK_SIZE, _compile=False
+):
     """The ``BlockMask`` of ``mask_mod`` over (B, H, Q_LEN, KV_LEN) (B or H
     None: one, broadcast), tiled in ``BLOCK_SIZE`` blocks."""
     if isinstance(BLOCK_SIZE, int):
@@ -217,18 +273,36 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device="cuda", BLOCK_SIZE=_
     full_num, full_idx = _tables(all_kept)
     q_num, q_idx = _tables(partial.transpose(-2, -1))
     full_q_num, full_q_idx = _tables(all_kept.transpose(-2, -1))
-    return BlockMask((Q_LEN, KV_LEN), kv_num, kv_idx, full_num, full_idx, q_num, q_idx, full_q_num, full_q_idx, BLOCK_SIZE, mask_mod)
+    return BlockMask(
+        (Q_LEN, KV_LEN), kv_num, kv_idx, full_num, full_idx, q_num, q_idx, full_q_num, full_q_idx, BLOCK_SIZE, mask_mod
+    )
 
 
-def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=None, enable_gqa=False, return_lse=False, kernel_options=None, *, return_aux=None):
+def flex_attention(
+    query,
+    key,
+    value,
+    score_mod=None,
+    block_mask=None,
+    scale=None,
+    enable_gqa=False,
+    return_lse=False,
+    kernel_options=None,
+    *,
+    return_aux=None,
+):
     """Attention over (B, H, L, E) tensors with ``score_mod`` and ``block_mask``."""
     B, Hq, L, E = query.shape
     Hkv, S = key.shape[1], key.shape[2]
     if Hq != Hkv:
         if not enable_gqa:
-            raise ValueError(f"Expect query and key/value to have the same number of heads but got Hq={Hq} and Hkv={Hkv}. Try setting enable_gqa=True for GQA.")
+            raise ValueError(
+                f"Expect query and key/value to have the same number of heads but got Hq={Hq} and Hkv={Hkv}. Try setting enable_gqa=True for GQA."
+            )
         if Hq % Hkv:
-            raise ValueError(f"Expect number of query heads to be a multiple of kv heads for GQA but got Hq={Hq} and Hkv={Hkv}.")
+            raise ValueError(
+                f"Expect number of query heads to be a multiple of kv heads for GQA but got Hq={Hq} and Hkv={Hkv}."
+            )
         key = key.repeat_interleave(Hq // Hkv, dim=1)
         value = value.repeat_interleave(Hq // Hkv, dim=1)
     scale = 1.0 / math.sqrt(E) if scale is None else scale
@@ -243,7 +317,9 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     weights = torch.exp(scores - lse.unsqueeze(-1)).nan_to_num(0.0)
     out = (weights @ value).to(query.dtype)
     if return_aux is not None:
-        return out, AuxOutput(lse=lse if return_aux.lse else None, max_scores=scores.amax(-1) if return_aux.max_scores else None)
+        return out, AuxOutput(
+            lse=lse if return_aux.lse else None, max_scores=scores.amax(-1) if return_aux.max_scores else None
+        )
     if return_lse:
         return out, lse
     return out

@@ -6,9 +6,37 @@ from torch.nn.modules.module import Module
 from torch.nn.modules.linear import NonDynamicallyQuantizableLinear
 from torch import Tensor
 
-__all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "ELU", "Hardtanh", "Softplus", "Softmax", "LogSoftmax", "MultiheadAttention",
-           "CELU", "SELU", "GLU", "Hardsigmoid", "Hardswish", "LogSigmoid", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink",
-           "Threshold", "Softmin", "Softmax2d", "PReLU", "RReLU"]
+__all__ = [
+    "ReLU",
+    "ReLU6",
+    "LeakyReLU",
+    "GELU",
+    "SiLU",
+    "Mish",
+    "Sigmoid",
+    "Tanh",
+    "ELU",
+    "Hardtanh",
+    "Softplus",
+    "Softmax",
+    "LogSoftmax",
+    "MultiheadAttention",
+    "CELU",
+    "SELU",
+    "GLU",
+    "Hardsigmoid",
+    "Hardswish",
+    "LogSigmoid",
+    "Hardshrink",
+    "Softshrink",
+    "Softsign",
+    "Tanhshrink",
+    "Threshold",
+    "Softmin",
+    "Softmax2d",
+    "PReLU",
+    "RReLU",
+]
 
 
 class _Inplace(Module):
@@ -162,9 +190,24 @@ class MultiheadAttention(Module):
 
     __constants__ = ["batch_first"]
 
-    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+    def __init__(
+        self,
+        embed_dim,
+        num_heads,
+        dropout=0.0,
+        bias=True,
+        add_bias_kv=False,
+        add_zero_attn=False,
+        kdim=None,
+        vdim=None,
+        batch_first=False,
+        device=None,
+        dtype=None,
+    ):
         if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and num_heads={num_heads} instead")
+            raise ValueError(
+                f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and num_heads={num_heads} instead"
+            )
         super().__init__()
         self.embed_dim = embed_dim
         self.kdim = kdim if kdim is not None else embed_dim
@@ -214,17 +257,45 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
-    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None, average_attn_weights=True, is_causal=False) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self,
+        query,
+        key,
+        value,
+        key_padding_mask=None,
+        need_weights=True,
+        attn_mask=None,
+        average_attn_weights=True,
+        is_causal=False,
+    ) -> tuple[Tensor, Tensor | None]:
         batched = query.dim() == 3
         if self.batch_first and batched:
             query, key, value = (x.transpose(1, 0) for x in (query, key, value))
         separate = not self._qkv_same_embed_dim
         out, weights = F.multi_head_attention_forward(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
-            self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
-            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
-            use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
-            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights, is_causal=is_causal,
+            query,
+            key,
+            value,
+            self.embed_dim,
+            self.num_heads,
+            self.in_proj_weight,
+            self.in_proj_bias,
+            self.bias_k,
+            self.bias_v,
+            self.add_zero_attn,
+            self.dropout,
+            self.out_proj.weight,
+            self.out_proj.bias,
+            training=self.training,
+            key_padding_mask=key_padding_mask,
+            need_weights=need_weights,
+            attn_mask=attn_mask,
+            use_separate_proj_weight=separate,
+            q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights,
+            is_causal=is_causal,
         )
         if self.batch_first and batched:
             out = out.transpose(1, 0)

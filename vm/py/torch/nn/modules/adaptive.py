@@ -40,10 +40,12 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         self.tail = ModuleList()
         for i, (start, stop) in enumerate(itertools.pairwise(self.cutoffs)):
             hidden = int(in_features // (div_value ** (i + 1)))
-            self.tail.append(Sequential(
-                Linear(in_features, hidden, bias=False, device=device, dtype=dtype),
-                Linear(hidden, stop - start, bias=False, device=device, dtype=dtype),
-            ))
+            self.tail.append(
+                Sequential(
+                    Linear(in_features, hidden, bias=False, device=device, dtype=dtype),
+                    Linear(hidden, stop - start, bias=False, device=device, dtype=dtype),
+                )
+            )
 
     def reset_parameters(self):
         self.head.reset_parameters()
@@ -56,10 +58,14 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             if input_.size(0) != target_.size(0):
                 raise RuntimeError("Input and target should have the same size in the batch dimension.")
             if input_.dim() != 2:
-                raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with size {input_.size()}")
+                raise RuntimeError(
+                    f"1D target tensor expects 2D input tensors, but found inputs with size {input_.size()}"
+                )
         elif target_.dim() == 0:
             if input_.dim() != 1:
-                raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with size {input_.size()}")
+                raise RuntimeError(
+                    f"0D target tensor expects 1D input tensors, but found inputs with size {input_.size()}"
+                )
         else:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         batched = target_.dim() > 0

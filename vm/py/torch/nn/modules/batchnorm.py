@@ -12,7 +12,18 @@ class _NormBase(Module):
     _version = 2
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *, bias=True):
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        device=None,
+        dtype=None,
+        *,
+        bias=True,
+    ):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -55,7 +66,9 @@ class _NormBase(Module):
         raise NotImplementedError
 
     def extra_repr(self):
-        return "{num_features}, eps={eps}, momentum={momentum}, affine={affine}, bias={use_bias}, track_running_stats={track_running_stats}".format(**self.__dict__, use_bias=self.bias is not None)
+        return "{num_features}, eps={eps}, momentum={momentum}, affine={affine}, bias={use_bias}, track_running_stats={track_running_stats}".format(
+            **self.__dict__, use_bias=self.bias is not None
+        )
 
 
 class _BatchNorm(_NormBase):
@@ -103,7 +116,17 @@ class SyncBatchNorm(_BatchNorm):
     """Batch norm synchronised across processes; with no process group (a
     single CPU process) it is batch norm over any input of 2 or more dims."""
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, process_group=None, device=None, dtype=None):
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        process_group=None,
+        device=None,
+        dtype=None,
+    ):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
         self.process_group = process_group
 
@@ -126,7 +149,14 @@ class SyncBatchNorm(_BatchNorm):
         sharing its parameters and running statistics."""
         output = module
         if isinstance(module, _BatchNorm):
-            output = cls(module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats, process_group)
+            output = cls(
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+            )
             if module.affine:
                 output.weight = module.weight
                 output.bias = module.bias

@@ -16,7 +16,9 @@ class Container(Module):
         super().__init__()
         import warnings
 
-        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented in nn.Module. Subclass that instead.")
+        warnings.warn(
+            "nn.Container is deprecated. All of it's functionality is now implemented in nn.Module. Subclass that instead."
+        )
         for key, value in kwargs.items():
             self.add_module(key, value)
 
@@ -269,16 +271,27 @@ class ModuleDict(Module):
 
     def update(self, modules):
         if not isinstance(modules, container_abcs.Iterable):
-            raise TypeError("ModuleDict.update should be called with an iterable of key/value pairs, but got " + type(modules).__name__)
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value pairs, but got "
+                + type(modules).__name__
+            )
         if isinstance(modules, (OrderedDict, ModuleDict, container_abcs.Mapping)):
             for key, module in modules.items():
                 self[key] = module
         else:
             for j, m in enumerate(modules):
                 if not isinstance(m, container_abcs.Iterable):
-                    raise TypeError("ModuleDict update sequence element #" + str(j) + " should be Iterable; is" + type(m).__name__)
+                    raise TypeError(
+                        "ModuleDict update sequence element #" + str(j) + " should be Iterable; is" + type(m).__name__
+                    )
                 if not len(m) == 2:
-                    raise ValueError("ModuleDict update sequence element #" + str(j) + " has length " + str(len(m)) + "; 2 is required")
+                    raise ValueError(
+                        "ModuleDict update sequence element #"
+                        + str(j)
+                        + " has length "
+                        + str(len(m))
+                        + "; 2 is required"
+                    )
                 self[m[0]] = m[1]
 
 
@@ -365,7 +378,9 @@ class ParameterDict(Module):
 
     def _key_to_attr(self, key):
         if not isinstance(key, str):
-            raise TypeError(f"Index given to ParameterDict cannot be used as a key as it is not a string (type is '{type(key).__name__}'). Open an issue on github if you need non-string keys.")
+            raise TypeError(
+                f"Index given to ParameterDict cannot be used as a key as it is not a string (type is '{type(key).__name__}'). Open an issue on github if you need non-string keys."
+            )
         return key
 
     def __getitem__(self, key):
@@ -418,7 +433,13 @@ class ParameterDict(Module):
         else:
             for j, p in enumerate(parameters):
                 if not len(p) == 2:
-                    raise ValueError("ParameterDict update sequence element #" + str(j) + " has length " + str(len(p)) + "; 2 is required")
+                    raise ValueError(
+                        "ParameterDict update sequence element #"
+                        + str(j)
+                        + " has length "
+                        + str(len(p))
+                        + "; 2 is required"
+                    )
                 self[p[0]] = p[1]
 
     def extra_repr(self):

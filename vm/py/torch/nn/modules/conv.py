@@ -12,9 +12,34 @@ __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "
 
 
 class _ConvNd(Module):
-    __constants__ = ["stride", "padding", "dilation", "groups", "padding_mode", "output_padding", "in_channels", "out_channels", "kernel_size"]
+    __constants__ = [
+        "stride",
+        "padding",
+        "dilation",
+        "groups",
+        "padding_mode",
+        "output_padding",
+        "in_channels",
+        "out_channels",
+        "kernel_size",
+    ]
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed, output_padding, groups, bias, padding_mode, device=None, dtype=None):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        bias,
+        padding_mode,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -30,7 +55,9 @@ class _ConvNd(Module):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
         if padding_mode not in valid_padding_modes:
-            raise ValueError(f"padding_mode must be one of {valid_padding_modes}, but got padding_mode='{padding_mode}'")
+            raise ValueError(
+                f"padding_mode must be one of {valid_padding_modes}, but got padding_mode='{padding_mode}'"
+            )
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size
@@ -90,15 +117,50 @@ class _Conv(_ConvNd):
     """Conv1d/2d/3d: `_ntuple` spreads each int over the spatial dims and
     `_functional` is the matching F.conv*d."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
         n = self._ntuple
         padding_ = padding if isinstance(padding, str) else n(padding)
-        super().__init__(in_channels, out_channels, n(kernel_size), n(stride), padding_, n(dilation), False, n(0), groups, bias, padding_mode, device, dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            n(kernel_size),
+            n(stride),
+            padding_,
+            n(dilation),
+            False,
+            n(0),
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+        )
 
     def _conv_forward(self, input, weight, bias):
         conv = type(self)._functional
         if self.padding_mode != "zeros":
-            return conv(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias, self.stride, self._ntuple(0), self.dilation, self.groups)
+            return conv(
+                F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
+                weight,
+                bias,
+                self.stride,
+                self._ntuple(0),
+                self.dilation,
+                self.groups,
+            )
         return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input) -> Tensor:
@@ -121,10 +183,39 @@ class Conv3d(_Conv):
 
 
 class _ConvTransposeNd(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed, output_padding, groups, bias, padding_mode, device=None, dtype=None):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        bias,
+        padding_mode,
+        device=None,
+        dtype=None,
+    ):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, transposed, output_padding, groups, bias, padding_mode, device, dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+        )
 
     def _output_padding(self, input, output_size, stride, padding, kernel_size, num_spatial_dims, dilation=None):
         """The output_padding that makes the output `output_size` (spatial
@@ -135,31 +226,70 @@ class _ConvTransposeNd(_ConvNd):
         if len(output_size) == leading + num_spatial_dims:
             output_size = output_size[leading:]
         if len(output_size) != num_spatial_dims:
-            raise ValueError(f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, output_size must have {num_spatial_dims} or {leading + num_spatial_dims} elements (got {len(output_size)})")
+            raise ValueError(
+                f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, output_size must have {num_spatial_dims} or {leading + num_spatial_dims} elements (got {len(output_size)})"
+            )
         smallest = [
-            (input.size(d + leading) - 1) * stride[d] - 2 * padding[d] + (1 if dilation is None else dilation[d]) * (kernel_size[d] - 1) + 1
+            (input.size(d + leading) - 1) * stride[d]
+            - 2 * padding[d]
+            + (1 if dilation is None else dilation[d]) * (kernel_size[d] - 1)
+            + 1
             for d in range(num_spatial_dims)
         ]
         largest = [low + s - 1 for low, s in zip(smallest, stride)]
         for size, low, high in zip(output_size, smallest, largest):
             if size < low or size > high:
-                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {smallest} to {largest} (for an input of {input.size()[2:]})")
+                raise ValueError(
+                    f"requested an output size of {output_size}, but valid sizes range from {smallest} to {largest} (for an input of {input.size()[2:]})"
+                )
         return [size - low for size, low in zip(output_size, smallest)]
 
 
 class _ConvTranspose(_ConvTransposeNd):
     """ConvTranspose1d/2d/3d, as `_Conv` for the forward direction."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
         n = self._ntuple
-        super().__init__(in_channels, out_channels, n(kernel_size), n(stride), n(padding), n(dilation), True, n(output_padding), groups, bias, padding_mode, device, dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            n(kernel_size),
+            n(stride),
+            n(padding),
+            n(dilation),
+            True,
+            n(output_padding),
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+        )
 
     def forward(self, input, output_size=None) -> Tensor:
         if self.padding_mode != "zeros":
             raise ValueError(f"Only `zeros` padding mode is supported for {type(self).__name__}")
         spatial = len(self.kernel_size)
-        output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, spatial, self.dilation)
-        return type(self)._functional(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups, self.dilation)
+        output_padding = self._output_padding(
+            input, output_size, self.stride, self.padding, self.kernel_size, spatial, self.dilation
+        )
+        return type(self)._functional(
+            input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups, self.dilation
+        )
 
 
 class ConvTranspose1d(_ConvTranspose):

@@ -26,7 +26,9 @@ class Unflatten(Module):
         super().__init__()
         if isinstance(dim, int):
             if not isinstance(unflattened_size, (tuple, list)):
-                raise TypeError(f"unflattened_size must be tuple of ints, but found type {type(unflattened_size).__name__}")
+                raise TypeError(
+                    f"unflattened_size must be tuple of ints, but found type {type(unflattened_size).__name__}"
+                )
         self.dim = dim
         self.unflattened_size = unflattened_size
 

@@ -20,7 +20,9 @@ class Fold(Module):
         return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self):
-        return "output_size={output_size}, kernel_size={kernel_size}, dilation={dilation}, padding={padding}, stride={stride}".format(**self.__dict__)
+        return "output_size={output_size}, kernel_size={kernel_size}, dilation={dilation}, padding={padding}, stride={stride}".format(
+            **self.__dict__
+        )
 
 
 class Unfold(Module):
@@ -37,4 +39,6 @@ class Unfold(Module):
         return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self):
-        return "kernel_size={kernel_size}, dilation={dilation}, padding={padding}, stride={stride}".format(**self.__dict__)
+        return "kernel_size={kernel_size}, dilation={dilation}, padding={padding}, stride={stride}".format(
+            **self.__dict__
+        )

@@ -7,10 +7,29 @@ from torch.nn.modules.module import Module
 from torch import Tensor
 
 __all__ = [
-    "CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss",
-    "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "CosineEmbeddingLoss", "PoissonNLLLoss",
-    "GaussianNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
-    "MultiLabelMarginLoss", "CTCLoss", "LinearCrossEntropyLoss",
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "NLLLoss2d",
+    "MSELoss",
+    "L1Loss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "KLDivLoss",
+    "MarginRankingLoss",
+    "HingeEmbeddingLoss",
+    "SoftMarginLoss",
+    "CosineEmbeddingLoss",
+    "PoissonNLLLoss",
+    "GaussianNLLLoss",
+    "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
+    "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
+    "MultiLabelMarginLoss",
+    "CTCLoss",
+    "LinearCrossEntropyLoss",
 ]
 
 
@@ -66,13 +85,22 @@ class NLLLoss(_WeightedLoss):
 class CrossEntropyLoss(_WeightedLoss):
     __constants__ = ["ignore_index", "reduction", "label_smoothing"]
 
-    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0):
+    def __init__(
+        self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0
+    ):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
     def forward(self, input, target) -> Tensor:
-        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction, label_smoothing=self.label_smoothing)
+        return F.cross_entropy(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
 
 
 class BCELoss(_WeightedLoss):
@@ -91,7 +119,9 @@ class BCEWithLogitsLoss(_Loss):
         self.pos_weight = pos_weight
 
     def forward(self, input, target) -> Tensor:
-        return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction)
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction
+        )
 
 
 class SmoothL1Loss(_Loss):
@@ -181,7 +211,9 @@ class PoissonNLLLoss(_Loss):
         self.eps = eps
 
     def forward(self, log_input, target) -> Tensor:
-        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps, reduction=self.reduction)
+        return F.poisson_nll_loss(
+            log_input, target, log_input=self.log_input, full=self.full, eps=self.eps, reduction=self.reduction
+        )
 
 
 class GaussianNLLLoss(_Loss):
@@ -209,7 +241,16 @@ class TripletMarginLoss(_Loss):
         self.swap = swap
 
     def forward(self, anchor, positive, negative) -> Tensor:
-        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps, swap=self.swap, reduction=self.reduction)
+        return F.triplet_margin_loss(
+            anchor,
+            positive,
+            negative,
+            margin=self.margin,
+            p=self.p,
+            eps=self.eps,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
 
 
 class TripletMarginWithDistanceLoss(_Loss):
@@ -218,13 +259,23 @@ class TripletMarginWithDistanceLoss(_Loss):
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
         super().__init__(size_average=None, reduce=None, reduction=reduction)
         if margin <= 0:
-            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead"
+            )
         self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin = margin
         self.swap = swap
 
     def forward(self, anchor, positive, negative) -> Tensor:
-        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function, margin=self.margin, swap=self.swap, reduction=self.reduction)
+        return F.triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
@@ -247,7 +298,9 @@ class MultiMarginLoss(_WeightedLoss):
         self.margin = margin
 
     def forward(self, input, target) -> Tensor:
-        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight, reduction=self.reduction)
+        return F.multi_margin_loss(
+            input, target, p=self.p, margin=self.margin, weight=self.weight, reduction=self.reduction
+        )
 
 
 class MultiLabelMarginLoss(_Loss):
@@ -266,14 +319,30 @@ class CTCLoss(_Loss):
         self.zero_infinity = zero_infinity
 
     def forward(self, log_probs, targets, input_lengths, target_lengths) -> Tensor:
-        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction, self.zero_infinity)
+        return F.ctc_loss(
+            log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction, self.zero_infinity
+        )
 
 
 class LinearCrossEntropyLoss(_WeightedLoss):
     """Cross entropy of a linear layer's logits (the layer is ``self.linear``,
     its weight stored flat as ``[C·d1⋯dK, in_features]``)."""
 
-    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None, reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0, options=None):
+    def __init__(
+        self,
+        in_features,
+        num_classes,
+        *,
+        out_features=(),
+        bias=False,
+        device=None,
+        dtype=None,
+        reduction="mean",
+        weight=None,
+        ignore_index=None,
+        label_smoothing=0.0,
+        options=None,
+    ):
         if weight is not None and weight.shape != (num_classes,):
             raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
         if label_smoothing < 0 or label_smoothing > 1.0:
@@ -283,16 +352,24 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         self.out_features = out_features
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
-        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, device=device, dtype=dtype)
+        self.linear = Linear(
+            in_features, math.prod(out_features, start=num_classes), bias=bias, device=device, dtype=dtype
+        )
         self.options = options
 
     def forward(self, input, target) -> Tensor:
         shape = (self.num_classes, *self.out_features)
         bias = self.linear.bias
         return F.linear_cross_entropy(
-            input, self.linear.weight.reshape((*shape, self.linear.in_features)), target,
-            linear_bias=bias.reshape(shape) if bias is not None else None, weight=self.weight, reduction=self.reduction,
-            ignore_index=self.ignore_index, label_smoothing=self.label_smoothing, options=self.options,
+            input,
+            self.linear.weight.reshape((*shape, self.linear.in_features)),
+            target,
+            linear_bias=bias.reshape(shape) if bias is not None else None,
+            weight=self.weight,
+            reduction=self.reduction,
+            ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing,
+            options=self.options,
         )
 
     def extra_repr(self):

@@ -54,12 +54,16 @@ def _parse_to(*args, **kwargs):
     if args and isinstance(args[0], bool):
         non_blocking = args.pop(0)
     if args:
-        raise TypeError(f"to() received an invalid combination of arguments - got {tuple(type(a).__name__ for a in args)}")
+        raise TypeError(
+            f"to() received an invalid combination of arguments - got {tuple(type(a).__name__ for a in args)}"
+        )
     if isinstance(device, int):
         device = torch.device("cuda", device)
     elif isinstance(device, str):
         device = torch.device(device)
     return device, dtype, non_blocking, memory_format
+
+
 _init_state = torch._C._module_init_state
 
 
@@ -117,9 +121,13 @@ class Module:
 
     def __init__(self, *args, **kwargs):
         if self.call_super_init is False and bool(kwargs):
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'"
+            )
         if self.call_super_init is False and bool(args):
-            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were given")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were given"
+            )
         # training=True, then the registries and hook tables (plain dicts,
         # ordered, rather than OrderedDicts: cheaper to create), natively.
         _init_state(self)
@@ -142,7 +150,9 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, torch.Tensor):
-            raise TypeError(f"cannot assign '{torch.typename(tensor)}' object to buffer '{name}' (torch Tensor or None required)")
+            raise TypeError(
+                f"cannot assign '{torch.typename(tensor)}' object to buffer '{name}' (torch Tensor or None required)"
+            )
         if isinstance(tensor, Buffer):
             persistent = tensor.persistent
             tensor = tensor.detach()
@@ -167,7 +177,9 @@ class Module:
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{torch.typename(param)}' object to parameter '{name}' (torch.nn.Parameter or None required)")
+            raise TypeError(
+                f"cannot assign '{torch.typename(param)}' object to parameter '{name}' (torch.nn.Parameter or None required)"
+            )
         else:
             self._parameters[name] = param
         _state_changed()
@@ -217,7 +229,9 @@ class Module:
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{torch.typename(value)}' as parameter '{name}' (torch.nn.Parameter or None expected)")
+                raise TypeError(
+                    f"cannot assign '{torch.typename(value)}' as parameter '{name}' (torch.nn.Parameter or None expected)"
+                )
             self.register_parameter(name, value)
         else:
             modules = self.__dict__.get("_modules")
@@ -229,14 +243,18 @@ class Module:
                 _state_changed()
             elif modules is not None and name in modules:
                 if value is not None:
-                    raise TypeError(f"cannot assign '{torch.typename(value)}' as child module '{name}' (torch.nn.Module or None expected)")
+                    raise TypeError(
+                        f"cannot assign '{torch.typename(value)}' as child module '{name}' (torch.nn.Module or None expected)"
+                    )
                 modules[name] = value
                 _state_changed()
             else:
                 buffers = self.__dict__.get("_buffers")
                 if isinstance(value, Buffer) or (buffers is not None and name in buffers):
                     if value is not None and not isinstance(value, torch.Tensor):
-                        raise TypeError(f"cannot assign '{torch.typename(value)}' as buffer '{name}' (torch.nn.Buffer, torch.Tensor or None expected)")
+                        raise TypeError(
+                            f"cannot assign '{torch.typename(value)}' as buffer '{name}' (torch.nn.Buffer, torch.Tensor or None expected)"
+                        )
                     if isinstance(value, Buffer):
                         persistent = value.persistent
                     else:
@@ -283,7 +301,9 @@ class Module:
             return forward_call(*args, **kwargs)
         bw_hook = None
         if backward_hooks or backward_pre_hooks:
-            bw_hook = BackwardHook(self, list((backward_hooks or {}).values()), list((backward_pre_hooks or {}).values()))
+            bw_hook = BackwardHook(
+                self, list((backward_hooks or {}).values()), list((backward_pre_hooks or {}).values())
+            )
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
@@ -291,7 +311,9 @@ class Module:
                     if isinstance(result, tuple) and len(result) == 2:
                         args, kwargs = result
                     else:
-                        raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got {result}.")
+                        raise RuntimeError(
+                            f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                        )
             else:
                 result = hook(self, args)
                 if result is not None:
@@ -354,7 +376,9 @@ class Module:
         """The older post-hook form, whose return value (if not None)
         replaces the state dict."""
         if getattr(hook, "_from_public_api", False):
-            raise RuntimeError("Cannot register the same function as the state dict post hook that was previously registered via register_state_dict_post_hook")
+            raise RuntimeError(
+                "Cannot register the same function as the state dict post hook that was previously registered via register_state_dict_post_hook"
+            )
         handle = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[handle.id] = hook
         return handle
@@ -422,14 +446,18 @@ class Module:
             yield param
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
-        yield from self._named_members(lambda m: m._parameters.items(), prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate)
+        yield from self._named_members(
+            lambda m: m._parameters.items(), prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate
+        )
 
     def buffers(self, recurse=True):
         for _, buf in self.named_buffers(recurse=recurse):
             yield buf
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
-        yield from self._named_members(lambda m: m._buffers.items(), prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate)
+        yield from self._named_members(
+            lambda m: m._buffers.items(), prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate
+        )
 
     def children(self):
         for _, module in self.named_children():
@@ -537,7 +565,7 @@ class Module:
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         if args:
-            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
+            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args) :])[:3]
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
@@ -559,7 +587,9 @@ class Module:
                 destination = result
         return destination
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
         """Reads this module's own entries (not its children's) of
         ``state_dict``; ``local_metadata["assign_to_params_buffers"]`` says
         to assign the tensors rather than copy into the current ones."""
@@ -567,7 +597,9 @@ class Module:
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         persistent_buffers = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
-        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items()) if v is not None}
+        local_state = {
+            k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items()) if v is not None
+        }
         for name, param in local_state.items():
             key = prefix + name
             if key not in state_dict:
@@ -576,10 +608,14 @@ class Module:
                 continue
             input_param = state_dict[key]
             if not isinstance(input_param, torch.Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like object from checkpoint but received {type(input_param)}')
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like object from checkpoint but received {type(input_param)}'
+                )
                 continue
             if input_param.shape != param.shape:
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from checkpoint, the shape in current model is {param.shape}.")
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {input_param.shape} from checkpoint, the shape in current model is {param.shape}."
+                )
                 continue
             with torch.no_grad():
                 if assign:
@@ -600,7 +636,7 @@ class Module:
         if strict:
             for key in state_dict.keys():
                 if key.startswith(prefix) and key != extra_state_key:
-                    input_name = key[len(prefix):].split(".", 1)
+                    input_name = key[len(prefix) :].split(".", 1)
                     if input_name[0] not in self._modules and input_name[0] not in local_state:
                         unexpected_keys.append(key)
 
@@ -617,7 +653,9 @@ class Module:
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
             if assign:
                 local_metadata["assign_to_params_buffers"] = assign
-            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys, error_msgs)
+            module._load_from_state_dict(
+                local_state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys, error_msgs
+            )
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
@@ -635,11 +673,17 @@ class Module:
         load(self, state_dict)
         if strict:
             if unexpected_keys:
-                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected_keys)))
+                error_msgs.insert(
+                    0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected_keys))
+                )
             if missing_keys:
-                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing_keys)))
+                error_msgs.insert(
+                    0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing_keys))
+                )
         if error_msgs:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(self.__class__.__name__, "\n\t".join(error_msgs)))
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(self.__class__.__name__, "\n\t".join(error_msgs))
+            )
         return _IncompatibleKeys(missing_keys, unexpected_keys)
 
     # Modes and conversions.
@@ -693,7 +737,9 @@ class Module:
         device raises the error a CPU-only PyTorch gives)."""
         device, dtype, non_blocking, memory_format = _parse_to(*args, **kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+            raise TypeError(
+                f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
+            )
 
         def convert(t):
             target = dtype if t.is_floating_point() else None

@@ -24,9 +24,32 @@ class RNNBase(Module):
     direction ``weight_ih_l{k}``, ``weight_hh_l{k}``, biases and (LSTM)
     ``weight_hr_l{k}``, with ``_reverse`` for the backward direction."""
 
-    __constants__ = ["mode", "input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional", "proj_size"]
+    __constants__ = [
+        "mode",
+        "input_size",
+        "hidden_size",
+        "num_layers",
+        "bias",
+        "batch_first",
+        "dropout",
+        "bidirectional",
+        "proj_size",
+    ]
 
-    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+    def __init__(
+        self,
+        mode,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        proj_size=0,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         self.mode = mode
         self.input_size = input_size
@@ -39,9 +62,13 @@ class RNNBase(Module):
         self.proj_size = proj_size
         num_directions = 2 if bidirectional else 1
         if not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
-            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element being zeroed")
+            raise ValueError(
+                "dropout should be a number in range [0, 1] representing the probability of an element being zeroed"
+            )
         if dropout > 0 and num_layers == 1:
-            warnings.warn(f"dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}")
+            warnings.warn(
+                f"dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}"
+            )
         if not isinstance(hidden_size, int):
             raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
         if hidden_size <= 0:
@@ -94,12 +121,16 @@ class RNNBase(Module):
 
     def check_input(self, input, batch_sizes):
         if input.dtype != self._flat_weights[0].dtype:
-            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({self._flat_weights[0].dtype}). Convert input: input.to({self._flat_weights[0].dtype}), or convert model: model.to({input.dtype})")
+            raise ValueError(
+                f"RNN input dtype ({input.dtype}) does not match weight dtype ({self._flat_weights[0].dtype}). Convert input: input.to({self._flat_weights[0].dtype}), or convert model: model.to({input.dtype})"
+            )
         expected_input_dim = 2 if batch_sizes is not None else 3
         if input.dim() != expected_input_dim:
             raise RuntimeError(f"input must have {expected_input_dim} dimensions, got {input.dim()}")
         if self.input_size != input.size(-1):
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got {input.size(-1)}")
+            raise RuntimeError(
+                f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got {input.size(-1)}"
+            )
 
     def get_expected_hidden_size(self, input, batch_sizes):
         if batch_sizes is not None:
@@ -179,7 +210,9 @@ class RNNBase(Module):
         """Checks, runs the native stack, and shapes the result as the input came."""
         from torch.nn.utils.rnn import PackedSequence
 
-        data, batch_sizes, sorted_indices, unsorted_indices, batched, hx = self._unpack(input, hx, dims_message, state_dims)
+        data, batch_sizes, sorted_indices, unsorted_indices, batched, hx = self._unpack(
+            input, hx, dims_message, state_dims
+        )
         if batch_sizes is not None:
             batch = int(batch_sizes[0])
         else:
@@ -189,7 +222,18 @@ class RNNBase(Module):
         self.check_forward_args(data, hx, batch_sizes)
         stack = getattr(torch, _STACKS[self.mode])
         states = list(self._states(hx)) if self.mode == "LSTM" else hx
-        result = stack(data, states, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training, self.bidirectional, self.batch_first, batch_sizes=batch_sizes)
+        result = stack(
+            data,
+            states,
+            self._flat_weights,
+            self.bias,
+            self.num_layers,
+            self.dropout,
+            self.training,
+            self.bidirectional,
+            self.batch_first,
+            batch_sizes=batch_sizes,
+        )
         output, states = result[0], result[1:]
         hidden = states if isinstance(hx, tuple) else states[0]
         if batch_sizes is not None:
@@ -212,7 +256,20 @@ def _state_dims(name):
 
 
 class RNN(RNNBase):
-    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None, **kwargs):
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        nonlinearity="tanh",
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        device=None,
+        dtype=None,
+        **kwargs,
+    ):
         if "proj_size" in kwargs:
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         if kwargs:
@@ -224,15 +281,41 @@ class RNN(RNNBase):
             mode = "RNN_RELU"
         else:
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
-        super().__init__(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0, device, dtype)
+        super().__init__(
+            mode, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0, device, dtype
+        )
 
     def forward(self, input, hx=None):
         return self._run(input, hx, "RNN: Expected input to be 2D or 3D, got {}D tensor instead", _state_dims("hx"))
 
 
 class LSTM(RNNBase):
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
-        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, proj_size, device, dtype)
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        proj_size=0,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__(
+            "LSTM",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            proj_size,
+            device,
+            dtype,
+        )
 
     def get_expected_cell_size(self, input, batch_sizes):
         num_layers, mini_batch, _ = self.get_expected_hidden_size(input, batch_sizes)
@@ -240,8 +323,12 @@ class LSTM(RNNBase):
 
     def check_forward_args(self, input, hidden, batch_sizes):
         self.check_input(input, batch_sizes)
-        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes), "Expected hidden[0] size {}, got {}")
-        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes), "Expected hidden[1] size {}, got {}")
+        self.check_hidden_size(
+            hidden[0], self.get_expected_hidden_size(input, batch_sizes), "Expected hidden[0] size {}, got {}"
+        )
+        self.check_hidden_size(
+            hidden[1], self.get_expected_cell_size(input, batch_sizes), "Expected hidden[1] size {}, got {}"
+        )
 
     def _initial_state(self, batch, input):
         real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
@@ -258,12 +345,26 @@ class LSTM(RNNBase):
 
 
 class GRU(RNNBase):
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None, **kwargs):
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        device=None,
+        dtype=None,
+        **kwargs,
+    ):
         if "proj_size" in kwargs:
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         if kwargs:
             raise TypeError(f"GRU.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
-        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0, device, dtype)
+        super().__init__(
+            "GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0, device, dtype
+        )
 
     def forward(self, input, hx=None):
         return self._run(input, hx, "GRU: Expected input to be 2D or 3D, got {}D instead", _state_dims("hx"))

@@ -21,4 +21,6 @@ _triple = _ntuple(3, "_triple")
 
 def _reverse_repeat_tuple(t, n):
     return tuple(x for x in reversed(t) for _ in range(n))
+
+
 _quadruple = _ntuple(4, "_quadruple")

@@ -24,7 +24,9 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, mo
 
 
 class DistributedDataParallel(Module):
-    def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=True, process_group=None, **kwargs):
+    def __init__(
+        self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=True, process_group=None, **kwargs
+    ):
         super().__init__()
         import torch.distributed
 

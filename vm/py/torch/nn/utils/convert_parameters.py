@@ -15,5 +15,5 @@ def vector_to_parameters(vec, parameters):
     pointer = 0
     for param in parameters:
         count = param.numel()
-        param.data = vec[pointer:pointer + count].view_as(param).data
+        param.data = vec[pointer : pointer + count].view_as(param).data
         pointer += count

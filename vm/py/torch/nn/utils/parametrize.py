@@ -8,7 +8,14 @@ import torch
 from torch.nn.modules.container import ModuleDict, ModuleList
 from torch.nn.parameter import Parameter
 
-__all__ = ["register_parametrization", "is_parametrized", "remove_parametrizations", "cached", "ParametrizationList", "type_before_parametrizations"]
+__all__ = [
+    "register_parametrization",
+    "is_parametrized",
+    "remove_parametrizations",
+    "cached",
+    "ParametrizationList",
+    "type_before_parametrizations",
+]
 
 
 class ParametrizationList(ModuleList):
@@ -32,9 +39,13 @@ class ParametrizationList(ModuleList):
             # spectral norm's power iteration takes one more step).
             value = self()
             if value.dtype != original.dtype:
-                raise ValueError(f"Registering a parametrization may not change the dtype of the tensor, unless `unsafe` flag is enabled.\nunparametrized dtype: {original.dtype}\nparametrized dtype: {value.dtype}")
+                raise ValueError(
+                    f"Registering a parametrization may not change the dtype of the tensor, unless `unsafe` flag is enabled.\nunparametrized dtype: {original.dtype}\nparametrized dtype: {value.dtype}"
+                )
             if value.shape != original.shape:
-                raise ValueError(f"Registering a parametrization may not change the shape of the tensor, unless `unsafe` flag is enabled.\nunparametrized shape: {original.shape}\nparametrized shape: {value.shape}")
+                raise ValueError(
+                    f"Registering a parametrization may not change the shape of the tensor, unless `unsafe` flag is enabled.\nunparametrized shape: {original.shape}\nparametrized shape: {value.shape}"
+                )
 
     def forward(self):
         if self.is_tensor:
@@ -69,7 +80,9 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
         module.parametrizations[tensor_name].append(parametrization)
         return module
     if tensor_name not in module._parameters and tensor_name not in module._buffers:
-        raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a parametrized element with name '{tensor_name}'")
+        raise ValueError(
+            f"Module '{module}' does not have a parameter, a buffer, or a parametrized element with name '{tensor_name}'"
+        )
     original = getattr(module, tensor_name)
     plist = ParametrizationList([parametrization], original, unsafe=unsafe)
     delattr(module, tensor_name)
@@ -103,7 +116,9 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
     elif plist.is_tensor:
         value = plist.original.detach()
     else:
-        raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is parametrized in terms of a sequence of tensors.")
+        raise ValueError(
+            "Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is parametrized in terms of a sequence of tensors."
+        )
     delattr(module.__class__, tensor_name)
     del module.parametrizations[tensor_name]
     module.register_parameter(tensor_name, Parameter(value))

@@ -5,7 +5,16 @@ from collections import namedtuple
 
 import torch
 
-__all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence", "unpad_sequence", "pack_sequence", "unpack_sequence"]
+__all__ = [
+    "PackedSequence",
+    "invert_permutation",
+    "pack_padded_sequence",
+    "pad_packed_sequence",
+    "pad_sequence",
+    "unpad_sequence",
+    "pack_sequence",
+    "unpack_sequence",
+]
 
 
 def invert_permutation(permutation):
@@ -69,11 +78,17 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     max_seq_length = sequence.batch_sizes.size(0)
     if total_length is not None:
         if total_length < max_seq_length:
-            raise ValueError(f"Expected total_length to be at least the length of the longest sequence in the input, but got total_length={total_length} and max sequence length being {max_seq_length}")
+            raise ValueError(
+                f"Expected total_length to be at least the length of the longest sequence in the input, but got total_length={total_length} and max sequence length being {max_seq_length}"
+            )
         max_seq_length = total_length
-    padded, lengths = torch._pad_packed_sequence(sequence.data, sequence.batch_sizes, batch_first, padding_value, max_seq_length)
+    padded, lengths = torch._pad_packed_sequence(
+        sequence.data, sequence.batch_sizes, batch_first, padding_value, max_seq_length
+    )
     if sequence.unsorted_indices is not None:
-        return padded.index_select(0 if batch_first else 1, sequence.unsorted_indices), lengths[sequence.unsorted_indices]
+        return padded.index_select(0 if batch_first else 1, sequence.unsorted_indices), lengths[
+            sequence.unsorted_indices
+        ]
     return padded, lengths
 
 
@@ -93,14 +108,14 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         if padding_side == "right":
             out[i, :n] = s
         else:
-            out[i, longest - n:] = s
+            out[i, longest - n :] = s
     return out if batch_first else out.transpose(0, 1)
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
     if not batch_first:
         padded_sequences = padded_sequences.transpose(0, 1)
-    return [seq[:int(length)] for seq, length in zip(padded_sequences, lengths)]
+    return [seq[: int(length)] for seq, length in zip(padded_sequences, lengths)]
 
 
 def pack_sequence(sequences, enforce_sorted=True):

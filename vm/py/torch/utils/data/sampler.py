@@ -55,7 +55,9 @@ class RandomSampler(Sampler):
         if self.replacement:
             for _ in range(self.num_samples // 32):
                 yield from torch.randint(high=n, size=(32,), dtype=torch.int64, generator=generator).tolist()
-            yield from torch.randint(high=n, size=(self.num_samples % 32,), dtype=torch.int64, generator=generator).tolist()
+            yield from torch.randint(
+                high=n, size=(self.num_samples % 32,), dtype=torch.int64, generator=generator
+            ).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from torch.randperm(n, generator=generator).tolist()

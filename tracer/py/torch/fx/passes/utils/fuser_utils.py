@@ -9,7 +9,14 @@ from torch.fx.graph import Graph
 from torch.fx.passes.tools_common import stable_topological_sort
 from torch.fx.passes.utils.common import lift_subgraph_as_module
 
-__all__ = ["topo_sort", "validate_partition", "fuse_as_graphmodule", "insert_subgm", "erase_nodes", "fuse_by_partitions"]
+__all__ = [
+    "topo_sort",
+    "validate_partition",
+    "fuse_as_graphmodule",
+    "insert_subgm",
+    "erase_nodes",
+    "fuse_by_partitions",
+]
 
 
 def topo_sort(nodes):
@@ -126,7 +133,9 @@ def fuse_by_partitions(gm, partitions, prefix="fused_", always_return_tuple=Fals
     ``<prefix><i>``, in place; the graph is then re-sorted stably."""
     for i, partition in enumerate(partitions):
         ordered = topo_sort(list(partition))
-        sub_gm, inputs, outputs = fuse_as_graphmodule(gm, ordered, prefix + str(i), partition, always_return_tuple=always_return_tuple)
+        sub_gm, inputs, outputs = fuse_as_graphmodule(
+            gm, ordered, prefix + str(i), partition, always_return_tuple=always_return_tuple
+        )
         insert_subgm(gm, sub_gm, inputs, outputs, ordered[-1])
         erase_nodes(gm, ordered)
     stable_topological_sort(gm)

@@ -18,7 +18,12 @@ class InternalMatch:
     name_node_map: dict = field(default_factory=dict)
 
     def __copy__(self):
-        return InternalMatch(anchors=self.anchors, nodes_map=self.nodes_map.copy(), placeholder_nodes=self.placeholder_nodes.copy(), returning_nodes=self.returning_nodes.copy())
+        return InternalMatch(
+            anchors=self.anchors,
+            nodes_map=self.nodes_map.copy(),
+            placeholder_nodes=self.placeholder_nodes.copy(),
+            returning_nodes=self.returning_nodes.copy(),
+        )
 
 
 def _get_attr(model, qualified_name):
@@ -32,7 +37,14 @@ class SubgraphMatcher:
     walking inputs upwards; placeholders match anything unless
     ``match_placeholder``."""
 
-    def __init__(self, pattern, match_output=False, match_placeholder=False, remove_overlapping_matches=True, ignore_literals=False):
+    def __init__(
+        self,
+        pattern,
+        match_output=False,
+        match_placeholder=False,
+        remove_overlapping_matches=True,
+        ignore_literals=False,
+    ):
         self.pattern = pattern
         self.match_output = match_output
         self.match_placeholder = match_placeholder
