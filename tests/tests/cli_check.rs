@@ -478,3 +478,23 @@ fn a_single_script_checks_outputs_with_tolerances_from_the_command_line() {
     let loose = check(&["--ci", "--rtol", "0.05", "--atol", "0"]);
     assert_eq!(loose.status, Some(0), "{}", loose.stdout);
 }
+
+#[test]
+fn each_case_starts_from_torch_defaults_whatever_the_case_before_it_set() {
+    let scratch = Scratch::new("check-defaults");
+    scratch.write(
+        "double.py",
+        "import torch\nimport torch.nn as nn\n\ntorch.set_default_dtype(torch.float64)\ntorch.set_grad_enabled(False)\n\n\nclass D(nn.Module):\n    def forward(self, x):\n        return x + 1\n",
+    );
+    scratch.write("mlp.py", MLP);
+    scratch.write(
+        "fxvm.toml",
+        "[[case]]\nfile = \"double.py\"\n\n[[case]]\nfile = \"mlp.py\"\nformats = [\"outputs\"]\nexample = [\"x=2x4\"]\n",
+    );
+    // One worker renders both cases, in order, in one interpreter.
+    let out = run_in(scratch.path(), &["check", "--bless", "-j", "1"]);
+    assert_eq!(out.status, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let golden = std::fs::read(scratch.path().join("snapshots/mlp.outputs.safetensors")).unwrap();
+    let header = String::from_utf8_lossy(&golden[8..64]);
+    assert!(header.contains("\"dtype\":\"F32\""), "{header}");
+}

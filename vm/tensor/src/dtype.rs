@@ -180,10 +180,32 @@ impl Category {
 /// as PyTorch's is.
 static DEFAULT_FLOAT: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(8);
 
+thread_local! {
+    /// A thread's own default (see [`own_thread_default_float`]).
+    static THREAD_DEFAULT_FLOAT: std::cell::Cell<Option<u8>> = const { std::cell::Cell::new(None) };
+}
+
 /// The dtype float data and float-making ops default to (float32 unless
 /// [`set_default_float`] changed it).
 pub fn default_float() -> DType {
-    DType::ALL[DEFAULT_FLOAT.load(std::sync::atomic::Ordering::Relaxed) as usize]
+    let index = THREAD_DEFAULT_FLOAT
+        .get()
+        .unwrap_or_else(|| DEFAULT_FLOAT.load(std::sync::atomic::Ordering::Relaxed));
+    DType::ALL[index as usize]
+}
+
+/// Gives the calling thread a default float dtype of its own (float32), so
+/// that interpreters running side by side on their own threads (the workers
+/// of `fxvm check`) do not see each other's `torch.set_default_dtype`.
+pub fn own_thread_default_float() {
+    THREAD_DEFAULT_FLOAT.set(Some(index_of(DType::F32)));
+}
+
+fn index_of(dtype: DType) -> u8 {
+    DType::ALL
+        .iter()
+        .position(|&d| d == dtype)
+        .expect("every dtype is in ALL") as u8
 }
 
 /// Sets [`default_float`] (`torch.set_default_dtype`); only floating dtypes
@@ -195,11 +217,12 @@ pub fn set_default_float(dtype: DType) -> crate::Result<()> {
             message: "only floating-point types are supported as the default type".into(),
         });
     }
-    let index = DType::ALL
-        .iter()
-        .position(|&d| d == dtype)
-        .expect("every dtype is in ALL");
-    DEFAULT_FLOAT.store(index as u8, std::sync::atomic::Ordering::Relaxed);
+    let index = index_of(dtype);
+    if THREAD_DEFAULT_FLOAT.get().is_some() {
+        THREAD_DEFAULT_FLOAT.set(Some(index));
+    } else {
+        DEFAULT_FLOAT.store(index, std::sync::atomic::Ordering::Relaxed);
+    }
     Ok(())
 }
 
@@ -328,6 +351,20 @@ pub fn result_type(operands: &[Operand]) -> DType {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_thread_with_its_own_default_float_leaves_the_process_alone() {
+        let before = default_float();
+        std::thread::spawn(|| {
+            own_thread_default_float();
+            assert_eq!(default_float(), DType::F32);
+            set_default_float(DType::F64).unwrap();
+            assert_eq!(default_float(), DType::F64);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(default_float(), before);
+    }
+
     use super::*;
     use DType::*;
     use Operand::*;

@@ -211,6 +211,10 @@ def render_case(path, module_expr, function, forms, concrete, example=(), dynami
             "the outputs format runs the model on its example inputs: give them with --example NAME=SHAPE[:DTYPE]"
         )
     sys.argv[:] = [path]
+    # `fxvm check` renders many cases in one interpreter: each starts from
+    # torch's defaults, whatever the case before it set.
+    torch.set_default_dtype(torch.float32)
+    torch.set_grad_enabled(True)
     module = load(path)
     torch.manual_seed(seed)
     rendered = {}

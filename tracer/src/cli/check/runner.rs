@@ -76,8 +76,10 @@ fn worker(
     next: &AtomicUsize,
     send: &mpsc::Sender<Message>,
 ) {
-    // Cases reseed before drawing; other workers must not draw between.
+    // Cases reseed before drawing (other workers must not draw between)
+    // and may set the default dtype: each worker keeps its own.
     fxvm_tensor::random::Generator::own_thread_default();
+    fxvm_tensor::dtype::own_thread_default_float();
     let mut session: Option<Session> = None;
     loop {
         let index = next.fetch_add(1, Ordering::Relaxed);
