@@ -496,6 +496,11 @@ fn numpy_random_gives_numpys_streams() {
 }
 
 #[test]
+fn numpy_default_rng_gives_numpys_pcg64_streams() {
+    check_in("numpy", "generator_streams");
+}
+
+#[test]
 fn numpy_and_torch_share_memory_both_ways() {
     check_in("numpy", "interop");
 }

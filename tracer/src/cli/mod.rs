@@ -17,7 +17,7 @@ use clap::{Parser, Subcommand};
     version,
     about = "torch.fx in Rust: run and trace PyTorch model scripts",
     after_help = "Built-in native packages: torch (with torch.nn, torch.fx, torch.optim), numpy (numpy 2.x: \
-                  arrays, ufuncs, linalg, legacy np.random streams, .npy/.npz, memmap) and safetensors.",
+                  arrays, ufuncs, linalg, legacy np.random and default_rng streams, .npy/.npz, memmap) and safetensors.",
     arg_required_else_help = true
 )]
 struct Cli {

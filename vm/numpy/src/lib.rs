@@ -1,6 +1,7 @@
 //! What fxvm's frozen `numpy` package needs below Python, without the VM:
 //! numpy's legacy random streams ([`legacy`]) and distributions
-//! ([`distributions`]), and the shortest digits its printing starts from
+//! ([`distributions`]), the `default_rng` streams ([`pcg64`]), and the
+//! shortest digits its printing starts from
 //! ([`digits`]). Arrays themselves are `fxvm-tensor`
 //! tensors; the package's Python (`vm/py/numpy`) gives them numpy's types,
 //! promotion and printing. To add a numpy function, write it there over
@@ -10,3 +11,5 @@
 pub mod digits;
 pub mod distributions;
 pub mod legacy;
+pub mod pcg64;
+mod ziggurat_tables;

@@ -16,6 +16,7 @@ pub(crate) mod load;
 pub mod module_methods;
 pub mod module_state;
 pub(crate) mod numpy;
+mod numpy_pcg64;
 pub(crate) mod ops;
 pub(crate) mod regex;
 pub(crate) mod tensor;

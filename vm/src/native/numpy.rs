@@ -261,6 +261,12 @@ mod _numpy {
         super::PyMt19937::make_static_type()
     }
 
+    #[pyattr(name = "PCG64")]
+    fn pcg64_type(_vm: &VirtualMachine) -> rustpython_vm::builtins::PyTypeRef {
+        crate::native::tensor::PyTensor::make_static_type();
+        crate::native::numpy_pcg64::PyPcg64::make_static_type()
+    }
+
     /// The elements of `t` in row-major order as little-endian bytes
     /// (`ndarray.tobytes`, the body of a `.npy` file).
     #[pyfunction]

@@ -1,5 +1,6 @@
 """``numpy.random``: the legacy ``RandomState`` API (and the module-level
-functions on its global instance) with numpy's exact MT19937 streams."""
+functions on its global instance) with numpy's exact MT19937 streams, and
+``default_rng``'s ``Generator`` on PCG64 with numpy's exact streams."""
 
 from numpy.random.mtrand import (
     RandomState,
@@ -53,26 +54,18 @@ from numpy.random.mtrand import (
 )
 
 
+from numpy.random._generator import BitGenerator, Generator, PCG64, SeedSequence, default_rng
+
 __all__ = sorted(name for name in dir() if not name.startswith("_"))
 
-# numpy's newer API, not provided yet: asking for it says so.
-_NEWER = {
-    "default_rng",
-    "Generator",
-    "BitGenerator",
-    "SeedSequence",
-    "PCG64",
-    "PCG64DXSM",
-    "Philox",
-    "SFC64",
-    "MT19937",
-}
+# numpy's other bit generators, not provided yet: asking for one says so.
+_NEWER = {"PCG64DXSM", "Philox", "SFC64", "MT19937"}
 
 
 def __getattr__(name):
     if name in _NEWER:
         raise AttributeError(
-            f"numpy.random.{name}: fxvm's numpy has the legacy random API (np.random.seed, RandomState) "
-            "but not yet the Generator API (default_rng, bit generators)"
+            f"numpy.random.{name}: fxvm's numpy has the legacy random API and default_rng's Generator on PCG64, "
+            "but not numpy's other bit generators"
         )
     raise AttributeError(f"module 'numpy.random' has no attribute '{name}'")
