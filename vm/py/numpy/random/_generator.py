@@ -14,7 +14,7 @@ from numpy import _dtypes
 from numpy._array import _FLOAT64, _INT64, _scalar, _wrap, ndarray
 from numpy._convert import asarray
 from numpy._dtypes import _info
-from numpy.random.mtrand import _count
+from numpy.random.mtrand import _count, _permutation, _shuffle
 
 __all__ = ["BitGenerator", "Generator", "PCG64", "SeedSequence", "default_rng"]
 
@@ -172,34 +172,28 @@ class Generator:
         out[...] = value
         return out
 
+    def _scaled(self, draw, offset, factor, size):
+        """``offset + factor * draws`` (float64 arrays), shaped by ``size`` or
+        by the parameters broadcast; a float for scalars without ``size``."""
+        shape, n = _count(size)
+        if shape is None:
+            shape = builtins.tuple(torch.broadcast_shapes(offset.shape, factor.shape))
+            if not shape:
+                return builtins.float(offset) + builtins.float(factor) * draw(1)[0].item()
+            n = 1
+            for s in shape:
+                n *= s
+        return _wrap(offset._t + factor._t * draw(n).reshape(shape), _FLOAT64)
+
     def normal(self, loc=0.0, scale=1.0, size=None):
         loc_a, scale_a = asarray(loc).astype(float), asarray(scale).astype(float)
         if builtins.bool((scale_a < 0).any()):
             raise ValueError("scale < 0")
-        shape, n = _count(size)
-        if shape is None:
-            shape = builtins.tuple(torch.broadcast_shapes(loc_a.shape, scale_a.shape))
-            n = 1
-            for s in shape:
-                n *= s
-            if not shape:
-                return builtins.float(loc_a) + builtins.float(scale_a) * self._engine.normals(1)[0].item()
-        z = self._engine.normals(n).reshape(shape)
-        return _wrap(loc_a._t + scale_a._t * z, _FLOAT64)
+        return self._scaled(self._engine.normals, loc_a, scale_a, size)
 
     def uniform(self, low=0.0, high=1.0, size=None):
         low_a, high_a = asarray(low).astype(float), asarray(high).astype(float)
-        shape, n = _count(size)
-        if shape is None:
-            shape = builtins.tuple(torch.broadcast_shapes(low_a.shape, high_a.shape))
-            n = 1
-            for s in shape:
-                n *= s
-            if not shape:
-                lo, hi = builtins.float(low_a), builtins.float(high_a)
-                return lo + (hi - lo) * self._engine.doubles(1)[0].item()
-        u = self._engine.doubles(n).reshape(shape)
-        return _wrap(low_a._t + (high_a._t - low_a._t) * u, _FLOAT64)
+        return self._scaled(self._engine.doubles, low_a, asarray(high_a - low_a), size)
 
     def integers(self, low, high=None, size=None, dtype=_INT64, endpoint=False):
         if high is None:
@@ -229,24 +223,12 @@ class Generator:
     def permutation(self, x, axis=0):
         if axis != 0:
             raise NotImplementedError("fxvm's Generator permutes along axis 0")
-        if isinstance(x, (builtins.int, _dtypes.integer)):
-            return _wrap(self._engine.shuffled_order(builtins.int(x)), _INT64)
-        a = asarray(x)
-        if a.ndim == 0:
-            raise IndexError("x must be an integer or at least 1-dimensional")
-        order = self._engine.shuffled_order(a.shape[0])
-        return _wrap(a._t[order].clone(), a._info)
+        return _permutation(self._engine, x)
 
     def shuffle(self, x, axis=0):
         if axis != 0:
             raise NotImplementedError("fxvm's Generator shuffles along axis 0")
-        order = self._engine.shuffled_order(builtins.len(x))
-        if isinstance(x, ndarray):
-            x._t.copy_(x._t[order].clone())
-            return
-        items = [x[i] for i in order.tolist()]
-        for i, v in builtins.enumerate(items):
-            x[i] = v
+        _shuffle(self._engine, x)
 
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
         if not replace or p is not None or axis != 0:

@@ -48,6 +48,29 @@ def _legacy_seed(seed):
     return words
 
 
+def _shuffle(engine, x):
+    """Shuffles ``x`` (an array or a mutable sequence) in place, in the order
+    ``engine.shuffled_order`` draws."""
+    order = engine.shuffled_order(builtins.len(x))
+    if isinstance(x, ndarray):
+        x._t.copy_(x._t[order].clone())
+        return
+    items = [x[i] for i in order.tolist()]
+    for i, v in builtins.enumerate(items):
+        x[i] = v
+
+
+def _permutation(engine, x):
+    """``arange(x)`` permuted (for an int), or a permuted copy of ``x``."""
+    if isinstance(x, (builtins.int, _dtypes.integer)):
+        return _wrap(engine.shuffled_order(builtins.int(x)), _INT64)
+    a = asarray(x)
+    if a.ndim == 0:
+        raise IndexError("x must be an integer or at least 1-dimensional")
+    order = engine.shuffled_order(a.shape[0])
+    return _wrap(a._t[order].clone(), a._info)
+
+
 def _entropy_seed():
     import os
 
@@ -382,25 +405,10 @@ class RandomState:
 
     # ----- sequences
     def shuffle(self, x):
-        if isinstance(x, ndarray):
-            n = builtins.len(x)
-            order = self._mt.shuffled_order(n)
-            x._t.copy_(x._t[order].clone())
-            return
-        n = builtins.len(x)
-        order = self._mt.shuffled_order(n).tolist()
-        items = [x[i] for i in order]
-        for i, v in builtins.enumerate(items):
-            x[i] = v
+        _shuffle(self._mt, x)
 
     def permutation(self, x):
-        if isinstance(x, (builtins.int, _dtypes.integer)):
-            return _wrap(self._mt.shuffled_order(builtins.int(x)), _INT64)
-        a = asarray(x)
-        if a.ndim == 0:
-            raise IndexError("x must be an integer or at least 1-dimensional")
-        order = self._mt.shuffled_order(a.shape[0])
-        return _wrap(a._t[order].clone(), a._info)
+        return _permutation(self._mt, x)
 
     def choice(self, a, size=None, replace=True, p=None):
         pool = None
