@@ -14,18 +14,6 @@ const MULT_B: u32 = 0x58f3_8ded;
 const MIX_MULT_L: u32 = 0xca01_f9dd;
 const MIX_MULT_R: u32 = 0x4973_f715;
 
-/// The words of a non-negative integer, least significant first (`0` is `[0]`).
-pub fn words(mut value: u128) -> Vec<u32> {
-    let mut out = vec![];
-    loop {
-        out.push(value as u32);
-        value >>= 32;
-        if value == 0 {
-            return out;
-        }
-    }
-}
-
 /// numpy's `SeedSequence`: entropy words (and a spawn key) mixed into a
 /// pool of four words, from which any amount of state is drawn.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -276,6 +264,19 @@ impl Pcg64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The words of a non-negative integer, least significant first, as
+    /// numpy's `SeedSequence` takes an int.
+    fn words(mut value: u128) -> Vec<u32> {
+        let mut out = vec![];
+        loop {
+            out.push(value as u32);
+            value >>= 32;
+            if value == 0 {
+                return out;
+            }
+        }
+    }
 
     // Expected values from numpy 2.4 (SeedSequence, PCG64, Generator).
     #[test]
