@@ -222,6 +222,44 @@ impl Pcg64 {
         order
     }
 
+    /// The indices `choice(population, size, replace=False)` draws: Floyd's
+    /// algorithm (then, with `shuffle`, the picks shuffled), or for a large
+    /// share of a population over 10,000 a Fisher–Yates pass over its tail,
+    /// as numpy chooses between them.
+    pub fn sample_without_replacement(
+        &mut self,
+        population: u64,
+        size: usize,
+        shuffle: bool,
+    ) -> Vec<i64> {
+        let size_u = size as u64;
+        let cutoff = if shuffle { 50 } else { 20 };
+        if population > 10_000 && size_u > population / cutoff {
+            let mut pool: Vec<i64> = (0..population as i64).collect();
+            let last = population.saturating_sub(size_u).max(1);
+            for i in (last..population).rev() {
+                let j = self.bounded(i) as usize;
+                pool.swap(i as usize, j);
+            }
+            return pool.split_off((population - size_u) as usize);
+        }
+        let mut seen = std::collections::HashSet::with_capacity(size);
+        let mut picks: Vec<i64> = Vec::with_capacity(size);
+        for j in population - size_u..population {
+            let drawn = self.bounded(j);
+            let pick = if seen.contains(&drawn) { j } else { drawn };
+            seen.insert(pick);
+            picks.push(pick as i64);
+        }
+        if shuffle {
+            for i in (1..size).rev() {
+                let j = self.bounded(i as u64) as usize;
+                picks.swap(i, j);
+            }
+        }
+        picks
+    }
+
     /// A standard normal sample by numpy's 256-box ziggurat.
     pub fn standard_normal(&mut self) -> f64 {
         const R: f64 = 3.654_152_885_361_009;
@@ -353,5 +391,18 @@ mod tests {
         let large: Vec<u64> = (0..2).map(|_| g.bounded((1 << 40) - 1)).collect();
         assert_eq!(large, [766764256790, 103549089075]);
         assert_eq!(rng(42).shuffled_order(8), [3, 4, 2, 7, 6, 1, 5, 0]);
+        // Floyd's algorithm, and the tail shuffle of a large population.
+        assert_eq!(
+            rng(3).sample_without_replacement(100, 5, true),
+            [17, 77, 8, 23, 18]
+        );
+        assert_eq!(
+            rng(6).sample_without_replacement(50000, 4, false),
+            [22250, 26907, 25887, 17163]
+        );
+        assert_eq!(
+            rng(8).sample_without_replacement(20000, 5000, true)[..4],
+            [19466, 12161, 13730, 8425]
+        );
     }
 }

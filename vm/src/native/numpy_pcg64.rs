@@ -94,6 +94,15 @@ impl PyPcg64 {
         wrap(Tensor::from_vec(order, &[n]), vm)
     }
 
+    /// `choice(population, n, replace=False, shuffle=shuffle)`'s indices.
+    #[pymethod]
+    fn sample(&self, population: u64, n: usize, shuffle: bool, vm: &VirtualMachine) -> PyObjectRef {
+        let picks = self
+            .lock()
+            .sample_without_replacement(population, n, shuffle);
+        wrap(Tensor::from_vec(picks, &[n]), vm)
+    }
+
     /// `(state, inc, buffered 32-bit half or None)`.
     #[pymethod]
     fn get_state(&self, vm: &VirtualMachine) -> PyObjectRef {

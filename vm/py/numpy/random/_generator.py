@@ -231,27 +231,34 @@ class Generator:
         _shuffle(self._engine, x)
 
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
-        if not replace or p is not None or axis != 0:
-            raise NotImplementedError("fxvm's Generator.choice draws with replacement, uniformly, along axis 0")
+        if p is not None or axis != 0:
+            raise NotImplementedError("fxvm's Generator.choice draws uniformly (no p), along axis 0")
         pool = None
         if isinstance(a, (builtins.int, _dtypes.integer)):
             pop_size = builtins.int(a)
-            if pop_size <= 0:
+            if pop_size <= 0 and size != 0:
                 raise ValueError("a must be a positive integer unless no samples are taken")
         else:
             pool = asarray(a)
             if pool.ndim == 0:
                 raise ValueError("a must be a sequence or an integer, not 0-d array")
             pop_size = pool.shape[0]
-            if pop_size == 0:
+            if pop_size == 0 and size != 0:
                 raise ValueError("a cannot be empty unless no samples are taken")
         shape, n = _count(size)
-        idx = self._engine.bounded(0, pop_size - 1, n)
+        if n == 0:
+            idx = torch.zeros(0, dtype=torch.int64)
+        elif replace:
+            idx = self._engine.bounded(0, pop_size - 1, n)
+        elif n > pop_size:
+            raise ValueError("Cannot take a larger sample than population when replace is False")
+        else:
+            idx = self._engine.sample(pop_size, n, builtins.bool(shuffle))
         if shape is None:
             i = idx[0].item()
             return _scalar(_INT64, i) if pool is None else pool[i]
-        idx = idx.reshape(shape)
-        return _wrap(idx, _INT64) if pool is None else pool[_wrap(idx, _INT64)]
+        idx = _wrap(idx.reshape(shape), _INT64)
+        return idx if pool is None else pool[idx]
 
 
 def default_rng(seed=None):
