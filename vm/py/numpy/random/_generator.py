@@ -14,7 +14,7 @@ from numpy import _dtypes
 from numpy._array import _FLOAT64, _INT64, _scalar, _wrap, ndarray
 from numpy._convert import asarray
 from numpy._dtypes import _info
-from numpy.random.mtrand import _count, _permutation, _shuffle
+from numpy.random.mtrand import _count, _permutation, _probabilities, _shuffle, _weighted, _weighted_distinct
 
 __all__ = ["BitGenerator", "Generator", "PCG64", "SeedSequence", "default_rng"]
 
@@ -231,8 +231,8 @@ class Generator:
         _shuffle(self._engine, x)
 
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
-        if p is not None or axis != 0:
-            raise NotImplementedError("fxvm's Generator.choice draws uniformly (no p), along axis 0")
+        if axis != 0:
+            raise NotImplementedError("fxvm's Generator.choice draws along axis 0")
         pool = None
         if isinstance(a, (builtins.int, _dtypes.integer)):
             pop_size = builtins.int(a)
@@ -245,13 +245,16 @@ class Generator:
             pop_size = pool.shape[0]
             if pop_size == 0 and size != 0:
                 raise ValueError("a cannot be empty unless no samples are taken")
+        probs = None if p is None else _probabilities(p, pop_size, "generator")
         shape, n = _count(size)
         if n == 0:
             idx = torch.zeros(0, dtype=torch.int64)
         elif replace:
-            idx = self._engine.bounded(0, pop_size - 1, n)
+            idx = self._engine.bounded(0, pop_size - 1, n) if probs is None else _weighted(self._engine, probs, n)
         elif n > pop_size:
             raise ValueError("Cannot take a larger sample than population when replace is False")
+        elif probs is not None:
+            idx = _weighted_distinct(self._engine, probs, n)
         else:
             idx = self._engine.sample(pop_size, n, builtins.bool(shuffle))
         if shape is None:

@@ -71,6 +71,60 @@ def _permutation(engine, x):
     return _wrap(a._t[order].clone(), a._info)
 
 
+_P_MESSAGES = {
+    "legacy": (
+        "'a' and 'p' must have same size",
+        "probabilities are not non-negative",
+        "probabilities do not sum to 1",
+    ),
+    "generator": (
+        "a and p must have same size",
+        "Probabilities are not non-negative",
+        "Probabilities do not sum to 1. See Notes section of docstring for more information.",
+    ),
+}
+
+
+def _probabilities(p, pop_size, api="legacy"):
+    """``choice``'s ``p`` checked as numpy checks it (with the messages of
+    ``RandomState`` or of ``Generator``), as a float64 tensor."""
+    size_message, negative_message, sum_message = _P_MESSAGES[api]
+    probs = asarray(p).astype(float)
+    if probs.ndim != 1:
+        raise ValueError("p must be 1-dimensional")
+    if probs.size != pop_size:
+        raise ValueError(size_message)
+    pt = probs._t
+    if builtins.bool((pt < 0).any()):
+        raise ValueError(negative_message)
+    if builtins.abs(builtins.float(pt.sum()) - 1.0) > 1e-8:
+        raise ValueError(sum_message)
+    return pt
+
+
+def _weighted(engine, probs, n):
+    """``n`` indices drawn by weight: a double each, found in the cdf."""
+    cdf = torch.cumsum(probs, 0)
+    cdf = cdf / cdf[-1]
+    return torch.searchsorted(cdf, engine.doubles(n), right=True)
+
+
+def _weighted_distinct(engine, probs, n):
+    """``n`` distinct indices drawn by weight, as numpy draws them: rounds
+    of doubles over the weights not yet taken, each round keeping its new
+    indices in their order of first appearance."""
+    if builtins.int((probs > 0).sum()) < n:
+        raise ValueError("Fewer non-zero entries in p than size")
+    found = []
+    pt = probs.clone()
+    while builtins.len(found) < n:
+        if found:
+            pt[torch.tensor(found)] = 0
+        new = _weighted(engine, pt, n - builtins.len(found)).tolist()
+        found.extend(builtins.dict.fromkeys(new))
+    return torch.tensor(found[:n], dtype=torch.int64)
+
+
 def _entropy_seed():
     import os
 
@@ -423,51 +477,18 @@ class RandomState:
             pop_size = pool.shape[0]
             if pop_size == 0:
                 raise ValueError("'a' cannot be empty unless no samples are taken")
-        probs = None
-        if p is not None:
-            probs = asarray(p).astype(float)
-            if probs.ndim != 1:
-                raise ValueError("p must be 1-dimensional")
-            if probs.size != pop_size:
-                raise ValueError("'a' and 'p' must have same size")
-            pt = probs._t
-            if builtins.bool((pt < 0).any()):
-                raise ValueError("probabilities are not non-negative")
-            if builtins.abs(builtins.float(pt.sum()) - 1.0) > 1e-8:
-                raise ValueError("probabilities do not sum to 1")
+        probs = None if p is None else _probabilities(p, pop_size)
         shape, n = _count(size)
         if replace:
             if probs is not None:
-                cdf = torch.cumsum(probs._t, 0)
-                cdf = cdf / cdf[-1]
-                u = self._mt.doubles(n)
-                idx = torch.searchsorted(cdf, u, right=True)
+                idx = _weighted(self._mt, probs, n)
             else:
                 idx = self._mt.bounded(pop_size - 1, n, 64)
         else:
             if n > pop_size:
                 raise ValueError("Cannot take a larger sample than population when 'replace=False'")
             if probs is not None:
-                if builtins.int((probs._t > 0).sum()) < n:
-                    raise ValueError("Fewer non-zero entries in p than size")
-                found = []
-                pt = probs._t.clone()
-                while builtins.len(found) < n:
-                    u = self._mt.doubles(n - builtins.len(found))
-                    if found:
-                        pt[torch.tensor(found)] = 0
-                    cdf = torch.cumsum(pt, 0)
-                    cdf = cdf / cdf[-1]
-                    new = torch.searchsorted(cdf, u, right=True).tolist()
-                    seen = set()
-                    fresh = []
-                    for v in new:
-                        if v not in seen:
-                            seen.add(v)
-                            fresh.append(v)
-                    # numpy keeps the new values in their order of first appearance.
-                    found.extend(fresh)
-                idx = torch.tensor(found[:n], dtype=torch.int64)
+                idx = _weighted_distinct(self._mt, probs, n)
             else:
                 idx = self._mt.shuffled_order(pop_size)[:n]
         if shape is None:
