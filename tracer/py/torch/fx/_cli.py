@@ -189,11 +189,6 @@ def render(gm, form, title="model"):
     raise CliError(f"unknown format {form!r}; choose one of {', '.join(FORMATS)}")
 
 
-def trace_file(path, module_expr, function, form, concrete, example=(), dynamic=()):
-    """The traced text of the script at ``path`` in ``form`` (see `render_case`)."""
-    return render_case(path, module_expr, function, [form], concrete, example, dynamic)[0]
-
-
 def render_case(path, module_expr, function, forms, concrete, example=(), dynamic=(), seed=0):
     """Each of ``forms`` for the script at ``path``, traced once: text for
     the traced forms (followed by the guards when traced with example

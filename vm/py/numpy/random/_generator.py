@@ -180,9 +180,7 @@ class Generator:
             shape = builtins.tuple(torch.broadcast_shapes(offset.shape, factor.shape))
             if not shape:
                 return builtins.float(offset) + builtins.float(factor) * draw(1)[0].item()
-            n = 1
-            for s in shape:
-                n *= s
+            shape, n = _count(shape)
         return _wrap(offset._t + factor._t * draw(n).reshape(shape), _FLOAT64)
 
     def normal(self, loc=0.0, scale=1.0, size=None):

@@ -258,10 +258,7 @@ class RandomState:
             v = self._mt.sample(kind, [[a.item()] for a in arrays], 1)[0].item()
             return builtins.int(v) if discrete else v
         if shape is None:
-            shape = builtins.tuple(torch.broadcast_shapes(*[a.shape for a in arrays]))
-            n = 1
-            for d in shape:
-                n *= d
+            shape, n = _count(builtins.tuple(torch.broadcast_shapes(*[a.shape for a in arrays])))
         flat = [
             a._t.reshape(-1).tolist() if a.size == 1 else torch.broadcast_to(a._t, shape).reshape(-1).tolist()
             for a in arrays
