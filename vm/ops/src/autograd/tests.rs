@@ -90,7 +90,14 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
     let s = |v: Vec<Value>| Some((v, vec![]));
     let x23 = || x(&[2, 3], 1);
     Some(match name {
-        "log" | "log2" | "log10" | "sqrt" | "rsqrt" | "lgamma" => (vec![pos(&[2, 3], 1)], vec![]),
+        "log" | "log2" | "log10" | "sqrt" | "rsqrt" | "lgamma" | "digamma" => {
+            (vec![pos(&[2, 3], 1)], vec![])
+        }
+        // `torch.polygamma(n, input)`, `Tensor.polygamma(n)`.
+        "polygamma" if op.places.contains(&crate::op::Place::Method) => {
+            return s(vec![pos(&[2, 3], 1), Value::Int(2)]);
+        }
+        "polygamma" => return s(vec![Value::Int(1), pos(&[2, 3], 1)]),
         "acosh" | "arccosh" => (vec![above_one(&[2, 3], 1)], vec![]),
         "pow" | "float_power" => return s(vec![pos(&[2, 3], 1), x(&[3], 2)]),
         "sum" | "mean" => {
@@ -714,7 +721,7 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
                 ]),
             ]);
         }
-        "F.group_norm" => {
+        "F.group_norm" | "group_norm" => {
             return s(vec![
                 x(&[2, 4, 3], 1),
                 Value::Int(2),
@@ -724,6 +731,19 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
         }
         "rms_norm" | "F.rms_norm" => {
             return s(vec![x(&[2, 3, 4], 1), Value::Ints(vec![4]), x(&[4], 2)]);
+        }
+        "instance_norm" => {
+            return s(vec![
+                x(&[2, 3, 4], 1),
+                x(&[3], 2),
+                x(&[3], 3),
+                Value::None,
+                Value::None,
+                Value::Bool(true),
+                Value::Float(0.1),
+                Value::Float(1e-5),
+                Value::Bool(false),
+            ]);
         }
         "F.instance_norm" => {
             return Some((

@@ -143,6 +143,8 @@ pub(crate) fn unary_op(u: Unary) -> Option<Derivative> {
             let s = unary("sigmoid", x)?;
             o::add(&t, &o::mul(&o::mul(x, &s)?, &one_minus_sq(&t)?)?)
         }),
+        Lgamma => chain_in("LgammaBackward0", |x| unary("digamma", x)),
+        Digamma => chain_in("DigammaBackward0", |x| polygamma_of(1, x)),
         Sinc => chain_in("SincBackward0", |x| {
             // (cos(πx) πx - sin(πx)) / (π x²), 0 at x = 0.
             let px = o::mul_s(x, PI)?;
@@ -153,6 +155,23 @@ pub(crate) fn unary_op(u: Unary) -> Option<Derivative> {
         Deg2rad => scaled("Deg2RadBackward0", PI / 180.0),
         Rad2deg => scaled("Rad2DegBackward0", 180.0 / PI),
         _ => return None,
+    })
+}
+
+/// `polygamma(n, x)` through its row.
+fn polygamma_of(n: i64, x: &Tensor) -> fxvm_tensor::Result<Tensor> {
+    o::call("polygamma", vec![Value::Int(n), o::value(x)], vec![])
+}
+
+/// `polygamma` with its input at `input` and its order at `order`:
+/// `g * polygamma(n + 1, x)`.
+pub(crate) fn polygamma(name: &'static str, input: usize, order: usize) -> Derivative {
+    let saves: &'static [Save] = if input == 0 { IN } else { &[Save::In(1)] };
+    derivative(name, saves, move |c| {
+        let d = polygamma_of(c.int(order) + 1, &c.input(input)?)?;
+        let g = o::mul(&c.grad()?, &d)?;
+        c.set(input, g);
+        Ok(())
     })
 }
 

@@ -97,11 +97,18 @@ pub(crate) fn threshold_backward() -> Derivative {
 /// Dropout with history: the mask is drawn by the kernel itself on ones
 /// (the same draws as on the input, so the random stream moves as it
 /// would), then multiplied in — `x * mask` is what the gradient follows.
-pub(crate) fn dropout() -> Derivative {
-    Derivative::Decompose(Arc::new(|op, mut values: Vec<Value>| {
+/// Alpha dropout (`alpha`) maps the input affinely: `x * scale + shift`,
+/// both from the mask of kept elements, which are the positive ones of the
+/// ones input's output.
+pub(crate) fn dropout(alpha: bool) -> Derivative {
+    Derivative::Decompose(Arc::new(move |op, mut values: Vec<Value>| {
         let kernel = |v| crate::tape::run_plain(op, v);
         let Value::Tensor(x) = values[0].clone() else {
             return kernel(values);
+        };
+        let p = match values[1] {
+            Value::Float(p) => p,
+            _ => 0.5,
         };
         // Laid out as the input: the kernel draws in memory order.
         values[0] = Value::Tensor(o::call("ones_like", vec![o::value(&x)], vec![])?);
@@ -109,11 +116,24 @@ pub(crate) fn dropout() -> Derivative {
             let _off = GradMode::set(false);
             kernel(values)?
         };
-        match mask {
-            Value::Tensor(m) => o::mul(&x, &m).map(Value::Tensor),
+        let Value::Tensor(m) = mask else {
             // Not training: the input itself.
-            other => Ok(other),
+            return Ok(mask);
+        };
+        // p of 0 or 1 keeps or zeroes the input whatever the kind.
+        if !alpha || p <= 0.0 || p >= 1.0 || x.numel() == 0 {
+            return o::mul(&x, &m).map(Value::Tensor);
         }
+        let (scale, shift) = {
+            let _off = GradMode::set(false);
+            let kept = o::call(
+                "gt",
+                vec![Value::Tensor(m), o::value(&Tensor::zeros(&[], x.dtype()))],
+                vec![],
+            )?;
+            fxvm_tensor::ops::create::alpha_dropout_affine(&kept.to_dtype(x.dtype()), p)?
+        };
+        o::add(&o::mul(&x, &scale)?, &shift).map(Value::Tensor)
     }))
 }
 

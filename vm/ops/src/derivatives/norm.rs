@@ -282,49 +282,56 @@ pub(crate) fn rms_norm() -> Derivative {
     })
 }
 
-/// `instance_norm(input, running_mean, running_var, weight, bias,
-/// use_input_stats, momentum, eps)`: a layer norm over each instance's
-/// channel positions (or, without input statistics, the running ones'
-/// affine map), then a per-channel affine map.
-pub(crate) fn instance_norm() -> Derivative {
-    derivative(
-        "NativeBatchNormBackward0",
-        &[Save::In(0), Save::In(1), Save::In(2), Save::In(3)],
-        |c| {
-            let (x, g) = (c.input(0)?, c.grad()?);
-            let n = x.ndim();
-            let dims: Vec<i64> = (2..n as i64).collect();
-            let eps = c.float(7);
-            let weight = c.opt_input(3)?.map(|w| per_channel(&w, n)).transpose()?;
-            let use_input_stats = c.bool(5);
-            let (xhat, invstd) = match c.opt_input(2)? {
-                Some(rv) if !use_input_stats => {
-                    let rm = per_channel(&c.input(1)?, n)?;
-                    let invstd = per_channel(&o::unary("rsqrt", &o::add_s(&rv, eps)?)?, n)?;
-                    (o::mul(&o::sub(&x, &rm)?, &invstd)?, invstd)
-                }
-                _ => normalized(&x, &dims, eps)?,
+/// `instance_norm`: a layer norm over each instance's channel positions
+/// (or, without input statistics, the running ones' affine map), then a
+/// per-channel affine map. `at.training` is `use_input_stats`.
+pub(crate) fn instance_norm(at: BatchNormArgs) -> Derivative {
+    let saves: &'static [Save] = Box::leak(
+        vec![
+            Save::In(0),
+            Save::In(at.running_mean),
+            Save::In(at.running_var),
+            Save::In(at.weight),
+        ]
+        .into_boxed_slice(),
+    );
+    derivative("NativeBatchNormBackward0", saves, move |c| {
+        let (x, g) = (c.input(0)?, c.grad()?);
+        let n = x.ndim();
+        let dims: Vec<i64> = (2..n as i64).collect();
+        let eps = c.float(at.eps);
+        let weight = c
+            .opt_input(at.weight)?
+            .map(|w| per_channel(&w, n))
+            .transpose()?;
+        let use_input_stats = c.bool(at.training);
+        let (xhat, invstd) = match c.opt_input(at.running_var)? {
+            Some(rv) if !use_input_stats => {
+                let rm = per_channel(&c.input(at.running_mean)?, n)?;
+                let invstd = per_channel(&o::unary("rsqrt", &o::add_s(&rv, eps)?)?, n)?;
+                (o::mul(&o::sub(&x, &rm)?, &invstd)?, invstd)
+            }
+            _ => normalized(&x, &dims, eps)?,
+        };
+        if c.needs(0) {
+            let gw = match &weight {
+                Some(w) => o::mul(&g, w)?,
+                None => g.clone(),
             };
-            if c.needs(0) {
-                let gw = match &weight {
-                    Some(w) => o::mul(&g, w)?,
-                    None => g.clone(),
-                };
-                let d = if use_input_stats {
-                    through(&gw, &xhat, &invstd, &dims)?
-                } else {
-                    o::mul(&gw, &invstd)?
-                };
-                c.set(0, d);
-            }
-            let all: Vec<i64> = (0..n as i64).filter(|&d| d != 1).collect();
-            if c.needs(3) {
-                c.set(3, o::sum(&o::mul(&g, &xhat)?, &all, false)?);
-            }
-            if c.needs(4) {
-                c.set(4, o::sum(&g, &all, false)?);
-            }
-            Ok(())
-        },
-    )
+            let d = if use_input_stats {
+                through(&gw, &xhat, &invstd, &dims)?
+            } else {
+                o::mul(&gw, &invstd)?
+            };
+            c.set(0, d);
+        }
+        let all: Vec<i64> = (0..n as i64).filter(|&d| d != 1).collect();
+        if c.needs(at.weight) {
+            c.set(at.weight, o::sum(&o::mul(&g, &xhat)?, &all, false)?);
+        }
+        if c.needs(at.bias) {
+            c.set(at.bias, o::sum(&g, &all, false)?);
+        }
+        Ok(())
+    })
 }

@@ -28,6 +28,17 @@ type AtenNorm = (
     bool,
 );
 
+/// Where [`AtenNorm`] keeps each argument a derivative reads.
+const ATEN_NORM_ARGS: crate::derivatives::norm::BatchNormArgs =
+    crate::derivatives::norm::BatchNormArgs {
+        running_mean: 3,
+        running_var: 4,
+        weight: 1,
+        bias: 2,
+        training: 5,
+        eps: 7,
+    };
+
 /// `torch.dropout(input, p, train)` and its kin: ATen's three required
 /// arguments, never in place.
 fn dropout_row(decl: &'static str, kind: DropoutKind) -> Op {
@@ -42,7 +53,7 @@ fn dropout_row(decl: &'static str, kind: DropoutKind) -> Op {
             dropout(&x, p, train, false, kind, None)
         },
     )
-    .grad_opt((!kind.alpha).then(crate::derivatives::nn::dropout))
+    .grad(crate::derivatives::nn::dropout(kind.alpha))
 }
 
 pub(crate) fn rows() -> Vec<Op> {
@@ -53,7 +64,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, w, b, rm, rv, training, momentum, eps, _): AtenNorm| -> Result<Tensor> {
                 nn::batch_norm(&x, &norm_args([&rm, &rv, &w, &b], training, momentum, eps))
             },
-        ).grad(crate::derivatives::norm::batch_norm(crate::derivatives::norm::BatchNormArgs { running_mean: 3, running_var: 4, weight: 1, bias: 2, training: 5, eps: 7 }))
+        ).grad(crate::derivatives::norm::batch_norm(ATEN_NORM_ARGS))
         .meta(meta::same),
         op(
             "instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor",
@@ -61,7 +72,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, w, b, rm, rv, use_input_stats, momentum, eps, _): AtenNorm| -> Result<Tensor> {
                 nn::instance_norm(&x, &norm_args([&rm, &rv, &w, &b], use_input_stats, momentum, eps))
             },
-        )
+        ).grad(crate::derivatives::norm::instance_norm(ATEN_NORM_ARGS))
         .meta(meta::same),
         op(
             "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor",
@@ -116,6 +127,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 nn::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps)
             },
         )
+        .grad(crate::derivatives::norm::group_norm())
         .meta(meta::same),
         dropout_row("dropout(Tensor input, float p, bool train) -> Tensor", PLAIN).meta(meta::same),
         dropout_row("feature_dropout(Tensor input, float p, bool train) -> Tensor", FEATURE).meta(meta::same),

@@ -4,6 +4,7 @@
 
 use fxvm_tensor::dtype::Operand;
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary, Unary};
+use fxvm_tensor::ops::gamma;
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
 use super::{in_place, unary_in_place};
@@ -323,7 +324,7 @@ pub(crate) fn rows() -> Vec<Op> {
         // most, only the method for sign/erfinv, none for these activations.
         let places: &'static [Place] = match u {
             Unary::Silu | Unary::Mish | Unary::Softplus => continue,
-            Unary::Sign | Unary::Erfinv | Unary::Lgamma => M,
+            Unary::Sign | Unary::Erfinv | Unary::Lgamma | Unary::Digamma => M,
             Unary::Relu => &[Place::Torch, Place::Method, Place::FunctionalIsTorch],
             _ => TM,
         };
@@ -336,6 +337,31 @@ pub(crate) fn rows() -> Vec<Op> {
             .grad_opt(derivatives::unary_op(u)),
         );
     }
+    // `torch.polygamma(n, input)`, but `Tensor.polygamma(n)`.
+    rows.push(
+        op(
+            "polygamma(int n, Tensor input)",
+            T,
+            |(n, x): (i64, Tensor)| gamma::polygamma(n, &x),
+        )
+        .grad(derivatives::polygamma("PolygammaBackward0", 1, 0)),
+    );
+    rows.push(
+        op(
+            "polygamma(Tensor input, int n)",
+            M,
+            |(x, n): (Tensor, i64)| gamma::polygamma(n, &x),
+        )
+        .grad(derivatives::polygamma("PolygammaBackward0", 0, 1)),
+    );
+    rows.push(
+        op(
+            "polygamma_(Tensor(a!) input, int n)",
+            M,
+            |(x, n): (Tensor, i64)| in_place(&x, gamma::polygamma(n, &x)),
+        )
+        .grad(derivatives::polygamma("PolygammaBackward1", 0, 1)),
+    );
     for &(b, other, has_in_place) in BINARY {
         let [function, in_place] = binary_rows(b, other);
         rows.push(function);

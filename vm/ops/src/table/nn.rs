@@ -403,7 +403,7 @@ pub(super) fn dropout_row(
             dropout(&x, p, training, inplace, kind, spatial)
         },
     )
-    .grad_opt((!kind.alpha).then(crate::derivatives::nn::dropout))
+    .grad(crate::derivatives::nn::dropout(kind.alpha))
 }
 
 /// Dropout of every kind: `spatial` names dropout1d/2d/3d's rank rules.
@@ -705,7 +705,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 }
                 nn::instance_norm(&x, &norm_args([&rm, &rv, &w, &b], use_input_stats, momentum, eps))
             },
-        ).grad(crate::derivatives::norm::instance_norm()).meta(meta::same),
+        ).grad(crate::derivatives::norm::instance_norm(crate::derivatives::norm::BatchNormArgs { running_mean: 1, running_var: 2, weight: 3, bias: 4, training: 5, eps: 7 })).meta(meta::same),
         op(
             "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
             &[Functional(2)],

@@ -162,16 +162,27 @@ pub fn dropout(t: &Tensor, p: f64, kind: DropoutKind, g: &Generator) -> Result<T
         )?;
         return binary(mul, &Arg::Tensor(t.clone()), &Arg::Tensor(noise));
     }
+    let (scale, shift) = alpha_dropout_affine(&noise, p)?;
+    let scaled = binary(mul, &Arg::Tensor(t.clone()), &Arg::Tensor(scale))?;
+    binary(add, &Arg::Tensor(scaled), &Arg::Tensor(shift))
+}
+
+/// Alpha dropout as the affine map `x · scale + shift` its mask of kept
+/// elements (1) and dropped ones (0) gives: dropped elements go to SELU's
+/// negative saturation, and both parts are scaled so that mean and variance
+/// are preserved. Kept elements of a ones input come out positive, dropped
+/// ones negative (how a derivative recovers the mask of a drawn output).
+pub fn alpha_dropout_affine(kept: &Tensor, p: f64) -> Result<(Tensor, Tensor)> {
     const ALPHA: f64 = 1.7580993408473766;
     let a = 1.0 / ((ALPHA * ALPHA * p + 1.0) * (1.0 - p)).sqrt();
+    let (mul, add) = (Binary::Mul, Binary::Add);
     let f = |x: f64| Arg::Scalar(Scalar::Float(x));
-    let shift = binary(add, &Arg::Tensor(noise.clone()), &f(-1.0))?;
+    let shift = binary(add, &Arg::Tensor(kept.clone()), &f(-1.0))?;
     let shift = binary(
         add,
         &Arg::Tensor(binary(mul, &Arg::Tensor(shift), &f(ALPHA * a))?),
         &f(ALPHA * a * p),
     )?;
-    let scale = binary(mul, &Arg::Tensor(noise), &f(a))?;
-    let scaled = binary(mul, &Arg::Tensor(t.clone()), &Arg::Tensor(scale))?;
-    binary(add, &Arg::Tensor(scaled), &Arg::Tensor(shift))
+    let scale = binary(mul, &Arg::Tensor(kept.clone()), &f(a))?;
+    Ok((scale, shift))
 }

@@ -93,6 +93,7 @@ unary_ops! {
     Exp2, "exp2", Float, |x| x.exp2(), None;
     Erfc, "erfc", Float, |x| x.erfc(), None;
     Lgamma, "lgamma", Float, |x| x.lgamma(), None;
+    Digamma, "digamma", Float, |x| x.polygamma(0), None;
     // sin(πx)/(πx), exactly 1 at 0.
     Sinc, "sinc", Float, |x| if x == F::zero() { F::one() } else { let px = x * F::PI(); px.sin() / px }, None;
     Deg2rad, "deg2rad", Float, |x| x * F::from(std::f64::consts::PI / 180.0).unwrap(), None;
@@ -133,12 +134,14 @@ fn gelu_tanh<F: Float>(x: F) -> F {
 }
 
 /// What `num_traits::Float` lacks: `erf`, `erfc`, `erf`'s inverse, `lgamma`,
-/// π and round-half-to-even.
+/// its derivatives (`polygamma`, computed in float64), π and
+/// round-half-to-even.
 pub trait FloatExt: Sized {
     fn erf(self) -> Self;
     fn erfc(self) -> Self;
     fn erfinv(self) -> Self;
     fn lgamma(self) -> Self;
+    fn polygamma(self, n: u32) -> Self;
     #[allow(non_snake_case)]
     fn PI() -> Self;
     fn round_half_even(self) -> Self;
@@ -187,6 +190,9 @@ impl FloatExt for f32 {
     fn lgamma(self) -> f32 {
         libm::lgammaf(self)
     }
+    fn polygamma(self, n: u32) -> f32 {
+        super::gamma::polygamma_f64(n, f64::from(self)) as f32
+    }
     fn PI() -> f32 {
         std::f32::consts::PI
     }
@@ -207,6 +213,9 @@ impl FloatExt for f64 {
     }
     fn lgamma(self) -> f64 {
         libm::lgamma(self)
+    }
+    fn polygamma(self, n: u32) -> f64 {
+        super::gamma::polygamma_f64(n, self)
     }
     fn PI() -> f64 {
         std::f64::consts::PI

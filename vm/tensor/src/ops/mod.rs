@@ -14,6 +14,7 @@ pub mod einsum;
 pub mod elementwise;
 mod fastmath;
 pub mod fractional_pool;
+pub mod gamma;
 pub mod grid;
 pub mod index;
 pub mod index_dim;
