@@ -271,9 +271,10 @@ struct OpBackward {
 impl Backward for OpBackward {
     fn apply(&mut self, grads: Vec<Option<Tensor>>, ctx: &Ctx<'_>) -> Result<Vec<Option<Tensor>>> {
         let Some(formula) = &self.formula else {
+            // PyTorch's words (a RuntimeError) for its rows without one.
             return Err(TensorError::Other {
-                kind: ErrorKind::NotImplemented,
-                message: format!("the derivative for '{}' is not implemented.", self.op),
+                kind: ErrorKind::Runtime,
+                message: format!("derivative for aten::{} is not implemented", self.op),
             });
         };
         if grads.iter().all(Option::is_none) {

@@ -582,6 +582,34 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
         "linalg_matrix_norm" => return s(vec![x(&[3, 4], 1), Value::Scalar(Scalar::Int(1))]),
         "linalg_norm" => return s(vec![x(&[3, 4], 1)]),
         "cdist" => return s(vec![x(&[2, 3, 4], 1), x(&[2, 5, 4], 2), Value::Float(3.0)]),
+        "pdist" => return s(vec![x(&[4, 3], 1), Value::Float(3.0)]),
+        "bilinear" => {
+            return s(vec![
+                x(&[2, 3], 1),
+                x(&[2, 2], 2),
+                x(&[4, 3, 2], 3),
+                x(&[4], 4),
+            ]);
+        }
+        "linalg_vander" => return s(vec![x(&[2, 3], 1)]),
+        "combinations" => return s(vec![x(&[4], 1), Value::Int(2), Value::Bool(true)]),
+        "conv_tbc" => {
+            return s(vec![
+                x(&[5, 2, 3], 1),
+                x(&[3, 3, 4], 2),
+                x(&[4], 3),
+                Value::Int(1),
+            ]);
+        }
+        "F.local_response_norm" => {
+            return Some((
+                vec![x(&[2, 4, 3], 1), Value::Int(3)],
+                vec![("alpha", Value::Float(0.5)), ("k", Value::Float(2.0))],
+            ));
+        }
+        // Not training: deterministic slopes (the drawn ones are golden-checked).
+        "F.rrelu" => return s(vec![x23()]),
+        "rrelu" => return s(vec![x23(), Value::Float(0.1), Value::Float(0.3)]),
         "diff" => {
             return s(vec![
                 x(&[3, 4], 1),

@@ -1,11 +1,15 @@
 //! Activations beyond the common ones: CELU/SELU, shrinkage, thresholds,
 //! PReLU, GLU.
 
+use std::sync::Arc;
+
+use fxvm_tensor::autograd::GradMode;
 use fxvm_tensor::{Result, Tensor};
 
 use super::nn::sloped;
 use crate::autograd::ops as o;
 use crate::autograd::{Derivative, Name, Save, derivative};
+use crate::value::Value;
 
 const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
 const SELU_SCALE: f64 = 1.050_700_987_355_480_5;
@@ -125,4 +129,22 @@ pub(crate) fn glu() -> Derivative {
         c.set(0, o::cat(&[ga, gb], d)?);
         Ok(())
     })
+}
+
+/// How an rrelu row reads its call: the slopes its input is multiplied by
+/// (drawn as the kernel draws them), and whether it writes in place.
+pub(crate) type RreluCall = fn(&[Value]) -> Result<(Tensor, bool)>;
+
+/// `rrelu`: the input times its slopes (drawn without history, as the
+/// kernel draws them), so the gradient is the output's times the slopes;
+/// in place, a `mul_` into the input.
+pub(crate) fn rrelu(call: RreluCall) -> Derivative {
+    Derivative::Decompose(Arc::new(move |_op, values: Vec<Value>| {
+        let (slopes, in_place) = {
+            let _off = GradMode::set(false);
+            call(&values)?
+        };
+        let name = if in_place { "mul_" } else { "mul" };
+        o::call_value(name, vec![values[0].clone(), Value::Tensor(slopes)], vec![])
+    }))
 }

@@ -587,3 +587,50 @@ pub(crate) fn col2im() -> Derivative {
         Ok(())
     })
 }
+
+/// `conv_tbc(input [T, B, C], weight [K, C, O], bias, pad)`: the input's
+/// gradient is a `conv_tbc` of the output's with the weight flipped in
+/// time and its channels swapped (padding `K - 1 - pad`); the weight's a
+/// `conv1d` correlating input and output gradient over time, batch as
+/// channels; the bias's the output's summed.
+pub(crate) fn conv_tbc() -> Derivative {
+    derivative("ConvTbcBackward0", &[Save::In(0), Save::In(1)], |c| {
+        let (x, w, g) = (c.input(0)?, c.input(1)?, c.grad()?);
+        let pad = c.int(3);
+        let k = w.shape()[0] as i64;
+        if c.needs(0) {
+            let flipped = o::call("flip", vec![o::value(&w), Value::Ints(vec![0])], vec![])?;
+            let w_back = o::transpose(&flipped, 1, 2)?;
+            let no_bias = o::zeros(&[x.shape()[2]], x.dtype())?;
+            let d = o::call(
+                "conv_tbc",
+                vec![
+                    o::value(&g),
+                    o::value(&w_back),
+                    o::value(&no_bias),
+                    Value::Int(k - 1 - pad),
+                ],
+                vec![],
+            )?;
+            c.set(0, d);
+        }
+        if c.needs(1) {
+            let d = o::call(
+                "conv1d",
+                vec![
+                    o::value(&o::permute(&x, &[2, 1, 0])?),
+                    o::value(&o::permute(&g, &[2, 1, 0])?),
+                    Value::None,
+                    Value::Ints(vec![1]),
+                    Value::Ints(vec![pad]),
+                ],
+                vec![],
+            )?;
+            c.set(1, o::permute(&d, &[2, 0, 1])?);
+        }
+        if c.needs(2) {
+            c.set(2, o::sum(&g, &[0, 1], false)?);
+        }
+        Ok(())
+    })
+}

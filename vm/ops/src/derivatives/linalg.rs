@@ -381,3 +381,40 @@ pub(crate) fn tensordot() -> Derivative {
         Ok(())
     })
 }
+
+/// `bilinear(x1, x2, W, b)`: `y_o = x1ᵀ W_o x2 + b_o`, so each input's
+/// gradient contracts the other two with the output's (PyTorch composes
+/// it of `_trilinear`, whose node it names).
+pub(crate) fn bilinear() -> Derivative {
+    derivative(
+        "TrilinearBackward0",
+        &[Save::In(0), Save::In(1), Save::In(2)],
+        |c| {
+            let (x1, x2, w, g) = (c.input(0)?, c.input(1)?, c.input(2)?, c.grad()?);
+            let einsum = |eq: &str, a: &Tensor, b: &Tensor, d: &Tensor| {
+                o::call(
+                    "einsum",
+                    vec![
+                        Value::Str(eq.into()),
+                        Value::Tensors(vec![a.clone(), b.clone(), d.clone()]),
+                    ],
+                    vec![],
+                )
+            };
+            if c.needs(0) {
+                c.set(0, einsum("...o,oij,...j->...i", &g, &w, &x2)?);
+            }
+            if c.needs(1) {
+                c.set(1, einsum("...o,oij,...i->...j", &g, &w, &x1)?);
+            }
+            if c.needs(2) {
+                c.set(2, einsum("...o,...i,...j->oij", &g, &x1, &x2)?);
+            }
+            if c.needs(3) {
+                let lead: Vec<i64> = (0..g.ndim() as i64 - 1).collect();
+                c.set(3, o::sum(&g, &lead, false)?);
+            }
+            Ok(())
+        },
+    )
+}

@@ -1,5 +1,7 @@
 //! Normalizations and embeddings.
 
+use std::sync::Arc;
+
 use fxvm_tensor::{Result, Tensor};
 
 use crate::autograd::ops as o;
@@ -334,4 +336,69 @@ pub(crate) fn instance_norm(at: BatchNormArgs) -> Derivative {
         }
         Ok(())
     })
+}
+
+/// `local_response_norm(input, size, alpha, beta, k)` with history, as
+/// PyTorch composes it: the squares averaged over a window of `size`
+/// channels (zero padded, `size/2` before and `(size-1)/2` after) by an
+/// average pool, then `input / (k + alpha · average)^beta`.
+pub(crate) fn local_response_norm() -> Derivative {
+    Derivative::Decompose(Arc::new(|op, values: Vec<Value>| {
+        let kernel = |v| crate::tape::run_plain(op, v);
+        let (
+            Value::Tensor(x),
+            &Value::Int(size),
+            &Value::Float(alpha),
+            &Value::Float(beta),
+            &Value::Float(k),
+        ) = (&values[0], &values[1], &values[2], &values[3], &values[4])
+        else {
+            return kernel(values);
+        };
+        // The kernel's errors, and inputs with nothing to normalize.
+        if x.ndim() < 3 || x.numel() == 0 || !x.dtype().is_float() || size <= 0 {
+            return kernel(values);
+        }
+        let x = x.clone();
+        let (before, after) = (size / 2, (size - 1) / 2);
+        let squares = o::mul(&x, &x)?;
+        let shape = x.shape().to_vec();
+        let average = if x.ndim() == 3 {
+            let d = o::unsqueeze(&squares, 1)?;
+            let d = o::call_functional(
+                "pad",
+                vec![o::value(&d), Value::Ints(vec![0, 0, before, after])],
+            )?;
+            let d = o::call(
+                "avg_pool2d",
+                vec![
+                    o::value(&d),
+                    Value::Ints(vec![size, 1]),
+                    Value::Ints(vec![1]),
+                ],
+                vec![],
+            )?;
+            o::call("squeeze", vec![o::value(&d), Value::Ints(vec![1])], vec![])?
+        } else {
+            let grouped = [shape[0] as i64, 1, shape[1] as i64, shape[2] as i64, -1];
+            let d = o::shape::reshape(&squares, &grouped)?;
+            let d = o::call_functional(
+                "pad",
+                vec![o::value(&d), Value::Ints(vec![0, 0, 0, 0, before, after])],
+            )?;
+            let d = o::call(
+                "avg_pool3d",
+                vec![
+                    o::value(&d),
+                    Value::Ints(vec![size, 1, 1]),
+                    Value::Ints(vec![1]),
+                ],
+                vec![],
+            )?;
+            let d = o::call("squeeze", vec![o::value(&d), Value::Ints(vec![1])], vec![])?;
+            o::reshape(&d, &shape)?
+        };
+        let divisor = o::pow_s(&o::add_s(&o::mul_s(&average, alpha)?, k)?, beta)?;
+        o::div(&x, &divisor).map(Value::Tensor)
+    }))
 }

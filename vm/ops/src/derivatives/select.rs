@@ -406,41 +406,45 @@ pub(crate) fn vector_norm() -> Derivative {
     )
 }
 
+/// The gradient of a p-norm distance `d` along its difference `diff`
+/// (`dd` is `d` with a trailing unit dim): `diff / d` for p = 2,
+/// `sign(diff)` for 1, the largest coordinates' signs for ∞,
+/// `sign(diff) |diff|^(p-1) / d^(p-1)` else; 0 where the distance is 0.
+fn distance_slope(diff: &Tensor, dd: &Tensor, p: f64) -> Result<Tensor> {
+    let sign = o::unary("sign", diff)?;
+    let slope = if p == 0.0 {
+        o::mul_s(diff, 0.0)?
+    } else if p == 1.0 {
+        sign
+    } else if p.is_infinite() {
+        let top = o::call(
+            "eq",
+            vec![o::value(&o::unary("abs", diff)?), o::value(dd)],
+            vec![],
+        )?;
+        o::mask(&top, &sign)?
+    } else if p == 2.0 {
+        o::div(diff, dd)?
+    } else {
+        let a = o::unary("abs", diff)?;
+        o::div(
+            &o::mul(&sign, &o::pow_s(&a, p - 1.0)?)?,
+            &o::pow_s(dd, p - 1.0)?,
+        )?
+    };
+    o::mask(&o::cmp_s("ne", dd, 0.0)?, &slope)
+}
+
 /// `cdist(x1, x2, p)`: each distance's gradient along its difference
-/// `x1_i - x2_j` (`diff / d` for p = 2, `sign(diff)` for 1, the largest
-/// coordinates' signs for ∞, `sign(diff) |diff|^(p-1) / d^(p-1)` else; 0
-/// where the distance is 0), summed over the other side's rows.
+/// `x1_i - x2_j`, summed over the other side's rows.
 pub(crate) fn cdist() -> Derivative {
     derivative(
         "CdistBackward0",
         &[Save::In(0), Save::In(1), Save::Out(0)],
         |c| {
             let (x1, x2, d, g) = (c.input(0)?, c.input(1)?, c.output(0)?, c.grad()?);
-            let p = c.float(2);
             let diff = o::sub(&o::unsqueeze(&x1, -2)?, &o::unsqueeze(&x2, -3)?)?;
-            let dd = o::unsqueeze(&d, -1)?;
-            let sign = o::unary("sign", &diff)?;
-            let slope = if p == 0.0 {
-                o::mul_s(&diff, 0.0)?
-            } else if p == 1.0 {
-                sign
-            } else if p.is_infinite() {
-                let top = o::call(
-                    "eq",
-                    vec![o::value(&o::unary("abs", &diff)?), o::value(&dd)],
-                    vec![],
-                )?;
-                o::mask(&top, &sign)?
-            } else if p == 2.0 {
-                o::div(&diff, &dd)?
-            } else {
-                let a = o::unary("abs", &diff)?;
-                o::div(
-                    &o::mul(&sign, &o::pow_s(&a, p - 1.0)?)?,
-                    &o::pow_s(&dd, p - 1.0)?,
-                )?
-            };
-            let slope = o::mask(&o::cmp_s("ne", &dd, 0.0)?, &slope)?;
+            let slope = distance_slope(&diff, &o::unsqueeze(&d, -1)?, c.float(2))?;
             let weighted = o::mul(&o::unsqueeze(&g, -1)?, &slope)?;
             if c.needs(0) {
                 c.set(0, o::sum(&weighted, &[-2], false)?);
@@ -454,4 +458,51 @@ pub(crate) fn cdist() -> Derivative {
             Ok(())
         },
     )
+}
+
+/// `pdist(x, p)`: the distance of rows i < j (in `triu_indices` order)
+/// moves row i along its difference and row j against it.
+pub(crate) fn pdist() -> Derivative {
+    derivative("PdistBackward0", &[Save::In(0), Save::Out(0)], |c| {
+        let (x, d, g) = (c.input(0)?, c.output(0)?, c.grad()?);
+        let n = x.shape()[0] as i64;
+        let pairs = o::call(
+            "triu_indices",
+            vec![Value::Int(n), Value::Int(n), Value::Int(1)],
+            vec![],
+        )?;
+        let side = |k: i64| {
+            o::call(
+                "select",
+                vec![o::value(&pairs), Value::Int(0), Value::Int(k)],
+                vec![],
+            )
+        };
+        let (i, j) = (side(0)?, side(1)?);
+        let rows = |idx: &Tensor| {
+            o::call(
+                "index_select",
+                vec![o::value(&x), Value::Int(0), o::value(idx)],
+                vec![],
+            )
+        };
+        let diff = o::sub(&rows(&i)?, &rows(&j)?)?;
+        let slope = distance_slope(&diff, &o::unsqueeze(&d, -1)?, c.float(1))?;
+        let weighted = o::mul(&o::unsqueeze(&g, -1)?, &slope)?;
+        let add = |base: Tensor, idx: &Tensor, alpha: i64| {
+            o::call(
+                "index_add",
+                vec![
+                    o::value(&base),
+                    Value::Int(0),
+                    o::value(idx),
+                    o::value(&weighted),
+                ],
+                vec![("alpha", Value::Scalar(fxvm_tensor::Scalar::Int(alpha)))],
+            )
+        };
+        let dx = add(o::zeros(x.shape(), x.dtype())?, &i, 1)?;
+        c.set(0, add(dx, &j, -1)?);
+        Ok(())
+    })
 }

@@ -417,7 +417,15 @@ fn combinations(x: &Tensor, r: i64, with_replacement: bool) -> Result<Tensor> {
     }
     let count = rows.len();
     let flat: Vec<i64> = rows.into_iter().flatten().map(|i| i as i64).collect();
-    let picked = index::index_select(x, 0, &Tensor::from_vec(flat, &[count * r]))?;
+    let picked = o::call(
+        "index_select",
+        vec![
+            o::value(x),
+            Value::Int(0),
+            Value::Tensor(Tensor::from_vec(flat, &[count * r])),
+        ],
+        vec![],
+    )?;
     shape::reshape(&picked, &[count as i64, r as i64])
 }
 
@@ -770,7 +778,8 @@ pub(crate) fn rows() -> Vec<Op> {
             "combinations(Tensor input, int r=2, bool with_replacement=False)",
             T,
             |(x, r, rep): (Tensor, i64, bool)| combinations(&x, r, rep),
-        ),
+        )
+        .composite(),
         op(
             "diag_embed(Tensor input, int offset=0, int dim1=-2, int dim2=-1)",
             TM,

@@ -134,6 +134,27 @@ fn significant(a: &Tensor, s: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> 
     ew::binary(Binary::Gt, &s.into(), &cutoff.into())
 }
 
+/// `linalg.vander(x, N)`: the powers `x⁰ … x^(N-1)` along a new last dim,
+/// as a row of ones and running products (as PyTorch, so integer inputs
+/// give int64 and the gradient follows the products).
+fn vander(x: &Tensor, n: Option<i64>) -> Result<Tensor> {
+    let n = n.unwrap_or(x.shape().last().map_or(0, |&n| n as i64));
+    if n <= 1 || x.ndim() == 0 {
+        return Err(fxvm_tensor::TensorError::runtime(
+            "linalg_vander",
+            "N must be greater than 1.",
+        ));
+    }
+    let mut size: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+    size.push(n - 1);
+    let spread = o::shape::expand(&o::unsqueeze(x, -1)?, &size)?;
+    let powers = o::call("cumprod", vec![o::value(&spread), Value::Int(-1)], vec![])?;
+    let mut ones_shape = x.shape().to_vec();
+    ones_shape.push(1);
+    let ones = o::full(&ones_shape, Scalar::Int(1), powers.dtype())?;
+    o::cat(&[ones, powers], -1)
+}
+
 /// `pinv` via the SVD: `V · diag(1/σ) · Uᵀ` over the significant σ.
 fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> {
     let (u, s, vh) = dense::svd(a, false)?;
@@ -790,21 +811,9 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "linalg_vander(Tensor x, *, int? N=None)",
             &[Place::Linalg],
-            |(x, n): (Tensor, Option<i64>)| {
-                let n = n.unwrap_or(x.shape().last().copied().unwrap_or(0) as i64);
-                let powers = fxvm_tensor::ops::create::arange(
-                    Scalar::Int(0),
-                    Scalar::Int(n),
-                    Scalar::Int(1),
-                    Some(fxvm_tensor::DType::I64),
-                )?;
-                ew::binary(
-                    Binary::Pow,
-                    &shape::unsqueeze(&x, -1)?.into(),
-                    &powers.into(),
-                )
-            },
-        ),
+            |(x, n): (Tensor, Option<i64>)| vander(&x, n),
+        )
+        .composite(),
         op(
             "linalg_cross(Tensor input, Tensor other, *, int dim=-1)",
             &[Place::Linalg],
@@ -869,7 +878,8 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x1, x2, w, b): (Tensor, Tensor, Tensor, Option<Tensor>)| {
                 products::bilinear(&x1, &x2, &w, b.as_ref())
             },
-        ),
+        )
+        .grad(crate::derivatives::linalg::bilinear()),
         op(
             "_grouped_mm(Tensor input, Tensor mat2, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None)",
             &[Place::Torch],

@@ -486,7 +486,8 @@ pub(crate) fn rows() -> Vec<Op> {
             "conv_tbc(Tensor input, Tensor weight, Tensor bias, int pad=0)",
             &[Torch, FunctionalIsTorch],
             |(x, w, b, pad): (Tensor, Tensor, Tensor, i64)| conv::conv_tbc(&x, &w, &b, pad),
-        ),
+        )
+        .grad(crate::derivatives::conv::conv_tbc()),
         max_pool_row(
             "max_pool1d(Tensor input, int[] kernel_size, int[]? stride=None, int[] padding=0, int[] dilation=1, bool ceil_mode=False, bool return_indices=False)",
             &[Torch, Functional(2)],
@@ -686,6 +687,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 norm::local_response_norm(&x, size, alpha, beta, k)
             },
         )
+        .grad(crate::derivatives::norm::local_response_norm())
         .python_reads(&[("input", "dim")]).meta(meta::same),
         op(
             "instance_norm(Tensor input, Tensor? running_mean=None, Tensor? running_var=None, Tensor? weight=None, Tensor? bias=None, bool use_input_stats=True, float momentum=0.1, float eps=1e-05) -> Tensor",

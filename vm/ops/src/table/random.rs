@@ -6,7 +6,7 @@ use fxvm_tensor::layout::MemoryFormat;
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
 use fxvm_tensor::random::multinomial::multinomial;
 use fxvm_tensor::random::{Generator, fill};
-use fxvm_tensor::{DType, Result, Tensor, TensorError};
+use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
 use super::create::{Like, new_shape};
 use super::{bin, maybe_in_place};
@@ -48,9 +48,16 @@ fn bounds(low: i64, high: Option<i64>) -> (i64, i64) {
     }
 }
 
-/// Leaky ReLU with slopes drawn from `[lower, upper]` in training, their
-/// mean otherwise.
-fn rrelu(x: &Tensor, lower: f64, upper: f64, training: bool, g: &Generator) -> Result<Tensor> {
+/// What rrelu multiplies its input by: slopes drawn from `[lower, upper]`
+/// for the elements ≤ 0 in training, their mean otherwise (a leaky relu);
+/// 1 for the other elements.
+fn rrelu_slopes(
+    x: &Tensor,
+    lower: f64,
+    upper: f64,
+    training: bool,
+    g: &Generator,
+) -> Result<Tensor> {
     if lower > upper {
         return Err(TensorError::runtime(
             "rrelu",
@@ -71,14 +78,35 @@ fn rrelu(x: &Tensor, lower: f64, upper: f64, training: bool, g: &Generator) -> R
         return Err(TensorError::not_implemented_for(kernel, x.dtype()));
     }
     if training {
-        return fill::rrelu(x, lower, upper, g);
+        return fill::rrelu_slopes(x, lower, upper, g);
     }
-    let negative = bin(Binary::Mul, x, (lower + upper) / 2.0)?;
+    let full = |v: f64| Tensor::full(&[], Scalar::Float(v), x.dtype());
     ew::where_(
         &bin(Binary::Gt, x, 0.0)?,
-        &Arg::Tensor(x.clone()),
-        &negative.into(),
+        &Arg::Tensor(full(1.0)),
+        &Arg::Tensor(full((lower + upper) / 2.0)),
     )
+}
+
+/// An rrelu row's slopes and whether it writes in place: `F.rrelu(input,
+/// lower, upper, training, inplace)` and `torch.rrelu_(input, lower, upper,
+/// training, generator)`.
+fn rrelu_call(values: &[Value]) -> Result<(Tensor, bool)> {
+    let (Value::Tensor(x), Value::Float(lower), Value::Float(upper), Value::Bool(training)) =
+        (&values[0], &values[1], &values[2], &values[3])
+    else {
+        return Err(invalid("rrelu"));
+    };
+    let (g, in_place) = match &values[4] {
+        Value::Bool(in_place) => (Generator::default_cpu(), *in_place),
+        Value::Generator(g) => (g.clone(), true),
+        _ => (Generator::default_cpu(), true),
+    };
+    Ok((rrelu_slopes(x, *lower, *upper, *training, &g)?, in_place))
+}
+
+fn rrelu(x: &Tensor, lower: f64, upper: f64, training: bool, g: &Generator) -> Result<Tensor> {
+    bin(Binary::Mul, x, rrelu_slopes(x, lower, upper, training, g)?)
 }
 
 fn invalid(op: &'static str) -> TensorError {
@@ -319,13 +347,15 @@ pub(crate) fn rows() -> Vec<Op> {
                     inplace,
                 )
             },
-        ),
+        )
+        .grad(crate::derivatives::activation::rrelu(rrelu_call)),
         op(
             "rrelu_(Tensor(a!) input, float lower=0.125, float upper=0.3333333333333333, bool training=False, Generator? generator=None)",
             &[Place::Torch, Place::FunctionalIsTorch],
             |(x, lower, upper, training, g): (Tensor, f64, f64, bool, Generator)| {
                 super::in_place(&x, rrelu(&x, lower, upper, training, &g))
             },
-        ),
+        )
+        .grad(crate::derivatives::activation::rrelu(rrelu_call)),
     ]
 }

@@ -63,7 +63,8 @@ pub(crate) fn rows() -> Vec<Op> {
             &[Torch, FunctionalIsTorch],
             |(x, p): (Tensor, f64)| distance::pdist(&x, p),
         )
-        .kernel_dtypes("pdist", crate::kernels::NOT_NARROW_FLOAT),
+        .kernel_dtypes("pdist", crate::kernels::NOT_NARROW_FLOAT)
+        .grad(crate::derivatives::select::pdist()),
         op(
             "cdist(Tensor x1, Tensor x2, float p=2.0, str compute_mode='use_mm_for_euclid_dist_if_necessary')",
             &[TorchFunctional(2)],

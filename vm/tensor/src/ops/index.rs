@@ -20,8 +20,8 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         ));
     }
     let d = t.dim(dim)?;
-    let flat = index
-        .with_layout(Layout::contiguous(&[index.numel()]))
+    // A 0-d index reads as one element; a view keeps its offset and strides.
+    let flat = super::shape::reshape(index, &[-1])?
         .contiguous()
         .to_dtype(DType::I64);
     // Unlike `t[index]`, `index_select` does not count negative indices from

@@ -295,14 +295,8 @@ pub fn embedding(indices: &Tensor, weight: &Tensor, padding_idx: Option<i64>) ->
             });
         }
     }
-    let flat = indices.with_layout(Layout::contiguous(&[indices.numel()]));
-    let flat = if indices.is_contiguous() {
-        flat
-    } else {
-        indices
-            .copy()
-            .with_layout(Layout::contiguous(&[indices.numel()]))
-    };
+    // A view of the indices keeps its offset and strides.
+    let flat = super::shape::reshape(indices, &[-1])?.contiguous();
     let rows = weight.shape()[0] as i64;
     if flat.to_vec::<i64>().iter().any(|&i| i < 0 || i >= rows) {
         return Err(TensorError::index_error("index out of range in self"));
@@ -800,6 +794,17 @@ pub fn instance_norm(x: &Tensor, a: &BatchNorm) -> Result<Tensor> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn embedding_reads_the_rows_a_view_of_indices_names() {
+        let w = Tensor::from_vec((0..8).map(|v| v as f32).collect(), &[4, 2]);
+        let t = Tensor::from_vec(vec![0i64, 1, 2, 3], &[2, 2]);
+        let row = crate::ops::shape::select(&t, 0, 1).unwrap();
+        let picked = embedding(&row, &w, None).unwrap();
+        assert_eq!(picked.to_vec::<f32>(), vec![4., 5., 6., 7.]);
+        let picked = crate::ops::index::index_select(&w, 0, &row).unwrap();
+        assert_eq!(picked.to_vec::<f32>(), vec![4., 5., 6., 7.]);
+    }
 
     #[test]
     fn eval_batch_norm_in_f32_matches_the_f64_path() {

@@ -319,10 +319,10 @@ pub fn geometric_(t: &Tensor, p: f64, g: &Generator) -> Result<()> {
     Ok(())
 }
 
-/// `rrelu` in training: each non-positive element scaled by its own slope
-/// drawn uniformly from [lower, upper] (a double draw, applied in the
-/// tensor's precision); positive elements pass unchanged and draw nothing.
-pub fn rrelu(x: &Tensor, lower: f64, upper: f64, g: &Generator) -> Result<Tensor> {
+/// rrelu's training slopes, as PyTorch draws them: for each element ≤ 0
+/// in memory order a uniform slope in `[lower, upper]`, 1 elsewhere (the
+/// output is the input times these).
+pub fn rrelu_slopes(x: &Tensor, lower: f64, upper: f64, g: &Generator) -> Result<Tensor> {
     floating("rrelu_with_noise_cpu", x)?;
     let mut s = g.lock();
     let mut slope = || unit_f64(&mut s).mul_add(upper - lower, lower);
@@ -331,7 +331,7 @@ pub fn rrelu(x: &Tensor, lower: f64, upper: f64, g: &Generator) -> Result<Tensor
             let v: Vec<f32> = x
                 .to_vec::<f32>()
                 .into_iter()
-                .map(|v| if v <= 0.0 { v * slope() as f32 } else { v })
+                .map(|v| if v <= 0.0 { slope() as f32 } else { 1.0 })
                 .collect();
             Tensor::from_vec(v, x.shape())
         }
@@ -339,9 +339,9 @@ pub fn rrelu(x: &Tensor, lower: f64, upper: f64, g: &Generator) -> Result<Tensor
             let v: Vec<f64> = x
                 .to_vec::<f64>()
                 .into_iter()
-                .map(|v| if v <= 0.0 { v * slope() } else { v })
+                .map(|v| if v <= 0.0 { slope() } else { 1.0 })
                 .collect();
-            Tensor::from_vec(v, x.shape())
+            Tensor::from_vec(v, x.shape()).to_dtype(x.dtype())
         }
     })
 }
