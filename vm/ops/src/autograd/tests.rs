@@ -583,6 +583,50 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
         "linalg_norm" => return s(vec![x(&[3, 4], 1)]),
         "cdist" => return s(vec![x(&[2, 3, 4], 1), x(&[2, 5, 4], 2), Value::Float(3.0)]),
         "pdist" => return s(vec![x(&[4, 3], 1), Value::Float(3.0)]),
+        "F.max_unpool1d" => {
+            return s(vec![
+                x(&[1, 2, 3], 1),
+                ints(vec![0, 3, 5, 1, 2, 4], &[1, 2, 3]),
+                Value::Ints(vec![2]),
+            ]);
+        }
+        "F.max_unpool2d" => {
+            return s(vec![
+                x(&[1, 1, 2, 2], 1),
+                ints(vec![0, 3, 9, 14], &[1, 1, 2, 2]),
+                Value::Ints(vec![2]),
+            ]);
+        }
+        "F.max_unpool3d" => {
+            return s(vec![
+                x(&[1, 1, 1, 1, 2], 1),
+                ints(vec![0, 13], &[1, 1, 1, 1, 2]),
+                Value::Ints(vec![2]),
+            ]);
+        }
+        "F.fractional_max_pool2d" => {
+            return s(vec![
+                x(&[1, 1, 5, 5], 1),
+                Value::Ints(vec![2, 2]),
+                Value::Ints(vec![3, 3]),
+                consts(vec![0.3, 0.6], &[1, 1, 2]),
+            ]);
+        }
+        "F.fractional_max_pool3d" => {
+            return s(vec![
+                x(&[1, 1, 4, 4, 4], 1),
+                Value::Ints(vec![2, 2, 2]),
+                Value::Ints(vec![2, 2, 2]),
+                consts(vec![0.2, 0.5, 0.7], &[1, 1, 3]),
+            ]);
+        }
+        "affine_grid_generator" => {
+            return s(vec![
+                x(&[2, 2, 3], 1),
+                Value::Ints(vec![2, 3, 4, 5]),
+                Value::Bool(false),
+            ]);
+        }
         "bilinear" => {
             return s(vec![
                 x(&[2, 3], 1),

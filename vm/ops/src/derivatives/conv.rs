@@ -634,3 +634,47 @@ pub(crate) fn conv_tbc() -> Derivative {
         Ok(())
     })
 }
+
+/// `fractional_max_pool{2,3}d`: each output's gradient goes to the input
+/// position its index (output 1) names.
+pub(crate) fn fractional_max_pool(spatial: usize) -> Derivative {
+    let name = match spatial {
+        2 => "FractionalMaxPool2DBackward0",
+        _ => "FractionalMaxPool3DBackward0",
+    };
+    derivative(name, &[Save::In(0), Save::Out(1)], move |c| {
+        let (x, indices, g) = (c.input(0)?, c.output(1)?, c.grad()?);
+        let d = scatter_back(&x, &g, &indices, spatial)?;
+        c.set(0, d);
+        Ok(())
+    })
+}
+
+/// `max_unpool{n}d(input, indices, …)`: each input takes the gradient at
+/// the output position its index names (PyTorch runs 1-d as 2-d).
+pub(crate) fn max_unpool(spatial: usize) -> Derivative {
+    let name = match spatial {
+        3 => "MaxUnpool3DBackward0",
+        _ => "MaxUnpool2DBackward0",
+    };
+    derivative(name, &[Save::In(1)], move |c| {
+        let (indices, g) = (c.input(1)?, c.grad()?);
+        let lead = indices.ndim().saturating_sub(spatial);
+        let flat = |t: &Tensor| {
+            let mut shape = t.shape()[..lead].to_vec();
+            shape.push(t.shape()[lead..].iter().product());
+            o::reshape(t, &shape)
+        };
+        let d = o::call(
+            "gather",
+            vec![
+                Value::Tensor(flat(&g)?),
+                Value::Int(lead as i64),
+                Value::Tensor(flat(&indices)?),
+            ],
+            vec![],
+        )?;
+        c.set(0, o::reshape(&d, indices.shape())?);
+        Ok(())
+    })
+}

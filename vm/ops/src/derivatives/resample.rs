@@ -6,7 +6,7 @@
 use fxvm_tensor::{DType, Result, Tensor};
 
 use crate::autograd::ops::{self as o, shape};
-use crate::autograd::{Back, Derivative, Name, derivative};
+use crate::autograd::{Back, Derivative, Name, Save, derivative};
 use crate::value::Value;
 
 /// `g` with dim `dim` mapped back through `probe`, the op's matrix for
@@ -174,6 +174,46 @@ pub(crate) fn interpolate() -> Derivative {
             };
             d = map_back(&d, dim as i64, &as_matrix(&probe, shape[dim])?)?;
         }
+        c.set(0, d);
+        Ok(())
+    })
+}
+
+/// `affine_grid_generator(theta, size, align_corners)`: each grid point is
+/// `θ · (base point, 1)`, so θ's gradient is the output's against the base
+/// points (the grid of the identity map) with a column of ones.
+pub(crate) fn affine_grid() -> Derivative {
+    derivative("AffineGridGeneratorBackward0", &[Save::In(0)], |c| {
+        let (theta, g) = (c.input(0)?, c.grad()?);
+        let k = theta.shape()[1];
+        let size = c.ints(1);
+        let align = c.bool(2);
+        // The identity map's grid for one image: the base points.
+        let mut identity = vec![0.0; k * (k + 1)];
+        for r in 0..k {
+            identity[r * (k + 1) + r] = 1.0;
+        }
+        let identity = o::to_dtype(&Tensor::from_vec(identity, &[1, k, k + 1]), theta.dtype())?;
+        let mut one = size.clone();
+        one[0] = 1;
+        let base = o::call(
+            "affine_grid_generator",
+            vec![o::value(&identity), Value::Ints(one), Value::Bool(align)],
+            vec![],
+        )?;
+        let points: usize = size[2..].iter().map(|&s| s as usize).product();
+        let base = o::reshape(&base, &[points, k])?;
+        let ones = o::full(&[points, 1], fxvm_tensor::Scalar::Int(1), theta.dtype())?;
+        let homogeneous = o::cat(&[base, ones], 1)?;
+        let g = o::reshape(&g, &[theta.shape()[0], points, k])?;
+        let d = o::call(
+            "einsum",
+            vec![
+                Value::Str("bpr,pc->brc".into()),
+                Value::Tensors(vec![g, homogeneous]),
+            ],
+            vec![],
+        )?;
         c.set(0, d);
         Ok(())
     })

@@ -260,6 +260,7 @@ fn max_unpool_row(decl: &'static str, spatial: usize) -> Op {
             pool::max_unpool(&x, &indices, &size, spatial)
         },
     )
+    .grad(crate::derivatives::conv::max_unpool(spatial))
 }
 
 /// `lp_pool{n}d`: the `p`-norm of each window, as PyTorch composes it

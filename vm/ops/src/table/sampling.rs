@@ -26,6 +26,7 @@ fn fractional_max_pool_row(decl: &'static str, spatial: usize) -> Op {
             ]))
         },
     )
+    .grad(crate::derivatives::conv::fractional_max_pool(spatial))
 }
 
 pub(crate) fn rows() -> Vec<Op> {
@@ -36,7 +37,8 @@ pub(crate) fn rows() -> Vec<Op> {
             |(theta, size, align): (Tensor, Vec<i64>, bool)| {
                 grid::affine_grid_generator(&theta, &size, align)
             },
-        ),
+        )
+        .grad(crate::derivatives::resample::affine_grid()),
         op(
             "grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners)",
             &[Torch],
