@@ -583,6 +583,21 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
         "linalg_norm" => return s(vec![x(&[3, 4], 1)]),
         "cdist" => return s(vec![x(&[2, 3, 4], 1), x(&[2, 5, 4], 2), Value::Float(3.0)]),
         "pdist" => return s(vec![x(&[4, 3], 1), Value::Float(3.0)]),
+        "F.multi_margin_loss" => {
+            return Some((
+                vec![x(&[4, 3], 1), ints(vec![0, 2, 1, 2], &[4])],
+                vec![
+                    ("p", Value::Int(2)),
+                    ("weight", consts(vec![0.5, 1.0, 2.0], &[3])),
+                ],
+            ));
+        }
+        "F.multilabel_margin_loss" => {
+            return s(vec![
+                x(&[2, 4], 1),
+                ints(vec![0, 2, -1, 1, 3, 1, 0, 2], &[2, 4]),
+            ]);
+        }
         "F.max_unpool1d" => {
             return s(vec![
                 x(&[1, 2, 3], 1),

@@ -1,5 +1,7 @@
 //! Losses.
 
+use std::sync::Arc;
+
 use fxvm_tensor::ops::nn::Reduction;
 use fxvm_tensor::{Result, Tensor, TensorError};
 
@@ -377,4 +379,152 @@ pub(crate) fn smooth_l1(huber: bool) -> Derivative {
         c.set(0, gi);
         Ok(())
     })
+}
+
+/// The reduction of a loss row whose `size_average`, `reduce` and
+/// `reduction` parameters start at `at`.
+fn legacy_reduction(values: &[Value], at: usize) -> Result<Reduction> {
+    let flag = |v: &Value| match v {
+        Value::Bool(b) => Some(*b),
+        _ => None,
+    };
+    let name = match &values[at + 2] {
+        Value::Str(s) => s.as_str(),
+        _ => "mean",
+    };
+    Reduction::from_args(flag(&values[at]), flag(&values[at + 1]), name)
+}
+
+/// A loss over `(N, C)` frames (or one `(C)` frame) as rows: `x` with a
+/// batch dim, and whether it had none.
+fn frames(x: &Tensor) -> Result<(Tensor, bool)> {
+    if x.ndim() <= 1 {
+        Ok((o::reshape(x, &[1, x.numel()])?, true))
+    } else {
+        Ok((x.clone(), false))
+    }
+}
+
+/// A mask of `(N, C)` from per-frame flags, as a float tensor like `x`.
+fn mask_like(x: &Tensor, flags: Vec<bool>) -> Result<Tensor> {
+    let values: Vec<f64> = flags.into_iter().map(|b| f64::from(u8::from(b))).collect();
+    o::to_dtype(&Tensor::from_vec(values, x.shape()), x.dtype())
+}
+
+/// `multi_margin_loss(input, target, p, margin, weight, …)` with history:
+/// checked and computed by the kernel, then recorded as rows —
+/// `Σ_{i≠y} w_y · max(0, margin - x_y + x_i)^p / C` per frame.
+pub(crate) fn multi_margin() -> Derivative {
+    Derivative::Decompose(Arc::new(|op, values: Vec<Value>| {
+        let checked = crate::tape::run_plain(op, values.clone())?;
+        let (Value::Tensor(input), Value::Tensor(target)) = (&values[0], &values[1]) else {
+            return Ok(checked);
+        };
+        let p = match values[2] {
+            Value::Int(p) => p,
+            _ => 1,
+        };
+        let margin = match values[3] {
+            Value::Float(m) => m,
+            _ => 1.0,
+        };
+        let (x, single) = frames(input)?;
+        let (n, c) = (x.shape()[0], x.shape()[1]);
+        let targets: Vec<i64> = target
+            .contiguous()
+            .to_dtype(fxvm_tensor::DType::I64)
+            .to_vec();
+        let t = Tensor::from_vec(targets.clone(), &[n, 1]);
+        let picked = o::call(
+            "gather",
+            vec![o::value(&x), Value::Int(1), Value::Tensor(t)],
+            vec![],
+        )?;
+        let z = o::add_s(&o::sub(&x, &picked)?, margin)?;
+        let mut h = o::clamp_min(&z, 0.0)?;
+        if p == 2 {
+            h = o::mul(&h, &h)?;
+        }
+        if let Value::Tensor(w) = &values[4] {
+            let wy = o::call(
+                "index_select",
+                vec![
+                    o::value(w),
+                    Value::Int(0),
+                    Value::Tensor(Tensor::from_vec(targets.clone(), &[n])),
+                ],
+                vec![],
+            )?;
+            h = o::mul(&h, &o::reshape(&wy, &[n, 1])?)?;
+        }
+        let others = (0..n * c)
+            .map(|k| k % c != targets[k / c] as usize)
+            .collect();
+        h = o::mul(&h, &mask_like(&x, others)?)?;
+        let mut loss = o::mul_s(&o::sum(&h, &[1], false)?, 1.0 / c as f64)?;
+        if single {
+            loss = o::reshape(&loss, &[])?;
+        }
+        o::reduced(legacy_reduction(&values, 5)?, loss).map(Value::Tensor)
+    }))
+}
+
+/// `multilabel_margin_loss(input, target, …)` with history: checked and
+/// computed by the kernel, then recorded as rows — each frame's labels
+/// (its target up to the first -1) against its other classes,
+/// `Σ_j Σ_{i∉labels} max(0, 1 - x_j + x_i) / C`.
+pub(crate) fn multilabel_margin() -> Derivative {
+    Derivative::Decompose(Arc::new(|op, values: Vec<Value>| {
+        let checked = crate::tape::run_plain(op, values.clone())?;
+        let (Value::Tensor(input), Value::Tensor(target)) = (&values[0], &values[1]) else {
+            return Ok(checked);
+        };
+        let (x, single) = frames(input)?;
+        let (n, c) = (x.shape()[0], x.shape()[1]);
+        let t: Vec<i64> = target
+            .contiguous()
+            .to_dtype(fxvm_tensor::DType::I64)
+            .to_vec();
+        // Per frame: which target slots are labels, which classes are not.
+        let (mut labels, mut others) = (vec![false; n * c], vec![true; n * c]);
+        let mut slots = vec![0i64; n * c];
+        for f in 0..n {
+            for k in 0..c {
+                let l = t[f * c + k];
+                if l < 0 {
+                    break;
+                }
+                labels[f * c + k] = true;
+                slots[f * c + k] = l;
+                others[f * c + l as usize] = false;
+            }
+        }
+        let picked = o::call(
+            "gather",
+            vec![
+                o::value(&x),
+                Value::Int(1),
+                Value::Tensor(Tensor::from_vec(slots, &[n, c])),
+            ],
+            vec![],
+        )?;
+        // z[f, k, i] = 1 - x[f, label k] + x[f, i]
+        let z = o::add_s(
+            &o::sub(&o::unsqueeze(&x, 1)?, &o::unsqueeze(&picked, 2)?)?,
+            1.0,
+        )?;
+        let h = o::clamp_min(&z, 0.0)?;
+        let pairs = o::mul(
+            &o::unsqueeze(&mask_like(&x, labels)?, 2)?,
+            &o::unsqueeze(&mask_like(&x, others)?, 1)?,
+        )?;
+        let mut loss = o::mul_s(
+            &o::sum(&o::mul(&h, &pairs)?, &[1, 2], false)?,
+            1.0 / c as f64,
+        )?;
+        if single {
+            loss = o::reshape(&loss, &[])?;
+        }
+        o::reduced(legacy_reduction(&values, 2)?, loss).map(Value::Tensor)
+    }))
 }

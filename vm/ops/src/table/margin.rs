@@ -295,7 +295,8 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         )
         .python_reads(&[("weight", "dim")])
-        .kernel_dtypes("multi_margin_loss_cpu_kernel", crate::kernels::FLOAT32_64),
+        .kernel_dtypes("multi_margin_loss_cpu_kernel", crate::kernels::FLOAT32_64)
+        .grad(crate::derivatives::loss::multi_margin()),
         op(
             "multilabel_margin_loss(Tensor input, Tensor target, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
@@ -303,7 +304,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 o::reduced(reduction(sa, re, &name)?, margins::multilabel_margin(&x, &t)?)
             },
         )
-        .kernel_dtypes("multilabel_margin_loss_forward_out_frame", crate::kernels::FLOAT32_64),
+        .kernel_dtypes("multilabel_margin_loss_forward_out_frame", crate::kernels::FLOAT32_64)
+        .grad(crate::derivatives::loss::multilabel_margin()),
         op(
             "multilabel_soft_margin_loss(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, bool? reduce=None, str reduction='mean') -> Tensor",
             &[Functional(2)],
