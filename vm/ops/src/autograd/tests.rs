@@ -583,6 +583,16 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
         "linalg_norm" => return s(vec![x(&[3, 4], 1)]),
         "cdist" => return s(vec![x(&[2, 3, 4], 1), x(&[2, 5, 4], 2), Value::Float(3.0)]),
         "pdist" => return s(vec![x(&[4, 3], 1), Value::Float(3.0)]),
+        "F.embedding_bag" => {
+            return Some((
+                vec![ints(vec![1, 2, 4, 3, 0], &[5]), x(&[5, 3], 1)],
+                vec![
+                    ("offsets", ints(vec![0, 2], &[2])),
+                    ("mode", Value::Str("sum".into())),
+                    ("per_sample_weights", x(&[5], 2)),
+                ],
+            ));
+        }
         "F.multi_margin_loss" => {
             return Some((
                 vec![x(&[4, 3], 1), ints(vec![0, 2, 1, 2], &[4])],

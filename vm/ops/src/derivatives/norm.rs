@@ -402,3 +402,95 @@ pub(crate) fn local_response_norm() -> Derivative {
         o::div(&x, &divisor).map(Value::Tensor)
     }))
 }
+
+/// `embedding_bag(input, weight, offsets, max_norm, norm_type,
+/// scale_grad_by_freq, mode, sparse, per_sample_weights,
+/// include_last_offset, padding_idx)` with history: checked and computed
+/// by the kernel, then recorded as rows — the bags' rows gathered (scaled
+/// by the per-sample weights) and added into their bags, over the bag's
+/// size for `mean`; for `max`, each bag's largest entry per feature.
+pub(crate) fn embedding_bag() -> Derivative {
+    use fxvm_tensor::ops::bag::{self, BagMode};
+    Derivative::Decompose(Arc::new(|op, values: Vec<Value>| {
+        let checked = crate::tape::run_plain(op, values.clone())?;
+        let (Value::Tensor(input), Value::Tensor(w)) = (&values[0], &values[1]) else {
+            return Ok(checked);
+        };
+        let offsets = match &values[2] {
+            Value::Tensor(t) => Some(t),
+            _ => None,
+        };
+        let mode = match &values[6] {
+            Value::Str(m) => BagMode::parse(m)?,
+            _ => BagMode::Mean,
+        };
+        let last = matches!(values[9], Value::Bool(true));
+        let padding = match values[10] {
+            Value::Int(p) => Some(p),
+            _ => None,
+        };
+        let bags = bag::bags_of(input, w.shape()[0], offsets, last, padding)?;
+        let (count, dim) = (bags.members.len(), w.shape()[1]);
+        let index = |v: Vec<i64>| Value::Tensor(Tensor::from_vec(v.clone(), &[v.len()]));
+        let select = |t: &Tensor, v: Vec<i64>| {
+            o::call(
+                "index_select",
+                vec![o::value(t), Value::Int(0), index(v)],
+                vec![],
+            )
+        };
+        if mode == BagMode::Max {
+            // Each bag's first largest entry per feature, read from the
+            // flattened table.
+            let table: Vec<f64> = w.contiguous().to_dtype(fxvm_tensor::DType::F64).to_vec();
+            let (mut flat, mut filled) = (vec![0i64; count * dim], vec![0.0; count]);
+            for (b, members) in bags.members.iter().enumerate() {
+                let Some(&first) = members.first() else {
+                    continue;
+                };
+                filled[b] = 1.0;
+                for d in 0..dim {
+                    let at = |k: usize| bags.rows[k] as usize * dim + d;
+                    let best = members.iter().fold(first, |best, &k| {
+                        if table[at(k)] > table[at(best)] {
+                            k
+                        } else {
+                            best
+                        }
+                    });
+                    flat[b * dim + d] = at(best) as i64;
+                }
+            }
+            let picked = select(&o::shape::reshape(w, &[-1])?, flat)?;
+            let filled = o::to_dtype(&Tensor::from_vec(filled, &[count, 1]), w.dtype())?;
+            return o::mul(&o::reshape(&picked, &[count, dim])?, &filled).map(Value::Tensor);
+        }
+        let (mut positions, mut owners, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
+        for (b, members) in bags.members.iter().enumerate() {
+            positions.extend(members.iter().map(|&k| k as i64));
+            owners.extend(std::iter::repeat_n(b as i64, members.len()));
+            sizes.push(members.len().max(1) as f64);
+        }
+        let rows = positions.iter().map(|&k| bags.rows[k as usize]).collect();
+        let mut picked = select(w, rows)?;
+        if let Value::Tensor(psw) = &values[8] {
+            let scale = select(&o::shape::reshape(psw, &[-1])?, positions)?;
+            picked = o::mul(&picked, &o::unsqueeze(&scale, 1)?)?;
+        }
+        let summed = o::call(
+            "index_add",
+            vec![
+                Value::Tensor(o::zeros(&[count, dim], w.dtype())?),
+                Value::Int(0),
+                index(owners),
+                Value::Tensor(picked),
+            ],
+            vec![],
+        )?;
+        if mode == BagMode::Sum {
+            return Ok(Value::Tensor(summed));
+        }
+        let sizes = o::to_dtype(&Tensor::from_vec(sizes, &[count, 1]), w.dtype())?;
+        o::div(&summed, &sizes).map(Value::Tensor)
+    }))
+}

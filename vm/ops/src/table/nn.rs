@@ -782,7 +782,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 )
             },
         )
-        .python_reads(&[("weight", "dtype"), ("weight", "dim"), ("input", "dim")]),
+        .python_reads(&[("weight", "dtype"), ("weight", "dim"), ("input", "dim")])
+        .grad(crate::derivatives::norm::embedding_bag()),
         op(
             "embedding(Tensor input, Tensor weight, int? padding_idx=None, float? max_norm=None, float norm_type=2.0, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
             &[Functional(2)],

@@ -64,6 +64,51 @@ fn bags(offsets: &[i64], len: usize, include_last_offset: bool) -> Result<Vec<(u
         .collect()
 }
 
+/// What each bag reduces: `rows[k]`, the table row of input position
+/// `k`, and per bag the positions it takes (padding entries left out).
+pub struct Bags {
+    pub rows: Vec<i64>,
+    pub members: Vec<Vec<usize>>,
+}
+
+/// The bags of a 1-d `input` with `offsets`, or of a 2-d one (each row a
+/// bag), over a table of `table_rows` rows.
+pub fn bags_of(
+    input: &Tensor,
+    table_rows: usize,
+    offsets: Option<&Tensor>,
+    include_last_offset: bool,
+    padding_idx: Option<i64>,
+) -> Result<Bags> {
+    if input.dtype().is_float() || input.dtype() == DType::Bool {
+        return fail("expected input to be an integer tensor");
+    }
+    let rows: Vec<i64> = input.contiguous().to_dtype(DType::I64).to_vec();
+    let offsets: Vec<i64> = match (input.ndim(), offsets) {
+        (2, _) => {
+            let width = input.shape()[1];
+            (0..input.shape()[0]).map(|b| (b * width) as i64).collect()
+        }
+        (_, Some(o)) => o.to_dtype(DType::I64).to_vec(),
+        (_, None) => return fail("offsets has to be a 1D Tensor but got None"),
+    };
+    if let Some((k, &bad)) = rows
+        .iter()
+        .enumerate()
+        .find(|(_, i)| !(0..table_rows as i64).contains(i))
+    {
+        return fail(format!(
+            "Index {k} of input takes value {bad} which is not in the valid range [0, {table_rows})"
+        ));
+    }
+    let padding = padding_idx.map(|p| if p < 0 { p + table_rows as i64 } else { p });
+    let members = bags(&offsets, rows.len(), include_last_offset)?
+        .into_iter()
+        .map(|(start, end)| (start..end).filter(|&k| Some(rows[k]) != padding).collect())
+        .collect();
+    Ok(Bags { rows, members })
+}
+
 /// `embedding_bag(input, weight, offsets, mode, per_sample_weights,
 /// include_last_offset, padding_idx)` for a 1-d `input` with offsets or a
 /// 2-d one (each row a bag): one reduced row per bag; empty bags (and bags
@@ -80,41 +125,15 @@ pub fn embedding_bag(
     if weight.ndim() != 2 {
         return fail("weight has to be a 2D Tensor");
     }
-    if input.dtype().is_float() || input.dtype() == DType::Bool {
-        return fail("expected input to be an integer tensor");
-    }
     let (rows, dim) = (weight.shape()[0], weight.shape()[1]);
-    let indices: Vec<i64> = input.contiguous().to_dtype(DType::I64).to_vec();
-    let offsets: Vec<i64> = match (input.ndim(), offsets) {
-        (2, _) => {
-            let width = input.shape()[1];
-            (0..input.shape()[0]).map(|b| (b * width) as i64).collect()
-        }
-        (_, Some(o)) => o.to_dtype(DType::I64).to_vec(),
-        (_, None) => return fail("offsets has to be a 1D Tensor but got None"),
-    };
-    if let Some((k, &bad)) = indices
-        .iter()
-        .enumerate()
-        .find(|(_, i)| !(0..rows as i64).contains(i))
-    {
-        return fail(format!(
-            "Index {k} of input takes value {bad} which is not in the valid range [0, {rows})"
-        ));
-    }
+    let bags = bags_of(input, rows, offsets, include_last_offset, padding_idx)?;
     let psw: Option<Vec<f64>> = per_sample_weights.map(|w| w.contiguous().to_vec());
     let table: Vec<f64> = weight.contiguous().to_vec();
-    let padding = padding_idx.map(|p| if p < 0 { p + rows as i64 } else { p });
-    let bags = bags(&offsets, indices.len(), include_last_offset)?;
-    let mut out = vec![0.0f64; bags.len() * dim];
-    for (b, &(start, end)) in bags.iter().enumerate() {
+    let mut out = vec![0.0f64; bags.members.len() * dim];
+    for (b, members) in bags.members.iter().enumerate() {
         let acc = &mut out[b * dim..(b + 1) * dim];
-        let mut count = 0usize;
-        for k in start..end {
-            if Some(indices[k]) == padding {
-                continue;
-            }
-            let row = &table[indices[k] as usize * dim..][..dim];
+        for (count, &k) in members.iter().enumerate() {
+            let row = &table[bags.rows[k] as usize * dim..][..dim];
             let scale = psw.as_ref().map_or(1.0, |w| w[k]);
             for (a, &v) in acc.iter_mut().zip(row) {
                 *a = match mode {
@@ -123,13 +142,12 @@ pub fn embedding_bag(
                     _ => *a + v * scale,
                 };
             }
-            count += 1;
         }
-        if mode == BagMode::Mean && count > 0 {
-            acc.iter_mut().for_each(|a| *a /= count as f64);
+        if mode == BagMode::Mean && !members.is_empty() {
+            acc.iter_mut().for_each(|a| *a /= members.len() as f64);
         }
     }
-    Ok(Tensor::from_vec(out, &[bags.len(), dim]).to_dtype(weight.dtype()))
+    Ok(Tensor::from_vec(out, &[bags.members.len(), dim]).to_dtype(weight.dtype()))
 }
 
 #[cfg(test)]
