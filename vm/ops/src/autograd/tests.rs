@@ -583,6 +583,21 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
         "linalg_norm" => return s(vec![x(&[3, 4], 1)]),
         "cdist" => return s(vec![x(&[2, 3, 4], 1), x(&[2, 5, 4], 2), Value::Float(3.0)]),
         "pdist" => return s(vec![x(&[4, 3], 1), Value::Float(3.0)]),
+        "linalg_svd" | "svd" | "linalg_svdvals" | "linalg_pinv" | "pinverse" => {
+            let a = leaf(
+                vec![
+                    2.0, 0.3, -0.2, 0.1, 1.5, 0.4, -0.3, 0.2, 0.9, 0.5, -0.6, 0.7,
+                ],
+                &[4, 3],
+            );
+            // A full U's extra column is any unit vector orthogonal to A's
+            // columns: nothing a gradient could follow.
+            if name == "linalg_svd" {
+                return s(vec![a, Value::Bool(false)]);
+            }
+            return s(vec![a]);
+        }
+        "linalg_qr" => return s(vec![well_conditioned()]),
         "F.embedding_bag" => {
             return Some((
                 vec![ints(vec![1, 2, 4, 3, 0], &[5]), x(&[5, 3], 1)],
@@ -1110,7 +1125,10 @@ fn every_formula_matches_finite_differences_and_so_does_its_derivative() {
         let base = k.strip_suffix('_').unwrap_or(&k).to_owned();
         // Only the lower triangle is read, so only symmetric perturbations
         // are meaningful: golden autograd/ops checks it against PyTorch.
-        if base == "linalg_cholesky" {
+        if matches!(
+            base.as_str(),
+            "linalg_cholesky" | "linalg_eigh" | "linalg_eigvalsh"
+        ) {
             checked.insert(k, ());
             continue;
         }

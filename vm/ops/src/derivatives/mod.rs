@@ -5,6 +5,7 @@
 
 pub(crate) mod activation;
 pub(crate) mod conv;
+pub(crate) mod decompositions;
 pub(crate) mod einsum;
 pub(crate) mod elementwise;
 pub(crate) mod index;

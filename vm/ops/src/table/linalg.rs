@@ -594,7 +594,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     "This function was deprecated since version 1.9 and is now removed. `torch.cholesky` is deprecated in favor of `torch.linalg.cholesky`.\nL = torch.cholesky(A) should be replaced with:\nL = torch.linalg.cholesky(A)\nU = torch.cholesky(A, upper=True) should be replaced with:\nU = torch.linalg.cholesky(A).mH",
                 ))
             },
-        ),
+        )
+        .nondiff(),
         op(
             "linalg_eigh(Tensor A, str UPLO='L')",
             &[Place::Linalg],
@@ -606,12 +607,14 @@ pub(crate) fn rows() -> Vec<Op> {
                     v.expect("eigenvectors were asked for"),
                 ))
             },
-        ),
+        )
+        .grad(crate::derivatives::decompositions::eigh()),
         op(
             "linalg_eigvalsh(Tensor A, str UPLO='L')",
             &[Place::Linalg],
             |(a, uplo): (Tensor, String)| Ok(dense::eigh(&a, uplo == "U", false)?.0),
-        ),
+        )
+        .grad(crate::derivatives::decompositions::eigvalsh()),
         op(
             "linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None)",
             &[Place::Linalg],
@@ -622,12 +625,14 @@ pub(crate) fn rows() -> Vec<Op> {
                     vec![Value::Tensor(u), Value::Tensor(s), Value::Tensor(vh)],
                 ))
             },
-        ),
+        )
+        .grad(crate::derivatives::decompositions::linalg_svd()),
         op(
             "linalg_svdvals(Tensor A, *, str? driver=None)",
             &[Place::Linalg],
             |(a, _driver): (Tensor, Option<String>)| dense::svdvals(&a),
-        ),
+        )
+        .grad(crate::derivatives::decompositions::svdvals()),
         // The legacy `torch.svd`: reduced by default, and `V` rather than `Vh`.
         op(
             "svd(Tensor input, bool some=True, bool compute_uv=True)",
@@ -640,7 +645,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     vec![Value::Tensor(u), Value::Tensor(s), Value::Tensor(v)],
                 ))
             },
-        ),
+        )
+        .grad(crate::derivatives::decompositions::svd()),
         op(
             "linalg_vector_norm(Tensor x, Scalar ord=2, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",
             &[Place::Linalg],
@@ -795,19 +801,22 @@ pub(crate) fn rows() -> Vec<Op> {
             "linalg_pinv(Tensor A, *, float? atol=None, float? rtol=None, bool hermitian=False)",
             &[Place::Linalg],
             |(a, atol, rtol, _h): (Tensor, Option<f64>, Option<f64>, bool)| pinv(&a, atol, rtol),
-        ),
+        )
+        .grad(crate::derivatives::decompositions::pinv()),
         op(
             "pinverse(Tensor input, float rcond=1e-15)",
             TM,
             |(a, rcond): (Tensor, f64)| pinv(&a, None, Some(rcond)),
-        ),
+        )
+        .grad(crate::derivatives::decompositions::pinv()),
         op(
             "linalg_matrix_rank(Tensor A, *, float? atol=None, float? rtol=None, bool hermitian=False)",
             &[Place::Linalg],
             |(a, atol, rtol, _h): (Tensor, Option<f64>, Option<f64>, bool)| {
                 matrix_rank(&a, atol, rtol)
             },
-        ),
+        )
+        .nondiff(),
         op(
             "linalg_vander(Tensor x, *, int? N=None)",
             &[Place::Linalg],
@@ -913,7 +922,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     vec![Value::Tensor(q), Value::Tensor(r)],
                 ))
             },
-        ),
+        )
+        .grad(crate::derivatives::decompositions::qr()),
         op(
             "einsum(str equation, Tensor[] *operands) -> Tensor",
             &[Place::TorchFunctional(2)],
