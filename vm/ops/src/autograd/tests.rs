@@ -598,6 +598,17 @@ fn sample(name: &str, op: &Op) -> Option<Call> {
             return s(vec![a]);
         }
         "linalg_qr" => return s(vec![well_conditioned()]),
+        "grid_sampler" => {
+            // Bicubic, reflected: every coordinate path (bilinear and
+            // nearest are golden-checked with the others).
+            return s(vec![
+                x(&[1, 2, 3, 4], 1),
+                x(&[1, 2, 2, 2], 2),
+                Value::Int(2),
+                Value::Int(2),
+                Value::Bool(false),
+            ]);
+        }
         "F.embedding_bag" => {
             return Some((
                 vec![ints(vec![1, 2, 4, 3, 0], &[5]), x(&[5, 3], 1)],

@@ -51,7 +51,8 @@ pub(crate) fn rows() -> Vec<Op> {
                     align,
                 )
             },
-        ),
+        )
+        .grad(crate::derivatives::resample::grid_sampler()),
         fractional_max_pool_row(
             "fractional_max_pool2d(Tensor input, int[] kernel_size, int[] output_size, Tensor random_samples)",
             2,
