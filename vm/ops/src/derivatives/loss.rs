@@ -528,3 +528,54 @@ pub(crate) fn multilabel_margin() -> Derivative {
         o::reduced(legacy_reduction(&values, 2)?, loss).map(Value::Tensor)
     }))
 }
+
+/// `ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+/// reduction, zero_infinity)`: the alpha–beta gradient, by its own row
+/// (not differentiable again, as PyTorch's).
+pub(crate) fn ctc_loss() -> Derivative {
+    derivative(
+        "CtcLossBackward0",
+        &[Save::In(0), Save::In(1), Save::In(2), Save::In(3)],
+        |c| {
+            let lengths = |i: usize| -> Result<Value> {
+                Ok(match c.value(i) {
+                    Value::Ints(v) => Value::Ints(v.clone()),
+                    _ => Value::Ints(
+                        c.input(i)?
+                            .to_dtype(fxvm_tensor::DType::I64)
+                            .contiguous()
+                            .to_vec(),
+                    ),
+                })
+            };
+            // The functional names its reduction; the builtin passes its code.
+            let reduction = match c.value(5) {
+                Value::Str(s) => Reduction::parse(s)?,
+                Value::Int(1) => Reduction::Mean,
+                Value::Int(2) => Reduction::Sum,
+                _ => Reduction::None,
+            };
+            let code = match reduction {
+                Reduction::None => 0,
+                Reduction::Mean => 1,
+                Reduction::Sum => 2,
+            };
+            let d = o::call(
+                "ctc_loss_backward",
+                vec![
+                    Value::Tensor(c.grad()?),
+                    Value::Tensor(c.input(0)?),
+                    Value::Tensor(c.input(1)?),
+                    lengths(2)?,
+                    lengths(3)?,
+                    c.value(4).clone(),
+                    Value::Int(code),
+                    c.value(6).clone(),
+                ],
+                vec![],
+            )?;
+            c.set(0, d);
+            Ok(())
+        },
+    )
+}

@@ -97,7 +97,8 @@ pub(crate) fn rows() -> Vec<Op> {
                 ctc::ctc_loss(&lp, &t, &lengths(il), &lengths(tl), blank, r, zero_inf)
             },
         )
-        .kernel_dtypes("ctc_loss_cpu", crate::kernels::FLOAT32_64),
+        .kernel_dtypes("ctc_loss_cpu", crate::kernels::FLOAT32_64)
+        .grad(crate::derivatives::loss::ctc_loss()),
         // The builtin takes the reduction as PyTorch's enum: 0 none, 1 mean, 2 sum.
         op(
             // PyTorch declares `reduction=Mean`, but its argument parser reads
@@ -119,7 +120,23 @@ pub(crate) fn rows() -> Vec<Op> {
                 ctc::ctc_loss(&lp, &t, &lengths(il), &lengths(tl), blank, r, zero_inf)
             },
         )
-        .kernel_dtypes("ctc_loss_cpu", crate::kernels::FLOAT32_64),
+        .kernel_dtypes("ctc_loss_cpu", crate::kernels::FLOAT32_64)
+        .grad(crate::derivatives::loss::ctc_loss()),
+        // The CTC loss's gradient (not bound in Python): what its derivative
+        // calls. Reduction codes as the builtin's.
+        op(
+            "ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank, int reduction, bool zero_infinity)",
+            &[],
+            |(g, lp, t, il, tl, blank, reduction, zero_inf): (Tensor, Tensor, Tensor, Vec<i64>, Vec<i64>, i64, i64, bool)| {
+                let r = match reduction {
+                    1 => Reduction::Mean,
+                    2 => Reduction::Sum,
+                    _ => Reduction::None,
+                };
+                ctc::ctc_loss_backward(&g, &lp, &t, &il, &tl, blank, r, zero_inf)
+            },
+        )
+        .nondiff(),
         op(
             "cross_entropy(Tensor input, Tensor target, Tensor? weight=None, bool? size_average=None, int ignore_index=-100, bool? reduce=None, str reduction='mean', float label_smoothing=0.0) -> Tensor",
             &[Functional(2)],
