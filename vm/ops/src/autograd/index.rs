@@ -30,7 +30,15 @@ pub fn get(t: &Tensor, items: &[Index]) -> Result<Tensor> {
 
 fn get_recorded(t: &Tensor, items: &[Index]) -> Result<Tensor> {
     let out = subscript::get(t, items)?;
-    if !recording_tensors(&[t]) || !out.dtype().is_float() {
+    if !out.dtype().is_float() {
+        return Ok(out);
+    }
+    if !recording_tensors(&[t]) {
+        // A view remembers its base even when nothing records (see
+        // `record::mark_views`).
+        if fxvm_tensor::autograd::is_grad_enabled() && !out.same(t) {
+            super::views::mark(std::slice::from_ref(&out), std::slice::from_ref(t));
+        }
         return Ok(out);
     }
     let node = Node::new(

@@ -25,6 +25,43 @@ pub(crate) fn recording_tensors(ts: &[&Tensor]) -> bool {
     is_grad_enabled() && ts.iter().any(|t| t.requires_grad())
 }
 
+/// The inputs of a call that records nothing whose outputs may be views
+/// the tracker follows: with grad mode on, rows with a derivative (not
+/// `detach`) that do not write in place. PyTorch tracks views whether or
+/// not anything requires grad, so that a later in-place op with an operand
+/// requiring grad gives the base history too.
+pub(crate) fn view_candidates(op: &Op, values: &[Value]) -> Option<Vec<Tensor>> {
+    (is_grad_enabled()
+        && op.schema.mutated().is_none()
+        && matches!(op.derivative, Some(Derivative::Formula { .. })))
+    .then(|| {
+        values
+            .iter()
+            .flat_map(|v| tensors(v).iter().cloned())
+            .collect()
+    })
+}
+
+/// Marks the outputs of such a call that share an input's storage as views
+/// of it.
+pub(crate) fn mark_views(inputs: &[Tensor], out: &Value) {
+    let outputs = match out {
+        Value::Tuple(items) | Value::ReturnType(_, items) => items
+            .iter()
+            .flat_map(|v| tensors(v).iter())
+            .collect::<Vec<_>>(),
+        v => tensors(v).iter().collect(),
+    };
+    let views: Vec<Tensor> = outputs
+        .into_iter()
+        .filter(|o| o.dtype().is_float() && inputs.iter().all(|i| !o.same(i)))
+        .cloned()
+        .collect();
+    if !views.is_empty() {
+        super::views::mark(&views, inputs);
+    }
+}
+
 /// Whether a call with these arguments records history.
 pub fn recording(values: &[Value]) -> bool {
     is_grad_enabled()
