@@ -262,9 +262,9 @@ impl Op {
             .is_some_and(|i| matches!(values[i], Value::Bool(true)));
         let out = if crate::autograd::recording(&values) {
             crate::autograd::record(self, values)?
-        } else if let Some(inputs) = crate::autograd::view_candidates(self, &values) {
+        } else if let Some(base) = crate::autograd::view_candidate(self, &values) {
             let out = self.run_plain(values)?;
-            crate::autograd::mark_views(&inputs, &out);
+            crate::autograd::mark_views(&base, &out);
             out
         } else {
             self.run_plain(values)?

@@ -21,7 +21,7 @@ pub use back::Back;
 use fxvm_tensor::Result;
 pub(crate) use record::accumulate_into;
 pub use record::{edge, record, recording};
-pub(crate) use record::{mark_views, view_candidates};
+pub(crate) use record::{mark_views, view_candidate};
 
 /// A value the forward saves for the formula.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

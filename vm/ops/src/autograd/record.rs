@@ -25,40 +25,34 @@ pub(crate) fn recording_tensors(ts: &[&Tensor]) -> bool {
     is_grad_enabled() && ts.iter().any(|t| t.requires_grad())
 }
 
-/// The inputs of a call that records nothing whose outputs may be views
-/// the tracker follows: with grad mode on, rows with a derivative (not
-/// `detach`) that do not write in place. PyTorch tracks views whether or
-/// not anything requires grad, so that a later in-place op with an operand
-/// requiring grad gives the base history too.
-pub(crate) fn view_candidates(op: &Op, values: &[Value]) -> Option<Vec<Tensor>> {
-    (is_grad_enabled()
-        && op.schema.mutated().is_none()
-        && matches!(op.derivative, Some(Derivative::Formula { .. })))
-    .then(|| {
-        values
-            .iter()
-            .flat_map(|v| tensors(v).iter().cloned())
-            .collect()
-    })
+/// The input a call that records nothing may return views of (its first
+/// tensor): with grad mode on, for rows with a derivative (not `detach`)
+/// that do not write in place. PyTorch tracks views whether or not anything
+/// requires grad, so that a later in-place op with an operand requiring
+/// grad gives the base history too.
+pub(crate) fn view_candidate(op: &Op, values: &[Value]) -> Option<Tensor> {
+    if !is_grad_enabled()
+        || op.schema.mutated().is_some()
+        || !matches!(op.derivative, Some(Derivative::Formula { .. }))
+    {
+        return None;
+    }
+    values.iter().find_map(|v| tensors(v).first().cloned())
 }
 
-/// Marks the outputs of such a call that share an input's storage as views
-/// of it.
-pub(crate) fn mark_views(inputs: &[Tensor], out: &Value) {
-    let outputs = match out {
-        Value::Tuple(items) | Value::ReturnType(_, items) => items
-            .iter()
-            .flat_map(|v| tensors(v).iter())
-            .collect::<Vec<_>>(),
-        v => tensors(v).iter().collect(),
+/// Marks the outputs of such a call that share `base`'s storage (and are
+/// not `base` itself) as its views.
+pub(crate) fn mark_views(base: &Tensor, out: &Value) {
+    let mark = |o: &Tensor| {
+        if o.dtype().is_float() && !o.same(base) && o.shares_storage(base) {
+            o.set_view_of(base);
+        }
     };
-    let views: Vec<Tensor> = outputs
-        .into_iter()
-        .filter(|o| o.dtype().is_float() && inputs.iter().all(|i| !o.same(i)))
-        .cloned()
-        .collect();
-    if !views.is_empty() {
-        super::views::mark(&views, inputs);
+    match out {
+        Value::Tuple(items) | Value::ReturnType(_, items) => {
+            items.iter().flat_map(|v| tensors(v).iter()).for_each(mark);
+        }
+        v => tensors(v).iter().for_each(mark),
     }
 }
 

@@ -49,18 +49,26 @@ pub(crate) struct BatchNormArgs {
     pub eps: usize,
 }
 
+impl BatchNormArgs {
+    /// What a batch or instance norm's derivative reads: the input, the
+    /// running statistics and the weight (made once per row).
+    fn saves(self) -> &'static [Save] {
+        Box::leak(
+            vec![
+                Save::In(0),
+                Save::In(self.running_mean),
+                Save::In(self.running_var),
+                Save::In(self.weight),
+            ]
+            .into_boxed_slice(),
+        )
+    }
+}
+
 /// `batch_norm`: batch statistics in training (or without running
 /// ones), the running statistics in evaluation.
 pub(crate) fn batch_norm(at: BatchNormArgs) -> Derivative {
-    let saves: &'static [Save] = Box::leak(
-        vec![
-            Save::In(0),
-            Save::In(at.running_mean),
-            Save::In(at.running_var),
-            Save::In(at.weight),
-        ]
-        .into_boxed_slice(),
-    );
+    let saves = at.saves();
     derivative("NativeBatchNormBackward0", saves, move |c| {
         let (x, g) = (c.input(0)?, c.grad()?);
         let dims: Vec<i64> = (0..x.ndim() as i64).filter(|&d| d != 1).collect();
@@ -288,15 +296,7 @@ pub(crate) fn rms_norm() -> Derivative {
 /// (or, without input statistics, the running ones' affine map), then a
 /// per-channel affine map. `at.training` is `use_input_stats`.
 pub(crate) fn instance_norm(at: BatchNormArgs) -> Derivative {
-    let saves: &'static [Save] = Box::leak(
-        vec![
-            Save::In(0),
-            Save::In(at.running_mean),
-            Save::In(at.running_var),
-            Save::In(at.weight),
-        ]
-        .into_boxed_slice(),
-    );
+    let saves = at.saves();
     derivative("NativeBatchNormBackward0", saves, move |c| {
         let (x, g) = (c.input(0)?, c.grad()?);
         let n = x.ndim();

@@ -77,6 +77,27 @@ fn lengths(v: Or<Tensor, Vec<i64>>) -> Vec<i64> {
     }
 }
 
+/// A CTC loss call of the rows' arguments.
+fn ctc_call<'a>(
+    log_probs: &'a Tensor,
+    targets: &'a Tensor,
+    input_lengths: &'a [i64],
+    target_lengths: &'a [i64],
+    blank: i64,
+    reduction: Reduction,
+    zero_infinity: bool,
+) -> ctc::Ctc<'a> {
+    ctc::Ctc {
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        blank,
+        reduction,
+        zero_infinity,
+    }
+}
+
 type CtcArgs<R> = (
     Tensor,
     Tensor,
@@ -94,7 +115,7 @@ pub(crate) fn rows() -> Vec<Op> {
             &[Functional(4)],
             |(lp, t, il, tl, blank, reduction, zero_inf): CtcArgs<String>| {
                 let r = Reduction::parse(&reduction)?;
-                ctc::ctc_loss(&lp, &t, &lengths(il), &lengths(tl), blank, r, zero_inf)
+                ctc_call(&lp, &t, &lengths(il), &lengths(tl), blank, r, zero_inf).loss()
             },
         )
         .kernel_dtypes("ctc_loss_cpu", crate::kernels::FLOAT32_64)
@@ -117,7 +138,7 @@ pub(crate) fn rows() -> Vec<Op> {
                         ));
                     }
                 };
-                ctc::ctc_loss(&lp, &t, &lengths(il), &lengths(tl), blank, r, zero_inf)
+                ctc_call(&lp, &t, &lengths(il), &lengths(tl), blank, r, zero_inf).loss()
             },
         )
         .kernel_dtypes("ctc_loss_cpu", crate::kernels::FLOAT32_64)
@@ -133,7 +154,7 @@ pub(crate) fn rows() -> Vec<Op> {
                     2 => Reduction::Sum,
                     _ => Reduction::None,
                 };
-                ctc::ctc_loss_backward(&g, &lp, &t, &il, &tl, blank, r, zero_inf)
+                ctc_call(&lp, &t, &il, &tl, blank, r, zero_inf).backward(&g)
             },
         )
         .nondiff(),

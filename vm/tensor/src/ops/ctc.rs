@@ -15,38 +15,63 @@ fn fail(message: String) -> TensorError {
     TensorError::runtime("ctc_loss", message)
 }
 
-/// `torch.ctc_loss(log_probs, targets, input_lengths, target_lengths,
-/// blank, reduction, zero_infinity)`: `log_probs` is `[T, N, C]` (or
+/// A `torch.ctc_loss(log_probs, targets, input_lengths, target_lengths,
+/// blank, reduction, zero_infinity)` call: `log_probs` is `[T, N, C]` (or
 /// `[T, C]` unbatched), `targets` `[N, S]` padded or the concatenation of
 /// all targets; `mean` divides each loss by its target length first.
-pub fn ctc_loss(
-    log_probs: &Tensor,
-    targets: &Tensor,
-    input_lengths: &[i64],
-    target_lengths: &[i64],
-    blank: i64,
-    reduction: Reduction,
-    zero_infinity: bool,
-) -> Result<Tensor> {
-    let setup = Setup::new(log_probs, targets, input_lengths, target_lengths, blank)?;
-    let (problem, unbatched, batch) = (&setup.problem, setup.unbatched, setup.problem.batch);
-    let samples = setup.samples(input_lengths, target_lengths);
-    let losses = match log_probs.dtype() {
-        DType::F32 => {
-            problem.losses::<f32>(log_probs, samples, zero_infinity, reduction, target_lengths)
+pub struct Ctc<'a> {
+    pub log_probs: &'a Tensor,
+    pub targets: &'a Tensor,
+    pub input_lengths: &'a [i64],
+    pub target_lengths: &'a [i64],
+    pub blank: i64,
+    pub reduction: Reduction,
+    pub zero_infinity: bool,
+}
+
+impl Ctc<'_> {
+    fn setup(&self) -> Result<Setup> {
+        Setup::new(
+            self.log_probs,
+            self.targets,
+            self.input_lengths,
+            self.target_lengths,
+            self.blank,
+        )
+    }
+
+    /// The loss, reduced as asked.
+    pub fn loss(&self) -> Result<Tensor> {
+        let Ctc {
+            log_probs,
+            input_lengths,
+            target_lengths,
+            reduction,
+            zero_infinity,
+            ..
+        } = *self;
+        let setup = self.setup()?;
+        let (problem, unbatched, batch) = (&setup.problem, setup.unbatched, setup.problem.batch);
+        let samples = setup.samples(input_lengths, target_lengths);
+        let losses = match log_probs.dtype() {
+            DType::F32 => {
+                problem.losses::<f32>(log_probs, samples, zero_infinity, reduction, target_lengths)
+            }
+            _ => {
+                problem.losses::<f64>(log_probs, samples, zero_infinity, reduction, target_lengths)
+            }
+        };
+        let shape = if unbatched && reduction == Reduction::None {
+            vec![]
+        } else {
+            vec![batch]
+        };
+        let losses = Tensor::from_storage(losses, &shape);
+        match reduction {
+            Reduction::None => Ok(losses),
+            Reduction::Sum => super::reduce::sum(&losses, None, false, None),
+            Reduction::Mean => super::reduce::mean(&losses, None, false, None),
         }
-        _ => problem.losses::<f64>(log_probs, samples, zero_infinity, reduction, target_lengths),
-    };
-    let shape = if unbatched && reduction == Reduction::None {
-        vec![]
-    } else {
-        vec![batch]
-    };
-    let losses = Tensor::from_storage(losses, &shape);
-    match reduction {
-        Reduction::None => Ok(losses),
-        Reduction::Sum => super::reduce::sum(&losses, None, false, None),
-        Reduction::Mean => super::reduce::mean(&losses, None, false, None),
     }
 }
 
@@ -386,48 +411,48 @@ impl Problem {
     }
 }
 
-/// The gradient of [`ctc_loss`] with respect to `log_probs`, given the
-/// loss's (`grad`, shaped as the loss), as PyTorch computes it: for the
-/// logits under a log-softmax (which passes it through unchanged).
-#[allow(clippy::too_many_arguments)]
-pub fn ctc_loss_backward(
-    grad: &Tensor,
-    log_probs: &Tensor,
-    targets: &Tensor,
-    input_lengths: &[i64],
-    target_lengths: &[i64],
-    blank: i64,
-    reduction: Reduction,
-    zero_infinity: bool,
-) -> Result<Tensor> {
-    let setup = Setup::new(log_probs, targets, input_lengths, target_lengths, blank)?;
-    let batch = setup.problem.batch;
-    let upstream: Vec<f64> = grad.contiguous().to_dtype(DType::F64).to_vec();
-    // Each sample's share of the reduced loss.
-    let scale = |b: usize| match reduction {
-        Reduction::None => upstream[b],
-        Reduction::Sum => upstream[0],
-        Reduction::Mean => upstream[0] / (batch as f64 * target_lengths[b].max(1) as f64),
-    };
-    let out = match log_probs.dtype() {
-        DType::F32 => gradients::<f32>(
-            &setup,
+impl Ctc<'_> {
+    /// The loss's gradient with respect to `log_probs`, given the loss's
+    /// (`grad`, shaped as the loss), as PyTorch computes it: for the logits
+    /// under a log-softmax (which passes it through unchanged).
+    pub fn backward(&self, grad: &Tensor) -> Result<Tensor> {
+        let Ctc {
             log_probs,
             input_lengths,
             target_lengths,
-            &scale,
+            reduction,
             zero_infinity,
-        ),
-        _ => gradients::<f64>(
-            &setup,
-            log_probs,
-            input_lengths,
-            target_lengths,
-            &scale,
-            zero_infinity,
-        ),
-    };
-    Ok(Tensor::from_storage(out, log_probs.shape()))
+            ..
+        } = *self;
+        let setup = self.setup()?;
+        let batch = setup.problem.batch;
+        let upstream: Vec<f64> = grad.contiguous().to_dtype(DType::F64).to_vec();
+        // Each sample's share of the reduced loss.
+        let scale = |b: usize| match reduction {
+            Reduction::None => upstream[b],
+            Reduction::Sum => upstream[0],
+            Reduction::Mean => upstream[0] / (batch as f64 * target_lengths[b].max(1) as f64),
+        };
+        let out = match log_probs.dtype() {
+            DType::F32 => gradients::<f32>(
+                &setup,
+                log_probs,
+                input_lengths,
+                target_lengths,
+                &scale,
+                zero_infinity,
+            ),
+            _ => gradients::<f64>(
+                &setup,
+                log_probs,
+                input_lengths,
+                target_lengths,
+                &scale,
+                zero_infinity,
+            ),
+        };
+        Ok(Tensor::from_storage(out, log_probs.shape()))
+    }
 }
 
 /// Every sample's gradient, in `log_probs`' element type.
@@ -466,6 +491,27 @@ fn log_sum_exp<F: Float>(xs: &[F]) -> F {
 mod tests {
     use super::*;
 
+    fn ctc_loss(
+        log_probs: &Tensor,
+        targets: &Tensor,
+        input_lengths: &[i64],
+        target_lengths: &[i64],
+        blank: i64,
+        reduction: Reduction,
+        zero_infinity: bool,
+    ) -> Result<Tensor> {
+        let call = Ctc {
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            blank,
+            reduction,
+            zero_infinity,
+        };
+        call.loss()
+    }
+
     fn uniform(frames: usize, classes: usize) -> Tensor {
         let lp = (1.0 / classes as f64).ln();
         Tensor::from_vec(vec![lp; frames * classes], &[frames, 1, classes])
@@ -479,8 +525,17 @@ mod tests {
         let lp = uniform(4, 3);
         let targets = Tensor::from_vec(vec![1i64, 2], &[1, 2]);
         let grad = Tensor::from_vec(vec![1.0f64], &[]);
-        let g =
-            ctc_loss_backward(&grad, &lp, &targets, &[3], &[2], 0, Reduction::Sum, false).unwrap();
+        let g = Ctc {
+            log_probs: &lp,
+            targets: &targets,
+            input_lengths: &[3],
+            target_lengths: &[2],
+            blank: 0,
+            reduction: Reduction::Sum,
+            zero_infinity: false,
+        }
+        .backward(&grad)
+        .unwrap();
         let g: Vec<f64> = g.to_vec();
         for frame in g.chunks(3).take(3) {
             assert!(frame.iter().sum::<f64>().abs() < 1e-12, "{frame:?}");
