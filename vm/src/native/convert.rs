@@ -11,6 +11,10 @@ use super::tensor::PyTensor;
 
 /// A tensor error as the Python exception PyTorch raises for it.
 pub(crate) fn to_py_err(e: TensorError, vm: &VirtualMachine) -> PyBaseExceptionRef {
+    if let TensorError::Anomaly { node, trace, error } = e {
+        super::anomaly::warn_anomaly(&node, trace.as_deref(), vm);
+        return to_py_err(*error, vm);
+    }
     if e == TensorError::Callback
         && let Some(raised) = super::autograd::take_raised()
     {

@@ -2,6 +2,7 @@
 //! tensor core to Python objects.
 
 pub(crate) mod alloc_guard;
+pub(crate) mod anomaly;
 pub(crate) mod autograd;
 pub(crate) mod bind;
 pub(crate) mod classes;

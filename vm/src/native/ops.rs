@@ -246,6 +246,9 @@ fn make_call(
         super::guard::guard(qualname, vm, || {
             let values = bind_values(&op.schema, &objects, vm)?;
             let result = op.run(values).py(vm)?;
+            if crate::tensor::autograd::is_anomaly_enabled() {
+                super::anomaly::stamp_forward_trace(&result, vm);
+            }
             to_py(result, &objects, vm)
         })
     }

@@ -114,6 +114,13 @@ pub enum TensorError {
     /// An error raised by a callback of the embedding program (a Python
     /// hook or `autograd.Function`); the program keeps the error itself.
     Callback,
+    /// A backward node failed with anomaly detection on: the node's name
+    /// and the forward call that made it (when recorded), around the error.
+    Anomaly {
+        node: String,
+        trace: Option<String>,
+        error: Box<TensorError>,
+    },
 }
 
 pub type Result<T, E = TensorError> = std::result::Result<T, E>;
@@ -129,6 +136,7 @@ impl TensorError {
             TensorError::Other { kind, .. } => *kind,
             TensorError::Argument { .. } => ErrorKind::Type,
             TensorError::MemoryCap { .. } => ErrorKind::Memory,
+            TensorError::Anomaly { error, .. } => error.kind(),
             _ => ErrorKind::Runtime,
         }
     }
@@ -378,6 +386,7 @@ impl fmt::Display for TensorError {
                 "a view of a leaf Variable that requires grad is being used in an in-place operation.",
             ),
             TensorError::Callback => f.write_str("an error raised by a callback"),
+            TensorError::Anomaly { error, .. } => error.fmt(f),
         }
     }
 }

@@ -245,7 +245,9 @@ fn run(
                 node: &node,
                 create_graph: opts.create_graph,
             };
-            let out = backward.apply(grads.clone(), &ctx)?;
+            let out = backward
+                .apply(grads.clone(), &ctx)
+                .map_err(|e| anomaly(&node, e))?;
             if !opts.retain_graph {
                 backward.release();
             }
@@ -253,7 +255,7 @@ fn run(
         };
         validate(&node, &mut out)?;
         if fxvm_tensor::autograd::is_anomaly_enabled() {
-            check_anomaly(&node, &out)?;
+            check_anomaly(&node, &out).map_err(|e| anomaly(&node, e))?;
         }
         node.run_post_hooks(&mut out, &grads)?;
         for (e, g) in node.next_edges().iter().zip(out) {
@@ -327,6 +329,19 @@ pub(crate) fn validate(node: &Node, out: &mut [Option<Tensor>]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// With anomaly detection on, a node's failure carries the node and the
+/// forward call that made it (the binding reports them as PyTorch warns).
+fn anomaly(node: &Node, e: TensorError) -> TensorError {
+    if !fxvm_tensor::autograd::is_anomaly_enabled() || matches!(e, TensorError::Anomaly { .. }) {
+        return e;
+    }
+    TensorError::Anomaly {
+        node: node.name().to_owned(),
+        trace: node.forward_trace().map(str::to_owned),
+        error: Box::new(e),
+    }
 }
 
 /// Anomaly detection: a node that returned NaN in a gradient fails the pass

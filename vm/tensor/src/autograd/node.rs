@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use super::WeakTensor;
 use crate::{DType, Result, Tensor};
@@ -87,6 +87,8 @@ pub struct Node {
     outputs: Vec<TensorInfo>,
     backward: Mutex<Box<dyn Backward>>,
     hooks: Mutex<Hooks>,
+    /// Anomaly mode: where the forward call that made the node was written.
+    forward_trace: OnceLock<String>,
 }
 
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
@@ -114,7 +116,19 @@ impl Node {
             outputs,
             backward: Mutex::new(backward),
             hooks: Mutex::default(),
+            forward_trace: OnceLock::new(),
         })
+    }
+
+    /// Records where the forward call that made this node was written (the
+    /// embedding program's stack; the first record stays), for anomaly
+    /// detection's report.
+    pub fn set_forward_trace(&self, trace: String) {
+        let _ = self.forward_trace.set(trace);
+    }
+
+    pub fn forward_trace(&self) -> Option<&str> {
+        self.forward_trace.get().map(String::as_str)
     }
 
     /// PyTorch's class name (`AddmmBackward0`, `AccumulateGrad`).
