@@ -2,7 +2,7 @@
 optimizer step) and the optimizer update alone; run by fxvm and by
 CPython+PyTorch side by side (benches/training.rs). Prints one
 `name seconds` line per case, the best of several repeats."""
-import math
+
 import sys
 
 import torch
@@ -26,8 +26,13 @@ def step_case(name, model, opt, batch, loss_fn):
 
 # An MLP 64 -> 256 -> 256 -> 10 at batch 32, SGD with momentum.
 mlp = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
-step_case("mlp_sgd_b32", mlp, torch.optim.SGD(mlp.parameters(), lr=0.01, momentum=0.9),
-          (torch.randn(32, 64), torch.randint(0, 10, (32,))), lambda m, x, y: F.cross_entropy(m(x), y))
+step_case(
+    "mlp_sgd_b32",
+    mlp,
+    torch.optim.SGD(mlp.parameters(), lr=0.01, momentum=0.9),
+    (torch.randn(32, 64), torch.randint(0, 10, (32,))),
+    lambda m, x, y: F.cross_entropy(m(x), y),
+)
 
 
 # pytorch/examples' mnist Net at batch 64 with Adadelta.
@@ -50,8 +55,13 @@ class Net(nn.Module):
 
 
 net = Net()
-step_case("mnist_adadelta_b64", net, torch.optim.Adadelta(net.parameters(), lr=1.0),
-          (torch.randn(64, 1, 28, 28), torch.randint(0, 10, (64,))), lambda m, x, y: F.nll_loss(m(x), y))
+step_case(
+    "mnist_adadelta_b64",
+    net,
+    torch.optim.Adadelta(net.parameters(), lr=1.0),
+    (torch.randn(64, 1, 28, 28), torch.randint(0, 10, (64,))),
+    lambda m, x, y: F.nll_loss(m(x), y),
+)
 
 
 # A GPT of 4 layers, 4 heads, width 128, T=64, batch 8, AdamW (nanoGPT's block).
@@ -90,12 +100,53 @@ class GPT(nn.Module):
 gpt = GPT()
 decay = [p for p in gpt.parameters() if p.dim() >= 2]
 no_decay = [p for p in gpt.parameters() if p.dim() < 2]
-gpt_opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}], lr=3e-4, betas=(0.9, 0.95))
-step_case("gpt_adamw_b8", gpt, gpt_opt, (torch.randint(0, 256, (8, 64)), torch.randint(0, 256, (8, 64))), lambda m, i, t: m(i, t))
+gpt_opt = torch.optim.AdamW(
+    [{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}], lr=3e-4, betas=(0.9, 0.95)
+)
+step_case(
+    "gpt_adamw_b8",
+    gpt,
+    gpt_opt,
+    (torch.randint(0, 256, (8, 64)), torch.randint(0, 256, (8, 64))),
+    lambda m, i, t: m(i, t),
+)
+
+
+# The autograd targets, per model: the forward pass (with its loss) with
+# grad mode on and under no_grad (the bookkeeping's cost), and forward plus
+# backward (the backward's cost is the difference).
+def autograd_cases(label, model, batch, loss_fn):
+    params = list(model.parameters())
+
+    def forward_grad():
+        loss_fn(model, *batch)
+
+    def forward_nograd():
+        with torch.no_grad():
+            loss_fn(model, *batch)
+
+    def forward_backward():
+        for p in params:
+            p.grad = None
+        loss_fn(model, *batch).backward()
+
+    cases[f"forward_grad_{label}"] = forward_grad
+    cases[f"forward_nograd_{label}"] = forward_nograd
+    cases[f"forward_backward_{label}"] = forward_backward
+
+
+autograd_cases("mlp", mlp, (torch.randn(32, 64), torch.randint(0, 10, (32,))), lambda m, x, y: F.cross_entropy(m(x), y))
+autograd_cases(
+    "mnist", net, (torch.randn(64, 1, 28, 28), torch.randint(0, 10, (64,))), lambda m, x, y: F.nll_loss(m(x), y)
+)
+autograd_cases("gpt", gpt, (torch.randint(0, 256, (8, 64)), torch.randint(0, 256, (8, 64))), lambda m, i, t: m(i, t))
 
 # The optimizer update alone, gradients in place: where a fused native
 # update per group meets PyTorch's per-tensor loop.
-for name, make in [("adamw", lambda ps: torch.optim.AdamW(ps, lr=1e-3)), ("sgd_momentum", lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9))]:
+for name, make in [
+    ("adamw", lambda ps: torch.optim.AdamW(ps, lr=1e-3)),
+    ("sgd_momentum", lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9)),
+]:
     for label, shapes in [("mlp", [(256, 64), (256,), (256, 256), (256,), (10, 256), (10,)]), ("1M", [(1024, 1024)])]:
         params = [nn.Parameter(torch.randn(s)) for s in shapes]
         for p in params:
@@ -110,7 +161,7 @@ try:
 except ImportError:
     fxvm = None
 if fxvm is not None:
-    for name in [n for n in cases if not n.startswith("update_")]:
+    for name in [n for n in cases if n.endswith(("_b32", "_b64", "_b8"))]:
         cases[f"{name}_captured"] = fxvm.global_function()(cases[name])
 
 only = sys.argv[1:]
