@@ -33,12 +33,12 @@ fn get_recorded(t: &Tensor, items: &[Index]) -> Result<Tensor> {
     if !out.dtype().is_float() {
         return Ok(out);
     }
+    // A view remembers its base even when nothing records (see
+    // `record::view_candidate`).
+    if fxvm_tensor::autograd::is_grad_enabled() {
+        super::views::mark_view(&out, t);
+    }
     if !recording_tensors(&[t]) {
-        // A view remembers its base even when nothing records (see
-        // `record::mark_views`).
-        if fxvm_tensor::autograd::is_grad_enabled() && !out.same(t) {
-            super::views::mark(std::slice::from_ref(&out), std::slice::from_ref(t));
-        }
         return Ok(out);
     }
     let node = Node::new(
@@ -51,7 +51,6 @@ fn get_recorded(t: &Tensor, items: &[Index]) -> Result<Tensor> {
         }),
     );
     out.set_history(node, 0);
-    super::views::mark(std::slice::from_ref(&out), std::slice::from_ref(t));
     Ok(out)
 }
 

@@ -44,8 +44,8 @@ pub(crate) fn view_candidate(op: &Op, values: &[Value]) -> Option<Tensor> {
 /// not `base` itself) as its views.
 pub(crate) fn mark_views(base: &Tensor, out: &Value) {
     let mark = |o: &Tensor| {
-        if o.dtype().is_float() && !o.same(base) && o.shares_storage(base) {
-            o.set_view_of(base);
+        if o.dtype().is_float() {
+            super::views::mark_view(o, base);
         }
     };
     match out {

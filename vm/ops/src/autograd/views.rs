@@ -16,8 +16,17 @@ use super::record::edge;
 pub(crate) fn mark(outputs: &[Tensor], inputs: &[Tensor]) {
     for out in outputs {
         if let Some(base) = inputs.iter().find(|i| out.shares_storage(i)) {
-            out.set_view_of(base);
+            mark_view(out, base);
         }
+    }
+}
+
+/// Marks `out` as a view of `base` when it reads `base`'s storage — not
+/// when it is `base` itself (an op that returns its input), which would
+/// make the tensor its own base.
+pub(crate) fn mark_view(out: &Tensor, base: &Tensor) {
+    if !out.same(base) && out.shares_storage(base) {
+        out.set_view_of(base);
     }
 }
 

@@ -431,7 +431,10 @@ pub(crate) fn embedding_bag() -> Derivative {
         };
         let bags = bag::bags_of(input, w.shape()[0], offsets, last, padding)?;
         let (count, dim) = (bags.members.len(), w.shape()[1]);
-        let index = |v: Vec<i64>| Value::Tensor(Tensor::from_vec(v.clone(), &[v.len()]));
+        let index = |v: Vec<i64>| {
+            let n = v.len();
+            Value::Tensor(Tensor::from_vec(v, &[n]))
+        };
         let select = |t: &Tensor, v: Vec<i64>| {
             o::call(
                 "index_select",
