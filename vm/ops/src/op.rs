@@ -286,6 +286,7 @@ impl Op {
 
     /// Runs the kernel without recording history.
     pub(crate) fn run_plain(&self, values: Vec<Value>) -> Result<Value> {
+        fxvm_tensor::threads::keep_warm();
         if self.dtype_generic {
             return (self.kernel)(values);
         }
