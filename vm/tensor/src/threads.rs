@@ -93,3 +93,8 @@ pub fn keep_warm() {
         SEARCHING.store(false, Ordering::Release);
     });
 }
+
+/// Whether the other workers are searching for work now ([`keep_warm`]).
+pub fn keeping_warm() -> bool {
+    SEARCHING.load(Ordering::Acquire)
+}

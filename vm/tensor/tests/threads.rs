@@ -14,5 +14,17 @@ fn the_caller_becomes_worker_0_and_other_threads_still_get_their_work_done() {
     // worker 0 is busy elsewhere (here: waiting for that thread).
     let other = std::thread::spawn(|| (0..1_000u64).into_par_iter().map(|x| x * 2).sum::<u64>());
     assert_eq!(other.join().expect("the other thread"), 999_000);
+    // Workers kept searching for work between ops still hand every piece
+    // back, and stop searching on their own.
+    for round in 0..50u64 {
+        fxvm_tensor::threads::keep_warm();
+        let sum: u64 = (0..10_000u64).into_par_iter().map(|x| x + round).sum();
+        assert_eq!(sum, 49_995_000 + 10_000 * round);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    assert!(
+        !fxvm_tensor::threads::keeping_warm(),
+        "the search stops after a while"
+    );
     assert!(!fxvm_tensor::threads::join_global_pool(), "configured once");
 }
