@@ -161,6 +161,11 @@ fn gradients_of_indexing_reductions_shape_and_elementwise_ops_match_pytorch() {
 }
 
 #[test]
+fn attention_runs_and_differentiates_as_flash_attention_where_pytorch_does() {
+    check_in("autograd", "attention");
+}
+
+#[test]
 fn module_backward_hooks_gradcheck_functional_and_anomaly_detection_match_pytorch() {
     check_in("autograd", "surface");
 }

@@ -95,6 +95,9 @@ pub struct Op {
     /// How gradients flow back through the op (`None`: not declared yet;
     /// a backward through it raises PyTorch's "not implemented").
     pub(crate) derivative: Option<Derivative>,
+    /// Outputs that never require grad though they are floating point
+    /// (PyTorch's `output_differentiability`: attention's log-sum-exp).
+    pub(crate) nondiff_outputs: &'static [usize],
     /// A creation op's `requires_grad=` parameter.
     requires_grad: Option<usize>,
     /// The dtypes PyTorch's kernel takes, when not all (see `kernels`).
@@ -133,6 +136,7 @@ pub fn op<A: FromArgs + 'static, R: IntoValue + 'static>(
         dtype_generic: false,
         meta: None,
         derivative: None,
+        nondiff_outputs: &[],
         kernel_dtypes: None,
         python_reads: Vec::new(),
         kernel: Arc::new(move |values| kernel(A::from_args(values)).map(IntoValue::into_value)),
@@ -159,6 +163,12 @@ impl Op {
     /// Gives the op its derivative.
     pub(crate) fn grad(mut self, d: Derivative) -> Op {
         self.derivative = Some(d);
+        self
+    }
+
+    /// Marks outputs that never require grad (see `Op::nondiff_outputs`).
+    pub(crate) fn nondiff_outputs(mut self, outputs: &'static [usize]) -> Op {
+        self.nondiff_outputs = outputs;
         self
     }
 

@@ -127,7 +127,7 @@ impl Tensor {
     }
 
     /// Zeros of `shape` laid out with dim `order[0]` outermost in memory.
-    fn zeros_in_order(shape: &[usize], order: &[usize], dtype: DType) -> Tensor {
+    pub(crate) fn zeros_in_order(shape: &[usize], order: &[usize], dtype: DType) -> Tensor {
         let dense: Vec<usize> = order.iter().map(|&d| shape[d]).collect();
         let mut back = vec![0; order.len()];
         for (i, &d) in order.iter().enumerate() {

@@ -220,14 +220,20 @@ pub fn record(op: &Op, values: Vec<Value>) -> Result<Value> {
         super::views::rebase(&written)?;
         return Ok(result);
     }
-    if !outputs.iter().any(differentiable) {
+    let differentiable_output =
+        |n: usize, t: &Tensor| differentiable(t) && !op.nondiff_outputs.contains(&n);
+    if !outputs
+        .iter()
+        .enumerate()
+        .any(|(n, t)| differentiable_output(n, t))
+    {
         return Ok(result);
     }
     let node = make_node(
         op, name, formula, saves, params, next, infos, needs, &outputs,
     );
     for (n, t) in outputs.iter().enumerate() {
-        if differentiable(t) {
+        if differentiable_output(n, t) {
             t.set_history(node.clone(), n);
         }
     }

@@ -4,6 +4,7 @@ use std::f64::consts::PI;
 use std::sync::Arc;
 
 use fxvm_tensor::autograd::GradMode;
+use fxvm_tensor::ops::attention::{self, FlashForm};
 use fxvm_tensor::{Result, Tensor};
 
 use crate::autograd::ops as o;
@@ -258,6 +259,9 @@ pub(crate) fn attention() -> Derivative {
             return _op.run_plain(values);
         };
         let mask = tensor(&values[3]);
+        if let Some(out) = flash_recorded(&q, &k, &v, mask.as_ref(), &values)? {
+            return Ok(Value::Tensor(out));
+        }
         let dropout_p = match values[4] {
             Value::Float(p) => p,
             _ => 0.0,
@@ -361,4 +365,106 @@ pub(crate) fn attention() -> Derivative {
         }
         o::matmul(&weights, &v).map(Value::Tensor)
     }))
+}
+
+/// Attention as PyTorch's CPU build records it where it runs flash
+/// attention: the flash row with its own node (3-d operands unsqueezed into
+/// one batch, the output squeezed back); `None` for the other calls. A mask
+/// requiring grad takes the composed path, which differentiates it.
+fn flash_recorded(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: Option<&Tensor>,
+    values: &[Value],
+) -> Result<Option<Tensor>> {
+    let dropout_p = match values[4] {
+        Value::Float(p) => p,
+        _ => 0.0,
+    };
+    let gqa = matches!(values[7], Value::Bool(true));
+    if mask.is_some_and(Tensor::requires_grad) {
+        return Ok(None);
+    }
+    let Some(form) = attention::flash_form(q, k, v, mask, dropout_p, gqa) else {
+        return Ok(None);
+    };
+    let batched = |t: &Tensor| match form {
+        FlashForm::Batched => Ok(t.clone()),
+        FlashForm::Unbatched => o::unsqueeze(t, 0),
+    };
+    let mask = mask.map_or(Value::None, |m| {
+        Value::Tensor(attention::additive_mask(m, q.dtype()))
+    });
+    let out = o::call_value(
+        "_scaled_dot_product_flash_attention_for_cpu",
+        vec![
+            o::value(&batched(q)?),
+            o::value(&batched(k)?),
+            o::value(&batched(v)?),
+            Value::Float(0.0),
+            values[5].clone(),
+        ],
+        vec![("attn_mask", mask), ("scale", values[6].clone())],
+    )?;
+    let Value::Tuple(mut parts) = out else {
+        unreachable!("flash attention returns its output and log-sum-exp")
+    };
+    let Value::Tensor(out) = parts.swap_remove(0) else {
+        unreachable!("flash attention's output is a tensor")
+    };
+    match form {
+        FlashForm::Batched => Ok(Some(out)),
+        FlashForm::Unbatched => o::call(
+            "squeeze",
+            vec![o::value(&out), Value::Ints(vec![0])],
+            vec![],
+        )
+        .map(Some),
+    }
+}
+
+/// `_scaled_dot_product_flash_attention_for_cpu`: its backward row, from
+/// the saved operands, mask, output and log-sum-exp — itself without a
+/// derivative, as PyTorch's.
+pub(crate) fn flash_attention() -> Derivative {
+    derivative(
+        "ScaledDotProductFlashAttentionForCpuBackward0",
+        &[
+            Save::In(0),
+            Save::In(1),
+            Save::In(2),
+            Save::In(5),
+            Save::Out(0),
+            Save::Out(1),
+        ],
+        |c| {
+            let mask = c.opt_input(5)?.map_or(Value::None, Value::Tensor);
+            let grads = o::call_value(
+                "_scaled_dot_product_flash_attention_for_cpu_backward",
+                vec![
+                    o::value(&c.grad()?),
+                    o::value(&c.input(0)?),
+                    o::value(&c.input(1)?),
+                    o::value(&c.input(2)?),
+                    o::value(&c.output(0)?),
+                    o::value(&c.output(1)?),
+                    Value::Float(c.float(3)),
+                    Value::Bool(c.bool(4)),
+                ],
+                vec![("attn_mask", mask), ("scale", c.value(6).clone())],
+            )?;
+            let Value::Tuple(parts) = grads else {
+                unreachable!("the backward returns three gradients")
+            };
+            for (i, part) in parts.into_iter().enumerate() {
+                if c.needs(i)
+                    && let Value::Tensor(t) = part
+                {
+                    c.set(i, t);
+                }
+            }
+            Ok(())
+        },
+    )
 }

@@ -1,6 +1,7 @@
 //! `torch.nn.functional` layers: convolution, pooling, normalisation,
 //! embedding, padding, resampling, attention, dropout.
 
+use fxvm_tensor::ops::attention;
 use fxvm_tensor::ops::bag::{self, BagMode};
 use fxvm_tensor::ops::conv::{self, Padding};
 use fxvm_tensor::ops::create::{self, DropoutKind};
@@ -859,6 +860,28 @@ pub(crate) fn rows() -> Vec<Op> {
                 nn::scaled_dot_product_attention(&q, &k, &v, &args)
             },
         ).grad(crate::derivatives::nn::attention()).meta(meta::attention),
+        // What the attention above runs as where PyTorch's CPU build runs
+        // flash attention, and its backward (not bound in Python).
+        op(
+            "_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> tuple[Tensor, Tensor]",
+            &[Torch],
+            |(q, k, v, dropout_p, is_causal, mask, scale): (Tensor, Tensor, Tensor, f64, bool, Option<Tensor>, Option<f64>)| -> Result<Value> {
+                let flash = flash_args(&q, dropout_p, is_causal, mask.as_ref(), scale)?;
+                let (out, lse) = attention::flash_attention(&q, &k, &v, &flash)?;
+                Ok(Value::Tuple(vec![Value::Tensor(out), Value::Tensor(lse)]))
+            },
+        )
+        .grad(crate::derivatives::nn::flash_attention())
+        .nondiff_outputs(&[1]),
+        op(
+            "_scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> tuple[Tensor, Tensor, Tensor]",
+            &[],
+            |(g, q, k, v, out, lse, dropout_p, is_causal, mask, scale): (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, f64, bool, Option<Tensor>, Option<f64>)| -> Result<Value> {
+                let flash = flash_args(&q, dropout_p, is_causal, mask.as_ref(), scale)?;
+                let (dq, dk, dv) = attention::flash_attention_backward(&g, &q, &k, &v, &out, &lse, &flash)?;
+                Ok(Value::Tuple(vec![Value::Tensor(dq), Value::Tensor(dk), Value::Tensor(dv)]))
+            },
+        ),
         dropout_row(
             "dropout(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
             &[Functional(1)],
@@ -905,4 +928,26 @@ pub(crate) fn rows() -> Vec<Op> {
         )
         .python_reads(&[("input", "dim")]).meta(meta::same),
     ]
+}
+
+/// The flash attention rows' arguments besides the operands, refusing
+/// dropout as PyTorch's CPU kernel does.
+fn flash_args<'a>(
+    q: &Tensor,
+    dropout_p: f64,
+    causal: bool,
+    mask: Option<&'a Tensor>,
+    scale: Option<f64>,
+) -> Result<attention::Flash<'a>> {
+    if dropout_p > 0.0 {
+        return Err(TensorError::runtime(
+            "_scaled_dot_product_flash_attention_for_cpu",
+            "scaled_dot_product_attention_flash_attention: Currently do not support dropout > 0",
+        ));
+    }
+    Ok(attention::Flash {
+        mask,
+        causal,
+        scale: scale.unwrap_or_else(|| attention::default_scale(q)),
+    })
 }

@@ -2,7 +2,7 @@
 //! its group's table, and every binding is generated from those rows.
 
 pub mod activation_grad;
-pub(crate) mod attention;
+pub mod attention;
 pub mod bag;
 pub mod bn_fold;
 pub mod conv;

@@ -9,6 +9,7 @@ use crate::error::{Result, TensorError, legacy_name};
 use crate::layout::Layout;
 use crate::tensor::Tensor;
 
+use super::attention::{self, FlashForm};
 use super::elementwise::{Arg, Binary, binary};
 use super::{PARALLEL_MIN, create, linalg, reduce, shape};
 
@@ -668,6 +669,9 @@ pub fn scaled_dot_product_attention(
             "scaled_dot_product_attention: query, key and value must be at least 2-D",
         ));
     }
+    if let Some(form) = super::attention::flash_form(q, k, v, a.mask, a.dropout_p, a.enable_gqa) {
+        return flash(q, k, v, a, form);
+    }
     let (l, e) = (q.shape()[q.ndim() - 2], q.shape()[q.ndim() - 1]);
     let s = k.shape()[k.ndim() - 2];
     let (mut k, mut v) = (k.clone(), v.clone());
@@ -684,12 +688,6 @@ pub fn scaled_dot_product_attention(
         }
     }
     let scale = a.scale.unwrap_or(1.0 / (e as f64).sqrt());
-    if a.mask.is_none()
-        && a.dropout_p == 0.0
-        && let Some(out) = super::attention::fused(q, &k, &v, scale, a.is_causal)
-    {
-        return Ok(out);
-    }
     let kt = shape::transpose(&k, -2, -1)?;
     let mut scores = binary(
         Binary::Mul,
@@ -724,6 +722,25 @@ pub fn scaled_dot_product_attention(
         )?;
     }
     linalg::matmul(&weights, &v)
+}
+
+/// Attention as flash attention (see [`super::attention::flash_form`]).
+fn flash(q: &Tensor, k: &Tensor, v: &Tensor, a: &Attention, form: FlashForm) -> Result<Tensor> {
+    let batched = |t: &Tensor| match form {
+        FlashForm::Batched => t.clone(),
+        FlashForm::Unbatched => t.with_layout(t.layout().unsqueeze(0)),
+    };
+    let mask = a.mask.map(|m| attention::additive_mask(m, q.dtype()));
+    let flash = attention::Flash {
+        mask: mask.as_ref(),
+        causal: a.is_causal,
+        scale: a.scale.unwrap_or_else(|| attention::default_scale(q)),
+    };
+    let (out, _) = attention::flash_attention(&batched(q), &batched(k), &batched(v), &flash)?;
+    Ok(match form {
+        FlashForm::Batched => out,
+        FlashForm::Unbatched => shape::squeeze(&out, Some(&[0]))?,
+    })
 }
 
 /// Softmax over the last dim, with zeros for a row that masks every key

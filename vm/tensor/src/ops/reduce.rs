@@ -592,7 +592,7 @@ impl SoftmaxKind {
 }
 
 /// Floats with a slice kernel for `exp(x - shift)`.
-trait ExpShifted: Float + Element {
+pub(crate) trait ExpShifted: Float + Element {
     fn exp_shifted(src: &[Self], shift: Self, dst: &mut [Self]);
 }
 
@@ -616,7 +616,9 @@ impl ExpShifted for f64 {
 const LANES: usize = 32;
 
 /// Folds `xs` over [`LANES`] independent lanes (so the loop vectorises),
-/// then the lanes.
+/// then the lanes; `init` is `f`'s identity. The last partial chunk is
+/// padded with `init` and folded as a whole one, so that short rows (a
+/// causal attention's) vectorise too.
 #[inline(always)]
 fn fold_lanes<F: Float>(xs: &[F], init: F, f: impl Fn(F, F) -> F) -> F {
     let mut acc = [init; LANES];
@@ -626,37 +628,55 @@ fn fold_lanes<F: Float>(xs: &[F], init: F, f: impl Fn(F, F) -> F) -> F {
             *a = f(*a, x);
         }
     }
-    let lanes = acc.into_iter().fold(init, &f);
-    chunks.remainder().iter().fold(lanes, |a, &x| f(a, x))
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut tail = [init; LANES];
+        tail[..rest.len()].copy_from_slice(rest);
+        for (a, &x) in acc.iter_mut().zip(&tail) {
+            *a = f(*a, x);
+        }
+    }
+    // The lanes pairwise (a tree of vector ops, not a chain of 31 scalar
+    // ones, which dominated rows of a few dozen elements).
+    let mut width = LANES;
+    while width > 1 {
+        width /= 2;
+        for i in 0..width {
+            acc[i] = f(acc[i], acc[i + width]);
+        }
+    }
+    acc[0]
 }
 
 /// One row's softmax, compiled per SIMD level: the max, sum and scaling
 /// passes ran as 128-bit SSE2 (the crate's baseline) beside the exp's
 /// AVX-512 (with [`LANES`] accumulators, `[1000, 1000]` 410 → 360 µs). The
 /// lanes fold in the same order at every level, so the values do not depend
-/// on the machine.
+/// on the machine. Returns the row's log-sum-exp (-inf for a row of -inf,
+/// whose softmax is then NaN).
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512vl+fma",
     "x86_64+avx2+fma",
     "aarch64+neon"
 ))]
-fn softmax_row<F: ExpShifted>(i: &[F], o: &mut [F], kind: SoftmaxKind) {
+pub(crate) fn softmax_row<F: ExpShifted>(i: &[F], o: &mut [F], kind: SoftmaxKind) -> F {
     let max = fold_lanes(i, F::neg_infinity(), |m, x| if x > m { x } else { m });
     let max = if max.is_infinite() { F::zero() } else { max };
     F::exp_shifted(i, max, o);
     let sum = fold_lanes(o, F::zero(), |s, y| s + y);
+    let log_sum = sum.ln() + max;
     match kind {
         SoftmaxKind::Softmax => {
             let inv = F::one() / sum;
             o.iter_mut().for_each(|y| *y = *y * inv);
         }
         SoftmaxKind::LogSoftmax => {
-            let log_sum = sum.ln() + max;
             i.iter()
                 .zip(o.iter_mut())
                 .for_each(|(x, y)| *y = *x - log_sum);
         }
     }
+    log_sum
 }
 
 /// `softmax`/`log_softmax` along `dim`, computed in `dtype` (default: the
@@ -691,9 +711,14 @@ pub fn softmax(t: &Tensor, dim: i64, dtype: Option<DType>, kind: SoftmaxKind) ->
     }
     let t = t.to_dtype(d);
     Ok(match d {
-        DType::F64 => along_dim(&t, k, |i: &[f64], o: &mut [f64]| softmax_row(i, o, kind)),
+        DType::F64 => along_dim(&t, k, |i: &[f64], o: &mut [f64]| {
+            softmax_row(i, o, kind);
+        }),
         // float16/bfloat16 (an explicit dtype=) compute in float32, stored narrow.
-        _ => along_dim(&t, k, |i: &[f32], o: &mut [f32]| softmax_row(i, o, kind)).narrowed_to(d),
+        _ => along_dim(&t, k, |i: &[f32], o: &mut [f32]| {
+            softmax_row(i, o, kind);
+        })
+        .narrowed_to(d),
     })
 }
 

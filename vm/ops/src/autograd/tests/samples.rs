@@ -797,6 +797,16 @@ pub(super) fn sample(name: &str, op: &Op) -> Option<Call> {
                 vec![("is_causal", Value::Bool(false))],
             ));
         }
+        "_scaled_dot_product_flash_attention_for_cpu" => {
+            return Some((
+                vec![
+                    x(&[1, 2, 3, 4], 1),
+                    x(&[1, 2, 5, 4], 2),
+                    x(&[1, 2, 5, 4], 3),
+                ],
+                vec![("is_causal", Value::Bool(true))],
+            ));
+        }
         "mv" => return s(vec![x(&[3, 4], 1), x(&[4], 2)]),
         "dot" | "vdot" => return s(vec![x(&[4], 1), x(&[4], 2)]),
         "addmv" => {
