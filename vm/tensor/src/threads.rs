@@ -87,7 +87,9 @@ pub fn keep_warm() {
                 {
                     break;
                 }
-                _ => std::hint::spin_loop(),
+                // Yield the core to any other runnable thread (other
+                // programs on a shared machine) while searching.
+                _ => std::thread::yield_now(),
             }
         }
         SEARCHING.store(false, Ordering::Release);

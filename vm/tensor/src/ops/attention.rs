@@ -609,17 +609,26 @@ mod tests {
         ]
     }
 
+    impl Case {
+        fn mask(&self) -> Option<Tensor> {
+            let shape = [self.z.l, self.z.s];
+            self.mask
+                .as_ref()
+                .map(|m| Tensor::from_vec(m.clone(), &shape))
+        }
+
+        fn flash<'a>(&self, mask: Option<&'a Tensor>) -> Flash<'a> {
+            Flash {
+                mask,
+                causal: self.causal,
+                scale: 0.7,
+            }
+        }
+    }
+
     fn run(c: &Case, [q, k, v]: &[Tensor; 3]) -> (Tensor, Tensor) {
-        let mask = c
-            .mask
-            .as_ref()
-            .map(|m| Tensor::from_vec(m.clone(), &[c.z.l, c.z.s]));
-        let a = Flash {
-            mask: mask.as_ref(),
-            causal: c.causal,
-            scale: 0.7,
-        };
-        flash_attention(q, k, v, &a).expect("flash attention")
+        let mask = c.mask();
+        flash_attention(q, k, v, &c.flash(mask.as_ref())).expect("flash attention")
     }
 
     #[test]
@@ -633,15 +642,8 @@ mod tests {
             );
             for dtype in [DType::F64, DType::F32] {
                 let typed = ops.clone().map(|t| t.to_dtype(dtype));
-                let mask = c
-                    .mask
-                    .as_ref()
-                    .map(|m| Tensor::from_vec(m.clone(), &[c.z.l, c.z.s]).to_dtype(dtype));
-                let a = Flash {
-                    mask: mask.as_ref(),
-                    causal: c.causal,
-                    scale: 0.7,
-                };
+                let mask = c.mask().map(|m| m.to_dtype(dtype));
+                let a = c.flash(mask.as_ref());
                 let got = flash_attention(&typed[0], &typed[1], &typed[2], &a)
                     .expect("flash attention")
                     .0
@@ -668,15 +670,8 @@ mod tests {
                 .map(|i| ((i % 7) as f64 - 3.0) / 3.0)
                 .collect();
             let g = Tensor::from_vec(weights.clone(), out.shape());
-            let mask = c
-                .mask
-                .as_ref()
-                .map(|m| Tensor::from_vec(m.clone(), &[c.z.l, c.z.s]));
-            let a = Flash {
-                mask: mask.as_ref(),
-                causal: c.causal,
-                scale: 0.7,
-            };
+            let mask = c.mask();
+            let a = c.flash(mask.as_ref());
             let grads = flash_attention_backward(&g, &ops[0], &ops[1], &ops[2], &out, &lse, &a)
                 .expect("flash attention backward");
             let grads = [grads.0, grads.1, grads.2];
