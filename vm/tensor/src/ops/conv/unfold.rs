@@ -234,8 +234,17 @@ pub(super) fn col2im<T: Element + std::ops::Add<Output = T>>(
                     };
                     let line = &mut image[(iz * g.image[1] + iy) * w..][..w];
                     let start = (x0 + (lo * s) as isize) as usize;
-                    for (v, &x) in line[start..].iter_mut().step_by(s).zip(&in_row[lo..hi]) {
-                        *v = *v + x;
+                    let taps = &in_row[lo..hi];
+                    if s == 1 {
+                        // Contiguous: a loop that vectorises (`step_by`
+                        // does not, even by one).
+                        for (v, &x) in line[start..].iter_mut().zip(taps) {
+                            *v = *v + x;
+                        }
+                    } else {
+                        for (v, &x) in line[start..].iter_mut().step_by(s).zip(taps) {
+                            *v = *v + x;
+                        }
                     }
                 }
             }
@@ -348,17 +357,20 @@ mod tests {
 
     #[test]
     fn col2im_is_the_adjoint_of_im2col() {
-        // <im2col(x), c> == <x, col2im(c)> for every x and c.
-        let g = geometry([2, 3, 4], [2, 2, 3], 1, 1);
-        let (image, rows) = (g.image_len(), g.taps() * g.grid_len());
-        let x: Vec<f64> = (0..image).map(|i| (i as f64 * 0.37).sin()).collect();
-        let c: Vec<f64> = (0..rows).map(|i| (i as f64 * 0.11).cos()).collect();
-        let mut col = vec![0.0; rows];
-        im2col(&x, 1, &g, &mut col, false);
-        let mut back = vec![0.0; image];
-        col2im(&c, 1, &g, &mut back);
-        let lhs: f64 = col.iter().zip(&c).map(|(a, b)| a * b).sum();
-        let rhs: f64 = x.iter().zip(&back).map(|(a, b)| a * b).sum();
-        assert!((lhs - rhs).abs() < 1e-9, "{lhs} vs {rhs}");
+        // <im2col(x), c> == <x, col2im(c)> for every x and c, at unit
+        // stride (contiguous adds) and at stride 2.
+        for (image, stride) in [([2, 3, 4], 1), ([2, 5, 7], 2)] {
+            let g = geometry(image, [2, 2, 3], stride, 1);
+            let (image, rows) = (g.image_len(), g.taps() * g.grid_len());
+            let x: Vec<f64> = (0..image).map(|i| (i as f64 * 0.37).sin()).collect();
+            let c: Vec<f64> = (0..rows).map(|i| (i as f64 * 0.11).cos()).collect();
+            let mut col = vec![0.0; rows];
+            im2col(&x, 1, &g, &mut col, false);
+            let mut back = vec![0.0; image];
+            col2im(&c, 1, &g, &mut back);
+            let lhs: f64 = col.iter().zip(&c).map(|(a, b)| a * b).sum();
+            let rhs: f64 = x.iter().zip(&back).map(|(a, b)| a * b).sum();
+            assert!((lhs - rhs).abs() < 1e-9, "stride {stride}: {lhs} vs {rhs}");
+        }
     }
 }
