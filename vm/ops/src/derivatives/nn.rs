@@ -269,7 +269,7 @@ pub(crate) fn attention() -> Derivative {
         let causal = matches!(values[5], Value::Bool(true));
         let scale = match values[6] {
             Value::Float(s) => s,
-            _ => 1.0 / (*q.shape().last().unwrap_or(&1) as f64).sqrt(),
+            _ => attention::default_scale(&q),
         };
         if matches!(values[7], Value::Bool(true)) && q.ndim() >= 3 && k.ndim() >= 3 {
             let (hq, hk) = (q.shape()[q.ndim() - 3], k.shape()[k.ndim() - 3]);

@@ -39,7 +39,7 @@ pub struct Flash<'a> {
 /// one size, key heads equal to the query's, one head shared by all, or
 /// (`enable_gqa`) groups of query heads sharing one; a mask of bool or the
 /// query's dtype that broadcasts to [B, Hq, L, S]; nothing empty.
-pub fn flash_applies(
+fn flash_applies(
     q: &Tensor,
     k: &Tensor,
     v: &Tensor,

@@ -232,12 +232,13 @@ fn gemm_new<T: Real>(
     bias: Option<&[T]>,
     parallel: bool,
 ) -> Vec<T> {
-    let mut out = Vec::with_capacity(m * n);
-    let cells = &mut out.spare_capacity_mut()[..m * n];
+    let numel = crate::alloc::ensure_numel::<T>(&[m, n]);
+    let mut out = Vec::with_capacity(numel);
+    let cells = &mut out.spare_capacity_mut()[..numel];
     let start = bias.map_or(Start::Overwrite, Start::Rows);
     multiply(m, n, k, Out { cells, start }, lhs, rhs, parallel);
     // SAFETY: `multiply` writes every element of a fresh destination.
-    unsafe { out.set_len(m * n) };
+    unsafe { out.set_len(numel) };
     out
 }
 
@@ -260,6 +261,11 @@ enum Start<'a, T> {
 }
 
 impl<'a, T: Copy> Out<'a, T> {
+    /// Whether the product is added onto what the cells start as.
+    fn accumulates(&self) -> bool {
+        !matches!(self.start, Start::Overwrite)
+    }
+
     fn onto(values: &'a mut [T], accumulate: bool) -> Self {
         // SAFETY: same layout; only initialised values are ever written
         // through `cells`, so `values` stays initialised.
@@ -323,7 +329,7 @@ fn multiply<T: Real>(
             data: rhs.data,
             stride: rhs.col_stride,
         };
-        let accumulate = !matches!(dst.start, Start::Overwrite);
+        let accumulate = dst.accumulates();
         times_rows(m, n, k, dst.values(T::zero()), x, w, accumulate);
         return;
     }
@@ -371,7 +377,7 @@ fn gemm_on<T: Real>(
     } else {
         Parallelism::None
     };
-    let accumulate = !matches!(dst.start, Start::Overwrite);
+    let accumulate = dst.accumulates();
     let dst = match dst.start {
         // A block's bias rows are written here, on the thread that then
         // adds its product onto them (while they are in its cache).
@@ -605,7 +611,6 @@ fn linear_rows<T: Real>(x: &Tensor, w: &Tensor, b: &Tensor) -> Option<Tensor> {
     let mut shape = x.shape()[..r - 1].to_vec();
     shape.push(n);
     let bias = b.to_vec::<T>();
-    crate::alloc::ensure_numel::<T>(&shape);
     let (sx, sw) = (x.read(), w.read());
     let (xs, ws) = (T::slice(&sx)?, T::slice(&sw)?);
     let wl = w.layout();

@@ -669,10 +669,10 @@ pub fn scaled_dot_product_attention(
             "scaled_dot_product_attention: query, key and value must be at least 2-D",
         ));
     }
-    if let Some(form) = super::attention::flash_form(q, k, v, a.mask, a.dropout_p, a.enable_gqa) {
+    if let Some(form) = attention::flash_form(q, k, v, a.mask, a.dropout_p, a.enable_gqa) {
         return flash(q, k, v, a, form);
     }
-    let (l, e) = (q.shape()[q.ndim() - 2], q.shape()[q.ndim() - 1]);
+    let l = q.shape()[q.ndim() - 2];
     let s = k.shape()[k.ndim() - 2];
     let (mut k, mut v) = (k.clone(), v.clone());
     if a.enable_gqa && q.ndim() >= 3 && k.ndim() >= 3 {
@@ -687,7 +687,7 @@ pub fn scaled_dot_product_attention(
             v = super::index::index_select(&v, -3, &index)?;
         }
     }
-    let scale = a.scale.unwrap_or(1.0 / (e as f64).sqrt());
+    let scale = a.scale.unwrap_or_else(|| attention::default_scale(q));
     let kt = shape::transpose(&k, -2, -1)?;
     let mut scores = binary(
         Binary::Mul,
