@@ -71,6 +71,18 @@ fn main() {
             );
         }
     }
+    if let (Some(t), Some(p)) = (
+        ours.get("resnet50_custom_tracer"),
+        theirs.get("resnet50_custom_tracer"),
+    ) {
+        println!(
+            "{:<15} {:>8.1}ms {:>8.1}ms {:>7.2}×  (resnet50 by a Tracer overriding create_node; target ≤ 0.6)",
+            "custom_tracer",
+            t * 1e3,
+            p * 1e3,
+            t / p
+        );
+    }
     if let (Some(plain), Some(shapes)) =
         (ours.get("gpt2_small_plain"), ours.get("gpt2_small_shapes"))
     {

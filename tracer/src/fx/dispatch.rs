@@ -1,38 +1,14 @@
 //! How an operation on a `Proxy` becomes a node, natively: `Proxy`'s
 //! `__torch_function__` (what `torch.relu(proxy)` and `proxy.view(…)`
-//! reach) and its operator methods (`proxy + 1`). With the tracer's default
-//! hooks the node is recorded here without running Python; a tracer whose
-//! class overrides `create_proxy`, `create_node`, `create_arg` or `proxy`
-//! gets exactly that hook called, as in torch.fx.
+//! reach) and its operator methods (`proxy + 1`), each recorded through
+//! the tracer's `create_proxy` hook.
 
 use rustpython_vm::builtins::{PyDict, PyList, PySlice, PyTuple, PyType};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 
-use super::hooks::{class, keeps, loaded};
+use super::hooks::loaded;
+use super::tracer_state::TracerRef;
 use fxvm_vm::text::Utf8;
-
-/// Whether `tracer` keeps every hook the native recorder stands for, and no
-/// Transformer is preserving node meta (which `create_node` must copy).
-fn native_hooks(tracer: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
-    if loaded("torch.fx.proxy", vm)?
-        .get_attr("_preserving", vm)?
-        .get_item(&0, vm)?
-        .try_to_bool(vm)?
-    {
-        return Ok(false);
-    }
-    let base = class("torch.fx.proxy", "TracerBase", vm)?;
-    if !["create_proxy", "create_node", "proxy"]
-        .into_iter()
-        .all(|hook| keeps(tracer, &base, hook, vm))
-    {
-        return Ok(false);
-    }
-    // `Tracer.create_arg` adds parameters and modules to the base rules;
-    // the recorder asks the tracer for those kinds, so both are fine.
-    let tracer_cls = class("torch.fx._symbolic_trace", "Tracer", vm)?;
-    Ok(keeps(tracer, &base, "create_arg", vm) || keeps(tracer, &tracer_cls, "create_arg", vm))
-}
 
 /// `tracer.create_proxy(kind, target, args, kwargs, name=name)`.
 pub(crate) fn create_proxy(
@@ -44,25 +20,8 @@ pub(crate) fn create_proxy(
     name: Option<String>,
     vm: &VirtualMachine,
 ) -> PyResult {
-    if native_hooks(&tracer, vm)? {
-        let proxy_cls = tracer.get_attr("_proxy_class", vm)?;
-        let name = name.map(|n| vm.ctx.new_str(n));
-        return super::record::create_proxy(
-            tracer, proxy_cls, kind, target, args, kwargs, name, None, vm,
-        );
-    }
-    let name: PyObjectRef = name.map_or_else(|| vm.ctx.none(), |n| vm.ctx.new_str(n).into());
-    let call_kwargs = vec![("name".to_owned(), name)]
-        .into_iter()
-        .collect::<rustpython_vm::function::KwArgs>();
-    let method = tracer.get_attr("create_proxy", vm)?;
-    method.call(
-        rustpython_vm::function::FuncArgs::new(
-            vec![vm.ctx.new_str(kind).into(), target, args, kwargs],
-            call_kwargs,
-        ),
-        vm,
-    )
+    let name = name.map(|n| vm.ctx.new_str(n));
+    TracerRef::new(&tracer, vm).create_proxy(kind, target, args, kwargs, name, None, None)
 }
 
 /// The tracers of the instances of `cls` among `value` (nested in tuples,

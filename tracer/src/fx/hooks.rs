@@ -1,12 +1,26 @@
-//! Which of torch.fx's overridable hooks a tracer keeps: the native tracing
-//! paths (`dispatch`, `module_call`) run a hook's default natively only when
-//! the tracer's class does not override it.
+//! torch.fx's overridable tracer hooks, native: `TracerBase`'s
+//! `create_proxy`, `create_node`, `create_arg` and `proxy`, `Tracer`'s
+//! `create_arg`, `call_module`, `is_leaf_module`, `path_of_module` and
+//! `getattr`, and `Proxy.__init__`. Each is a `TracerHook` object set on its
+//! class that binds like a function, so a subclass overriding a hook and
+//! calling `super()` reaches the same body. Native callers go through
+//! `TracerRef`, which runs a hook's body directly when the tracer's class
+//! resolves the name to a native hook and calls the override otherwise:
+//! every hook has one body, and overriding one costs only that one.
 
-use rustpython_vm::builtins::PyType;
-use rustpython_vm::{AsObject, Py, PyObject, PyObjectRef, PyRef, PyResult, VirtualMachine};
+use rustpython_vm::builtins::{PyStrInterned, PyStrRef, PyType};
+use rustpython_vm::function::{FuncArgs, OptionalArg};
+use rustpython_vm::types::{Callable, GetDescriptor};
+use rustpython_vm::{
+    AsObject, FromArgs, Py, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass,
+};
+
+use super::module_call::Forward;
+use super::tracer_state::TracerRef;
+use fxvm_vm::text::Utf8;
 
 /// A module already imported, by name: a `sys.modules` lookup, not a trip
-/// through the import machinery (these run once per recorded node).
+/// through the import machinery.
 pub(crate) fn loaded(name: &'static str, vm: &VirtualMachine) -> PyResult {
     vm.sys_module.get_attr("modules", vm)?.get_item(name, vm)
 }
@@ -23,24 +37,315 @@ pub(crate) fn class(
         .map_err(|_| vm.new_type_error(format!("{module}.{name} is not a class")))
 }
 
-/// The class attribute `name` of `cls` (through its MRO), unbound.
-pub(crate) fn class_attr(
-    cls: &Py<PyType>,
-    name: &'static str,
-    vm: &VirtualMachine,
-) -> Option<PyObjectRef> {
-    cls.get_attr(vm.ctx.intern_str(name))
+/// Which hook a `TracerHook` is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hook {
+    CreateProxy,
+    CreateNode,
+    /// `TracerBase.create_arg`: proxies, containers and base values.
+    CreateArg,
+    /// `Tracer.create_arg`: parameters, buffers, modules and constants too.
+    TracerCreateArg,
+    Proxy,
+    ProxyInit,
+    CallModule,
+    IsLeafModule,
+    PathOfModule,
+    Getattr,
 }
 
-/// Whether `obj`'s class has `base`'s own `name` (does not override that hook).
-pub(crate) fn keeps(
-    obj: &PyObject,
-    base: &Py<PyType>,
-    name: &'static str,
+impl Hook {
+    fn parse(qualname: &str) -> Option<Hook> {
+        Some(match qualname {
+            "TracerBase.create_proxy" => Hook::CreateProxy,
+            "TracerBase.create_node" => Hook::CreateNode,
+            "TracerBase.create_arg" => Hook::CreateArg,
+            "Tracer.create_arg" => Hook::TracerCreateArg,
+            "TracerBase.proxy" => Hook::Proxy,
+            "Proxy.__init__" => Hook::ProxyInit,
+            "Tracer.call_module" => Hook::CallModule,
+            "Tracer.is_leaf_module" => Hook::IsLeafModule,
+            "Tracer.path_of_module" => Hook::PathOfModule,
+            "Tracer.getattr" => Hook::Getattr,
+            _ => return None,
+        })
+    }
+
+    fn qualname(self) -> &'static str {
+        match self {
+            Hook::CreateProxy => "TracerBase.create_proxy",
+            Hook::CreateNode => "TracerBase.create_node",
+            Hook::CreateArg => "TracerBase.create_arg",
+            Hook::TracerCreateArg => "Tracer.create_arg",
+            Hook::Proxy => "TracerBase.proxy",
+            Hook::ProxyInit => "Proxy.__init__",
+            Hook::CallModule => "Tracer.call_module",
+            Hook::IsLeafModule => "Tracer.is_leaf_module",
+            Hook::PathOfModule => "Tracer.path_of_module",
+            Hook::Getattr => "Tracer.getattr",
+        }
+    }
+
+    /// The parameters, as `inspect.signature` reads them (`self` plain, as
+    /// a Python method has it).
+    fn text_signature(self) -> &'static str {
+        match self {
+            Hook::CreateProxy => {
+                "(self, kind, target, args, kwargs, name=None, type_expr=None, proxy_factory_fn=None)"
+            }
+            Hook::CreateNode => "(self, kind, target, args, kwargs, name=None, type_expr=None)",
+            Hook::CreateArg | Hook::TracerCreateArg => "(self, a)",
+            Hook::Proxy => "(self, node)",
+            Hook::ProxyInit => "(self, node, tracer=None)",
+            Hook::CallModule => "(self, m, forward, args, kwargs)",
+            Hook::IsLeafModule => "(self, m, module_qualified_name)",
+            Hook::PathOfModule => "(self, mod)",
+            Hook::Getattr => "(self, attr, attr_val, parameter_proxy_cache)",
+        }
+    }
+}
+
+/// `_fx.TracerHook`: one native hook, set on its class by the frozen
+/// `torch.fx` (`create_node = _fx.tracer_hook("TracerBase.create_node")`).
+#[pyclass(module = "torch._C._fx", name = "TracerHook")]
+#[derive(Debug, PyPayload)]
+pub(crate) struct PyTracerHook {
+    hook: Hook,
+}
+
+impl PyTracerHook {
+    pub(crate) fn new(qualname: &str, vm: &VirtualMachine) -> PyResult<PyTracerHook> {
+        Hook::parse(qualname)
+            .map(|hook| PyTracerHook { hook })
+            .ok_or_else(|| vm.new_value_error(format!("no native tracer hook {qualname}")))
+    }
+
+    pub(crate) fn hook(&self) -> Hook {
+        self.hook
+    }
+}
+
+/// How a tracer answers a hook's name.
+pub(crate) enum Resolved {
+    /// Its class keeps a native hook (one of those the caller accepts).
+    Native(Hook),
+    /// Anything else, bound to the tracer: an override, or an instance
+    /// attribute of that name.
+    Python(PyObjectRef),
+}
+
+/// What `obj.<name>` is, for a caller that runs the bodies of `accept`
+/// directly. Read through the class's method cache.
+pub(crate) fn resolve(
+    obj: &PyObjectRef,
+    name: &'static PyStrInterned,
+    accept: &[Hook],
     vm: &VirtualMachine,
-) -> bool {
-    matches!(
-        (class_attr(obj.class(), name, vm), class_attr(base, name, vm)),
-        (Some(a), Some(b)) if a.is(&b)
-    )
+) -> PyResult<Resolved> {
+    let shadowed = match obj.dict() {
+        Some(dict) => dict.get_item_opt(name, vm)?.is_some(),
+        None => false,
+    };
+    if !shadowed
+        && let Some(attr) = obj.class().get_attr(name)
+        && let Some(hook) = attr.downcast_ref::<PyTracerHook>()
+        && accept.contains(&hook.hook)
+    {
+        return Ok(Resolved::Native(hook.hook));
+    }
+    Ok(Resolved::Python(obj.get_attr(name, vm)?))
+}
+
+#[derive(FromArgs)]
+struct CreateProxyArgs {
+    #[pyarg(positional)]
+    zelf: PyObjectRef,
+    #[pyarg(any)]
+    kind: PyStrRef,
+    #[pyarg(any)]
+    target: PyObjectRef,
+    #[pyarg(any)]
+    args: PyObjectRef,
+    #[pyarg(any)]
+    kwargs: PyObjectRef,
+    #[pyarg(any, optional)]
+    name: OptionalArg<PyObjectRef>,
+    #[pyarg(any, optional)]
+    type_expr: OptionalArg<PyObjectRef>,
+    #[pyarg(any, optional)]
+    proxy_factory_fn: OptionalArg<PyObjectRef>,
+}
+
+#[derive(FromArgs)]
+struct CreateNodeArgs {
+    #[pyarg(positional)]
+    zelf: PyObjectRef,
+    #[pyarg(any)]
+    kind: PyStrRef,
+    #[pyarg(any)]
+    target: PyObjectRef,
+    #[pyarg(any)]
+    args: PyObjectRef,
+    #[pyarg(any)]
+    kwargs: PyObjectRef,
+    #[pyarg(any, optional)]
+    name: OptionalArg<PyObjectRef>,
+    #[pyarg(any, optional)]
+    type_expr: OptionalArg<PyObjectRef>,
+}
+
+#[derive(FromArgs)]
+struct ProxyInitArgs {
+    #[pyarg(positional)]
+    zelf: PyObjectRef,
+    #[pyarg(any)]
+    node: PyObjectRef,
+    #[pyarg(any, optional)]
+    tracer: OptionalArg<PyObjectRef>,
+}
+
+#[derive(FromArgs)]
+struct CallModuleArgs {
+    #[pyarg(positional)]
+    zelf: PyObjectRef,
+    #[pyarg(any)]
+    m: PyObjectRef,
+    #[pyarg(any)]
+    forward: PyObjectRef,
+    #[pyarg(any)]
+    args: PyObjectRef,
+    #[pyarg(any)]
+    kwargs: PyObjectRef,
+}
+
+#[derive(FromArgs)]
+struct GetattrArgs {
+    #[pyarg(positional)]
+    zelf: PyObjectRef,
+    /// The attribute's name (the native body needs only its value).
+    #[pyarg(any, name = "attr")]
+    _attr: PyObjectRef,
+    #[pyarg(any)]
+    attr_val: PyObjectRef,
+    #[pyarg(any)]
+    parameter_proxy_cache: PyObjectRef,
+}
+
+/// `None` and a missing argument alike.
+fn given(a: OptionalArg<PyObjectRef>, vm: &VirtualMachine) -> Option<PyObjectRef> {
+    a.into_option().filter(|x| !vm.is_none(x))
+}
+
+fn name_arg(a: OptionalArg<PyObjectRef>, vm: &VirtualMachine) -> PyResult<Option<PyStrRef>> {
+    given(a, vm)
+        .map(|n| {
+            n.downcast::<rustpython_vm::builtins::PyStr>().map_err(|n| {
+                vm.new_type_error(format!("a node name is a str, not {}", n.class().name()))
+            })
+        })
+        .transpose()
+}
+
+impl Callable for PyTracerHook {
+    type Args = FuncArgs;
+
+    fn call(zelf: &Py<Self>, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+        match zelf.hook {
+            Hook::CreateProxy => {
+                let a: CreateProxyArgs = args.bind(vm)?;
+                let t = TracerRef::new(&a.zelf, vm);
+                super::record::create_proxy(
+                    &t,
+                    a.kind.text(vm)?,
+                    a.target,
+                    a.args,
+                    a.kwargs,
+                    name_arg(a.name, vm)?,
+                    given(a.type_expr, vm),
+                    given(a.proxy_factory_fn, vm),
+                )
+            }
+            Hook::CreateNode => {
+                let a: CreateNodeArgs = args.bind(vm)?;
+                let t = TracerRef::new(&a.zelf, vm);
+                let node = super::record::create_node(
+                    &t,
+                    a.kind.text(vm)?,
+                    a.target,
+                    a.args,
+                    a.kwargs,
+                    name_arg(a.name, vm)?,
+                    given(a.type_expr, vm),
+                )?;
+                Ok(node.into())
+            }
+            Hook::CreateArg | Hook::TracerCreateArg => {
+                let (tracer, a): (PyObjectRef, PyObjectRef) = args.bind(vm)?;
+                let t = TracerRef::new(&tracer, vm);
+                let maker = super::create_arg::ArgMaker::new(&t)?;
+                if zelf.hook == Hook::CreateArg {
+                    maker.base(&a)
+                } else {
+                    maker.tracer_rules(&a)
+                }
+            }
+            Hook::Proxy => {
+                let (tracer, node): (PyObjectRef, PyObjectRef) = args.bind(vm)?;
+                super::record::proxy(&TracerRef::new(&tracer, vm), node)
+            }
+            Hook::ProxyInit => {
+                let a: ProxyInitArgs = args.bind(vm)?;
+                super::record::proxy_init(&a.zelf, a.node, given(a.tracer, vm), vm)?;
+                Ok(vm.ctx.none())
+            }
+            Hook::CallModule => {
+                let a: CallModuleArgs = args.bind(vm)?;
+                let t = TracerRef::new(&a.zelf, vm);
+                super::module_call::call_module(
+                    &t,
+                    a.m,
+                    Forward::Bound(a.forward),
+                    a.args,
+                    a.kwargs,
+                )
+            }
+            Hook::IsLeafModule => {
+                let (_tracer, m, _name): (PyObjectRef, PyObjectRef, PyObjectRef) = args.bind(vm)?;
+                Ok(vm
+                    .ctx
+                    .new_bool(super::module_call::is_leaf_module(&m, vm)?)
+                    .into())
+            }
+            Hook::PathOfModule => {
+                let (tracer, m): (PyObjectRef, PyObjectRef) = args.bind(vm)?;
+                super::module_call::path_of_module(&TracerRef::new(&tracer, vm), &m)
+            }
+            Hook::Getattr => {
+                let a: GetattrArgs = args.bind(vm)?;
+                let t = TracerRef::new(&a.zelf, vm);
+                super::module_call::getattr(&t, a.attr_val, &a.parameter_proxy_cache)
+            }
+        }
+    }
+}
+
+bound_like_a_function!(PyTracerHook);
+
+#[pyclass(with(Callable, GetDescriptor))]
+impl PyTracerHook {
+    #[pygetset]
+    fn __name__(&self) -> &'static str {
+        let q = self.hook.qualname();
+        &q[q.find('.').map_or(0, |i| i + 1)..]
+    }
+
+    #[pygetset]
+    fn __qualname__(&self) -> &'static str {
+        self.hook.qualname()
+    }
+
+    #[pygetset]
+    fn __text_signature__(&self) -> &'static str {
+        self.hook.text_signature()
+    }
 }

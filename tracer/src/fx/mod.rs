@@ -1,8 +1,34 @@
 //! `torch._C._fx`: the native torch.fx IR — nodes, graphs, naming, text and
 //! code generation. The frozen `torch.fx` package builds on it.
 
+/// A callable object that binds like a function when set on a class: read
+/// through an instance, it is a bound method of that instance.
+macro_rules! bound_like_a_function {
+    ($payload:ty) => {
+        impl rustpython_vm::types::GetDescriptor for $payload {
+            fn descr_get(
+                zelf: rustpython_vm::PyObjectRef,
+                obj: Option<rustpython_vm::PyObjectRef>,
+                _cls: Option<rustpython_vm::PyObjectRef>,
+                vm: &rustpython_vm::VirtualMachine,
+            ) -> rustpython_vm::PyResult {
+                use rustpython_vm::PyPayload;
+                Ok(match obj {
+                    Some(obj) if !vm.is_none(&obj) => {
+                        rustpython_vm::builtins::PyBoundMethod::new(obj, zelf)
+                            .into_ref(&vm.ctx)
+                            .into()
+                    }
+                    _ => zelf,
+                })
+            }
+        }
+    };
+}
+
 pub(crate) mod args;
 mod codegen;
+mod create_arg;
 mod dispatch;
 mod format;
 mod graph;
@@ -15,6 +41,7 @@ mod passes;
 mod propagate;
 mod record;
 mod tabular;
+mod tracer_state;
 mod walk;
 
 pub(crate) use module::module_def;
@@ -259,6 +286,11 @@ mod module {
         super::module_patch::types().0
     }
 
+    #[pyattr(name = "TracerHook")]
+    fn tracer_hook_type(_vm: &VirtualMachine) -> PyTypeRef {
+        super::hooks::PyTracerHook::make_static_type()
+    }
+
     #[pyattr(name = "TracedModuleGetattr")]
     fn traced_module_getattr_type(_vm: &VirtualMachine) -> PyTypeRef {
         super::module_patch::types().1
@@ -415,41 +447,14 @@ mod module {
         }
     }
 
-    #[derive(rustpython_vm::FromArgs)]
-    struct CreateProxyArgs {
-        #[pyarg(positional)]
-        tracer: PyObjectRef,
-        #[pyarg(positional)]
-        proxy_cls: PyObjectRef,
-        #[pyarg(positional)]
-        kind: rustpython_vm::builtins::PyStrRef,
-        #[pyarg(positional)]
-        target: PyObjectRef,
-        #[pyarg(positional)]
-        args: PyObjectRef,
-        #[pyarg(positional)]
-        kwargs: PyObjectRef,
-        #[pyarg(positional)]
-        name: Option<rustpython_vm::builtins::PyStrRef>,
-        #[pyarg(positional)]
-        type_expr: PyObjectRef,
-    }
-
-    /// The default `TracerBase.create_proxy`, natively (see `record.rs`).
+    /// The native tracer hook named `qualname` (`"TracerBase.create_node"`
+    /// …), for its class's body (see `hooks.rs`).
     #[pyfunction]
-    fn create_proxy(a: CreateProxyArgs, vm: &VirtualMachine) -> PyResult {
-        let type_expr = (!vm.is_none(&a.type_expr)).then_some(a.type_expr);
-        super::record::create_proxy(
-            a.tracer,
-            a.proxy_cls,
-            a.kind.text(vm)?,
-            a.target,
-            a.args,
-            a.kwargs,
-            a.name,
-            type_expr,
-            vm,
-        )
+    fn tracer_hook(
+        qualname: rustpython_vm::builtins::PyStrRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<super::hooks::PyTracerHook> {
+        super::hooks::PyTracerHook::new(qualname.text(vm)?, vm)
     }
 
     /// `Proxy.__torch_function__`, natively (see `dispatch.rs`).
@@ -470,20 +475,6 @@ mod module {
             kwargs.unwrap_or_else(none),
             vm,
         )
-    }
-
-    /// `Tracer.call_module(m, forward, args, kwargs)` (see `module_call.rs`).
-    #[pyfunction]
-    fn call_module(
-        tracer: PyObjectRef,
-        m: PyObjectRef,
-        forward: PyObjectRef,
-        args: PyObjectRef,
-        kwargs: PyObjectRef,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        let forward = super::module_call::Forward::Bound(forward);
-        super::module_call::call_module(tracer, m, forward, args, kwargs, vm)
     }
 
     /// A node for one of `Proxy`'s own methods (see `dispatch::record`).
@@ -554,12 +545,6 @@ mod module {
             super::walk::copy_attr(&from, &to, t.text(vm)?, &c, vm)?;
         }
         Ok(())
-    }
-
-    /// `file:line` of the user code running now (see `record::user_location`).
-    #[pyfunction]
-    fn user_location(vm: &VirtualMachine) -> Option<String> {
-        super::record::user_location(vm)
     }
 
     #[derive(rustpython_vm::FromArgs)]

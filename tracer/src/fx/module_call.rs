@@ -1,14 +1,16 @@
-//! `Tracer.call_module`, natively: the qualified name, scope and module
+//! The bodies of `Tracer.call_module` (the qualified name, scope and module
 //! stack, the leaf test, then a `call_module` node or a trace into
-//! `forward`. The Python method and the patched `Module.__call__` both call
-//! it; a tracer overriding `path_of_module` or `is_leaf_module` gets exactly
-//! that hook called (one overriding `call_module` never reaches here).
+//! `forward`), `is_leaf_module`, `path_of_module` and `getattr` (a module
+//! attribute read while tracing). The patched `Module.__call__` and
+//! `__getattr__` reach them through the tracer's hooks, so an override of
+//! any of them is called instead.
 
-use rustpython_vm::builtins::{PyDict, PyStr, PyType};
+use rustpython_vm::builtins::{PyBoundMethod, PyDict, PyStr};
 use rustpython_vm::function::FuncArgs;
-use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
+use rustpython_vm::{AsObject, PyObjectRef, PyPayload, PyResult, VirtualMachine};
 
-use super::hooks::{class, keeps, loaded};
+use super::hooks::loaded;
+use super::tracer_state::TracerRef;
 use fxvm_vm::text::Utf8;
 
 /// How to run a module that is traced into.
@@ -20,71 +22,54 @@ pub(crate) enum Forward {
     Unbound(PyObjectRef),
 }
 
+impl Forward {
+    /// As the callable `forward` torch.fx passes a `call_module` override.
+    pub(crate) fn bound(self, m: &PyObjectRef, vm: &VirtualMachine) -> PyObjectRef {
+        match self {
+            Forward::Bound(f) => f,
+            Forward::Unbound(call) => PyBoundMethod::new(m.clone(), call).into_ref(&vm.ctx).into(),
+        }
+    }
+}
+
 /// `Tracer.call_module(m, forward, args, kwargs)`.
 pub(crate) fn call_module(
-    tracer: PyObjectRef,
+    t: &TracerRef<'_>,
     m: PyObjectRef,
     forward: Forward,
     args: PyObjectRef,
     kwargs: PyObjectRef,
-    vm: &VirtualMachine,
 ) -> PyResult {
-    let base = class("torch.fx._symbolic_trace", "Tracer", vm)?;
-    let paths = tracer.get_attr("submodule_paths", vm)?;
-    let name = match paths.downcast_ref::<PyDict>() {
-        Some(d) if keeps(&tracer, &base, "path_of_module", vm) && d.__len__() > 0 => {
-            d.get_item_opt(&*m, vm)?.ok_or_else(|| {
-                vm.new_name_error(
-                    "module is not installed as a submodule",
-                    vm.ctx.new_str("path_of_module"),
-                )
-            })?
-        }
-        _ => vm.call_method(&tracer, "path_of_module", (m.clone(),))?,
-    };
-    let scope = tracer.get_attr("scope", vm)?;
-    let prev = (
-        scope.get_attr("module_path", vm)?,
-        scope.get_attr("module_type", vm)?,
-    );
+    let vm = t.vm;
+    let name = t.path_of_module(&m)?;
+    let scope = t
+        .scope()?
+        .ok_or_else(|| vm.new_type_error("Tracer.call_module needs tracer.scope"))?;
+    let prev = scope.get()?;
     let module_type: PyObjectRef = m.class().to_owned().into();
-    scope.set_attr("module_path", name.clone(), vm)?;
-    scope.set_attr("module_type", module_type.clone(), vm)?;
-    let result = record_call(
-        &tracer,
-        &base,
-        &m,
-        &name,
-        &module_type,
-        args,
-        kwargs,
-        &forward,
-        vm,
-    );
-    scope.set_attr("module_path", prev.0, vm)?;
-    scope.set_attr("module_type", prev.1, vm)?;
+    scope.set((name.clone(), module_type.clone()))?;
+    let result = record_call(t, &m, &name, &module_type, args, kwargs, &forward);
+    scope.set(prev)?;
     result
 }
 
 /// The body of `call_module` between setting and restoring the scope.
-#[allow(clippy::too_many_arguments)] // the state call_module threads through
 fn record_call(
-    tracer: &PyObjectRef,
-    base: &Py<PyType>,
+    t: &TracerRef<'_>,
     m: &PyObjectRef,
     name: &PyObjectRef,
     module_type: &PyObjectRef,
     args: PyObjectRef,
     kwargs: PyObjectRef,
     forward: &Forward,
-    vm: &VirtualMachine,
 ) -> PyResult {
+    let vm = t.vm;
     let name_str = name
         .downcast_ref::<PyStr>()
         .ok_or_else(|| vm.new_type_error("a module's qualified name is a str"))
         .and_then(|s| s.text(vm))?
         .to_owned();
-    let num_calls = tracer.get_attr("num_calls", vm)?;
+    let num_calls = t.num_calls()?;
     let calls = match num_calls.get_item(name.as_object(), vm) {
         Ok(n) => n.try_to_value::<usize>(vm)?,
         Err(_) => 0,
@@ -94,7 +79,9 @@ fn record_call(
     } else {
         name_str.clone()
     };
-    let stack = tracer.get_attr("module_stack", vm)?;
+    let stack = t
+        .module_stack()?
+        .ok_or_else(|| vm.new_type_error("Tracer.call_module needs tracer.module_stack"))?;
     stack.set_item(
         &*vm.ctx.new_str(key),
         vm.ctx
@@ -103,27 +90,8 @@ fn record_call(
         vm,
     )?;
     num_calls.set_item(name.as_object(), vm.ctx.new_int(calls + 1).into(), vm)?;
-    let leaf = if keeps(tracer, base, "is_leaf_module", vm) {
-        let module = module_type.get_attr("__module__", vm)?;
-        let module = module.str(vm)?;
-        let module = module.text(vm)?;
-        let sequential = loaded("torch.nn", vm)?.get_attr("Sequential", vm)?;
-        (module.starts_with("torch.nn") || module.starts_with("torch.ao.nn"))
-            && !m.is_instance(&sequential, vm)?
-    } else {
-        vm.call_method(tracer, "is_leaf_module", (m.clone(), name.clone()))?
-            .try_to_bool(vm)?
-    };
-    let result = if leaf {
-        super::dispatch::create_proxy(
-            tracer.clone(),
-            "call_module",
-            name.clone(),
-            args,
-            kwargs,
-            None,
-            vm,
-        )?
+    let result = if t.is_leaf_module(m, name)? {
+        t.create_proxy("call_module", name.clone(), args, kwargs, None, None, None)?
     } else {
         let args = args.try_to_value::<Vec<PyObjectRef>>(vm)?;
         let kwargs = match kwargs.downcast_ref::<PyDict>() {
@@ -142,6 +110,116 @@ fn record_call(
             }
         }
     };
-    vm.call_method(&stack, "popitem", ())?;
+    vm.call_method(stack.as_object(), "popitem", ())?;
     Ok(result)
+}
+
+/// `Tracer.is_leaf_module`: modules of `torch.nn` (except `Sequential`)
+/// are called, not traced into.
+pub(crate) fn is_leaf_module(m: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
+    let module = m.class().as_object().get_attr("__module__", vm)?;
+    let module = module.str(vm)?;
+    let module = module.text(vm)?;
+    let sequential = loaded("torch.nn", vm)?.get_attr("Sequential", vm)?;
+    Ok(
+        (module.starts_with("torch.nn") || module.starts_with("torch.ao.nn"))
+            && !m.is_instance(&sequential, vm)?,
+    )
+}
+
+fn not_a_submodule(vm: &VirtualMachine) -> rustpython_vm::builtins::PyBaseExceptionRef {
+    vm.new_name_error(
+        "module is not installed as a submodule",
+        vm.ctx.new_str("path_of_module"),
+    )
+}
+
+/// `Tracer.path_of_module`: the module's qualified name in the root.
+pub(crate) fn path_of_module(t: &TracerRef<'_>, m: &PyObjectRef) -> PyResult {
+    let vm = t.vm;
+    if let Some(paths) = t.submodule_paths()? {
+        return paths
+            .get_item_opt(&**m, vm)?
+            .ok_or_else(|| not_a_submodule(vm));
+    }
+    let root = t.root()?;
+    let named = vm.call_method(&root, "named_modules", ())?;
+    find_named(&named, m, vm)?.ok_or_else(|| not_a_submodule(vm))
+}
+
+/// The name paired with `value` itself among `named`'s `(name, value)`
+/// pairs (`named_modules()`, `named_parameters()` …).
+pub(crate) fn find_named(
+    named: &PyObjectRef,
+    value: &PyObjectRef,
+    vm: &VirtualMachine,
+) -> PyResult<Option<PyObjectRef>> {
+    for pair in named.try_to_value::<Vec<PyObjectRef>>(vm)? {
+        let pair: Vec<PyObjectRef> = pair.try_to_value(vm)?;
+        if let [name, v] = &pair[..]
+            && v.is(value)
+        {
+            return Ok(Some(name.clone()));
+        }
+    }
+    Ok(None)
+}
+
+/// `Tracer.getattr(attr, attr_val, parameter_proxy_cache)`: parameters
+/// (and buffers, with `proxy_buffer_attributes`) read as module attributes
+/// become one `get_attr` node each; anything else is returned as it is.
+pub(crate) fn getattr(t: &TracerRef<'_>, value: PyObjectRef, cache: &PyObjectRef) -> PyResult {
+    let vm = t.vm;
+    if fxvm_vm::binding::tensor_of(&value).is_none() {
+        return Ok(value);
+    }
+    let parameter = loaded("torch.nn", vm)?.get_attr("Parameter", vm)?;
+    if value.is_instance(&parameter, vm)?
+        && let Some(proxy) = attr_proxy(t, &value, "parameters", cache)?
+    {
+        return Ok(proxy);
+    }
+    if t.proxy_buffer_attributes()?
+        && let Some(proxy) = attr_proxy(t, &value, "buffers", cache)?
+    {
+        return Ok(proxy);
+    }
+    Ok(value)
+}
+
+/// The `get_attr` proxy of a parameter or buffer of the root (`kind`), made
+/// once per name; `None` for a tensor the root does not hold.
+fn attr_proxy(
+    t: &TracerRef<'_>,
+    value: &PyObjectRef,
+    kind: &'static str,
+    cache: &PyObjectRef,
+) -> PyResult<Option<PyObjectRef>> {
+    let vm = t.vm;
+    let name = vm.call_method(t.obj, "_tensor_name", (value.clone(), kind))?;
+    if vm.is_none(&name) {
+        return Ok(None);
+    }
+    if vm._contains(cache, &name)? {
+        return cache.get_item(&*name, vm).map(Some);
+    }
+    let factory = if t.param_shapes_constant()? && t.takes_proxy_factory()? {
+        let make =
+            loaded("torch.fx._symbolic_trace", vm)?.get_attr("_parameter_proxy_factory", vm)?;
+        Some(make.call((t.obj.clone(), name.clone(), value.clone()), vm)?)
+    } else {
+        None
+    };
+    let empty = vm.ctx.empty_tuple.clone().into();
+    let proxy = t.create_proxy(
+        "get_attr",
+        name.clone(),
+        empty,
+        vm.ctx.new_dict().into(),
+        None,
+        None,
+        factory,
+    )?;
+    cache.set_item(&*name, proxy.clone(), vm)?;
+    Ok(Some(proxy))
 }

@@ -1,16 +1,17 @@
 //! The `nn.Module.__call__` and `__getattr__` a trace patches in, natively.
 //! As Python closures they added a Python frame (1–2 µs under RustPython)
 //! to every module call and every submodule or parameter read, on top of
-//! the native `call_module`. A tracer that overrides `call_module` still
-//! gets its Python path (`fallback`), as before.
+//! the native hooks. Each goes through the tracer's hook (`call_module`,
+//! `getattr`), so an override of it is called instead.
 
-use rustpython_vm::builtins::{PyBoundMethod, PyDict, PyTypeRef};
+use rustpython_vm::builtins::{PyDict, PyTypeRef};
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::object::{Traverse, TraverseFn};
 use rustpython_vm::types::{Callable, Constructor, GetDescriptor};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
 
-use super::module_call::{Forward, call_module};
+use super::module_call::Forward;
+use super::tracer_state::TracerRef;
 
 /// Whether torch.fx's `_suspended` flag (a one-item list) is set: code
 /// running outside the trace (a leaf module's own forward, a hook).
@@ -19,30 +20,7 @@ fn suspended(flag: &PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
         .try_to_bool(vm)
 }
 
-/// A callable object that binds like a function when set on a class: read
-/// through an instance, it is a bound method of that instance.
-macro_rules! bound_like_a_function {
-    ($payload:ty) => {
-        impl GetDescriptor for $payload {
-            fn descr_get(
-                zelf: PyObjectRef,
-                obj: Option<PyObjectRef>,
-                _cls: Option<PyObjectRef>,
-                vm: &VirtualMachine,
-            ) -> PyResult {
-                Ok(match obj {
-                    Some(obj) if !vm.is_none(&obj) => {
-                        PyBoundMethod::new(obj, zelf).into_ref(&vm.ctx).into()
-                    }
-                    _ => zelf,
-                })
-            }
-        }
-    };
-}
-
-/// `_fx.TracedModuleCall(tracer, orig, suspended, seen, on_new_class,
-/// fallback)`: `Module.__call__` during a trace.
+/// `_fx.TracedModuleCall(tracer, orig, suspended, seen, on_new_class)`: `Module.__call__` during a trace.
 #[pyclass(
     module = "torch._C._fx",
     name = "TracedModuleCall",
@@ -59,8 +37,6 @@ pub(crate) struct PyTracedModuleCall {
     seen: PyObjectRef,
     /// Called with the first module of each class not yet `seen`.
     on_new_class: PyObjectRef,
-    /// The Python wrapper, for a tracer that overrides `call_module`.
-    fallback: Option<PyObjectRef>,
 }
 
 // SAFETY: `traverse` visits each object the payload owns exactly once; the
@@ -72,7 +48,6 @@ unsafe impl Traverse for PyTracedModuleCall {
         self.suspended.traverse(f);
         self.seen.traverse(f);
         self.on_new_class.traverse(f);
-        self.fallback.traverse(f);
     }
 }
 
@@ -83,22 +58,19 @@ impl Constructor for PyTracedModuleCall {
         PyObjectRef,
         PyObjectRef,
         PyObjectRef,
-        PyObjectRef,
     );
 
     fn py_new(
         _cls: &Py<rustpython_vm::builtins::PyType>,
-        (tracer, orig, suspended, seen, on_new_class, fallback): Self::Args,
-        vm: &VirtualMachine,
+        (tracer, orig, suspended, seen, on_new_class): Self::Args,
+        _vm: &VirtualMachine,
     ) -> PyResult<Self> {
-        let fallback = (!vm.is_none(&fallback)).then_some(fallback);
         Ok(PyTracedModuleCall {
             tracer,
             orig,
             suspended,
             seen,
             on_new_class,
-            fallback,
         })
     }
 }
@@ -118,21 +90,16 @@ impl Callable for PyTracedModuleCall {
         if !vm._contains(&zelf.seen, &cls)? {
             zelf.on_new_class.call((m.clone(),), vm)?;
         }
-        if let Some(fallback) = &zelf.fallback {
-            return fallback.call(args, vm);
-        }
         args.args.remove(0);
         let kwargs = PyDict::default().into_ref(&vm.ctx);
         for (k, v) in args.kwargs {
             kwargs.set_item(k.as_str(), v, vm)?;
         }
-        call_module(
-            zelf.tracer.clone(),
+        TracerRef::new(&zelf.tracer, vm).call_module(
             m,
             Forward::Unbound(zelf.orig.clone()),
             vm.ctx.new_tuple(args.args).into(),
             kwargs.into(),
-            vm,
         )
     }
 }
@@ -156,9 +123,9 @@ impl PyTracedModuleCall {
     }
 }
 
-/// `_fx.TracedModuleGetattr(tracer, orig, suspended, cache, default_getattr,
-/// tensor)`: `Module.__getattr__` during a trace — tensors found go through
-/// the tracer's `getattr` (parameters become `get_attr` nodes).
+/// `_fx.TracedModuleGetattr(tracer, orig, suspended, cache)`:
+/// `Module.__getattr__` during a trace — what it finds goes through the
+/// tracer's `getattr` (parameters become `get_attr` nodes).
 #[pyclass(
     module = "torch._C._fx",
     name = "TracedModuleGetattr",
@@ -172,10 +139,6 @@ pub(crate) struct PyTracedModuleGetattr {
     suspended: PyObjectRef,
     /// The trace's parameter proxy cache.
     cache: PyObjectRef,
-    /// Whether the tracer keeps `Tracer.getattr` (which returns non-tensors
-    /// unchanged, so they need not reach it).
-    default_getattr: bool,
-    tensor: PyObjectRef,
 }
 
 // SAFETY: as for `PyTracedModuleCall`: every owned object visited once,
@@ -186,23 +149,15 @@ unsafe impl Traverse for PyTracedModuleGetattr {
         self.orig.traverse(f);
         self.suspended.traverse(f);
         self.cache.traverse(f);
-        self.tensor.traverse(f);
     }
 }
 
 impl Constructor for PyTracedModuleGetattr {
-    type Args = (
-        PyObjectRef,
-        PyObjectRef,
-        PyObjectRef,
-        PyObjectRef,
-        bool,
-        PyObjectRef,
-    );
+    type Args = (PyObjectRef, PyObjectRef, PyObjectRef, PyObjectRef);
 
     fn py_new(
         _cls: &Py<rustpython_vm::builtins::PyType>,
-        (tracer, orig, suspended, cache, default_getattr, tensor): Self::Args,
+        (tracer, orig, suspended, cache): Self::Args,
         _vm: &VirtualMachine,
     ) -> PyResult<Self> {
         Ok(PyTracedModuleGetattr {
@@ -210,8 +165,6 @@ impl Constructor for PyTracedModuleGetattr {
             orig,
             suspended,
             cache,
-            default_getattr,
-            tensor,
         })
     }
 }
@@ -221,12 +174,10 @@ impl Callable for PyTracedModuleGetattr {
 
     fn call(zelf: &Py<Self>, (m, attr): Self::Args, vm: &VirtualMachine) -> PyResult {
         let value = zelf.orig.call((m, attr.clone()), vm)?;
-        if suspended(&zelf.suspended, vm)?
-            || zelf.default_getattr && !value.is_instance(&zelf.tensor, vm)?
-        {
+        if suspended(&zelf.suspended, vm)? {
             return Ok(value);
         }
-        vm.call_method(&zelf.tracer, "getattr", (attr, value, zelf.cache.clone()))
+        TracerRef::new(&zelf.tracer, vm).getattr(attr, value, &zelf.cache)
     }
 }
 

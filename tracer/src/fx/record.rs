@@ -1,186 +1,201 @@
-//! The per-op path of tracing: `TracerBase.create_proxy` when the tracer's
-//! class keeps the default `create_proxy`/`create_arg`/`create_node`/`proxy`
-//! hooks. Arguments become graph arguments, the node is created with its
-//! module-scope metadata, and the result is wrapped in a new `Proxy`, all
-//! without running Python code for the common argument kinds.
+//! The bodies of `TracerBase.create_proxy`, `create_node` and `proxy`, and
+//! of `Proxy.__init__`: how one operation becomes a node of the graph and a
+//! new `Proxy`. Each hook they call (`create_arg`, `create_node`, `proxy`)
+//! goes through the tracer, so a subclass's override is honoured.
 
-use rustpython_vm::builtins::{PyDict, PyList, PySlice, PyStr, PyTuple, PyType};
-use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
+use rustpython_vm::builtins::{PyStrRef, PyType};
+use rustpython_vm::function::FuncArgs;
+use rustpython_vm::{AsObject, PyObjectRef, PyPayload, PyResult, VirtualMachine};
 
 use super::graph::PyGraph;
+use super::hooks::{Hook, PyTracerHook, loaded};
+use super::node::NodeRef;
+use super::tracer_state::TracerRef;
 
-/// Values passed through unchanged (PyTorch's base argument types).
-fn is_plain(a: &PyObjectRef, vm: &VirtualMachine) -> bool {
-    let t = a.class();
-    let types = &vm.ctx.types;
-    vm.is_none(a)
-        || a.is(&vm.ctx.ellipsis)
-        || t.is(types.int_type)
-        || t.is(types.float_type)
-        || t.is(types.str_type)
-        || t.is(types.bool_type)
-        || t.is(types.complex_type)
-        || matches!(&*t.name(), "dtype" | "device")
-}
-
-struct Recorder<'a> {
-    tracer: &'a PyObjectRef,
-    proxy_cls: &'a PyObjectRef,
-    vm: &'a VirtualMachine,
-}
-
-impl Recorder<'_> {
-    /// `Tracer.create_arg` for the common kinds; anything else goes to the
-    /// tracer's own `create_arg` (parameters, tensors, modules, named tuples …).
-    fn arg(&self, a: &PyObjectRef) -> PyResult<PyObjectRef> {
-        let vm = self.vm;
-        if is_plain(a, vm) {
-            return Ok(a.clone());
-        }
-        let cls = a.class();
-        if cls.is(self
-            .proxy_cls
-            .downcast_ref::<PyType>()
-            .expect("Proxy is a class"))
-        {
-            // A plain Proxy keeps its node in its instance dict.
-            if let Some(node) = a
-                .dict()
-                .and_then(|d| d.get_item_opt("node", vm).ok().flatten())
-            {
-                return Ok(node);
-            }
-        }
-        if cls.is(vm.ctx.types.tuple_type) {
-            let t = a.downcast_ref::<PyTuple>().expect("a tuple");
-            let items = t
-                .iter()
-                .map(|x| self.arg(x))
-                .collect::<PyResult<Vec<_>>>()?;
-            return Ok(vm.ctx.new_tuple(items).into());
-        }
-        if cls.is(vm.ctx.types.list_type) {
-            let items = a
-                .downcast_ref::<PyList>()
-                .expect("a list")
-                .borrow_vec()
-                .to_vec();
-            let items = items
-                .iter()
-                .map(|x| self.arg(x))
-                .collect::<PyResult<Vec<_>>>()?;
-            return Ok(vm.ctx.new_list(items).into());
-        }
-        if cls.is(vm.ctx.types.dict_type) {
-            let d = a.downcast_ref::<PyDict>().expect("a dict");
-            let items = d.items_vec();
-            if items
-                .iter()
-                .all(|(k, _)| k.downcast_ref::<PyStr>().is_some())
-            {
-                let out = vm.ctx.new_dict();
-                for (k, v) in items {
-                    out.set_item(&*k, self.arg(&v)?, vm)?;
-                }
-                return Ok(out.into());
-            }
-        }
-        if cls.is(vm.ctx.types.slice_type) {
-            let s = a.downcast_ref::<PySlice>().expect("a slice");
-            return super::args::map_slice(s, |x| self.arg(x), vm);
-        }
-        vm.call_method(self.tracer, "create_arg", (a.clone(),))
-    }
-}
-
-/// `tracer.create_proxy(kind, target, args, kwargs, name, type_expr)` with
-/// the default hooks: returns the new `proxy_cls` instance.
-#[allow(clippy::too_many_arguments)]
+/// `TracerBase.create_proxy`.
+#[allow(clippy::too_many_arguments)] // torch.fx's signature
 pub(crate) fn create_proxy(
-    tracer: PyObjectRef,
-    proxy_cls: PyObjectRef,
+    t: &TracerRef<'_>,
     kind: &str,
     target: PyObjectRef,
     args: PyObjectRef,
     kwargs: PyObjectRef,
-    name: Option<rustpython_vm::builtins::PyStrRef>,
+    name: Option<PyStrRef>,
     type_expr: Option<PyObjectRef>,
-    vm: &VirtualMachine,
+    proxy_factory_fn: Option<PyObjectRef>,
 ) -> PyResult {
     fxvm_vm::collector::collect_if_due();
-    let r = Recorder {
-        tracer: &tracer,
-        proxy_cls: &proxy_cls,
-        vm,
-    };
-    let args = r.arg(&args)?;
-    let kwargs = r.arg(&kwargs)?;
-    let graph_obj = tracer.get_attr("graph", vm)?;
-    let graph = graph_obj
-        .downcast_ref::<PyGraph>()
-        .ok_or_else(|| vm.new_type_error("tracer.graph is not a torch.fx.Graph"))?;
-    let node = PyGraph::create(
-        graph,
-        kind,
-        target,
-        Some(args),
-        Some(kwargs),
-        name,
-        type_expr,
-        vm,
-    )?;
+    let maker = super::create_arg::ArgMaker::new(t)?;
+    let args = maker.arg(&args)?;
+    let kwargs = maker.arg(&kwargs)?;
+    let node = t.create_node(kind, target, args, kwargs, name, type_expr)?;
+    match proxy_factory_fn {
+        Some(factory) => factory.call((node,), t.vm),
+        None => t.proxy(node),
+    }
+}
 
-    let scope = tracer.get_attr("scope", vm)?;
-    if let Some(map) = super::attr(&tracer, "node_name_to_scope", vm)?.filter(|m| !vm.is_none(m)) {
-        let entry = vm.ctx.new_tuple(vec![
-            scope.get_attr("module_path", vm)?,
-            scope.get_attr("module_type", vm)?,
-        ]);
+/// The node a Transformer is copying while it preserves node meta (the
+/// node `Interpreter.run_node` is running), whose meta new nodes inherit.
+fn preserved_meta_source(vm: &VirtualMachine) -> PyResult<Option<PyObjectRef>> {
+    let proxy = loaded("torch.fx.proxy", vm)?;
+    if !proxy
+        .get_attr("_preserving", vm)?
+        .get_item(&0, vm)?
+        .try_to_bool(vm)?
+    {
+        return Ok(None);
+    }
+    let current = proxy.get_attr("_current_meta", vm)?;
+    let node = vm.call_method(&current, "get", ("node",))?;
+    Ok((!vm.is_none(&node)).then_some(node))
+}
+
+/// `graph.create_node(…)`: natively when the graph's class keeps the
+/// native method (a Graph subclass may override it).
+#[allow(clippy::too_many_arguments)] // Graph.create_node's signature
+fn graph_create_node(
+    graph: &PyObjectRef,
+    kind: &str,
+    target: PyObjectRef,
+    args: PyObjectRef,
+    kwargs: PyObjectRef,
+    name: Option<PyStrRef>,
+    type_expr: Option<PyObjectRef>,
+    vm: &VirtualMachine,
+) -> PyResult<NodeRef> {
+    let method = vm.ctx.intern_str("create_node");
+    if let Some(g) = graph.downcast_ref::<PyGraph>()
+        && let (Some(own), Some(native)) = (
+            graph.class().get_attr(method),
+            PyGraph::class(&vm.ctx).get_attr(method),
+        )
+        && own.is(&native)
+    {
+        return PyGraph::create(
+            g,
+            kind,
+            target,
+            Some(args),
+            Some(kwargs),
+            name,
+            type_expr,
+            vm,
+        );
+    }
+    let none = || vm.ctx.none();
+    let args = vec![
+        vm.ctx.new_str(kind).into(),
+        target,
+        args,
+        kwargs,
+        name.map_or_else(none, Into::into),
+        type_expr.unwrap_or_else(none),
+    ];
+    vm.call_method(graph, "create_node", FuncArgs::from(args))?
+        .downcast()
+        .map_err(|_| vm.new_type_error("Graph.create_node returned something other than a Node"))
+}
+
+/// `TracerBase.create_node`: the graph's node, with the module scope and
+/// stack it was made in and where in the user's code.
+pub(crate) fn create_node(
+    t: &TracerRef<'_>,
+    kind: &str,
+    target: PyObjectRef,
+    args: PyObjectRef,
+    kwargs: PyObjectRef,
+    name: Option<PyStrRef>,
+    type_expr: Option<PyObjectRef>,
+) -> PyResult<NodeRef> {
+    let vm = t.vm;
+    let graph = t.graph()?;
+    let node = graph_create_node(&graph, kind, target, args, kwargs, name, type_expr, vm)?;
+    if let Some(map) = t.node_name_to_scope()?
+        && let Some(scope) = t.scope()?
+    {
+        let (path, module_type) = scope.get()?;
+        let entry = vm.ctx.new_tuple(vec![path, module_type]);
         map.set_item(&*vm.ctx.new_str(node.name()), entry.into(), vm)?;
     }
-    if let Some(stack) = super::attr(&tracer, "module_stack", vm)?
-        && let Some(d) = stack.downcast_ref::<PyDict>()
-        && d.__len__() > 0
+    if let Some(current) = preserved_meta_source(vm)? {
+        let from = current.get_attr("meta", vm)?;
+        let to = node.meta(vm);
+        for key in ["stack_trace", "nn_module_stack", "source_fn_stack"] {
+            if let Ok(value) = from.get_item(key, vm) {
+                to.set_item(key, value, vm)?;
+            }
+        }
+    } else if let Some(stack) = t.module_stack()?
+        && stack.__len__() > 0
     {
-        let copy = vm
-            .call_method(&stack, "copy", ())?
-            .downcast::<PyDict>()
-            .map_err(|_| vm.new_type_error("module_stack.copy() is a dict"))?;
+        let copy = stack.copy().into_ref(&vm.ctx);
         node.set_module_stack(copy, vm)?;
     }
-    if tracer.get_attr("record_source_loc", vm)?.try_to_bool(vm)?
-        && let Some(loc) = user_location(vm)
+    if t.record_source_loc()?
+        && let Some(loc) = fxvm_vm::location::user_location(vm)
     {
         node.set_source_loc(loc, vm)?;
     }
-    if tracer
-        .get_attr("record_stack_traces", vm)?
-        .try_to_bool(vm)?
-    {
-        let proxy_mod = vm
-            .import("torch.fx.proxy", 0)?
-            .get_attr("fx", vm)?
-            .get_attr("proxy", vm)?;
-        let trace = proxy_mod.get_attr("_user_stack_trace", vm)?.call((), vm)?;
+    if t.record_stack_traces()? && node.meta_get("stack_trace", vm).is_none() {
+        let trace = loaded("torch.fx.proxy", vm)?
+            .get_attr("_user_stack_trace", vm)?
+            .call((), vm)?;
         if trace.clone().try_to_bool(vm)? {
             node.meta(vm).set_item("stack_trace", trace, vm)?;
         }
     }
-
-    // `Proxy(node, tracer)` without running `__init__`: its two attributes.
-    let object_new = vm
-        .ctx
-        .types
-        .object_type
-        .as_object()
-        .get_attr("__new__", vm)?;
-    let proxy = object_new.call((proxy_cls.clone(),), vm)?;
-    let dict = proxy
-        .dict()
-        .ok_or_else(|| vm.new_type_error("Proxy instances have a __dict__"))?;
-    dict.set_item("tracer", tracer.clone(), vm)?;
-    dict.set_item("node", node.into(), vm)?;
-    Ok(proxy)
+    Ok(node)
 }
 
-pub(crate) use fxvm_vm::location::user_location;
+/// `TracerBase.proxy`: `self._proxy_class(node, self)`.
+pub(crate) fn proxy(t: &TracerRef<'_>, node: PyObjectRef) -> PyResult {
+    let vm = t.vm;
+    let cls = t.proxy_class()?;
+    // A class keeping `object.__new__` and the native `Proxy.__init__`
+    // (every proxy class of a plain trace) is instantiated without the call
+    // protocol: a bare object, then that `__init__`'s body.
+    if let Some(ty) = cls.downcast_ref::<PyType>()
+        && ty.class().is(vm.ctx.types.type_type)
+        && ty.get_attr(t.names.init).is_some_and(|f| {
+            f.downcast_ref::<PyTracerHook>()
+                .is_some_and(|h| h.hook() == Hook::ProxyInit)
+        })
+    {
+        let new = vm.ctx.intern_str("__new__");
+        let object_new = vm.ctx.types.object_type.get_attr(new);
+        if ty
+            .get_attr(new)
+            .zip(object_new)
+            .is_some_and(|(a, b)| a.is(&b))
+        {
+            let object = vm.ctx.types.object_type.as_object();
+            let obj = object.get_attr(new, vm)?.call((cls.clone(),), vm)?;
+            proxy_init(&obj, node, Some(t.obj.clone()), vm)?;
+            return Ok(obj);
+        }
+    }
+    cls.call((node, t.obj.clone()), vm)
+}
+
+/// `Proxy.__init__(self, node, tracer=None)`: without a tracer, one that
+/// appends to the node's graph.
+pub(crate) fn proxy_init(
+    zelf: &PyObjectRef,
+    node: PyObjectRef,
+    tracer: Option<PyObjectRef>,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    let names = super::tracer_state::names(vm);
+    let tracer = match tracer {
+        Some(t) => t,
+        None => {
+            let graph = node.get_attr(names.graph, vm)?;
+            loaded("torch.fx.proxy", vm)?
+                .get_attr("GraphAppendingTracer", vm)?
+                .call((graph,), vm)?
+        }
+    };
+    zelf.set_attr(names.tracer, tracer, vm)?;
+    zelf.set_attr(names.node, node, vm)
+}

@@ -128,40 +128,9 @@ class Tracer(TracerBase):
         self._qualname_counter[prefix] = i
         return qualname
 
-    def create_arg(self, a):
-        """Parameters, buffers and submodules become ``get_attr`` nodes; other
-        tensors become ``_tensor_constantN`` attributes of the root."""
-        if isinstance(a, Proxy):
-            return a.node
-        if isinstance(a, torch.nn.Parameter):
-            for n, p in self.root.named_parameters():
-                if a is p:
-                    return self.create_node("get_attr", n, (), {})
-            raise NameError("parameter is not a member of this module")
-        elif isinstance(a, torch.Tensor):
-            for n_, p_ in self.root.named_buffers():
-                if a is p_:
-                    return self.create_node("get_attr", n_, (), {})
-        elif isinstance(a, torch.nn.Module):
-            for n_, p_ in self.root.named_modules():
-                if a is p_:
-                    return self.create_node("get_attr", n_, (), {})
-        if isinstance(a, tuple) and hasattr(a, "_fields"):
-            args = tuple(self.create_arg(elem) for elem in a)
-            return self.create_node("call_function", a.__class__, args, {})
-        if isinstance(a, (torch.Tensor, pytree.TreeSpec)):
-            qualname = self.tensor_attrs.get(a)
-            if not qualname:
-                base_name = "_tensor_constant" if isinstance(a, torch.Tensor) else "_tree_spec_constant"
-                qualname = self.get_fresh_qualname(base_name)
-                self.tensor_attrs[a] = qualname
-                setattr(self.root, qualname, a)
-            return self.create_node("get_attr", qualname, (), {})
-        if type(a) in _proxyable_classes:
-            qualname = self.get_fresh_qualname(f"_{a.__class__.__name__}_constant_")
-            setattr(self.root, qualname, a)
-            return self.create_node("get_attr", qualname, (), {})
-        return super().create_arg(a)
+    # Parameters, buffers and submodules become ``get_attr`` nodes; other
+    # tensors ``_tensor_constantN`` attributes of the root (native).
+    create_arg = _fx.tracer_hook("Tracer.create_arg")
 
     @classmethod
     def _graph_module_deserialization_tracer(cls, root):
@@ -169,28 +138,12 @@ class Tracer(TracerBase):
         whose constructor needs arguments override it."""
         return cls()
 
-    def is_leaf_module(self, m, module_qualified_name):
-        """Modules of ``torch.nn`` (except ``Sequential``) are called, not traced into."""
-        return (m.__module__.startswith("torch.nn") or m.__module__.startswith("torch.ao.nn")) and not isinstance(
-            m, torch.nn.Sequential
-        )
-
-    def path_of_module(self, mod):
-        if self.submodule_paths:
-            path = self.submodule_paths.get(mod)
-            if path is None:
-                raise NameError("module is not installed as a submodule")
-            return path
-        for n, p in self.root.named_modules():
-            if mod is p:
-                return n
-        raise NameError("module is not installed as a submodule")
-
-    def call_module(self, m, forward, args, kwargs):
-        """Calls ``m`` while tracing: a ``call_module`` node for a leaf
-        module, else a trace into ``forward`` (natively; the hooks
-        ``path_of_module`` and ``is_leaf_module`` are honoured)."""
-        return _fx.call_module(self, m, forward, args, kwargs)
+    # Native hooks: modules of ``torch.nn`` (except ``Sequential``) are leaves;
+    # a module's path is its qualified name in the root; a module call is a
+    # ``call_module`` node for a leaf, else a trace into ``forward``.
+    is_leaf_module = _fx.tracer_hook("Tracer.is_leaf_module")
+    path_of_module = _fx.tracer_hook("Tracer.path_of_module")
+    call_module = _fx.tracer_hook("Tracer.call_module")
 
     def _tensor_name(self, value, kind):
         """The first qualified name of ``value`` among the root's parameters or
@@ -215,34 +168,9 @@ class Tracer(TracerBase):
                 return n
         return None
 
-    def getattr(self, attr, attr_val, parameter_proxy_cache):
-        """A module attribute read during tracing: parameters (and buffers,
-        with ``proxy_buffer_attributes``) become one ``get_attr`` node each."""
-
-        def maybe_get_proxy_for_attr(attr_val, kind, parameter_proxy_cache):
-            n = self._tensor_name(attr_val, kind)
-            if n is None:
-                return None
-            if n not in parameter_proxy_cache:
-                kwargs = {}
-                if _takes_proxy_factory(type(self)):
-                    kwargs["proxy_factory_fn"] = (
-                        None
-                        if not self.param_shapes_constant
-                        else (lambda node: ParameterProxy(self, node, n, attr_val))
-                    )
-                parameter_proxy_cache[n] = self.create_proxy("get_attr", n, (), {}, **kwargs)
-            return parameter_proxy_cache[n]
-
-        if isinstance(attr_val, torch.nn.Parameter):
-            proxy = maybe_get_proxy_for_attr(attr_val, "parameters", parameter_proxy_cache)
-            if proxy is not None:
-                return proxy
-        if self.proxy_buffer_attributes and isinstance(attr_val, torch.Tensor):
-            proxy = maybe_get_proxy_for_attr(attr_val, "buffers", parameter_proxy_cache)
-            if proxy is not None:
-                return proxy
-        return attr_val
+    # A module attribute read while tracing: parameters (and buffers, with
+    # ``proxy_buffer_attributes``) become one ``get_attr`` node each (native).
+    getattr = _fx.tracer_hook("Tracer.getattr")
 
     def create_args_for_root(self, root_fn, is_module, concrete_args=None):
         fn_for_analysis = inspect.unwrap(root_fn)
@@ -337,12 +265,10 @@ class Tracer(TracerBase):
             fn, args = self.create_args_for_root(fn, isinstance(root, torch.nn.Module), concrete_args)
             parameter_proxy_cache = {}
 
-            # Module.__getattr__ while tracing (native): tensors found go
-            # through self.getattr; Tracer.getattr returns anything else
-            # unchanged, so a tracer keeping it sees only tensors.
-            default_getattr = type(self).getattr is Tracer.getattr
+            # Module.__getattr__ and __call__ while tracing (native): each goes
+            # through this tracer's getattr / call_module hook.
             module_getattr_wrapper = _fx.TracedModuleGetattr(
-                self, _orig_module_getattr, _suspended, parameter_proxy_cache, default_getattr, torch.Tensor
+                self, _orig_module_getattr, _suspended, parameter_proxy_cache
             )
 
             # The globals of each module class's forward are checked once.
@@ -354,22 +280,8 @@ class Tracer(TracerBase):
                     patcher, getattr(getattr(mod, "forward", mod), "__globals__", {}), self._autowrap_function_ids
                 )
 
-            def call_module_hook(mod, *args, **kwargs):
-                def forward(*args, **kwargs):
-                    return _orig_module_call(mod, *args, **kwargs)
-
-                return self.call_module(mod, forward, args, kwargs)
-
-            # Module.__call__ while tracing (native): the native call_module,
-            # or this tracer's own call_module when it overrides it.
-            default_call_module = type(self).call_module is Tracer.call_module
             module_call_wrapper = _fx.TracedModuleCall(
-                self,
-                _orig_module_call,
-                _suspended,
-                autowrapped_classes,
-                on_new_class,
-                None if default_call_module else call_module_hook,
+                self, _orig_module_call, _suspended, autowrapped_classes, on_new_class
             )
 
             with Patcher() as patcher:
@@ -427,16 +339,23 @@ class Tracer(TracerBase):
         )
 
 
-# Tracer classes whose create_proxy takes proxy_factory_fn (inspect is slow;
-# a class's signature does not change).
+# create_proxy overrides (functions) known to take proxy_factory_fn or not
+# (inspect is slow; a function's signature does not change).
 _proxy_factory_cache = {}
 
 
-def _takes_proxy_factory(cls):
-    takes = _proxy_factory_cache.get(cls)
+def _takes_proxy_factory(create_proxy):
+    """Whether a tracer's own ``create_proxy`` (bound) takes ``proxy_factory_fn``."""
+    f = getattr(create_proxy, "__func__", create_proxy)
+    takes = _proxy_factory_cache.get(f)
     if takes is None:
-        takes = _proxy_factory_cache[cls] = "proxy_factory_fn" in inspect.signature(cls.create_proxy).parameters
+        takes = _proxy_factory_cache[f] = "proxy_factory_fn" in inspect.signature(create_proxy).parameters
     return takes
+
+
+def _parameter_proxy_factory(tracer, name, param):
+    """The ``proxy_factory_fn`` of a parameter's proxy with constant shapes."""
+    return lambda node: ParameterProxy(tracer, node, name, param)
 
 
 def _parameter_defaults(fn):

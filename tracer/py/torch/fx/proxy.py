@@ -2,15 +2,12 @@
 them as nodes of a graph, and the tracer base that creates them."""
 
 import dis
-import enum
 import operator
 import sys
 import traceback
-from dataclasses import fields, is_dataclass
 
 import torch
 from torch.fx.graph import Graph, magic_methods, reflectable_magic_methods
-from torch.fx.immutable_collections import immutable_list
 from torch.fx._native import fx as _fx
 from torch.fx.node import Node, map_arg  # noqa: F401 (PyTorch's torch.fx.proxy has Node)
 
@@ -86,76 +83,12 @@ class TracerBase:
     module_stack = None
     node_name_to_scope = None
 
-    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
-        node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
-        if self.node_name_to_scope is not None and self.scope is not None:
-            self.node_name_to_scope[node.name] = (self.scope.module_path, self.scope.module_type)
-        current = _current_meta.get("node")
-        if current is not None and _preserving[0]:
-            for key in ("stack_trace", "nn_module_stack", "source_fn_stack"):
-                if key in current.meta:
-                    node.meta[key] = current.meta[key]
-        elif self.module_stack:
-            node.meta["nn_module_stack"] = self.module_stack.copy()
-        location = _fx.user_location() if self.record_source_loc else None
-        if location is not None:
-            node.meta["source_loc"] = location
-        if self.record_stack_traces and not node.stack_trace:
-            trace = _user_stack_trace()
-            if trace:
-                node.stack_trace = trace
-        return node
-
-    def proxy(self, node):
-        return self._proxy_class(node, self)
-
-    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, proxy_factory_fn=None):
-        if proxy_factory_fn is None and _default_hooks(type(self)) and not _preserving[0]:
-            return _fx.create_proxy(self, self._proxy_class, kind, target, args, kwargs, name, type_expr)
-        args_ = self.create_arg(args)
-        kwargs_ = self.create_arg(kwargs)
-        node = self.create_node(kind, target, args_, kwargs_, name, type_expr)
-        return self.proxy(node) if not proxy_factory_fn else proxy_factory_fn(node)
-
-    def create_arg(self, a):
-        """The graph argument for ``a``: nodes for proxies, containers rebuilt."""
-        handler = _create_arg_bypass.get(type(a))
-        if handler is not None:
-            return handler(self, a)
-        if isinstance(a, Proxy):
-            return a.node
-        if hasattr(a, "__fx_create_arg__"):
-            return a.__fx_create_arg__(self)
-        if isinstance(a, tuple):
-            if hasattr(a, "_fields"):
-                return type(a)(*[self.create_arg(elem) for elem in a])
-            return tuple(self.create_arg(elem) for elem in a)
-        if isinstance(a, list):
-            return [self.create_arg(elem) for elem in a]
-        if isinstance(a, dict):
-            r = {}
-            for k, v in a.items():
-                if not isinstance(k, str):
-                    k = self.create_arg(k)
-
-                    def no_node(arg):
-                        raise RuntimeError(
-                            f"Keys for dictionaries used as an argument cannot contain a Node. Got key: {arg}"
-                        )
-
-                    map_arg(k, no_node)
-                r[k] = self.create_arg(v)
-            return r
-        if isinstance(a, slice):
-            return slice(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
-        if isinstance(a, range):
-            return range(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
-        if is_dataclass(a) and not isinstance(a, type):
-            kwargs = {field.name: self.create_arg(getattr(a, field.name)) for field in fields(a)}
-            return self.create_node("call_function", a.__class__, (), kwargs)
-        if isinstance(a, (*_BASE_TYPES, enum.Enum)):
-            return a
-        raise NotImplementedError(f"argument of type: {type(a)}")
+    # The hooks a subclass may override, native (one body each; an override
+    # calling super() reaches the same code the default path runs).
+    create_node = _fx.tracer_hook("TracerBase.create_node")
+    proxy = _fx.tracer_hook("TracerBase.proxy")
+    create_proxy = _fx.tracer_hook("TracerBase.create_proxy")
+    create_arg = _fx.tracer_hook("TracerBase.create_arg")
 
     def to_bool(self, obj):
         raise TraceError("symbolically traced variables cannot be used as inputs to control flow")
@@ -206,35 +139,6 @@ def _user_stack_trace():
     return "".join(traceback.format_list(user)).strip()
 
 
-# Tracer classes whose create_proxy may take the native path: those that
-# keep the default create_node and proxy hooks (create_arg overrides are
-# still honoured for the arguments the native path does not handle itself).
-_default_hooks_cache = {}
-
-
-def _default_hooks(cls):
-    fast = _default_hooks_cache.get(cls)
-    if fast is None:
-        from torch.fx._symbolic_trace import Tracer
-
-        fast = (
-            cls.create_node is TracerBase.create_node
-            and cls.proxy is TracerBase.proxy
-            and cls.create_arg in (TracerBase.create_arg, Tracer.create_arg)
-        )
-        _default_hooks_cache[cls] = fast
-    return fast
-
-
-# Exact types create_arg handles without searching (the common ones).
-_create_arg_bypass = {
-    t: (lambda self, a: a) for t in (str, int, float, bool, complex, type(None), type(...), torch.dtype, torch.device)
-}
-_create_arg_bypass[tuple] = lambda self, a: tuple([self.create_arg(elem) for elem in a])
-_create_arg_bypass[list] = lambda self, a: [self.create_arg(elem) for elem in a]
-_create_arg_bypass[immutable_list] = _create_arg_bypass[list]
-
-
 # The node an Interpreter is running, whose meta new nodes inherit while a
 # Transformer preserves node meta.
 _current_meta = {}
@@ -257,11 +161,7 @@ class GraphAppendingTracer(TracerBase):
 class Proxy:
     """A value of a graph: operations on it become nodes of the graph."""
 
-    def __init__(self, node, tracer=None):
-        if tracer is None:
-            tracer = GraphAppendingTracer(node.graph)
-        self.tracer = tracer
-        self.node = node
+    __init__ = _fx.tracer_hook("Proxy.__init__")
 
     def __repr__(self):
         return f"Proxy({self.node.name})"
