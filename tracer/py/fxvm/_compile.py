@@ -17,7 +17,7 @@ import torch
 import torch._dynamo
 import torch.compiler
 from torch.fx._symbolic_trace import _parameter_defaults, is_fx_tracing
-from torch.fx._native import fx as _fx
+from torch.fx._native import replay as _replay
 from torch.fx.experimental.fake import _OPERATORS
 from torch.fx.experimental.shape_trace import annotate, shape_trace
 from torch.fx.proxy import TraceError
@@ -26,7 +26,7 @@ from fxvm._inline import inline_modules
 from fxvm._step import StepCapture, calls_backward
 from fxvm.typing import TensorSpec
 
-Plan = _fx.Plan
+Plan = _replay.Plan
 
 __all__ = ["CompiledFunction", "SignatureError", "global_function", "compile", "profile"]
 
@@ -44,14 +44,14 @@ def profile(enabled=True):
     (``profile_report()``); off by default, as the clock costs as much as a
     small graph's guard check."""
     _profiling[0] = bool(enabled)
-    _fx.set_replay_profiling(bool(enabled))
+    _replay.set_replay_profiling(bool(enabled))
 
 
 def profile_report():
     """Per-op time of the graphs replayed while profiling, as a table (op,
     calls, total ms, share), slowest first."""
     # Graphs dropped before now (reset, or their function gone) first.
-    totals = {what: (calls, seconds) for what, calls, seconds in _fx.retired_replay_timings()}
+    totals = {what: (calls, seconds) for what, calls, seconds in _replay.retired_replay_timings()}
     for compiled in list(_compiled):
         for entry in compiled.cache_entries():
             timings = getattr(entry._run, "timings", None)
@@ -201,7 +201,7 @@ class CompiledFunction:
         self._limit = cache_size_limit
         self._signature = signature or {}
         self._entries = []
-        self._fxvm_exact = _fx.ExactCalls()
+        self._fxvm_exact = _replay.ExactCalls()
         # A compiled `_call_impl` checks the module's hooks on every call in
         # `_call`, so its calls never take the native replay path.
         self._replays_natively = self._module is None or self._module is target
@@ -239,7 +239,7 @@ class CompiledFunction:
 
     # Native: positional tensors matching a graph's dtypes and sizes exactly
     # replay at once (`self._fxvm_exact`); every other call goes to `_call`.
-    __call__ = _fx.compiled_call()
+    __call__ = _replay.compiled_call()
 
     def _call(self, *args, **kwargs):
         if is_fx_tracing() or self._eager_reason is not None:
@@ -417,7 +417,7 @@ class OptimizedModule(torch.nn.Module):
 
     # Native: straight to the compiled function unless hooks are registered
     # on the wrapper (then `_call`).
-    __call__ = _fx.optimized_module_call()
+    __call__ = _replay.optimized_module_call()
 
     def _call(self, *args, **kwargs):
         if self._forward_hooks or self._forward_pre_hooks:

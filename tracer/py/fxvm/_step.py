@@ -17,7 +17,7 @@ OneFlow's and TensorFlow's functions."""
 import time
 
 import torch
-from torch._C import _fx
+from torch.fx._native import replay as _replay
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 
@@ -135,11 +135,11 @@ class StepCapture:
         notes = (torch.compiler._step_calls, torch.compiler._step_live)
         for n in notes:
             n.clear()
-        _fx.tape_start(tensors)
+        _replay.tape_start(tensors)
         try:
             out = owner._target(*args, **kwargs)
         except BaseException:
-            _fx.tape_abort()
+            _replay.tape_abort()
             raise
         finally:
             calls, live = (list(n) for n in notes)
@@ -147,7 +147,7 @@ class StepCapture:
                 n.clear()
         leaves, spec = tree_flatten(out)
         outputs = [v for v in leaves if isinstance(v, torch.Tensor)]
-        tape, why = _fx.tape_finish(outputs, [label for label, _ in calls])
+        tape, why = _replay.tape_finish(outputs, [label for label, _ in calls])
         if tape is None:
             self._refuse(why, stacklevel=6)
             return out

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::ExitStatus;
-use crate::lint::lint_source;
+use fxvm_lint::lint_source;
 
 /// Report every construct in `forward` methods that symbolic tracing cannot handle (the script is parsed, not run).
 #[derive(Debug, Args)]

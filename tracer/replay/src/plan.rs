@@ -17,7 +17,7 @@ use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 use super::numeric::NumOp;
 use super::prepare::Prepared;
 use super::value::V;
-use crate::fx::node::{Op as Kind, PyNode};
+use fxvm_fx::node::{Op as Kind, PyNode};
 use fxvm_vm::text::Utf8;
 
 /// Where an op argument comes from.
@@ -619,7 +619,7 @@ pub(crate) fn substitute(
         return Ok(out.into());
     }
     if let Some(s) = o.downcast_ref::<rustpython_vm::builtins::PySlice>() {
-        return crate::fx::args::map_slice(s, |x| substitute(x, slots, slot_of, vm), vm);
+        return fxvm_fx::args::map_slice(s, |x| substitute(x, slots, slot_of, vm), vm);
     }
     Ok(o.clone())
 }

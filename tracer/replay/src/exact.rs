@@ -24,7 +24,7 @@ struct Exact {
 
 /// `torch._C._fx.ExactCalls`: a compiled function's graphs that a call can
 /// match by its tensors' dtypes and sizes alone.
-#[pyclass(module = "torch._C._fx", name = "ExactCalls", traverse = "manual")]
+#[pyclass(module = "torch._C._replay", name = "ExactCalls", traverse = "manual")]
 #[derive(PyPayload)]
 pub(crate) struct PyExactCalls {
     graphs: PyRwLock<Vec<Exact>>,

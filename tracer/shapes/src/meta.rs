@@ -377,7 +377,7 @@ fn make_fake(
 /// `FakeTensor.__torch_function__(cls, func, types, args, kwargs)`: the
 /// fake result of `func` by its op's shape rule; `NoShapeRule` (from
 /// `torch.fx.experimental.fake`) when there is none.
-pub(crate) fn fake_torch_function(
+pub fn fake_torch_function(
     cls: PyObjectRef,
     func: PyObjectRef,
     args: PyObjectRef,

@@ -16,13 +16,13 @@ use super::args::{self, Leaf};
 use super::graph::PyGraph;
 use fxvm_vm::text::Utf8;
 
-pub(crate) type NodeRef = PyRef<PyNode>;
+pub type NodeRef = PyRef<PyNode>;
 /// Nodes keyed by identity, in insertion order (torch.fx's `dict[Node, None]`).
 pub(crate) type NodeSet = IndexMap<usize, NodeRef>;
 
 /// The six opcodes, and the graph's sentinel.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Op {
+pub enum Op {
     Placeholder,
     CallFunction,
     CallMethod,
@@ -33,7 +33,7 @@ pub(crate) enum Op {
 }
 
 impl Op {
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Op::Placeholder => "placeholder",
             Op::CallFunction => "call_function",
@@ -88,7 +88,7 @@ pub(crate) struct NodeState {
 
 #[pyclass(module = "torch.fx.node", name = "Node", traverse = "manual")]
 #[derive(PyPayload)]
-pub(crate) struct PyNode {
+pub struct PyNode {
     /// The owning `Graph` object (a Python subclass of the native graph).
     pub(crate) graph: PyObjectRef,
     pub(crate) s: PyRwLock<NodeState>,
@@ -177,23 +177,23 @@ impl PyNode {
             .expect("a node's graph is a Graph")
     }
 
-    pub(crate) fn name(&self) -> String {
+    pub fn name(&self) -> String {
         self.s.read().name.clone()
     }
 
-    pub(crate) fn op(&self) -> Op {
+    pub fn op(&self) -> Op {
         self.s.read().op
     }
 
-    pub(crate) fn target(&self) -> PyObjectRef {
+    pub fn target(&self) -> PyObjectRef {
         self.s.read().target.clone()
     }
 
-    pub(crate) fn args_tuple(&self) -> PyTupleRef {
+    pub fn args_tuple(&self) -> PyTupleRef {
         self.s.read().args.clone()
     }
 
-    pub(crate) fn kwargs_dict(&self) -> PyDictRef {
+    pub fn kwargs_dict(&self) -> PyDictRef {
         self.s.read().kwargs.clone()
     }
 
@@ -246,7 +246,7 @@ impl PyNode {
         meta
     }
 
-    pub(crate) fn meta_get(&self, key: &str, vm: &VirtualMachine) -> Option<PyObjectRef> {
+    pub fn meta_get(&self, key: &str, vm: &VirtualMachine) -> Option<PyObjectRef> {
         {
             let s = self.s.read();
             match &s.meta {

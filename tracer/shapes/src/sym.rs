@@ -377,7 +377,7 @@ impl Representable for PySymExpr {
 }
 
 #[rustpython_vm::pymodule(name = "torch._C._symbolic")]
-pub(crate) mod module {
+pub mod module {
     use rustpython_vm::VirtualMachine;
     use rustpython_vm::builtins::PyTypeRef;
     use rustpython_vm::class::PyClassImpl;

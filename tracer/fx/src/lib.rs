@@ -1,5 +1,17 @@
 //! `torch._C._fx`: the native torch.fx IR — nodes, graphs, naming, text and
-//! code generation. The frozen `torch.fx` package builds on it.
+//! code generation — and the tracer's hooks. The frozen `torch.fx` package
+//! (`tracer/py/torch/fx/`) builds on it.
+//!
+//! Where things live: `node.rs`/`graph.rs` the IR data; `format.rs`,
+//! `codegen.rs`, `tabular.rs` its text; `hooks.rs` the overridable tracer
+//! hooks (`create_proxy`, `create_arg`, `call_module` …) with their bodies
+//! in `record.rs`, `create_arg.rs`, `module_call.rs`, reached through
+//! `tracer_state::TracerRef`; `dispatch.rs` what a `Proxy` operation
+//! records; `passes.rs` graph passes; `propagate.rs` shape propagation.
+//!
+//! Extending: a graph pass is a function over `PyGraph`'s nodes bound here
+//! as a `#[pyfunction]` (see `eliminate_dead_code`); a tracer hook is a
+//! `Hook` variant with its body, set on its class in the frozen Python.
 
 /// A callable object that binds like a function when set on a class: read
 /// through an instance, it is a bound method of that instance.
@@ -26,7 +38,7 @@ macro_rules! bound_like_a_function {
     };
 }
 
-pub(crate) mod args;
+pub mod args;
 mod codegen;
 mod create_arg;
 mod dispatch;
@@ -36,7 +48,7 @@ mod hooks;
 mod module_call;
 mod module_patch;
 mod namespace;
-pub(crate) mod node;
+pub mod node;
 mod passes;
 mod propagate;
 mod record;
@@ -44,7 +56,10 @@ mod tabular;
 mod tracer_state;
 mod walk;
 
-pub(crate) use module::module_def;
+/// The module definition to register with an interpreter builder.
+pub fn module_def(ctx: &rustpython_vm::Context) -> &'static rustpython_vm::builtins::PyModuleDef {
+    module::module_def(ctx)
+}
 
 use rustpython_vm::VirtualMachine;
 use rustpython_vm::builtins::PyBaseExceptionRef;
@@ -68,11 +83,10 @@ fn assertion(vm: &VirtualMachine, msg: impl Into<String>) -> PyBaseExceptionRef 
 
 #[rustpython_vm::pymodule(name = "torch._C._fx")]
 mod module {
-    use fxvm_vm::binding;
-    use rustpython_vm::builtins::{PyListRef, PyStr, PyTypeRef};
+    use rustpython_vm::builtins::{PyStr, PyTypeRef};
     use rustpython_vm::class::PyClassImpl;
     use rustpython_vm::convert::ToPyObject;
-    use rustpython_vm::{PyObjectRef, PyPayload, PyResult, VirtualMachine};
+    use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
 
     use super::args::{self, Containers, Leaf};
     use super::graph::PyGraph;
@@ -189,88 +203,6 @@ mod module {
         PyGraph::make_static_type()
     }
 
-    /// Turns per-step timing of replayed graphs on or off.
-    #[pyfunction]
-    fn set_replay_profiling(on: bool) {
-        crate::replay::set_profiling(on);
-    }
-
-    /// `[(what, calls, seconds)]` of replayed graphs dropped while profiling
-    /// (their function reset or gone), for the profile report.
-    #[pyfunction]
-    fn retired_replay_timings(vm: &VirtualMachine) -> PyObjectRef {
-        crate::replay::retired_timings(vm)
-    }
-
-    /// Starts recording a step whose tensor arguments are `inputs` (see
-    /// `fxvm_ops::tape`).
-    #[pyfunction]
-    fn tape_start(inputs: PyListRef, vm: &VirtualMachine) -> PyResult<()> {
-        let inputs = inputs
-            .borrow_vec()
-            .iter()
-            .map(|o| {
-                binding::tensor_of(o)
-                    .ok_or_else(|| vm.new_type_error("a step records tensor arguments"))
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        fxvm_ops::tape::start(&inputs).map_err(|why| vm.new_runtime_error(why))
-    }
-
-    /// Ends the recording: `(Tape, None)`, or `(None, why it cannot
-    /// replay)`; `calls` labels its call steps in profiles.
-    #[pyfunction]
-    fn tape_finish(
-        outputs: PyListRef,
-        calls: Vec<String>,
-        vm: &VirtualMachine,
-    ) -> PyResult<(PyObjectRef, PyObjectRef)> {
-        let outputs: Vec<_> = outputs
-            .borrow_vec()
-            .iter()
-            .filter_map(binding::tensor_of)
-            .collect();
-        Ok(match fxvm_ops::tape::finish(&outputs) {
-            Ok(tape) => (
-                crate::replay::PyTape::new(tape, &calls).into_pyobject(vm),
-                vm.ctx.none(),
-            ),
-            Err(why) => (vm.ctx.none(), vm.ctx.new_str(why).into()),
-        })
-    }
-
-    #[pyfunction]
-    fn tape_abort() {
-        fxvm_ops::tape::abort();
-    }
-
-    #[pyattr(name = "Tape")]
-    fn tape_type(_vm: &VirtualMachine) -> PyTypeRef {
-        crate::replay::PyTape::make_static_type()
-    }
-
-    #[pyattr(name = "Plan")]
-    fn plan_type(_vm: &VirtualMachine) -> PyTypeRef {
-        crate::replay::PyPlan::make_static_type()
-    }
-
-    #[pyattr(name = "ExactCalls")]
-    fn exact_calls_type(_vm: &VirtualMachine) -> PyTypeRef {
-        crate::replay::PyExactCalls::make_static_type()
-    }
-
-    /// `__call__` of a compiled function (see `replay::exact`).
-    #[pyfunction]
-    fn compiled_call(vm: &VirtualMachine) -> PyObjectRef {
-        crate::replay::compiled_call(vm)
-    }
-
-    /// `__call__` of `OptimizedModule` (see `replay::exact`).
-    #[pyfunction]
-    fn optimized_module_call(vm: &VirtualMachine) -> PyObjectRef {
-        crate::replay::optimized_module_call(vm)
-    }
-
     #[pyattr(name = "_node_list")]
     fn node_list_type(_vm: &VirtualMachine) -> PyTypeRef {
         super::graph::NodeList::make_static_type()
@@ -305,7 +237,7 @@ mod module {
     #[pyfunction]
     fn map_arg(a: PyObjectRef, f: PyObjectRef, vm: &VirtualMachine) -> PyResult {
         if !f.is_callable() {
-            return Err(crate::fx::assertion(
+            return Err(crate::assertion(
                 vm,
                 "torch.fx.map_arg(a, fn): fn must be a callable".to_owned(),
             ));
@@ -419,7 +351,7 @@ mod module {
         let nodes = nodes
             .into_iter()
             .map(|fields| match <[String; 6]>::try_from(fields) {
-                Ok([name, op, target, shape, source, module]) => Ok(crate::picture::Node {
+                Ok([name, op, target, shape, source, module]) => Ok(fxvm_picture::Node {
                     name,
                     op,
                     target,
@@ -433,14 +365,14 @@ mod module {
                 ))),
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let picture = crate::picture::Picture {
+        let picture = fxvm_picture::Picture {
             title,
             nodes,
             edges,
         };
         match format.as_str() {
-            "svg" => Ok(crate::picture::to_svg(&picture)),
-            "html" => Ok(crate::picture::to_html(&picture)),
+            "svg" => Ok(fxvm_picture::to_svg(&picture)),
+            "html" => Ok(fxvm_picture::to_html(&picture)),
             other => Err(vm.new_value_error(format!(
                 "unknown picture format {other:?}; choose svg or html"
             ))),

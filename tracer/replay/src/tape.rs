@@ -10,7 +10,7 @@ use rustpython_vm::{PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
 use super::profile::{Timings, profiling};
 use super::timing_rows;
 
-#[pyclass(module = "torch._C._fx", name = "Tape")]
+#[pyclass(module = "torch._C._replay", name = "Tape")]
 #[derive(PyPayload)]
 pub(crate) struct PyTape {
     tape: Tape,

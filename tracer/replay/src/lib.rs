@@ -1,9 +1,17 @@
-//! Replaying a captured graph natively (`torch._C._fx.Plan`): the graph's
+//! Replaying a captured graph natively (`torch._C._replay.Plan`): the graph's
 //! nodes become steps over slots (see `plan`), parameters and buffers are
 //! bound once — the module's own tensors, so updates in place are seen —
 //! and each call runs the steps, dropping every value after its last use.
 //! Registry ops run without Python; other nodes call back into it.
+//! Captured steps (`tape`) replay a recorded forward, backward and update.
+//!
+//! Extending: a rewrite of the planned steps goes beside its kind —
+//! arguments prepared once from bound parameters in `prepare.rs` (batch
+//! norm folded into convolutions), results written in place in
+//! `in_place.rs`; node kinds are planned in `plan.rs`. The Python side
+//! (`tracer/py/fxvm/`) reaches this crate through `bindings.rs`.
 
+mod bindings;
 mod exact;
 mod in_place;
 mod numeric;
@@ -21,7 +29,7 @@ use rustpython_vm::function::FuncArgs;
 use rustpython_vm::types::{Callable, Constructor};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
 
-use crate::fx::node::{Op as Kind, PyNode};
+use fxvm_fx::node::{Op as Kind, PyNode};
 use fxvm_tensor::ops::elementwise as ew;
 use fxvm_tensor::ops::subscript::{self, Index};
 use fxvm_vm::text::Utf8;
@@ -29,15 +37,20 @@ use plan::{Absorbed, Arg, Item, Planner, Reuse, Src, Step};
 use profile::{Timings, profiling};
 use value::V;
 
-pub(crate) use exact::{PyExactCalls, compiled_call, optimized_module_call};
-pub(crate) use tape::PyTape;
+use exact::{PyExactCalls, compiled_call, optimized_module_call};
+use tape::PyTape;
+
+/// The module definition to register with an interpreter builder.
+pub fn module_def(ctx: &rustpython_vm::Context) -> &'static rustpython_vm::builtins::PyModuleDef {
+    bindings::module::module_def(ctx)
+}
 
 /// A tuple or list's items.
 fn value_items(o: &PyObjectRef) -> Option<Vec<PyObjectRef>> {
     binding::items(o)
 }
 
-#[pyclass(module = "torch._C._fx", name = "Plan")]
+#[pyclass(module = "torch._C._replay", name = "Plan")]
 #[derive(PyPayload)]
 pub(crate) struct PyPlan {
     steps: Vec<Step>,

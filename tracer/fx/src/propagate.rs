@@ -136,7 +136,7 @@ fn native_value(
                 return Ok(None);
             };
             return Ok(
-                crate::meta::fake_torch_function(fake_cls.clone(), func, args, kwargs, vm).ok(),
+                fxvm_shapes::fake_torch_function(fake_cls.clone(), func, args, kwargs, vm).ok(),
             );
         }
         return Ok(call(&target).ok());
@@ -183,7 +183,7 @@ fn native_value(
     if !has_fake || fxvm_vm::binding::op_of(&func, vm).is_none_or(|o| !o.has_meta()) {
         return Ok(None);
     }
-    match crate::meta::fake_torch_function(fake_cls.clone(), func, args, kwargs, vm) {
+    match fxvm_shapes::fake_torch_function(fake_cls.clone(), func, args, kwargs, vm) {
         Ok(v) => Ok(Some(v)),
         Err(_) => Ok(None),
     }

@@ -128,7 +128,7 @@ pub(crate) fn is_flat_tuple(a: &PyTuple) -> bool {
 }
 
 /// A new slice with `f` applied to each bound (`None` for a missing one).
-pub(crate) fn map_slice(
+pub fn map_slice(
     s: &PySlice,
     mut f: impl FnMut(&PyObjectRef) -> PyResult,
     vm: &VirtualMachine,
