@@ -40,7 +40,7 @@ pub fn run(script: &Path, expr: &str) -> Result<String, fxvm::Error> {
             "  {:<12} {:<14} {:<28} {}",
             node.name,
             node.op,
-            node.target,
+            node.target_name,
             node.shape.as_deref().unwrap_or("")
         );
     }

@@ -14,7 +14,7 @@ use fxvm_tensor::cap::MemoryCap;
 use fxvm_vm::policy::{Folders, Policy, Registration};
 
 use crate::budget::Watchdog;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, ExceptionClass, Result};
 use crate::graph::{self, Graph};
 use crate::value::{Handle, Value, values_of};
 
@@ -276,9 +276,33 @@ fn error_of(exc: &PyBaseExceptionRef, vm: &VirtualMachine) -> Error {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     Error {
-        kind: ErrorKind::Python(exc.class().name().to_string()),
+        kind: ErrorKind::Python(class_of(exc.class(), vm)),
         message,
         traceback,
+    }
+}
+
+/// An exception class as data (see [`ExceptionClass`]).
+fn class_of(
+    cls: &rustpython_vm::Py<rustpython_vm::builtins::PyType>,
+    vm: &VirtualMachine,
+) -> ExceptionClass {
+    let qualified = |c: &rustpython_vm::Py<rustpython_vm::builtins::PyType>| {
+        let name = c.name().to_string();
+        let module = c
+            .as_object()
+            .get_attr("__module__", vm)
+            .ok()
+            .and_then(|m| m.str(vm).ok())
+            .map(|m| m.to_string_lossy().into_owned());
+        match module.as_deref() {
+            None | Some("builtins") => name,
+            Some(module) => format!("{module}.{name}"),
+        }
+    };
+    ExceptionClass {
+        name: cls.name().to_string(),
+        mro: cls.mro_map_collect(|c| qualified(c)),
     }
 }
 

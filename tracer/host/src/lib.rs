@@ -28,8 +28,9 @@ mod graph;
 mod host;
 mod value;
 
-pub use error::{Error, ErrorKind};
+pub use error::{Error, ErrorKind, ExceptionClass};
+pub use fxvm_ops::OpId;
 pub use fxvm_tensor as tensor;
-pub use graph::{Graph, Node};
+pub use graph::{Arg, Graph, Node, Opcode, Target};
 pub use host::{Host, HostBuilder, Limits, Object};
 pub use value::Value;

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use fxvm::tensor::{DType, Tensor};
-use fxvm::{ErrorKind, Host, Value};
+use fxvm::{Arg, ErrorKind, Host, Node, Opcode, Target, Value};
 
 #[path = "../examples/embed.rs"]
 #[allow(dead_code)]
@@ -40,7 +40,12 @@ fn scripts_raise_errors_with_their_traceback() {
     let e = host
         .run_str("x = 1\nraise ValueError('bad ' + str(x))")
         .unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Python("ValueError".into()));
+    assert_eq!(e.exception_type(), Some("ValueError"));
+    let class = e.exception_class().unwrap();
+    assert_eq!(
+        class.mro,
+        ["ValueError", "Exception", "BaseException", "object"]
+    );
     assert_eq!(e.message, "bad 1");
     assert_eq!(e.to_string(), "ValueError: bad 1");
     assert!(
@@ -150,11 +155,10 @@ fn rust_functions_are_callable_and_traced_as_leaves() {
     assert_eq!(y.as_tensor().unwrap().to_vec::<f32>(), [1.0, 5.0]);
     let graph = model.trace().unwrap();
     let node = graph.node("scale").expect("a scale node");
-    assert_eq!(
-        (node.op.as_str(), node.target.as_str()),
-        ("call_function", "fxvm_host.scale")
-    );
-    assert_eq!(node.args, ["%x", "2.0"]);
+    assert_eq!(node.op, Opcode::CallFunction);
+    assert_eq!(node.target, Target::Callable("fxvm_host.scale".into()));
+    assert_eq!(node.target_name, "fxvm_host.scale");
+    assert_eq!(node.args, [Arg::Node("x".into()), Arg::Float(2.0)]);
     assert_eq!(node.users, ["relu"]);
     assert!(
         graph.code.contains("scale = fxvm_host_scale(x, 2.0)"),
@@ -164,6 +168,64 @@ fn rust_functions_are_callable_and_traced_as_leaves() {
     let e = m.call("scale", &[Value::Int(1)]).unwrap_err();
     assert_eq!(e.exception_type(), Some("RuntimeError"));
     assert_eq!(e.message, "scale(tensor, float), not 1 arguments");
+}
+
+#[test]
+fn graphs_name_registry_ops_modules_and_arguments_by_type() {
+    let host = Host::new().unwrap();
+    let m = host
+        .import_source(
+            "typed",
+            "import torch\nimport torch.nn.functional as F\n\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.lin = torch.nn.Linear(4, 4)\n        self.w = torch.nn.Parameter(torch.ones(4))\n\n    def forward(self, x):\n        y = torch.relu(self.lin(x)).view(-1, 2) * 3\n        z = F.softmax(y, dim=-1).float()\n        return {'z': z + self.w.sum(), 'n': y.size(0), 't': (y, [None, True, 'a'])}\n",
+        )
+        .unwrap();
+    let graph = m.eval_expr("M()").unwrap().trace().unwrap();
+    let by_name = |name: &str| {
+        graph
+            .node(name)
+            .unwrap_or_else(|| panic!("{name} in\n{graph}"))
+    };
+    let registry_op = |node: &Node| match &node.target {
+        Target::Op(id) => id.op().name(),
+        other => panic!("{} is not a registry op: {other:?}", node.name),
+    };
+    assert_eq!(by_name("x").target, Target::Input("x".into()));
+    assert_eq!(by_name("lin").target, Target::Module("lin".into()));
+    assert_eq!(by_name("w").target, Target::Attr("w".into()));
+    assert_eq!(registry_op(by_name("relu")), "relu");
+    assert_eq!(by_name("relu").args, [Arg::Node("lin".into())]);
+    let view = by_name("view");
+    assert_eq!((view.op, registry_op(view)), (Opcode::CallMethod, "view"));
+    assert_eq!(
+        view.args,
+        [Arg::Node("relu".into()), Arg::Int(-1), Arg::Int(2)]
+    );
+    assert_eq!(
+        by_name("mul").target,
+        Target::Callable("operator.mul".into())
+    );
+    let softmax = by_name("softmax");
+    assert_eq!(registry_op(softmax), "softmax");
+    assert_eq!(softmax.kwargs[0], ("dim".into(), Arg::Int(-1)));
+    assert_eq!(registry_op(by_name("float_1")), "float");
+    let Target::Op(relu) = by_name("relu").target else {
+        unreachable!()
+    };
+    assert_eq!(graph.calls_of(relu).count(), 1);
+    assert_eq!(graph.nodes_of(Opcode::CallModule).count(), 1);
+    let output = graph.nodes_of(Opcode::Output).next().unwrap();
+    assert_eq!(output.target, Target::Output);
+    let Arg::Dict(out) = &output.args[0] else {
+        panic!("{:?}", output.args)
+    };
+    assert_eq!(out[1], ("n".into(), Arg::Node("size".into())));
+    assert_eq!(
+        out[2].1,
+        Arg::Tuple(vec![
+            Arg::Node("mul".into()),
+            Arg::List(vec![Arg::None, Arg::Bool(true), Arg::Str("a".into())])
+        ])
+    );
 }
 
 #[test]
@@ -289,6 +351,8 @@ fn files_run_and_modules_import_from_the_host_path() {
     let script = dir.join("main.py");
     let e = host.run_file(&script).unwrap_err();
     assert_eq!(e.exception_type(), Some("KeyError"));
+    assert!(e.exception_class().unwrap().is_a("LookupError"), "{e:?}");
+    assert!(!e.exception_class().unwrap().is_a("ValueError"), "{e:?}");
     let at = format!("File \"{}\", line 3, in <module>", script.display());
     assert!(e.traceback.contains(&at), "{}", e.traceback);
     let missing = host.run_file(dir.join("absent.py")).unwrap_err();

@@ -10,17 +10,17 @@
 
 use std::collections::{HashMap, HashSet};
 
-use fxvm_ops::{Op, Value};
+use fxvm_ops::{Family, Op, Value};
 use fxvm_tensor::ops::elementwise::Unary;
 
 use super::plan::{Absorbed, Arg, Reuse, Src, Step, arg_src};
 
-const MAX_POOLS: [&str; 3] = ["max_pool1d", "max_pool2d", "max_pool3d"];
-
 /// The elementwise op a step computes of its first argument's slot: a
 /// unary op's row, or an activation's with `inplace=False`.
 fn elementwise(op: &Op, args: &[Arg]) -> Option<(Unary, usize)> {
-    let u = *Unary::ALL.iter().find(|u| u.name() == op.name())?;
+    let Some(Family::Unary(u)) = op.family() else {
+        return None;
+    };
     let (first, rest) = args.split_first()?;
     let Src::Slot(slot) = first.src else {
         return None;
@@ -47,7 +47,7 @@ fn pools(step: &Step, x: usize) -> bool {
     else {
         return false;
     };
-    MAX_POOLS.contains(&op.name())
+    op.family() == Some(Family::MaxPool)
         && matches!(arg_src(op, args, "input"), Some(Src::Slot(s)) if *s == x)
         && matches!(
             arg_src(op, args, "return_indices"),

@@ -16,7 +16,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use fxvm_ops::Value;
+use fxvm_ops::{Family, Value};
 use fxvm_tensor::ops::bn_fold::{BatchNorm, fold_batch_norm};
 use fxvm_tensor::{DType, Tensor, TensorError};
 
@@ -52,8 +52,6 @@ struct Cached {
     /// Argument position → the prepared tensor.
     tensors: Vec<(usize, Tensor)>,
 }
-
-const CONVOLUTIONS: [&str; 3] = ["conv1d", "conv2d", "conv3d"];
 
 /// Inputs of this many rows use a linear layer's transposed weight, and
 /// only layers of at least `WIDE` outputs: on one row, or into a few
@@ -98,7 +96,7 @@ fn normalization(
     let Step::Op { op, args, .. } = step else {
         return None;
     };
-    if op.name() != "batch_norm" {
+    if op.family() != Some(Family::BatchNorm) {
         return None;
     }
     let reads_conv = matches!(arg_src(op, args, "input")?, Src::Slot(s) if *s == conv_out);
@@ -135,7 +133,7 @@ fn plan_for(
     let Some(V::Tensor(w)) = initial.get(weight) else {
         return None;
     };
-    if op.name() == "linear" && w.ndim() == 2 && w.shape()[0] >= WIDE {
+    if op.family() == Some(Family::Linear) && w.ndim() == 2 && w.shape()[0] >= WIDE {
         let input_at = op.schema.position("input")?;
         return Some((
             Kind::Transposed {
@@ -145,7 +143,7 @@ fn plan_for(
             None,
         ));
     }
-    if !CONVOLUTIONS.contains(&op.name()) || uses.get(out) != Some(&1) || kept.contains(out) {
+    if op.family() != Some(Family::Convolution) || uses.get(out) != Some(&1) || kept.contains(out) {
         return None;
     }
     let bias_at = op.schema.position("bias")?;

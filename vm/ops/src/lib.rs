@@ -16,6 +16,7 @@
 
 pub mod autograd;
 mod derivatives;
+pub mod family;
 mod kernels;
 pub mod meta;
 mod narrow;
@@ -28,6 +29,7 @@ pub mod value;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+pub use family::Family;
 pub use op::{Op, Place};
 pub use schema::{Param, Schema, Ty};
 pub use value::{Data, Device, FromValue, Or, Value};
@@ -36,6 +38,8 @@ pub use value::{Data, Device, FromValue, Or, Value};
 pub struct Registry {
     ops: Vec<Op>,
     by_name: HashMap<&'static str, Vec<usize>>,
+    /// Each row's family, by row.
+    families: Vec<Option<Family>>,
 }
 
 impl Registry {
@@ -45,7 +49,12 @@ impl Registry {
         for (i, op) in ops.iter().enumerate() {
             by_name.entry(op.name()).or_default().push(i);
         }
-        Registry { ops, by_name }
+        let families = ops.iter().map(family::of).collect();
+        Registry {
+            ops,
+            by_name,
+            families,
+        }
     }
 
     pub fn ops(&self) -> &[Op] {
@@ -54,9 +63,15 @@ impl Registry {
 
     /// `op` as the registry's row (None for an op built elsewhere).
     pub fn row(&'static self, op: &Op) -> Option<&'static Op> {
+        self.id(op).map(|id| &self.ops[id.0 as usize])
+    }
+
+    /// The typed handle of `op`'s row (None for an op built elsewhere).
+    pub fn id(&self, op: &Op) -> Option<OpId> {
         let base = self.ops.as_ptr() as usize;
         let i = (op as *const Op as usize).checked_sub(base)? / std::mem::size_of::<Op>();
-        self.ops.get(i).filter(|row| std::ptr::eq(*row, op))
+        self.ops.get(i).filter(|row| std::ptr::eq(*row, op))?;
+        Some(OpId(u32::try_from(i).ok()?))
     }
 
     /// The rows named `name` (`softmax` is both `torch.softmax` and the
@@ -86,6 +101,43 @@ impl Registry {
                 p => p.is_functional() && op.name() == name,
             })
         })
+    }
+}
+
+/// A registry row's typed handle: copied and compared as a number, it is how
+/// graphs and hosts name an op (`Target::Op(id)`), never by the text of its
+/// name — two rows may share a name (`softmax`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OpId(u32);
+
+impl OpId {
+    /// The row.
+    pub fn op(self) -> &'static Op {
+        &registry().ops[self.0 as usize]
+    }
+}
+
+impl Op {
+    /// The row's typed handle (None for an op built outside the registry).
+    pub fn id(&self) -> Option<OpId> {
+        registry().id(self)
+    }
+
+    /// What a graph rewrite may know this row to compute.
+    pub fn family(&self) -> Option<Family> {
+        self.id().and_then(|id| registry().families[id.0 as usize])
+    }
+}
+
+impl std::fmt::Debug for OpId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OpId({})", self.op().name())
+    }
+}
+
+impl std::fmt::Display for OpId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.op().name())
     }
 }
 
@@ -134,6 +186,19 @@ mod tests {
             Value::Tensor(t) => t,
             other => panic!("expected a tensor, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn each_row_has_its_own_id() {
+        let r = registry();
+        let softmaxes: Vec<OpId> = r.named("softmax").map(|op| r.id(op).unwrap()).collect();
+        assert_eq!(softmaxes.len(), 2);
+        assert_ne!(softmaxes[0], softmaxes[1]);
+        for (i, op) in r.ops().iter().enumerate() {
+            let id = r.id(op).unwrap();
+            assert!(std::ptr::eq(id.op(), op), "row {i}");
+        }
+        assert_eq!(softmaxes[0].to_string(), "softmax");
     }
 
     #[test]
