@@ -3,6 +3,11 @@
 //!
 //! [`Config`] + [`build`] make the one interpreter that the CLI, the tests and
 //! embedders share; [`script`] runs user code in it the way `python` would.
+//!
+//! A layer is frozen Python under `vm/py/torch/nn/modules/` calling
+//! `torch.nn.functional`, whose ops come from `fxvm-ops` rows (no binding
+//! code per op); a native module is a file under `native/` added to the
+//! builder in `interp.rs`.
 
 pub mod binding;
 pub mod collector;

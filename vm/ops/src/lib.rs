@@ -3,6 +3,17 @@
 //! values that runs without a Python VM. The Python bindings, the tracer
 //! and Rust hosts all call ops through it.
 //!
+//! Adding an op touches one place: a row in its family's file under
+//! `table/` — `op(declaration, places, kernel)`, the declaration in
+//! PyTorch's syntax and the places PyTorch exposes it (`torch.X`,
+//! `Tensor.X`, `F.X`) — with `.grad(…)`, its derivative from
+//! `derivatives/<family>.rs` (written in registry ops, so double backward
+//! comes free), and `.meta(…)`, its shape rule from `meta/`. The Python
+//! bindings, `__torch_function__`, tracing, replay and hosts all read the
+//! row; `fixtures/api/coverage.py` and the registry listings under
+//! `fixtures/` report it (`FXVM_BLESS=1` rewrites the listings). Graph
+//! rewrites name rows by `OpId` or `Family`, never by their text.
+//!
 //! ```
 //! use fxvm_ops::{Value, registry};
 //! use fxvm_tensor::{Scalar, Tensor};
