@@ -189,58 +189,30 @@ pub struct Refused {
 impl Schema {
     /// Parses a declaration; the table is static, so a malformed one is a bug.
     pub fn parse(decl: &'static str) -> Schema {
-        let full = decl;
-        // `name(params) -> T`: the return annotation of the Python function
-        // PyTorch writes for this op, when it writes one.
-        let (decl, returns) = match decl.rsplit_once(") -> ") {
-            Some((params, ret)) => (&decl[..params.len() + 1], Some(ret)),
-            None => (decl, None),
-        };
-        let open = decl
-            .find('(')
-            .unwrap_or_else(|| panic!("bad signature {decl}"));
-        let name = &decl[..open];
-        let inner = decl[open + 1..]
-            .strip_suffix(')')
-            .unwrap_or_else(|| panic!("bad signature {decl}"));
+        let parts = split(decl).unwrap_or_else(|e| panic!("{e}"));
         let mut params = Vec::new();
-        let mut kw_only = false;
-        for part in inner.split(", ").filter(|p| !p.is_empty()) {
-            if part == "*" {
-                kw_only = true;
-                continue;
-            }
-            let (ty, rest) = part
-                .split_once(' ')
-                .unwrap_or_else(|| panic!("bad param {part} in {decl}"));
-            let (pname, default) = match rest.split_once('=') {
-                Some((n, d)) => (n, Some(d)),
-                None => (rest, None),
-            };
-            let (pname, varargs) = match pname.strip_prefix('*') {
-                Some(n) => (n, true),
-                None => (pname, false),
-            };
-            let (ty_text, optional) = match ty.strip_suffix('?') {
+        for p in parts.params {
+            let (ty_text, optional) = match p.ty.strip_suffix('?') {
                 Some(t) => (t, true),
-                None => (ty, false),
+                None => (p.ty, false),
             };
             let ty_parsed = Ty::parse(ty_text, decl);
-            let default = default.map(|text| Default {
+            let default = p.default.map(|text| Default {
                 text,
                 value: parse_default(text, &ty_parsed)
-                    .unwrap_or_else(|| panic!("bad default {text} for {pname} in {decl}")),
+                    .unwrap_or_else(|| panic!("bad default {text} for {} in {decl}", p.name)),
             });
             params.push(Param {
-                name: pname,
+                name: p.name,
                 ty: ty_parsed,
                 optional,
                 default,
-                kw_only,
-                varargs,
+                kw_only: p.kw_only,
+                varargs: p.varargs,
                 mutates: ty_text == "Tensor(a!)",
             });
         }
+        let (name, returns) = (parts.name, parts.returns);
         let positional: Vec<usize> = (0..params.len())
             .filter(|&i| !params[i].kw_only && (i != 0 || params[i].ty != Ty::Tensor))
             .collect();
@@ -250,7 +222,7 @@ impl Schema {
         };
         Schema {
             name,
-            decl: full,
+            decl,
             params,
             int_varargs,
             returns,
@@ -359,6 +331,134 @@ impl Schema {
     }
 }
 
+/// A declaration split into its parts before any type is read — what the
+/// registry's rows and `torch.library` schemas share:
+/// `name[.overload](Type name[=default], *, ...)[ -> returns]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decl<'a> {
+    /// `name` or `name.overload`.
+    pub name: &'a str,
+    /// The text between the parentheses, as written.
+    pub params_text: &'a str,
+    pub params: Vec<DeclParam<'a>>,
+    /// What follows `->`, when the declaration has it.
+    pub returns: Option<&'a str>,
+}
+
+/// One parameter of a [`Decl`], its type still text (`Tensor(a!)`,
+/// `int[]?`, `Tensor|Scalar`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeclParam<'a> {
+    pub ty: &'a str,
+    pub name: &'a str,
+    pub default: Option<&'a str>,
+    /// After a `*`: keyword only.
+    pub kw_only: bool,
+    /// `*name`: takes the remaining positional arguments.
+    pub varargs: bool,
+}
+
+/// Why a declaration does not parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SchemaError {
+    /// Not of the form `name(params) -> returns`.
+    Form { decl: String },
+    /// A parameter that is not `Type name[=default]`.
+    Param { decl: String, param: String },
+}
+
+impl std::fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SchemaError::Form { decl } => write!(
+                f,
+                "Expected a schema of the form 'name(Type arg, ...) -> Return', got '{decl}'"
+            ),
+            SchemaError::Param { param, .. } => {
+                write!(
+                    f,
+                    "Expected 'Type name' in a schema's arguments, got '{param}'"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
+/// Splits a declaration into its parts (see [`Decl`]). Parameters are
+/// separated by the commas outside brackets (`int[2] size=[1, 1]` is one).
+pub fn split(decl: &str) -> Result<Decl<'_>, SchemaError> {
+    let text = decl.trim();
+    let form = || SchemaError::Form {
+        decl: text.to_owned(),
+    };
+    let open = text.find('(').filter(|&i| i > 0).ok_or_else(form)?;
+    let mut depth = 0usize;
+    let mut close = None;
+    let mut cuts = vec![open];
+    for (i, c) in text.char_indices().skip_while(|&(i, _)| i <= open) {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' if depth == 0 => {
+                close = Some(i);
+                break;
+            }
+            ')' | ']' => depth = depth.checked_sub(1).ok_or_else(form)?,
+            ',' if depth == 0 => cuts.push(i),
+            _ => {}
+        }
+    }
+    let close = close.ok_or_else(form)?;
+    cuts.push(close);
+    let returns = match text[close + 1..].trim() {
+        "" => None,
+        rest => Some(rest.strip_prefix("->").ok_or_else(form)?.trim()),
+    };
+    let mut params = Vec::new();
+    let mut kw_only = false;
+    for w in cuts.windows(2) {
+        let part = text[w[0] + 1..w[1]].trim();
+        if part.is_empty() {
+            continue;
+        }
+        if part == "*" {
+            kw_only = true;
+            continue;
+        }
+        let bad = || SchemaError::Param {
+            decl: text.to_owned(),
+            param: part.to_owned(),
+        };
+        let (head, default) = match part.split_once('=') {
+            Some((h, d)) => (h.trim(), Some(d.trim())),
+            None => (part, None),
+        };
+        let (ty, name) = head.rsplit_once(' ').ok_or_else(bad)?;
+        let (ty, name) = (ty.trim(), name.trim());
+        if ty.is_empty() || name.is_empty() {
+            return Err(bad());
+        }
+        let (name, varargs) = match name.strip_prefix('*') {
+            Some(n) => (n, true),
+            None => (name, false),
+        };
+        params.push(DeclParam {
+            ty,
+            name,
+            default,
+            kw_only,
+            varargs,
+        });
+    }
+    Ok(Decl {
+        name: text[..open].trim(),
+        params_text: text[open + 1..close].trim(),
+        params,
+        returns,
+    })
+}
+
 /// A default's typed value, or `None` if the text does not fit the type.
 fn parse_default(text: &str, ty: &Ty) -> Option<Value> {
     if text == "None" {
@@ -409,6 +509,63 @@ fn parse_default(text: &str, ty: &Ty) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn splits_library_schemas_at_top_level_commas() {
+        let d = split(" mylib::f.out(Tensor(a!) x, int[2] size=[1, 1], *, Tensor? w=None, float s=1.5) -> (Tensor, Tensor) ")
+            .unwrap();
+        assert_eq!(d.name, "mylib::f.out");
+        assert_eq!(d.returns, Some("(Tensor, Tensor)"));
+        assert_eq!(
+            d.params_text,
+            "Tensor(a!) x, int[2] size=[1, 1], *, Tensor? w=None, float s=1.5"
+        );
+        let p = |ty, name, default, kw_only| DeclParam {
+            ty,
+            name,
+            default,
+            kw_only,
+            varargs: false,
+        };
+        assert_eq!(
+            d.params,
+            [
+                p("Tensor(a!)", "x", None, false),
+                p("int[2]", "size", Some("[1, 1]"), false),
+                p("Tensor?", "w", Some("None"), true),
+                p("float", "s", Some("1.5"), true),
+            ]
+        );
+        let d = split("g(Tensor x)->Tensor").unwrap();
+        assert_eq!((d.name, d.returns), ("g", Some("Tensor")));
+        let d = split("cat(Tensor *tensors)").unwrap();
+        assert!(d.params[0].varargs && d.returns.is_none());
+        assert_eq!(split("h() -> ()").unwrap().params, []);
+    }
+
+    #[test]
+    fn malformed_schemas_say_what_is_wrong() {
+        for bad in [
+            "f",
+            "(Tensor x) -> Tensor",
+            "f(Tensor x",
+            "f(Tensor x) Tensor",
+            "f(Tensor x]) -> T",
+        ] {
+            assert_eq!(
+                split(bad).unwrap_err(),
+                SchemaError::Form {
+                    decl: bad.to_owned()
+                },
+                "{bad}"
+            );
+        }
+        let e = split("f(Tensor) -> Tensor").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Expected 'Type name' in a schema's arguments, got 'Tensor'"
+        );
+    }
 
     #[test]
     fn parses_types_defaults_and_keyword_only() {

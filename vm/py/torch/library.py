@@ -7,9 +7,11 @@ is no fake-tensor mode or autograd engine here.
 """
 
 import inspect
+import re
 import sys
 import typing
 
+from torch import _C
 from torch._ops import OpOverload, OpOverloadPacket, ops
 
 __all__ = [
@@ -61,11 +63,10 @@ class FunctionSchema:
     """An operator schema, ``name.overload(Tensor x, float s) -> Tensor``."""
 
     def __init__(self, namespace, text):
-        text = text.strip()
-        open_, close = text.find("("), text.rfind(") ->")
-        if open_ <= 0 or close < open_:
-            raise RuntimeError(f"Expected a schema of the form 'name(Type arg, ...) -> Return', got '{text}'")
-        name = text[:open_].strip()
+        # The registry's own parser (one for fxvm's rows and for these).
+        name, self._args, params, returns = _C._parse_schema(text)
+        if returns is None:
+            raise RuntimeError(f"Expected a schema of the form 'name(Type arg, ...) -> Return', got '{text.strip()}'")
         self.op_name, _, self.overload_name = name.partition(".")
         if "::" in self.op_name:
             raise RuntimeError(
@@ -73,9 +74,8 @@ class FunctionSchema:
             )
         self.namespace = namespace
         self.name = f"{namespace}::{self.op_name}"
-        self._args = text[open_ + 1 : close].strip()
-        self._returns = text[close + 4 :].strip()
-        self.arguments = _parse_arguments(self._args)
+        self._returns = returns
+        self.arguments = [Argument(*param) for param in params]
 
     def __str__(self):
         overload = f".{self.overload_name}" if self.overload_name else ""
@@ -94,32 +94,6 @@ class Argument:
     def __repr__(self):
         default = "" if self.default_value is None else f"={self.default_value}"
         return f"{self.type} {self.name}{default}"
-
-
-def _parse_arguments(text):
-    """The arguments of a schema's parameter list, split at top-level commas."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    if text[start:].strip():
-        parts.append(text[start:])
-    arguments, kwarg_only = [], False
-    for part in (p.strip() for p in parts):
-        if part == "*":
-            kwarg_only = True
-            continue
-        decl, _, default = part.partition("=")
-        type_, _, name = decl.strip().rpartition(" ")
-        if not type_ or not name:
-            raise RuntimeError(f"Expected 'Type name' in a schema's arguments, got '{part}'")
-        arguments.append(Argument(type_, name, default or None, kwarg_only))
-    return arguments
 
 
 def _qualified(op, namespace=None):
@@ -255,6 +229,10 @@ def _fragment(namespace, lib):
     return _FRAGMENTS[namespace]
 
 
+# What define() takes: the arguments and returns, without the name.
+_NAMELESS_SCHEMA = re.compile(r"\(.*\) -> .*")
+
+
 def define(qualname, schema, *, lib=None, tags=()):
     """Declares ``ns::name`` with a schema of its arguments, ``(Tensor x) -> Tensor``."""
     if "::" not in qualname:
@@ -262,6 +240,10 @@ def define(qualname, schema, *, lib=None, tags=()):
             f"define(qualname, schema): expected qualname to be of the form 'namespace::name', got {qualname}"
         )
     namespace, name = qualname.split("::", 1)
+    if not _NAMELESS_SCHEMA.fullmatch(schema):
+        raise ValueError(
+            f'define(qualname, schema, ...): expected schema to look like e.g. "(Tensor x) -> Tensor" but got "{schema}"'
+        )
     return _fragment(namespace, lib).define(name + schema, tags=tags)
 
 

@@ -13,6 +13,50 @@ mod _c {
     use crate::tensor::DType;
     use crate::text::Utf8;
 
+    /// `torch.library`'s schema parsing, by the registry's own parser
+    /// (`fxvm_ops::schema::split`): `(name, parameters text, [(type, name,
+    /// default, keyword_only)], returns)`, all text as written; a malformed
+    /// schema raises PyTorch's RuntimeError.
+    #[pyfunction]
+    fn _parse_schema(
+        text: rustpython_vm::builtins::PyStrRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<PyObjectRef> {
+        let decl = fxvm_ops::schema::split(text.text(vm)?)
+            .map_err(|e| vm.new_runtime_error(e.to_string()))?;
+        let opt = |t: Option<&str>| -> PyObjectRef {
+            t.map_or_else(|| vm.ctx.none(), |t| vm.ctx.new_str(t).into())
+        };
+        let params = decl
+            .params
+            .iter()
+            .map(|p| {
+                let name = if p.varargs {
+                    format!("*{}", p.name)
+                } else {
+                    p.name.to_owned()
+                };
+                vm.ctx
+                    .new_tuple(vec![
+                        vm.ctx.new_str(p.ty).into(),
+                        vm.ctx.new_str(name).into(),
+                        opt(p.default),
+                        vm.ctx.new_bool(p.kw_only).into(),
+                    ])
+                    .into()
+            })
+            .collect();
+        Ok(vm
+            .ctx
+            .new_tuple(vec![
+                vm.ctx.new_str(decl.name).into(),
+                vm.ctx.new_str(decl.params_text).into(),
+                vm.ctx.new_list(params).into(),
+                opt(decl.returns),
+            ])
+            .into())
+    }
+
     /// Sets the options every tensor `repr` reads (`torch.set_printoptions`
     /// keeps the Python-side values; `threshold` may be `inf`).
     #[pyfunction]
