@@ -51,6 +51,7 @@ mod namespace;
 pub mod node;
 mod passes;
 mod propagate;
+mod proxy_ops;
 mod record;
 mod tabular;
 mod tracer_state;
@@ -216,6 +217,11 @@ mod module {
     #[pyattr(name = "TracedModuleCall")]
     fn traced_module_call_type(_vm: &VirtualMachine) -> PyTypeRef {
         super::module_patch::types().0
+    }
+
+    #[pyattr(name = "ProxyOperator")]
+    fn proxy_operator_type(_vm: &VirtualMachine) -> PyTypeRef {
+        super::proxy_ops::proxy_operator_type()
     }
 
     #[pyattr(name = "TracerHook")]

@@ -260,24 +260,14 @@ class ParameterProxy(Proxy):
         return self.param.nelement()
 
 
-def _magic(method):
-    def impl(*args, **kwargs):
-        return _fx.record(args[0].tracer, "call_function", getattr(operator, method), args, kwargs)
-
-    impl.__name__ = method
-    return impl
-
-
-def _reflected(method):
-    def impl(self, rhs):
-        return _fx.record(self.tracer, "call_function", getattr(operator, method), (rhs, self), {})
-
-    impl.__name__ = impl.__qualname__ = f"__r{method.strip('_')}__"
-    return impl
-
-
+# The operators record ``operator.<op>`` nodes natively (reflected ones
+# with the operands swapped); ``div`` is Python 2's and has no operator.
 for _method in magic_methods:
-    setattr(Proxy, f"__{_method.strip('_')}__", _magic(_method))
+    if hasattr(operator, _method):
+        _name = f"__{_method.strip('_')}__"
+        setattr(Proxy, _name, _fx.ProxyOperator(getattr(operator, _method), False, _name))
 for _method in reflectable_magic_methods:
-    setattr(Proxy, f"__r{_method.strip('_')}__", _reflected(_method))
-del _method
+    if hasattr(operator, _method):
+        _name = f"__r{_method.strip('_')}__"
+        setattr(Proxy, _name, _fx.ProxyOperator(getattr(operator, _method), True, _name))
+del _method, _name
