@@ -12,8 +12,9 @@ use super::hooks::{Hook, Resolved, class, loaded, resolve};
 use super::tracer_state::TracerRef;
 use fxvm_vm::text::Utf8;
 
-/// Exact builtin types no rule but the base one applies to.
-fn is_builtin_value(a: &PyObjectRef, vm: &VirtualMachine) -> bool {
+/// `None`, `...` and exact instances of the builtin scalar types: graph
+/// arguments as they are.
+fn is_plain_scalar(a: &PyObjectRef, vm: &VirtualMachine) -> bool {
     let t = a.class();
     let types = &vm.ctx.types;
     vm.is_none(a)
@@ -24,6 +25,18 @@ fn is_builtin_value(a: &PyObjectRef, vm: &VirtualMachine) -> bool {
             types.str_type,
             types.bool_type,
             types.complex_type,
+        ]
+        .into_iter()
+        .any(|ty| t.is(ty))
+}
+
+/// Plain scalars and exact builtin containers: no rule but the base one
+/// applies to them.
+fn is_builtin_value(a: &PyObjectRef, vm: &VirtualMachine) -> bool {
+    let t = a.class();
+    let types = &vm.ctx.types;
+    is_plain_scalar(a, vm)
+        || [
             types.tuple_type,
             types.list_type,
             types.dict_type,
@@ -173,18 +186,7 @@ impl<'a, 'b> ArgMaker<'a, 'b> {
         let vm = self.t.vm;
         let cls = a.class();
         let types = &vm.ctx.types;
-        if vm.is_none(a)
-            || a.is(&vm.ctx.ellipsis)
-            || [
-                types.int_type,
-                types.float_type,
-                types.str_type,
-                types.bool_type,
-                types.complex_type,
-            ]
-            .into_iter()
-            .any(|ty| cls.is(ty))
-        {
+        if is_plain_scalar(a, vm) {
             return Ok(a.clone());
         }
         if cls.is(types.tuple_type) {
