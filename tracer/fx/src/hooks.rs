@@ -52,6 +52,11 @@ pub(crate) enum Hook {
     IsLeafModule,
     PathOfModule,
     Getattr,
+    /// `Proxy.__getattr__`: an `Attribute` of the proxy.
+    ProxyGetattr,
+    AttributeInit,
+    /// `Attribute.__call__`: a `call_method` node.
+    AttributeCall,
 }
 
 impl Hook {
@@ -67,6 +72,9 @@ impl Hook {
             "Tracer.is_leaf_module" => Hook::IsLeafModule,
             "Tracer.path_of_module" => Hook::PathOfModule,
             "Tracer.getattr" => Hook::Getattr,
+            "Proxy.__getattr__" => Hook::ProxyGetattr,
+            "Attribute.__init__" => Hook::AttributeInit,
+            "Attribute.__call__" => Hook::AttributeCall,
             _ => return None,
         })
     }
@@ -83,6 +91,9 @@ impl Hook {
             Hook::IsLeafModule => "Tracer.is_leaf_module",
             Hook::PathOfModule => "Tracer.path_of_module",
             Hook::Getattr => "Tracer.getattr",
+            Hook::ProxyGetattr => "Proxy.__getattr__",
+            Hook::AttributeInit => "Attribute.__init__",
+            Hook::AttributeCall => "Attribute.__call__",
         }
     }
 
@@ -101,6 +112,9 @@ impl Hook {
             Hook::IsLeafModule => "(self, m, module_qualified_name)",
             Hook::PathOfModule => "(self, mod)",
             Hook::Getattr => "(self, attr, attr_val, parameter_proxy_cache)",
+            Hook::ProxyGetattr => "(self, k)",
+            Hook::AttributeInit => "(self, root, attr)",
+            Hook::AttributeCall => "(self, *args, **kwargs)",
         }
     }
 }
@@ -319,6 +333,23 @@ impl Callable for PyTracerHook {
             Hook::PathOfModule => {
                 let (tracer, m): (PyObjectRef, PyObjectRef) = args.bind(vm)?;
                 super::module_call::path_of_module(&TracerRef::new(&tracer, vm), &m)
+            }
+            Hook::ProxyGetattr => {
+                let (zelf, k): (PyObjectRef, PyStrRef) = args.bind(vm)?;
+                super::attribute::proxy_getattr(&zelf, &k, vm)
+            }
+            Hook::AttributeInit => {
+                let (zelf, root, attr): (PyObjectRef, PyObjectRef, PyObjectRef) = args.bind(vm)?;
+                super::attribute::attribute_init(&zelf, root, attr, vm)?;
+                Ok(vm.ctx.none())
+            }
+            Hook::AttributeCall => {
+                let mut args = args;
+                if args.args.is_empty() {
+                    return Err(vm.new_type_error("Attribute.__call__ needs the attribute"));
+                }
+                let zelf = args.args.remove(0);
+                super::attribute::attribute_call(&zelf, args, vm)
             }
             Hook::Getattr => {
                 let a: GetattrArgs = args.bind(vm)?;

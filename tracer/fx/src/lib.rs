@@ -39,6 +39,7 @@ macro_rules! bound_like_a_function {
 }
 
 pub mod args;
+mod attribute;
 mod codegen;
 mod create_arg;
 mod dispatch;

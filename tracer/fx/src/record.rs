@@ -148,32 +148,40 @@ pub(crate) fn create_node(
     Ok(node)
 }
 
+/// Whether instantiating `cls` is a bare object and then the body of the
+/// native `__init__` hook `init`: the class keeps `object.__new__` and that
+/// hook (every proxy class of a plain trace does), and its metaclass is
+/// `type`. Such instances are made without the call protocol.
+pub(crate) fn keeps_native_init(cls: &PyObjectRef, init: Hook, vm: &VirtualMachine) -> bool {
+    let Some(ty) = cls.downcast_ref::<PyType>() else {
+        return false;
+    };
+    let new = vm.ctx.intern_str("__new__");
+    ty.class().is(vm.ctx.types.type_type)
+        && ty.get_attr(vm.ctx.names.__init__).is_some_and(|f| {
+            f.downcast_ref::<PyTracerHook>()
+                .is_some_and(|h| h.hook() == init)
+        })
+        && ty
+            .get_attr(new)
+            .zip(vm.ctx.types.object_type.get_attr(new))
+            .is_some_and(|(a, b)| a.is(&b))
+}
+
+/// `object.__new__(cls)`.
+pub(crate) fn bare_instance(cls: &PyObjectRef, vm: &VirtualMachine) -> PyResult {
+    let object = vm.ctx.types.object_type.as_object();
+    object.get_attr("__new__", vm)?.call((cls.clone(),), vm)
+}
+
 /// `TracerBase.proxy`: `self._proxy_class(node, self)`.
 pub(crate) fn proxy(t: &TracerRef<'_>, node: PyObjectRef) -> PyResult {
     let vm = t.vm;
     let cls = t.proxy_class()?;
-    // A class keeping `object.__new__` and the native `Proxy.__init__`
-    // (every proxy class of a plain trace) is instantiated without the call
-    // protocol: a bare object, then that `__init__`'s body.
-    if let Some(ty) = cls.downcast_ref::<PyType>()
-        && ty.class().is(vm.ctx.types.type_type)
-        && ty.get_attr(t.names.init).is_some_and(|f| {
-            f.downcast_ref::<PyTracerHook>()
-                .is_some_and(|h| h.hook() == Hook::ProxyInit)
-        })
-    {
-        let new = vm.ctx.intern_str("__new__");
-        let object_new = vm.ctx.types.object_type.get_attr(new);
-        if ty
-            .get_attr(new)
-            .zip(object_new)
-            .is_some_and(|(a, b)| a.is(&b))
-        {
-            let object = vm.ctx.types.object_type.as_object();
-            let obj = object.get_attr(new, vm)?.call((cls.clone(),), vm)?;
-            proxy_init(&obj, node, Some(t.obj.clone()), vm)?;
-            return Ok(obj);
-        }
+    if keeps_native_init(&cls, Hook::ProxyInit, vm) {
+        let obj = bare_instance(&cls, vm)?;
+        proxy_init(&obj, node, Some(t.obj.clone()), vm)?;
+        return Ok(obj);
     }
     cls.call((node, t.obj.clone()), vm)
 }

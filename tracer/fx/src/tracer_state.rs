@@ -45,6 +45,8 @@ names! {
     tensor_attrs = "tensor_attrs",
     tracer = "tracer",
     node = "node",
+    attr = "attr",
+    cached_node = "_node",
     fields = "_fields",
     fx_create_arg = "__fx_create_arg__",
     dataclass_fields = "__dataclass_fields__",
@@ -56,7 +58,6 @@ names! {
     is_leaf_module = "is_leaf_module",
     path_of_module = "path_of_module",
     getattr = "getattr",
-    init = "__init__",
 }
 
 thread_local! {

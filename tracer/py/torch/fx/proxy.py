@@ -166,13 +166,8 @@ class Proxy:
     def __repr__(self):
         return f"Proxy({self.node.name})"
 
-    def __getattr__(self, k):
-        if k == "__qualname__":
-            # RustPython looks this up on every `f(*args)` call to word a
-            # possible error, then falls back to repr(f), which would record
-            # a node for an unused Attribute; a plain name keeps calls clean.
-            return type(self).__qualname__
-        return Attribute(self, k)
+    # ``proxy.attr``: an ``Attribute`` (native).
+    __getattr__ = _fx.tracer_hook("Proxy.__getattr__")
 
     def __call__(self, *args, **kwargs):
         return _fx.record(self.tracer, "call_method", "__call__", (self,) + args, kwargs)
@@ -212,11 +207,7 @@ class Attribute(Proxy):
     """``proxy.attr``: a ``getattr`` node, made only if the attribute is used as
     a value rather than called as a method."""
 
-    def __init__(self, root, attr):
-        self.root = root
-        self.attr = attr
-        self.tracer = root.tracer
-        self._node = None
+    __init__ = _fx.tracer_hook("Attribute.__init__")
 
     @property
     def node(self):
@@ -224,8 +215,8 @@ class Attribute(Proxy):
             self._node = _fx.record(self.tracer, "call_function", getattr, (self.root, self.attr), {}).node
         return self._node
 
-    def __call__(self, *args, **kwargs):
-        return _fx.record(self.tracer, "call_method", self.attr, (self.root,) + args, kwargs)
+    # A ``call_method`` node (native).
+    __call__ = _fx.tracer_hook("Attribute.__call__")
 
 
 class ParameterProxy(Proxy):
