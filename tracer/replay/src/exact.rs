@@ -22,7 +22,7 @@ struct Exact {
     entry: PyObjectRef,
 }
 
-/// `torch._C._fx.ExactCalls`: a compiled function's graphs that a call can
+/// `torch._C._replay.ExactCalls`: a compiled function's graphs that a call can
 /// match by its tensors' dtypes and sizes alone.
 #[pyclass(module = "torch._C._replay", name = "ExactCalls", traverse = "manual")]
 #[derive(PyPayload)]

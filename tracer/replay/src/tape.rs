@@ -1,4 +1,4 @@
-//! `torch._C._fx.Tape`: a recorded step (see `fxvm_ops::tape`) as Python
+//! `torch._C._replay.Tape`: a recorded step (see `fxvm_ops::tape`) as Python
 //! replays it — the tape runs natively, and at each call step the driver's
 //! Python callable for it runs (an optimizer's `step`).
 
