@@ -196,10 +196,9 @@ fn attr_proxy(
     cache: &PyObjectRef,
 ) -> PyResult<Option<PyObjectRef>> {
     let vm = t.vm;
-    let name = vm.call_method(t.obj, "_tensor_name", (value.clone(), kind))?;
-    if vm.is_none(&name) {
+    let Some(name) = tensor_name(t, value, kind)? else {
         return Ok(None);
-    }
+    };
     if vm._contains(cache, &name)? {
         return cache.get_item(&*name, vm).map(Some);
     }
@@ -222,4 +221,74 @@ fn attr_proxy(
     )?;
     cache.set_item(&*name, proxy.clone(), vm)?;
     Ok(Some(proxy))
+}
+
+/// The first qualified name of `value` among the root's parameters or
+/// buffers (`kind`), as torch.fx finds it scanning them in order. The scan
+/// is indexed once per trace (the tracer's `_named_tensor_index`, which
+/// `trace` empties), and a tensor the index does not know (registered while
+/// tracing) is still found by scanning.
+fn tensor_name(
+    t: &TracerRef<'_>,
+    value: &PyObjectRef,
+    kind: &'static str,
+) -> PyResult<Option<PyObjectRef>> {
+    let vm = t.vm;
+    let named = || -> PyResult<Vec<PyObjectRef>> {
+        let method = if kind == "parameters" {
+            "named_parameters"
+        } else {
+            "named_buffers"
+        };
+        let root = t.root()?;
+        vm.call_method(&root, method, ())?.try_to_value(vm)
+    };
+    let pair = |p: &PyObjectRef| -> PyResult<(PyObjectRef, PyObjectRef)> {
+        let items: Vec<PyObjectRef> = p.try_to_value(vm)?;
+        match <[PyObjectRef; 2]>::try_from(items) {
+            Ok([n, v]) => Ok((n, v)),
+            Err(_) => Err(vm.new_type_error("named tensors are (name, tensor) pairs")),
+        }
+    };
+    let dict = t
+        .obj
+        .dict()
+        .ok_or_else(|| vm.new_type_error("a tracer has a __dict__"))?;
+    let all = match dict.get_item_opt("_named_tensor_index", vm)? {
+        Some(d) => d,
+        None => {
+            let d: PyObjectRef = vm.ctx.new_dict().into();
+            dict.set_item("_named_tensor_index", d.clone(), vm)?;
+            d
+        }
+    };
+    let index = match vm.call_method(&all, "get", (kind,))? {
+        i if !vm.is_none(&i) => i,
+        _ => {
+            let index = vm.ctx.new_dict();
+            for p in named()? {
+                let (n, v) = pair(&p)?;
+                let key: PyObjectRef = vm.ctx.new_int(v.get_id()).into();
+                if index.get_item_opt(&*key, vm)?.is_none() {
+                    index.set_item(&*key, vm.ctx.new_tuple(vec![n, v]).into(), vm)?;
+                }
+            }
+            all.set_item(kind, index.clone().into(), vm)?;
+            index.into()
+        }
+    };
+    let hit = vm.call_method(&index, "get", (vm.ctx.new_int(value.get_id()),))?;
+    if !vm.is_none(&hit) {
+        let (n, v) = pair(&hit)?;
+        if v.is(value) {
+            return Ok(Some(n));
+        }
+    }
+    for p in named()? {
+        let (n, v) = pair(&p)?;
+        if v.is(value) {
+            return Ok(Some(n));
+        }
+    }
+    Ok(None)
 }

@@ -145,29 +145,6 @@ class Tracer(TracerBase):
     path_of_module = _fx.tracer_hook("Tracer.path_of_module")
     call_module = _fx.tracer_hook("Tracer.call_module")
 
-    def _tensor_name(self, value, kind):
-        """The first qualified name of ``value`` among the root's parameters or
-        buffers (``kind``), as torch.fx finds it scanning them in order; the
-        scan is indexed once per trace, and a tensor the index does not know
-        (registered while tracing) is still found by scanning."""
-
-        def named():
-            return self.root.named_parameters() if kind == "parameters" else self.root.named_buffers()
-
-        index = self.__dict__.setdefault("_named_tensor_index", {}).get(kind)
-        if index is None:
-            index = {}
-            for n, p in named():
-                index.setdefault(id(p), (n, p))
-            self._named_tensor_index[kind] = index
-        hit = index.get(id(value))
-        if hit is not None and hit[1] is value:
-            return hit[0]
-        for n, p in named():
-            if p is value:
-                return n
-        return None
-
     # A module attribute read while tracing: parameters (and buffers, with
     # ``proxy_buffer_attributes``) become one ``get_attr`` node each (native).
     getattr = _fx.tracer_hook("Tracer.getattr")
