@@ -8,7 +8,7 @@ use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{AsObject, PyObjectRef, PyPayload, PyResult, VirtualMachine};
 
 use super::hooks::{Hook, class};
-use super::record::{bare_instance, keeps_native_init};
+use super::record::{NodeSpec, bare_instance, keeps_native_init};
 use super::tracer_state::{TracerRef, names};
 
 /// `Proxy.__getattr__(self, k)`: `Attribute(self, k)`.
@@ -56,13 +56,7 @@ pub(crate) fn attribute_call(zelf: &PyObjectRef, args: FuncArgs, vm: &VirtualMac
     for (k, v) in args.kwargs {
         kwargs.set_item(k.as_str(), v, vm)?;
     }
-    TracerRef::new(&tracer, vm).create_proxy(
-        "call_method",
-        attr,
-        vm.ctx.new_tuple(positional).into(),
-        kwargs.into(),
-        None,
-        None,
-        None,
-    )
+    let args = vm.ctx.new_tuple(positional).into();
+    let spec = NodeSpec::new("call_method", attr, args, kwargs.into());
+    TracerRef::new(&tracer, vm).create_proxy(spec, None)
 }

@@ -9,6 +9,7 @@ use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 use super::args::{Containers, Leaf};
 use super::hooks::{Hook, Resolved, class, loaded, resolve};
+use super::record::NodeSpec;
 use super::tracer_state::TracerRef;
 use fxvm_vm::text::Utf8;
 
@@ -76,14 +77,8 @@ impl<'a, 'b> ArgMaker<'a, 'b> {
     fn get_attr_node(&self, qualname: PyObjectRef) -> PyResult {
         let vm = self.t.vm;
         let empty = vm.ctx.empty_tuple.clone().into();
-        self.t.create_node(
-            "get_attr",
-            qualname,
-            empty,
-            vm.ctx.new_dict().into(),
-            None,
-            None,
-        )
+        let spec = NodeSpec::new("get_attr", qualname, empty, vm.ctx.new_dict().into());
+        self.t.create_node(spec)
     }
 
     /// The first name `a` has among `root.<named>()` (parameters, buffers,
@@ -144,14 +139,8 @@ impl<'a, 'b> ArgMaker<'a, 'b> {
             let items = self.items(a.downcast_ref::<PyTuple>().expect("a tuple").as_slice())?;
             let target: PyObjectRef = a.class().to_owned().into();
             let args = vm.ctx.new_tuple(items).into();
-            return self.t.create_node(
-                "call_function",
-                target,
-                args,
-                vm.ctx.new_dict().into(),
-                None,
-                None,
-            );
+            let spec = NodeSpec::new("call_function", target, args, vm.ctx.new_dict().into());
+            return self.t.create_node(spec);
         }
         let tree_spec = loaded("torch.utils._pytree", vm)?.get_attr("TreeSpec", vm)?;
         if is_tensor || a.is_instance(&tree_spec, vm)? {
@@ -287,7 +276,7 @@ impl<'a, 'b> ArgMaker<'a, 'b> {
         let target: PyObjectRef = a.class().to_owned().into();
         let empty = vm.ctx.empty_tuple.clone().into();
         self.t
-            .create_node("call_function", target, empty, kwargs.into(), None, None)
+            .create_node(NodeSpec::new("call_function", target, empty, kwargs.into()))
     }
 
     /// torch.fx's base argument types (tensors, dtypes, devices, memory

@@ -7,6 +7,7 @@ use rustpython_vm::builtins::{PyDict, PyList, PySlice, PyTuple, PyType};
 use rustpython_vm::{AsObject, Py, PyObjectRef, PyResult, VirtualMachine};
 
 use super::hooks::loaded;
+use super::record::NodeSpec;
 use super::tracer_state::TracerRef;
 use fxvm_vm::text::Utf8;
 
@@ -21,7 +22,11 @@ pub(crate) fn create_proxy(
     vm: &VirtualMachine,
 ) -> PyResult {
     let name = name.map(|n| vm.ctx.new_str(n));
-    TracerRef::new(&tracer, vm).create_proxy(kind, target, args, kwargs, name, None, None)
+    let spec = NodeSpec {
+        name,
+        ..NodeSpec::new(kind, target, args, kwargs)
+    };
+    TracerRef::new(&tracer, vm).create_proxy(spec, None)
 }
 
 /// The tracers of the instances of `cls` among `value` (nested in tuples,

@@ -16,6 +16,7 @@ use rustpython_vm::{
 };
 
 use super::module_call::Forward;
+use super::record::NodeSpec;
 use super::tracer_state::TracerRef;
 use fxvm_vm::text::Utf8;
 
@@ -268,29 +269,22 @@ impl Callable for PyTracerHook {
             Hook::CreateProxy => {
                 let a: CreateProxyArgs = args.bind(vm)?;
                 let t = TracerRef::new(&a.zelf, vm);
-                super::record::create_proxy(
-                    &t,
-                    a.kind.text(vm)?,
-                    a.target,
-                    a.args,
-                    a.kwargs,
-                    name_arg(a.name, vm)?,
-                    given(a.type_expr, vm),
-                    given(a.proxy_factory_fn, vm),
-                )
+                let spec = NodeSpec {
+                    name: name_arg(a.name, vm)?,
+                    type_expr: given(a.type_expr, vm),
+                    ..NodeSpec::new(a.kind.text(vm)?, a.target, a.args, a.kwargs)
+                };
+                super::record::create_proxy(&t, spec, given(a.proxy_factory_fn, vm))
             }
             Hook::CreateNode => {
                 let a: CreateNodeArgs = args.bind(vm)?;
                 let t = TracerRef::new(&a.zelf, vm);
-                let node = super::record::create_node(
-                    &t,
-                    a.kind.text(vm)?,
-                    a.target,
-                    a.args,
-                    a.kwargs,
-                    name_arg(a.name, vm)?,
-                    given(a.type_expr, vm),
-                )?;
+                let spec = NodeSpec {
+                    name: name_arg(a.name, vm)?,
+                    type_expr: given(a.type_expr, vm),
+                    ..NodeSpec::new(a.kind.text(vm)?, a.target, a.args, a.kwargs)
+                };
+                let node = super::record::create_node(&t, spec)?;
                 Ok(node.into())
             }
             Hook::CreateArg | Hook::TracerCreateArg => {

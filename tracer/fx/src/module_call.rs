@@ -10,6 +10,7 @@ use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{AsObject, PyObjectRef, PyPayload, PyResult, VirtualMachine};
 
 use super::hooks::loaded;
+use super::record::NodeSpec;
 use super::tracer_state::TracerRef;
 use fxvm_vm::text::Utf8;
 
@@ -91,7 +92,10 @@ fn record_call(
     )?;
     num_calls.set_item(name.as_object(), vm.ctx.new_int(calls + 1).into(), vm)?;
     let result = if t.is_leaf_module(m, name)? {
-        t.create_proxy("call_module", name.clone(), args, kwargs, None, None, None)?
+        t.create_proxy(
+            NodeSpec::new("call_module", name.clone(), args, kwargs),
+            None,
+        )?
     } else {
         let args = args.try_to_value::<Vec<PyObjectRef>>(vm)?;
         let kwargs = match kwargs.downcast_ref::<PyDict>() {
@@ -210,15 +214,8 @@ fn attr_proxy(
         None
     };
     let empty = vm.ctx.empty_tuple.clone().into();
-    let proxy = t.create_proxy(
-        "get_attr",
-        name.clone(),
-        empty,
-        vm.ctx.new_dict().into(),
-        None,
-        None,
-        factory,
-    )?;
+    let spec = NodeSpec::new("get_attr", name.clone(), empty, vm.ctx.new_dict().into());
+    let proxy = t.create_proxy(spec, factory)?;
     cache.set_item(&*name, proxy.clone(), vm)?;
     Ok(Some(proxy))
 }

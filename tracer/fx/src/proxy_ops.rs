@@ -9,6 +9,7 @@ use rustpython_vm::object::{Traverse, TraverseFn};
 use rustpython_vm::types::{Callable, Constructor, GetDescriptor};
 use rustpython_vm::{Py, PyObjectRef, PyPayload, PyResult, VirtualMachine, pyclass};
 
+use super::record::NodeSpec;
 use super::tracer_state::TracerRef;
 
 /// `_fx.ProxyOperator(target, reflected, name)`: the method `name` of
@@ -66,15 +67,9 @@ impl Callable for PyProxyOperator {
         for (k, v) in args.kwargs {
             kwargs.set_item(k.as_str(), v, vm)?;
         }
-        TracerRef::new(&tracer, vm).create_proxy(
-            "call_function",
-            zelf.target.clone(),
-            vm.ctx.new_tuple(positional).into(),
-            kwargs.into(),
-            None,
-            None,
-            None,
-        )
+        let args = vm.ctx.new_tuple(positional).into();
+        let spec = NodeSpec::new("call_function", zelf.target.clone(), args, kwargs.into());
+        TracerRef::new(&tracer, vm).create_proxy(spec, None)
     }
 }
 

@@ -12,23 +12,63 @@ use super::hooks::{Hook, PyTracerHook, loaded};
 use super::node::NodeRef;
 use super::tracer_state::TracerRef;
 
+/// What makes a node: the arguments `create_node` and `create_proxy` share
+/// (`kind`, `target`, `args`, `kwargs`, and optionally `name`, `type_expr`).
+pub(crate) struct NodeSpec<'a> {
+    pub(crate) kind: &'a str,
+    pub(crate) target: PyObjectRef,
+    pub(crate) args: PyObjectRef,
+    pub(crate) kwargs: PyObjectRef,
+    pub(crate) name: Option<PyStrRef>,
+    pub(crate) type_expr: Option<PyObjectRef>,
+}
+
+impl<'a> NodeSpec<'a> {
+    /// A node of `kind` calling or naming `target`, named by the graph.
+    pub(crate) fn new(
+        kind: &'a str,
+        target: PyObjectRef,
+        args: PyObjectRef,
+        kwargs: PyObjectRef,
+    ) -> NodeSpec<'a> {
+        NodeSpec {
+            kind,
+            target,
+            args,
+            kwargs,
+            name: None,
+            type_expr: None,
+        }
+    }
+
+    /// `Graph.create_node`'s and the hooks' positional arguments.
+    pub(crate) fn positional(self, vm: &VirtualMachine) -> Vec<PyObjectRef> {
+        let none = || vm.ctx.none();
+        vec![
+            vm.ctx.new_str(self.kind).into(),
+            self.target,
+            self.args,
+            self.kwargs,
+            self.name.map_or_else(none, Into::into),
+            self.type_expr.unwrap_or_else(none),
+        ]
+    }
+}
+
 /// `TracerBase.create_proxy`.
-#[allow(clippy::too_many_arguments)] // torch.fx's signature
 pub(crate) fn create_proxy(
     t: &TracerRef<'_>,
-    kind: &str,
-    target: PyObjectRef,
-    args: PyObjectRef,
-    kwargs: PyObjectRef,
-    name: Option<PyStrRef>,
-    type_expr: Option<PyObjectRef>,
+    spec: NodeSpec<'_>,
     proxy_factory_fn: Option<PyObjectRef>,
 ) -> PyResult {
     fxvm_vm::collector::collect_if_due();
     let maker = super::create_arg::ArgMaker::new(t)?;
-    let args = maker.arg(&args)?;
-    let kwargs = maker.arg(&kwargs)?;
-    let node = t.create_node(kind, target, args, kwargs, name, type_expr)?;
+    let spec = NodeSpec {
+        args: maker.arg(&spec.args)?,
+        kwargs: maker.arg(&spec.kwargs)?,
+        ..spec
+    };
+    let node = t.create_node(spec)?;
     match proxy_factory_fn {
         Some(factory) => factory.call((node,), t.vm),
         None => t.proxy(node),
@@ -53,15 +93,9 @@ fn preserved_meta_source(vm: &VirtualMachine) -> PyResult<Option<PyObjectRef>> {
 
 /// `graph.create_node(…)`: natively when the graph's class keeps the
 /// native method (a Graph subclass may override it).
-#[allow(clippy::too_many_arguments)] // Graph.create_node's signature
 fn graph_create_node(
     graph: &PyObjectRef,
-    kind: &str,
-    target: PyObjectRef,
-    args: PyObjectRef,
-    kwargs: PyObjectRef,
-    name: Option<PyStrRef>,
-    type_expr: Option<PyObjectRef>,
+    spec: NodeSpec<'_>,
     vm: &VirtualMachine,
 ) -> PyResult<NodeRef> {
     let method = vm.ctx.intern_str("create_node");
@@ -72,6 +106,14 @@ fn graph_create_node(
         )
         && own.is(&native)
     {
+        let NodeSpec {
+            kind,
+            target,
+            args,
+            kwargs,
+            name,
+            type_expr,
+        } = spec;
         return PyGraph::create(
             g,
             kind,
@@ -83,34 +125,17 @@ fn graph_create_node(
             vm,
         );
     }
-    let none = || vm.ctx.none();
-    let args = vec![
-        vm.ctx.new_str(kind).into(),
-        target,
-        args,
-        kwargs,
-        name.map_or_else(none, Into::into),
-        type_expr.unwrap_or_else(none),
-    ];
-    vm.call_method(graph, "create_node", FuncArgs::from(args))?
+    vm.call_method(graph, "create_node", FuncArgs::from(spec.positional(vm)))?
         .downcast()
         .map_err(|_| vm.new_type_error("Graph.create_node returned something other than a Node"))
 }
 
 /// `TracerBase.create_node`: the graph's node, with the module scope and
 /// stack it was made in and where in the user's code.
-pub(crate) fn create_node(
-    t: &TracerRef<'_>,
-    kind: &str,
-    target: PyObjectRef,
-    args: PyObjectRef,
-    kwargs: PyObjectRef,
-    name: Option<PyStrRef>,
-    type_expr: Option<PyObjectRef>,
-) -> PyResult<NodeRef> {
+pub(crate) fn create_node(t: &TracerRef<'_>, spec: NodeSpec<'_>) -> PyResult<NodeRef> {
     let vm = t.vm;
     let graph = t.graph()?;
-    let node = graph_create_node(&graph, kind, target, args, kwargs, name, type_expr, vm)?;
+    let node = graph_create_node(&graph, spec, vm)?;
     if let Some(map) = t.node_name_to_scope()?
         && let Some(scope) = t.scope()?
     {

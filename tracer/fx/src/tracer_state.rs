@@ -5,12 +5,13 @@
 
 use std::cell::OnceCell;
 
-use rustpython_vm::builtins::{PyDict, PyDictRef, PyStrInterned, PyStrRef};
+use rustpython_vm::builtins::{PyDict, PyDictRef, PyStrInterned};
 use rustpython_vm::function::{FuncArgs, KwArgs};
 use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
 
 use super::hooks::{Hook, Resolved, resolve};
 use super::module_call::Forward;
+use super::record::NodeSpec;
 
 macro_rules! names {
     ($($field:ident = $text:literal),* $(,)?) => {
@@ -187,86 +188,38 @@ impl<'a> TracerRef<'a> {
         self.get(self.names.tensor_attrs)
     }
 
-    /// Calls a Python override of a hook with `args` and `kwargs` by name.
-    fn call_python(
-        f: &PyObjectRef,
-        args: Vec<PyObjectRef>,
-        kwargs: Vec<(&str, PyObjectRef)>,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        let kwargs: KwArgs = kwargs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-        f.call(FuncArgs::new(args, kwargs), vm)
-    }
-
-    /// `tracer.create_proxy(kind, target, args, kwargs, name=…, type_expr=…)`.
-    #[allow(clippy::too_many_arguments)] // torch.fx's signature
+    /// `tracer.create_proxy(kind, target, args, kwargs, name=…, type_expr=…,
+    /// proxy_factory_fn=…)`, passing to an override only what is given.
     pub(crate) fn create_proxy(
         &self,
-        kind: &str,
-        target: PyObjectRef,
-        args: PyObjectRef,
-        kwargs: PyObjectRef,
-        name: Option<PyStrRef>,
-        type_expr: Option<PyObjectRef>,
+        spec: NodeSpec<'_>,
         proxy_factory_fn: Option<PyObjectRef>,
     ) -> PyResult {
         let vm = self.vm;
         match resolve(self.obj, self.names.create_proxy, &[Hook::CreateProxy], vm)? {
-            Resolved::Native(_) => super::record::create_proxy(
-                self,
-                kind,
-                target,
-                args,
-                kwargs,
-                name,
-                type_expr,
-                proxy_factory_fn,
-            ),
+            Resolved::Native(_) => super::record::create_proxy(self, spec, proxy_factory_fn),
             Resolved::Python(f) => {
-                let mut named = vec![];
-                if let Some(name) = name {
-                    named.push(("name", name.into()));
-                }
-                if let Some(t) = type_expr {
-                    named.push(("type_expr", t));
-                }
-                if let Some(factory) = proxy_factory_fn {
-                    named.push(("proxy_factory_fn", factory));
-                }
-                let kind = vm.ctx.new_str(kind).into();
-                Self::call_python(&f, vec![kind, target, args, kwargs], named, vm)
+                let named: KwArgs = [
+                    ("name", spec.name.map(Into::into)),
+                    ("type_expr", spec.type_expr),
+                    ("proxy_factory_fn", proxy_factory_fn),
+                ]
+                .into_iter()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?)))
+                .collect();
+                let kind = vm.ctx.new_str(spec.kind).into();
+                let positional = vec![kind, spec.target, spec.args, spec.kwargs];
+                f.call(FuncArgs::new(positional, named), vm)
             }
         }
     }
 
     /// `tracer.create_node(kind, target, args, kwargs, name, type_expr)`.
-    pub(crate) fn create_node(
-        &self,
-        kind: &str,
-        target: PyObjectRef,
-        args: PyObjectRef,
-        kwargs: PyObjectRef,
-        name: Option<PyStrRef>,
-        type_expr: Option<PyObjectRef>,
-    ) -> PyResult {
+    pub(crate) fn create_node(&self, spec: NodeSpec<'_>) -> PyResult {
         let vm = self.vm;
         match resolve(self.obj, self.names.create_node, &[Hook::CreateNode], vm)? {
-            Resolved::Native(_) => Ok(super::record::create_node(
-                self, kind, target, args, kwargs, name, type_expr,
-            )?
-            .into()),
-            Resolved::Python(f) => {
-                let none = || vm.ctx.none();
-                let positional = vec![
-                    vm.ctx.new_str(kind).into(),
-                    target,
-                    args,
-                    kwargs,
-                    name.map_or_else(none, Into::into),
-                    type_expr.unwrap_or_else(none),
-                ];
-                f.call(positional, vm)
-            }
+            Resolved::Native(_) => Ok(super::record::create_node(self, spec)?.into()),
+            Resolved::Python(f) => f.call(spec.positional(vm), vm),
         }
     }
 
