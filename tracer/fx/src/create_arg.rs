@@ -105,12 +105,11 @@ impl<'a, 'b> ArgMaker<'a, 'b> {
         if is_builtin_value(a, vm) {
             return self.base(a);
         }
-        let torch = loaded("torch", vm)?;
         let proxy = class("torch.fx.proxy", "Proxy", vm)?;
         if a.class().fast_issubclass(&proxy) {
             return a.get_attr(self.t.names.node, vm);
         }
-        let tensor = torch.get_attr("Tensor", vm)?;
+        let tensor = loaded("torch", vm)?.get_attr("Tensor", vm)?;
         let parameter = loaded("torch.nn", vm)?.get_attr("Parameter", vm)?;
         let module = loaded("torch.nn", vm)?.get_attr("Module", vm)?;
         let is_tensor = a.is_instance(&tensor, vm)?;

@@ -171,6 +171,9 @@ pub(crate) fn resolve(
     Ok(Resolved::Python(obj.get_attr(name, vm)?))
 }
 
+/// `create_proxy`'s arguments: `create_node`'s, then `proxy_factory_fn`
+/// (declared in full rather than flattened, so that a wrong count is
+/// reported against all eight).
 #[derive(FromArgs)]
 struct CreateProxyArgs {
     #[pyarg(positional)]
@@ -189,6 +192,22 @@ struct CreateProxyArgs {
     type_expr: OptionalArg<PyObjectRef>,
     #[pyarg(any, optional)]
     proxy_factory_fn: OptionalArg<PyObjectRef>,
+}
+
+impl CreateProxyArgs {
+    /// The `create_node` part and the factory.
+    fn split(self) -> (CreateNodeArgs, OptionalArg<PyObjectRef>) {
+        let node = CreateNodeArgs {
+            zelf: self.zelf,
+            kind: self.kind,
+            target: self.target,
+            args: self.args,
+            kwargs: self.kwargs,
+            name: self.name,
+            type_expr: self.type_expr,
+        };
+        (node, self.proxy_factory_fn)
+    }
 }
 
 #[derive(FromArgs)]
@@ -261,30 +280,35 @@ fn name_arg(a: OptionalArg<PyObjectRef>, vm: &VirtualMachine) -> PyResult<Option
         .transpose()
 }
 
+impl CreateNodeArgs {
+    /// Runs `f` on the tracer and the node these arguments describe.
+    fn with_spec<R>(
+        self,
+        vm: &VirtualMachine,
+        f: impl FnOnce(&TracerRef<'_>, NodeSpec<'_>) -> PyResult<R>,
+    ) -> PyResult<R> {
+        let spec = NodeSpec {
+            name: name_arg(self.name, vm)?,
+            type_expr: given(self.type_expr, vm),
+            ..NodeSpec::new(self.kind.text(vm)?, self.target, self.args, self.kwargs)
+        };
+        f(&TracerRef::new(&self.zelf, vm), spec)
+    }
+}
+
 impl Callable for PyTracerHook {
     type Args = FuncArgs;
 
     fn call(zelf: &Py<Self>, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
         match zelf.hook {
             Hook::CreateProxy => {
-                let a: CreateProxyArgs = args.bind(vm)?;
-                let t = TracerRef::new(&a.zelf, vm);
-                let spec = NodeSpec {
-                    name: name_arg(a.name, vm)?,
-                    type_expr: given(a.type_expr, vm),
-                    ..NodeSpec::new(a.kind.text(vm)?, a.target, a.args, a.kwargs)
-                };
-                super::record::create_proxy(&t, spec, given(a.proxy_factory_fn, vm))
+                let (node, factory) = args.bind::<CreateProxyArgs>(vm)?.split();
+                let factory = given(factory, vm);
+                node.with_spec(vm, |t, spec| super::record::create_proxy(t, spec, factory))
             }
             Hook::CreateNode => {
                 let a: CreateNodeArgs = args.bind(vm)?;
-                let t = TracerRef::new(&a.zelf, vm);
-                let spec = NodeSpec {
-                    name: name_arg(a.name, vm)?,
-                    type_expr: given(a.type_expr, vm),
-                    ..NodeSpec::new(a.kind.text(vm)?, a.target, a.args, a.kwargs)
-                };
-                let node = super::record::create_node(&t, spec)?;
+                let node = a.with_spec(vm, super::record::create_node)?;
                 Ok(node.into())
             }
             Hook::CreateArg | Hook::TracerCreateArg => {

@@ -259,9 +259,13 @@ fn tensor_name(
             d
         }
     };
+    // A tensor missing from an index built by this call is not found by
+    // scanning the same tensors again either.
+    let mut built = false;
     let index = match vm.call_method(&all, "get", (kind,))? {
         i if !vm.is_none(&i) => i,
         _ => {
+            built = true;
             let index = vm.ctx.new_dict();
             for p in named()? {
                 let (n, v) = pair(&p)?;
@@ -280,6 +284,9 @@ fn tensor_name(
         if v.is(value) {
             return Ok(Some(n));
         }
+    }
+    if built {
+        return Ok(None);
     }
     for p in named()? {
         let (n, v) = pair(&p)?;

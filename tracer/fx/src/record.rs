@@ -98,7 +98,7 @@ fn graph_create_node(
     spec: NodeSpec<'_>,
     vm: &VirtualMachine,
 ) -> PyResult<NodeRef> {
-    let method = vm.ctx.intern_str("create_node");
+    let method = super::tracer_state::names(vm).create_node;
     if let Some(g) = graph.downcast_ref::<PyGraph>()
         && let (Some(own), Some(native)) = (
             graph.class().get_attr(method),
@@ -181,7 +181,7 @@ pub(crate) fn keeps_native_init(cls: &PyObjectRef, init: Hook, vm: &VirtualMachi
     let Some(ty) = cls.downcast_ref::<PyType>() else {
         return false;
     };
-    let new = vm.ctx.intern_str("__new__");
+    let new = vm.ctx.names.__new__;
     ty.class().is(vm.ctx.types.type_type)
         && ty.get_attr(vm.ctx.names.__init__).is_some_and(|f| {
             f.downcast_ref::<PyTracerHook>()
