@@ -25,6 +25,7 @@ pub mod nn;
 pub mod norm;
 pub mod pool;
 pub mod pool_backward;
+mod pool_windows;
 pub mod products;
 pub mod qr;
 pub mod rearrange;

@@ -10,6 +10,7 @@ use crate::error::{Result, TensorError};
 use crate::tensor::Tensor;
 
 use super::conv::per_dim;
+use super::pool_windows::{Windows, pool_inside, pool_inside_indexed};
 
 /// Window parameters shared by max and average pooling.
 pub struct Window<'a> {
@@ -294,6 +295,24 @@ pub fn max_pool(t: &Tensor, w: &Window, spatial: usize) -> Result<(Tensor, Tenso
     Ok(split(best, &shape_with(t, spatial, &outs), t.dtype()))
 }
 
+/// The windows of 2-d planes `width` wide when each lies wholly inside its
+/// plane (no padding, dilation or ceil overhang): plain loops, no tap
+/// filtering.
+fn inside_windows(ax: &[Axis; 3], width: usize) -> Option<Windows> {
+    let inside = ax[0].output == 1
+        && ax[0].kernel == 1
+        && ax[1..].iter().all(|a| {
+            a.pad == 0 && a.dilation == 1 && (a.output - 1) * a.stride + a.kernel <= a.input
+        });
+    let (y, x) = (&ax[1], &ax[2]);
+    inside.then_some(Windows {
+        width,
+        y: (y.stride, y.kernel),
+        x: (x.stride, x.kernel),
+        outputs: x.output,
+    })
+}
+
 /// Max pooling with indices over planes of `F`: each window's first
 /// maximum (NaN wins and stays, as in PyTorch) and its flat position.
 fn max_pool_typed<F: num_traits::Float + crate::storage::Element + Send + Sync>(
@@ -311,12 +330,7 @@ fn max_pool_typed<F: num_traits::Float + crate::storage::Element + Send + Sync>(
     if plane_out == 0 || plane_in == 0 {
         return (values, indices);
     }
-    // Windows wholly inside a 2-d plane: plain loops, no tap filtering.
-    let inside = ax[0].output == 1
-        && ax[0].kernel == 1
-        && ax[1..].iter().all(|a| {
-            a.pad == 0 && a.dilation == 1 && (a.output - 1) * a.stride + a.kernel <= a.input
-        });
+    let inside = inside_windows(ax, width);
     let take = |m: &mut F, at: &mut i64, v: F, pos: usize| {
         // NaN wins and stays, as in PyTorch.
         if !m.is_nan() && (v > *m || v.is_nan() || *at < 0) {
@@ -325,21 +339,8 @@ fn max_pool_typed<F: num_traits::Float + crate::storage::Element + Send + Sync>(
         }
     };
     let pool_plane = |((dst, idx), src): ((&mut [F], &mut [i64]), &[F])| {
-        if inside {
-            let (y, x) = (&ax[1], &ax[2]);
-            for oy in 0..y.output {
-                for ox in 0..x.output {
-                    let (mut m, mut at) = (F::neg_infinity(), -1i64);
-                    for ky in 0..y.kernel {
-                        let row = (oy * y.stride + ky) * width + ox * x.stride;
-                        for kx in 0..x.kernel {
-                            take(&mut m, &mut at, src[row + kx], row + kx);
-                        }
-                    }
-                    dst[oy * x.output + ox] = m;
-                    idx[oy * x.output + ox] = at;
-                }
-            }
+        if let Some(windows) = &inside {
+            pool_inside_indexed(windows, src, dst, idx);
             return;
         }
         for (i, [oz, oy, ox]) in grid(outs) {
@@ -375,74 +376,6 @@ fn max_pool_typed<F: num_traits::Float + crate::storage::Element + Send + Sync>(
     (values, indices)
 }
 
-/// Windows wholly inside a 2-d plane `width` wide: `(stride, kernel)` down
-/// and across, `outputs` per output row.
-struct Windows {
-    width: usize,
-    y: (usize, usize),
-    x: (usize, usize),
-    outputs: usize,
-}
-
-/// Max-pools one plane in such windows: 2×2 windows straight from their
-/// two input rows; others, for each output row, the elementwise max of the
-/// window's input rows first (whole rows, which vectorise), then the max of
-/// each window along that row. Compiled for
-/// each SIMD level (the crate's baseline is SSE2, without the blends a
-/// branchless max needs).
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
-fn pool_inside<F: num_traits::Float>(w: &Windows, src: &[F], dst: &mut [F]) {
-    let ((sy, ky), (sx, kx), width) = (w.y, w.x, w.width);
-    if (sy, ky, sx, kx) == (2, 2, 2, 2) {
-        // The common 2×2 pool straight from the two input rows (pairs
-        // vectorise as shuffles), maxed in PyTorch's window order.
-        for (oy, out) in dst.chunks_mut(w.outputs).enumerate() {
-            let top = &src[2 * oy * width..(2 * oy + 1) * width];
-            let bottom = &src[(2 * oy + 1) * width..(2 * oy + 2) * width];
-            for ((m, a), b) in out
-                .iter_mut()
-                .zip(top.chunks_exact(2))
-                .zip(bottom.chunks_exact(2))
-            {
-                *m = nan_max(nan_max(a[0], a[1]), nan_max(b[0], b[1]));
-            }
-        }
-        return;
-    }
-    let mut rows = vec![F::neg_infinity(); width];
-    for (oy, out) in dst.chunks_mut(w.outputs).enumerate() {
-        let first = oy * sy;
-        rows.copy_from_slice(&src[first * width..(first + 1) * width]);
-        for r in first + 1..first + ky {
-            for (m, &v) in rows.iter_mut().zip(&src[r * width..(r + 1) * width]) {
-                *m = nan_max(*m, v);
-            }
-        }
-        if (sx, kx) == (2, 2) {
-            // Windows two wide at stride two (of another height or step down): pairs,
-            // which vectorise as shuffles.
-            for (m, pair) in out.iter_mut().zip(rows.chunks_exact(2)) {
-                *m = nan_max(pair[0], pair[1]);
-            }
-        } else {
-            for (ox, m) in out.iter_mut().enumerate() {
-                let window = &rows[ox * sx..ox * sx + kx];
-                *m = window.iter().fold(F::neg_infinity(), |m, &v| nan_max(m, v));
-            }
-        }
-    }
-}
-
-/// The larger of `m` and `v`, NaN if either is (a select, no branch).
-#[inline(always)]
-fn nan_max<F: num_traits::Float>(m: F, v: F) -> F {
-    if v > m || v.is_nan() { v } else { m }
-}
-
 /// `max_pool1d/2d/3d` without indices, in the input's own float type (what
 /// a model's `F.max_pool2d(x, 2)` asks for; [`max_pool`] serves the rest).
 pub fn max_pool_values(t: &Tensor, w: &Window, spatial: usize) -> Result<Tensor> {
@@ -456,23 +389,10 @@ pub fn max_pool_values(t: &Tensor, w: &Window, spatial: usize) -> Result<Tensor>
         let (plane_in, plane_out): (usize, usize) =
             (ax.iter().map(|a| a.input).product(), outs.iter().product());
         t.with_slice(|x: &[F]| {
-            // Windows wholly inside a 2-d plane (no padding, dilation or
-            // ceil overhang): plain loops, no tap filtering.
-            let inside = ax[0].output == 1
-                && ax[0].kernel == 1
-                && ax[1..].iter().all(|a| {
-                    a.pad == 0 && a.dilation == 1 && (a.output - 1) * a.stride + a.kernel <= a.input
-                });
+            let inside = inside_windows(ax, width);
             let pool_plane = |(dst, src): (&mut [F], &[F])| {
-                if inside {
-                    let (y, x) = (&ax[1], &ax[2]);
-                    let windows = Windows {
-                        width,
-                        y: (y.stride, y.kernel),
-                        x: (x.stride, x.kernel),
-                        outputs: x.output,
-                    };
-                    pool_inside(&windows, src, dst);
+                if let Some(windows) = &inside {
+                    pool_inside(windows, src, dst);
                     return;
                 }
                 for (i, [oz, oy, ox]) in grid(outs) {

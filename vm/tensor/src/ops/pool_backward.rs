@@ -44,48 +44,55 @@ pub fn max_pool_backward(
     };
     let plane_in: usize = input.shape()[lead..].iter().product();
     let plane_out: usize = grad.shape()[lead..].iter().product();
-    let idx: Vec<i64> = indices.to_vec();
-    if let Some(&bad) = idx.iter().find(|&&i| i < 0 || i as usize >= plane_in) {
-        return Err(TensorError::runtime(
-            OP,
-            format!("index {bad} is out of bounds for a plane of {plane_in} elements"),
-        ));
-    }
     let dtype = grad.dtype();
+    let spread_as = |wide: DType| {
+        let g = grad.to_dtype(wide);
+        indices.with_slice(|idx: &[i64]| match wide {
+            DType::F32 => g.with_slice(|g: &[f32]| {
+                spread(g, idx, plane_in, plane_out).map(|d| Tensor::from_vec(d, input.shape()))
+            }),
+            _ => g.with_slice(|g: &[f64]| {
+                spread(g, idx, plane_in, plane_out).map(|d| Tensor::from_vec(d, input.shape()))
+            }),
+        })
+    };
     let out = match dtype {
-        DType::F32 => Tensor::from_vec(
-            spread::<f32>(&grad.to_vec(), &idx, plane_in, plane_out),
-            input.shape(),
-        ),
-        _ => Tensor::from_vec(
-            spread::<f64>(&grad.to_vec(), &idx, plane_in, plane_out),
-            input.shape(),
-        )
-        .to_dtype(dtype),
+        DType::F32 => spread_as(DType::F32)?,
+        _ => spread_as(DType::F64)?.to_dtype(dtype),
     };
     Ok(out)
 }
 
-/// Per plane, `dst[idx[i]] += g[i]` into zeros.
+/// Per plane, `dst[idx[i]] += g[i]` into zeros; an index outside its plane
+/// is an error.
 fn spread<T: Element + std::ops::AddAssign>(
     g: &[T],
     idx: &[i64],
     plane_in: usize,
     plane_out: usize,
-) -> Vec<T> {
+) -> Result<Vec<T>> {
     let planes = g.len().checked_div(plane_out).unwrap_or(0);
     let mut out = vec![T::default(); crate::alloc::ensure_numel::<T>(&[planes, plane_in])];
-    if plane_out == 0 || plane_in == 0 {
-        return out;
+    if plane_out > 0 && plane_in > 0 {
+        out.par_chunks_mut(plane_in)
+            .zip(g.par_chunks(plane_out).zip(idx.par_chunks(plane_out)))
+            .try_for_each(|(dst, (g, idx))| {
+                for (&v, &i) in g.iter().zip(idx) {
+                    let at = usize::try_from(i).ok().filter(|&at| at < plane_in);
+                    let Some(at) = at else {
+                        return Err(TensorError::runtime(
+                            OP,
+                            format!(
+                                "index {i} is out of bounds for a plane of {plane_in} elements"
+                            ),
+                        ));
+                    };
+                    dst[at] += v;
+                }
+                Ok(())
+            })?;
     }
-    out.par_chunks_mut(plane_in)
-        .zip(g.par_chunks(plane_out).zip(idx.par_chunks(plane_out)))
-        .for_each(|(dst, (g, idx))| {
-            for (&v, &i) in g.iter().zip(idx) {
-                dst[i as usize] += v;
-            }
-        });
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
