@@ -723,6 +723,43 @@ mod tests {
         }
     }
 
+    /// Ties and NaNs in windows inside the plane (the SIMD kernel) pick
+    /// what the generic path picks: the first of equal values, the first
+    /// NaN, in PyTorch's tap order.
+    #[test]
+    fn indexed_kernel_breaks_ties_and_keeps_nans_as_the_generic_path() {
+        let mut data: Vec<f32> = (0..3 * 8 * 9)
+            .map(|i| ((i * 7) % 5) as f32 - 2.0)
+            .map(|v: f32| v.max(0.0))
+            .collect();
+        for at in [3, 40, 41, 100, 150] {
+            data[at] = f32::NAN;
+        }
+        let t = Tensor::from_vec(data, &[3, 1, 8, 9]);
+        for (kernel, stride) in [
+            (&[2i64, 2][..], &[2i64, 2][..]),
+            (&[3, 3], &[1, 1]),
+            (&[3, 2], &[2, 1]),
+        ] {
+            let w = Window {
+                kernel,
+                stride,
+                padding: &[0],
+                dilation: &[1],
+                ceil_mode: false,
+            };
+            let (v, i) = max_pool(&t, &w, 2).unwrap();
+            let (v16, i16_) = max_pool(&t.to_dtype(DType::F16), &w, 2).unwrap();
+            assert_eq!(i.to_vec::<i64>(), i16_.to_vec::<i64>(), "{kernel:?}");
+            let same = v
+                .to_vec::<f32>()
+                .iter()
+                .zip(v16.to_dtype(DType::F32).to_vec::<f32>())
+                .all(|(a, b)| *a == b || a.is_nan() && b.is_nan());
+            assert!(same, "{kernel:?}");
+        }
+    }
+
     /// The values-only pool agrees with the indexed one (padding, dilation,
     /// ceil mode, NaN, both float types, parallel and not).
     #[test]
