@@ -23,6 +23,7 @@ pub mod linalg;
 pub mod margin;
 pub mod nn;
 pub mod norm;
+mod norm_rows;
 pub mod pool;
 pub mod pool_backward;
 mod pool_windows;

@@ -3,12 +3,14 @@
 
 use rayon::prelude::*;
 
+use crate::dtype::DType;
 use crate::error::{Result, TensorError};
-use crate::storage::Element;
 use crate::tensor::Tensor;
 
 use super::PARALLEL_MIN;
-use super::nn::{float_only, list, moments, param};
+use super::elementwise::build_rows;
+use super::nn::{float_only, list, param};
+use super::norm_rows::{self, Float};
 
 /// `F.layer_norm` over the trailing `normalized_shape` dims.
 pub fn layer_norm(
@@ -72,25 +74,45 @@ fn trailing_norm(
     };
     let w = param(weight, row, |t| check("weight", t))?;
     let b = param(bias, row, |t| check("bias", t))?;
-    let mut data: Vec<f64> = x.to_vec();
-    let normalise = |r: &mut [f64]| {
-        let (mean, var) = if rms {
-            (0.0, r.iter().map(|v| v * v).sum::<f64>() / r.len() as f64)
-        } else {
-            moments(r)
-        };
-        let inv = 1.0 / (var + eps).sqrt();
-        for (i, v) in r.iter_mut().enumerate() {
-            *v = (*v - mean) * inv * w.as_ref().map_or(1.0, |w| w[i])
-                + b.as_ref().map_or(0.0, |b| b[i]);
-        }
+    let (w, b) = (
+        w.unwrap_or_else(|| vec![1.0; row]),
+        b.unwrap_or_else(|| vec![0.0; row]),
+    );
+    let typed = |x: &Tensor| match x.dtype() {
+        DType::F32 => normalise_typed::<f32>(x, &w, &b, eps, rms),
+        _ => normalise_typed::<f64>(x, &w, &b, eps, rms),
     };
-    if row > 0 {
-        data.par_chunks_mut(row)
-            .with_min_len(PARALLEL_MIN.div_ceil(row))
-            .for_each(normalise);
-    }
-    Ok(Tensor::from_vec(data, x.shape()).to_dtype(x.dtype()))
+    Ok(match x.dtype() {
+        DType::F32 | DType::F64 => typed(x),
+        // Half types through f64, rounded once at the end.
+        other => typed(&x.to_dtype(DType::F64)).to_dtype(other),
+    })
+}
+
+/// Per-feature parameters in the element type.
+fn narrow<F: Float>(v: &[f64]) -> Vec<F> {
+    v.iter().map(|&x| F::from_f64(x)).collect()
+}
+
+/// Rows a task of a row-wise kernel takes: enough elements to be worth a
+/// thread.
+fn rows_per_task(row: usize) -> usize {
+    PARALLEL_MIN.div_ceil(row.max(1)).max(1)
+}
+
+/// [`trailing_norm`] on `F` elements: rows of `w.len()` normalised in
+/// parallel runs.
+fn normalise_typed<F: Float>(x: &Tensor, w: &[f64], b: &[f64], eps: f64, rms: bool) -> Tensor {
+    let row = w.len();
+    let (w, b) = (narrow::<F>(w), narrow::<F>(b));
+    let task = rows_per_task(row) * row;
+    let eps = F::from_f64(eps);
+    let out = x.with_slice(|xs: &[F]| {
+        build_rows(xs.len(), task, |i, out: &mut [F]| {
+            norm_rows::normalise(&xs[i * task..][..out.len()], out, &w, &b, eps, rms)
+        })
+    });
+    Tensor::from_vec(out, x.shape())
 }
 
 /// `x / (k + alpha * mean(x²) over channels [c - size/2, c + (size-1)/2])^beta`,
@@ -150,7 +172,7 @@ pub struct LayerNormGrads {
 /// for output gradient `g`, in one pass over the rows: with
 /// `x̂ = (x - mean)·rstd` and `ĝ = g·weight`, the input's is
 /// `rstd·(ĝ - mean(ĝ) - x̂·mean(ĝ·x̂))` (statistics recomputed as the
-/// forward computes them, in double precision).
+/// forward computes them).
 pub fn layer_norm_backward(
     g: &Tensor,
     x: &Tensor,
@@ -173,10 +195,10 @@ pub fn layer_norm_backward(
     let w = param(weight, row, |_| Ok(()))?;
     let shape = normalized_shape;
     match x.dtype() {
-        crate::DType::F32 => Ok(layer_norm_grads::<f32>(g, x, shape, w.as_deref(), eps)),
-        crate::DType::F64 => Ok(layer_norm_grads::<f64>(g, x, shape, w.as_deref(), eps)),
+        DType::F32 => Ok(layer_norm_grads::<f32>(g, x, shape, w.as_deref(), eps)),
+        DType::F64 => Ok(layer_norm_grads::<f64>(g, x, shape, w.as_deref(), eps)),
         _ => {
-            let wide = |t: &Tensor| t.to_dtype(crate::DType::F32);
+            let wide = |t: &Tensor| t.to_dtype(DType::F32);
             let grads = layer_norm_grads::<f32>(&wide(g), &wide(x), shape, w.as_deref(), eps);
             let narrow = |t: Tensor| t.to_dtype(x.dtype());
             Ok(LayerNormGrads {
@@ -188,8 +210,10 @@ pub fn layer_norm_backward(
     }
 }
 
-/// [`layer_norm_backward`] on `T` elements, each row's sums in f64.
-fn layer_norm_grads<T: Element>(
+/// [`layer_norm_backward`] on `T` elements; the
+/// per-feature sums of each run of rows added in order (the same result
+/// on every call).
+fn layer_norm_grads<T: Float>(
     g: &Tensor,
     x: &Tensor,
     normalized_shape: &[usize],
@@ -197,50 +221,30 @@ fn layer_norm_grads<T: Element>(
     eps: f64,
 ) -> LayerNormGrads {
     let row: usize = normalized_shape.iter().product();
-    let scale = |i: usize| w.map_or(1.0, |w| w[i]);
-    let rows = |(dx, (x, g)): (&mut [T], (&[T], &[T])), sums: &mut (Vec<f64>, Vec<f64>)| {
-        let n = row as f64;
-        let mean = x.iter().map(|v| v.to_f64()).sum::<f64>() / n;
-        let var = x.iter().map(|v| (v.to_f64() - mean).powi(2)).sum::<f64>() / n;
-        let rstd = 1.0 / (var + eps).sqrt();
-        let (mut a, mut b) = (0.0, 0.0);
-        for (i, (&x, &g)) in x.iter().zip(g).enumerate() {
-            let (xhat, g) = ((x.to_f64() - mean) * rstd, g.to_f64());
-            let gw = g * scale(i);
-            a += gw;
-            b += gw * xhat;
-            sums.0[i] += g * xhat;
-            sums.1[i] += g;
-        }
-        let (a, b) = (a / n, b / n);
-        for (i, (d, (&x, &g))) in dx.iter_mut().zip(x.iter().zip(g)).enumerate() {
-            let xhat = (x.to_f64() - mean) * rstd;
-            *d = T::from_f64(rstd * (g.to_f64() * scale(i) - a - xhat * b));
-        }
-    };
-    let zero = || (vec![0.0; row], vec![0.0; row]);
+    let w: Vec<T> = w.map_or_else(|| vec![T::one(); row], narrow);
+    let (task, eps) = (rows_per_task(row) * row, T::from_f64(eps));
     let mut dx = vec![T::default(); x.numel()];
-    let (dw, db) = x.with_slice(|xs: &[T]| {
+    let sums: Vec<(Vec<T>, Vec<T>)> = x.with_slice(|xs: &[T]| {
         g.with_slice(|gs: &[T]| {
-            dx.par_chunks_mut(row)
-                .zip(xs.par_chunks(row).zip(gs.par_chunks(row)))
-                .with_min_len(PARALLEL_MIN.div_ceil(row))
-                .fold(zero, |mut sums, item| {
-                    rows(item, &mut sums);
-                    sums
+            dx.par_chunks_mut(task)
+                .zip(xs.par_chunks(task).zip(gs.par_chunks(task)))
+                .map(|(dx, (x, g))| {
+                    let (mut dw, mut db) = (vec![T::zero(); row], vec![T::zero(); row]);
+                    norm_rows::backward(x, g, dx, &w, eps, (&mut dw, &mut db));
+                    (dw, db)
                 })
-                .reduce(zero, |mut a, b| {
-                    a.0.iter_mut().zip(b.0).for_each(|(x, y)| *x += y);
-                    a.1.iter_mut().zip(b.1).for_each(|(x, y)| *x += y);
-                    a
-                })
+                .collect()
         })
     });
-    let cast = |v: Vec<f64>| -> Vec<T> { v.into_iter().map(T::from_f64).collect() };
+    let (mut dw, mut db) = (vec![T::zero(); row], vec![T::zero(); row]);
+    for (w, b) in sums {
+        dw.iter_mut().zip(w).for_each(|(x, y)| *x = *x + y);
+        db.iter_mut().zip(b).for_each(|(x, y)| *x = *x + y);
+    }
     LayerNormGrads {
         input: Tensor::from_vec(dx, x.shape()),
-        weight: Tensor::from_vec(cast(dw), normalized_shape),
-        bias: Tensor::from_vec(cast(db), normalized_shape),
+        weight: Tensor::from_vec(dw, normalized_shape),
+        bias: Tensor::from_vec(db, normalized_shape),
     }
 }
 
