@@ -4,7 +4,11 @@
 use crate::dtype::DType;
 use crate::error::{Result, TensorError};
 use crate::layout::Layout;
-use crate::storage::with_dtype;
+use std::sync::Arc;
+
+use super::PARALLEL_MIN;
+use super::elementwise::build_rows;
+use crate::storage::{Element, with_dtype};
 use crate::tensor::{Tensor, wrap_dim};
 
 /// Resolves a requested shape with at most one `-1` against `numel`.
@@ -475,15 +479,96 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         }
         shape[d] += t.shape()[d];
     }
-    let out = Tensor::zeros(&shape, dtype);
-    let mut start = 0;
-    for t in parts {
-        let len = t.shape()[d];
-        out.with_layout(out.layout().slice(d, start, len, 1))
-            .copy_from(t)?;
-        start += len;
+    crate::alloc::new_numel(&shape, dtype)?;
+    Ok(cat_dense(&parts, d, &shape, dtype))
+}
+
+/// The dense result of concatenating `parts` (agreeing off `d`) along `d`
+/// into `shape` of `dtype`: each output row (everything before `d`) is the
+/// parts' blocks one after another, copied straight from each part's
+/// storage (a part whose blocks are not dense, or of another dtype, is
+/// copied first), runs of rows split across threads when large.
+fn cat_dense(parts: &[&Tensor], d: usize, shape: &[usize], dtype: DType) -> Tensor {
+    let blocked: Vec<Tensor> = parts
+        .iter()
+        .map(|t| {
+            let t = t.to_dtype(dtype);
+            if dense_from(t.layout(), d) {
+                t
+            } else {
+                t.contiguous()
+            }
+        })
+        .collect();
+    with_dtype!(dtype, T => Tensor::from_vec(cat_rows::<T>(&blocked, d, shape), shape))
+}
+
+/// Whether each block of `layout` from dim `d` on is dense (the dims
+/// before `d` may stride anyhow).
+fn dense_from(layout: &Layout, d: usize) -> bool {
+    let mut expected = 1;
+    for k in (d..layout.shape.len()).rev() {
+        if layout.shape[k] != 1 && layout.strides[k] != expected {
+            return false;
+        }
+        expected *= layout.shape[k];
     }
-    Ok(out)
+    true
+}
+
+/// [`cat_dense`] on `T` elements, from parts whose blocks are dense.
+fn cat_rows<T: Element>(parts: &[Tensor], d: usize, shape: &[usize]) -> Vec<T> {
+    let inner: usize = shape[d + 1..].iter().product();
+    let (n, row) = (shape.iter().product(), shape[d] * inner);
+    // One read guard per storage (a tensor may be passed twice).
+    let mut storages: Vec<&Tensor> = Vec::new();
+    for t in parts {
+        if !storages
+            .iter()
+            .any(|s| Arc::ptr_eq(s.storage(), t.storage()))
+        {
+            storages.push(t);
+        }
+    }
+    storages.sort_by_key(|t| Arc::as_ptr(t.storage()));
+    let guards: Vec<_> = storages.iter().map(|t| t.read()).collect();
+    // Parts empty along `d` add nothing (and may have no storage to read).
+    let blocks: Vec<(&[T], &Layout, usize)> = parts
+        .iter()
+        .filter(|t| t.shape()[d] > 0)
+        .map(|t| {
+            let at = storages
+                .iter()
+                .position(|s| Arc::ptr_eq(s.storage(), t.storage()))
+                .expect("each storage kept above");
+            let data = T::slice(&guards[at]).expect("converted to T above");
+            (data, t.layout(), t.shape()[d] * inner)
+        })
+        .collect();
+    let outer = &shape[..d];
+    let rows_per_task = PARALLEL_MIN.div_ceil(row.max(1)).max(1);
+    build_rows(n, rows_per_task * row, |task, dst: &mut [T]| {
+        let first = task * rows_per_task;
+        let mut index = vec![0; d];
+        for (r, out) in dst.chunks_exact_mut(row).enumerate() {
+            let mut rest = first + r;
+            for k in (0..d).rev() {
+                index[k] = rest % outer[k];
+                rest /= outer[k];
+            }
+            let mut at = 0;
+            for &(data, layout, width) in &blocks {
+                let start = layout.offset
+                    + index
+                        .iter()
+                        .zip(&layout.strides)
+                        .map(|(i, s)| i * s)
+                        .sum::<usize>();
+                out[at..at + width].copy_from_slice(&data[start..start + width]);
+                at += width;
+            }
+        }
+    })
 }
 
 pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
@@ -703,5 +788,61 @@ mod tests {
         let y = channel_shuffle(&x, 2).unwrap();
         assert_eq!(y.to_vec::<i64>(), [0, 3, 1, 4, 2, 5]);
         assert!(channel_shuffle(&x, 4).is_err());
+    }
+
+    /// cat against its definition: along each dim, parts of other dtypes
+    /// (promoted), a transposed view, the same tensor twice, an empty part
+    /// and a large enough result to split across threads.
+    #[test]
+    fn cat_places_each_part_block_by_block() {
+        let x = arange(&[2, 3, 4]);
+        let wide = Tensor::from_vec(
+            (0..24).map(|v| v as f64 + 0.5).collect::<Vec<_>>(),
+            &[2, 3, 4],
+        );
+        for dim in 0..3 {
+            let y = cat(&[x.clone(), wide.clone(), x.clone()], dim as i64).unwrap();
+            assert_eq!(y.dtype(), DType::F64);
+            let mut shape = x.shape().to_vec();
+            shape[dim] *= 3;
+            assert_eq!(y.shape(), shape);
+            let (xs, ws, ys) = (x.to_vec::<f64>(), wide.to_vec::<f64>(), y.to_vec::<f64>());
+            for (k, &v) in ys.iter().enumerate() {
+                let mut at = [
+                    k / (shape[1] * shape[2]),
+                    k / shape[2] % shape[1],
+                    k % shape[2],
+                ];
+                let part = at[dim] / x.shape()[dim];
+                at[dim] %= x.shape()[dim];
+                let flat = (at[0] * 3 + at[1]) * 4 + at[2];
+                assert_eq!(v, if part == 1 { ws[flat] } else { xs[flat] });
+            }
+        }
+        let t = x.with_layout(x.layout().transpose(1, 2));
+        let y = cat(&[t.clone(), t.contiguous()], 1).unwrap();
+        assert_eq!(
+            y.to_vec::<i64>()[..12],
+            t.contiguous().to_vec::<i64>()[..12]
+        );
+        // Column slices (dense blocks, strided rows) read in place.
+        let (left, right) = (
+            x.with_layout(x.layout().slice(2, 0, 1, 1)),
+            x.with_layout(x.layout().slice(2, 1, 3, 1)),
+        );
+        let joined = cat(&[left, right], 2).unwrap();
+        assert_eq!(joined.to_vec::<i64>(), x.to_vec::<i64>());
+        let empty = Tensor::zeros(&[2, 0, 4], DType::I64);
+        assert_eq!(
+            cat(&[empty, x.clone()], 1).unwrap().to_vec::<i64>(),
+            x.to_vec::<i64>()
+        );
+        let big = arange(&[300, 128]);
+        let y = cat(&[big.clone(), big.clone()], 1).unwrap();
+        let ys = y.to_vec::<i64>();
+        assert_eq!(
+            ys[256 * 299 + 128..256 * 300],
+            big.to_vec::<i64>()[128 * 299..]
+        );
     }
 }
