@@ -210,9 +210,8 @@ pub fn layer_norm_backward(
     }
 }
 
-/// [`layer_norm_backward`] on `T` elements; the
-/// per-feature sums of each run of rows added in order (the same result
-/// on every call).
+/// [`layer_norm_backward`] on `T` elements; the per-feature sums of each
+/// run of rows added in order (the same result on every call).
 fn layer_norm_grads<T: Float>(
     g: &Tensor,
     x: &Tensor,

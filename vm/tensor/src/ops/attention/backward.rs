@@ -30,14 +30,11 @@ pub(super) fn backward<T: Real + ExpShifted>(
     let tensors = [g, q, k, v, out].map(with_dense_rows);
     let lse = lse.contiguous();
     let storages = tensors.each_ref().map(|t| t.read());
+    let [xg, xq, xk, xv, xo] = std::array::from_fn(|i| {
+        Heads::of(&tensors[i], T::slice(&storages[i]).expect("operands are T"))
+    });
     let lse_storage = lse.read();
     let xl = T::slice(&lse_storage).expect("operands are T");
-    let mut views = tensors
-        .iter()
-        .zip(&storages)
-        .map(|(t, st)| Heads::of(t, T::slice(st).expect("operands are T")));
-    let mut next = || views.next().expect("five operands");
-    let (xg, xq, xk, xv, xo) = (next(), next(), next(), next(), next());
     let mut dq = vec![T::zero(); z.b * hq * l * e];
     let mut dk = vec![T::zero(); z.b * hk * s * e];
     let mut dv = vec![T::zero(); z.b * hk * s * e];

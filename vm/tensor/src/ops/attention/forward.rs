@@ -1,6 +1,6 @@
 //! Flash attention's forward: per (batch, query head), runs of query rows
 //! turned into weights and multiplied with the values. A causal head's
-//! runs skip the keys none of their rows sees (about half the products).
+//! runs skip the keys none of their rows sees.
 
 use rayon::prelude::*;
 

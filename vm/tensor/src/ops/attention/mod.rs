@@ -1,9 +1,10 @@
 //! Scaled dot-product attention fused per (batch, head), forward and
 //! backward — what PyTorch's CPU build runs as flash attention
 //! (`_scaled_dot_product_flash_attention_for_cpu` and its backward) for
-//! 4-d operands without dropout: per head one product for the scores, each
-//! row's softmax over the keys it may see (its log-sum-exp kept), one
-//! product with the values. The backward recomputes the weights from the
+//! 4-d operands without dropout: per head (or, causal, per run of query
+//! rows) one product for the scores, each row's softmax over the keys it
+//! may see (its log-sum-exp kept), one product with the values; operands
+//! are read through their strides. The backward recomputes the weights from the
 //! log-sum-exp instead of keeping an L×S matrix per head, as flash
 //! attention does. Heads run in parallel when there is enough work, each
 //! product on one thread. Other calls take the composed path in
