@@ -11,6 +11,8 @@ use crate::error::{Result, TensorError, legacy_name};
 use crate::storage::{Element, with_dtype};
 use crate::tensor::{Tensor, wrap_dim};
 
+use super::PARALLEL_MIN;
+
 /// Which dims a reduction removes, and the shape it leaves.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -107,19 +109,22 @@ impl Plan {
         };
         Some(t.with_slice(|data: &[T]| {
             let block = kept * inner;
-            if data.len() >= 1 << 16 && outer > 1 {
-                data.par_chunks(block)
-                    .fold(|| vec![0.0; kept], add_block)
-                    .reduce(
-                        || vec![0.0; kept],
-                        |mut a, b| {
-                            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                            a
-                        },
-                    )
-            } else {
-                data.chunks(block).fold(vec![0.0; kept], add_block)
+            if data.len() < 1 << 16 || outer == 1 {
+                return data.chunks(block).fold(vec![0.0; kept], add_block);
             }
+            // Fixed runs of blocks per task, their sums added in order: the
+            // same result on every call, and tasks worth a thread (blocks of
+            // a bias gradient are a few hundred elements).
+            let run = block * PARALLEL_MIN.div_ceil(block);
+            let partials: Vec<Vec<f64>> = data
+                .par_chunks(run)
+                .map(|part| part.chunks(block).fold(vec![0.0; kept], add_block))
+                .collect();
+            let mut total = vec![0.0; kept];
+            for part in partials {
+                total.iter_mut().zip(part).for_each(|(x, y)| *x += y);
+            }
+            total
         }))
     }
 
@@ -776,6 +781,24 @@ mod tests {
         let ties = [3i64, 9, 1, 9, 9];
         assert_eq!(arg_extremum(&ties, Extremum::Max), 1);
         assert_eq!(row_extremum(&ties, Extremum::Min), 1);
+    }
+
+    /// A bias gradient's sum over a long leading dim, split across
+    /// threads: the definition's values, bit for bit the same every call.
+    #[test]
+    fn parallel_sums_over_a_leading_dim_are_exact_and_repeatable() {
+        let (n, k) = (1000usize, 130usize);
+        let values: Vec<f32> = (0..n * k).map(|i| ((i * 37) % 101) as f32 / 7.0).collect();
+        let t = Tensor::from_vec(values.clone(), &[n, k]);
+        let first = sum(&t, Some(&[0]), false, None).unwrap().to_vec::<f32>();
+        for (c, &got) in first.iter().enumerate() {
+            let want: f64 = (0..n).map(|r| values[r * k + c] as f64).sum();
+            assert_eq!(got, want as f32, "column {c}");
+        }
+        for _ in 0..5 {
+            let again = sum(&t, Some(&[0]), false, None).unwrap().to_vec::<f32>();
+            assert_eq!(again, first);
+        }
     }
 
     #[test]
