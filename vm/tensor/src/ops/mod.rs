@@ -45,3 +45,9 @@ pub mod unique;
 /// Below this many elements a kernel runs on one thread: a hand-off to
 /// the pool costs more than the work.
 pub(crate) const PARALLEL_MIN: usize = 1 << 15;
+
+/// Rows of `len` elements a task of a row-wise kernel takes: enough to be
+/// worth a thread (at least one).
+pub(crate) fn rows_per_task(len: usize) -> usize {
+    PARALLEL_MIN.div_ceil(len.max(1)).max(1)
+}

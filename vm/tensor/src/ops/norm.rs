@@ -7,10 +7,10 @@ use crate::dtype::DType;
 use crate::error::{Result, TensorError};
 use crate::tensor::Tensor;
 
-use super::PARALLEL_MIN;
 use super::elementwise::build_rows;
 use super::nn::{float_only, list, param};
 use super::norm_rows::{self, Float};
+use super::rows_per_task;
 
 /// `F.layer_norm` over the trailing `normalized_shape` dims.
 pub fn layer_norm(
@@ -92,12 +92,6 @@ fn trailing_norm(
 /// Per-feature parameters in the element type.
 fn narrow<F: Float>(v: &[f64]) -> Vec<F> {
     v.iter().map(|&x| F::from_f64(x)).collect()
-}
-
-/// Rows a task of a row-wise kernel takes: enough elements to be worth a
-/// thread.
-fn rows_per_task(row: usize) -> usize {
-    PARALLEL_MIN.div_ceil(row.max(1)).max(1)
 }
 
 /// [`trailing_norm`] on `F` elements: rows of `w.len()` normalised in

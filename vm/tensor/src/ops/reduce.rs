@@ -11,7 +11,7 @@ use crate::error::{Result, TensorError, legacy_name};
 use crate::storage::{Element, with_dtype};
 use crate::tensor::{Tensor, wrap_dim};
 
-use super::PARALLEL_MIN;
+use super::rows_per_task;
 
 /// Which dims a reduction removes, and the shape it leaves.
 #[derive(Clone, Debug)]
@@ -115,7 +115,7 @@ impl Plan {
             // Fixed runs of blocks per task, their sums added in order: the
             // same result on every call, and tasks worth a thread (blocks of
             // a bias gradient are a few hundred elements).
-            let run = block * PARALLEL_MIN.div_ceil(block);
+            let run = block * rows_per_task(block);
             let partials: Vec<Vec<f64>> = data
                 .par_chunks(run)
                 .map(|part| part.chunks(block).fold(vec![0.0; kept], add_block))

@@ -6,8 +6,8 @@ use crate::error::{Result, TensorError};
 use crate::layout::Layout;
 use std::sync::Arc;
 
-use super::PARALLEL_MIN;
 use super::elementwise::build_rows;
+use super::rows_per_task;
 use crate::storage::{Element, with_dtype};
 use crate::tensor::{Tensor, wrap_dim};
 
@@ -546,9 +546,9 @@ fn cat_rows<T: Element>(parts: &[Tensor], d: usize, shape: &[usize]) -> Vec<T> {
         })
         .collect();
     let outer = &shape[..d];
-    let rows_per_task = PARALLEL_MIN.div_ceil(row.max(1)).max(1);
-    build_rows(n, rows_per_task * row, |task, dst: &mut [T]| {
-        let first = task * rows_per_task;
+    let per_task = rows_per_task(row);
+    build_rows(n, per_task * row, |task, dst: &mut [T]| {
+        let first = task * per_task;
         let mut index = vec![0; d];
         for (r, out) in dst.chunks_exact_mut(row).enumerate() {
             let mut rest = first + r;
