@@ -491,6 +491,16 @@ fn numpy_ufuncs_promote_and_compute_as_numpy() {
 }
 
 #[test]
+fn numpy_astype_from_floats_to_integers_gives_numpys_values_out_of_range() {
+    check_in("numpy", "float_to_int");
+}
+
+#[test]
+fn float_to_integer_conversions_give_pytorchs_values_out_of_range() {
+    check("float_to_int");
+}
+
+#[test]
 fn numpy_arrays_index_reshape_join_sort_and_reduce_as_numpy() {
     check_in("numpy", "arrays");
 }

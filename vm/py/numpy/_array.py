@@ -36,9 +36,18 @@ def _compute(a):
 def _from_compute(t, info):
     """A tensor of ``info``'s storage type from values computed in any dtype."""
     if t.dtype is not info.storage:
-        if t.dtype.is_floating_point and info.kind in "iu" and info.storage is not torch.int64:
-            # C casts go through the wide integer (values wrap, as numpy's).
-            t = t.to(torch.int64)
+        if t.dtype.is_floating_point and info.kind == "u" and info.itemsize >= 4:
+            # numpy's C cast to uint32/uint64 on x86: from 2**(w-1) up, the
+            # signed conversion of x - 2**(w-1) with the top bit set again
+            # (torch's own cast is the signed one: truncation, the minimum
+            # when out of range, int32's low bits for narrower types); from
+            # float16 to uint32, int64's low bits.
+            if t.dtype is torch.float16 and info.itemsize == 4:
+                t = t.to(torch.int64)
+            else:
+                signed = torch.int32 if info.itemsize == 4 else torch.int64
+                half = 2.0 ** (8 * info.itemsize - 1)
+                t = torch.where(t >= half, (t - half).to(signed) ^ torch.iinfo(signed).min, t.to(signed))
         t = t.to(info.storage)
     return t
 

@@ -205,9 +205,37 @@ pub trait Element: Copy + Default + PartialOrd + Send + Sync + std::fmt::Debug +
     fn cast<U: Element>(self) -> U {
         match U::DTYPE.category() {
             Category::Bool => U::from_bool(self.to_bool()),
-            Category::Int if !Self::DTYPE.is_float() => U::from_i64(self.to_i64()),
-            _ => U::from_f64(self.to_f64()),
+            Category::Int if Self::DTYPE.is_float() => {
+                U::from_i64(float_to_int(self.to_f64(), U::DTYPE))
+            }
+            Category::Int => U::from_i64(self.to_i64()),
+            Category::Float => U::from_f64(self.to_f64()),
         }
+    }
+}
+
+/// C's float-to-integer cast as x86 computes it, which is what PyTorch's
+/// `.to` and numpy's `astype` give there: truncation toward zero, and for
+/// NaN or a value outside the target's range the "integer indefinite" (the
+/// type's minimum). Types narrower than 32 bits convert through int32 and
+/// keep its low bits (300.5 → int8 44, 3e9 → int16 0). Written as a range
+/// test and an unchecked conversion, which vectorises (a saturating `as`
+/// does not).
+fn float_to_int(x: f64, to: DType) -> i64 {
+    const I64_END: f64 = 9_223_372_036_854_775_808.0;
+    const I32_END: f64 = 2_147_483_648.0;
+    if to == DType::I64 {
+        if (-I64_END..I64_END).contains(&x) {
+            // SAFETY: `x` is not NaN and truncates into i64's range.
+            unsafe { x.to_int_unchecked::<i64>() }
+        } else {
+            i64::MIN
+        }
+    } else if (-I32_END..I32_END).contains(&x) {
+        // SAFETY: `x` is not NaN and truncates into i32's range.
+        i64::from(unsafe { x.to_int_unchecked::<i32>() })
+    } else {
+        i64::from(i32::MIN)
     }
 }
 
@@ -356,4 +384,35 @@ impl Element for bool {
         Scalar::Bool(self)
     }
     storage_access!(Bool);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Out-of-range floats and NaN become the type's minimum (int64,
+    /// int32) or int32's low bits (narrower types), as x86 computes C's
+    /// cast; in-range values truncate toward zero.
+    #[test]
+    fn float_to_int_casts_follow_x86s_c_cast() {
+        let cases: [(f64, i64, i32, i16, i8, u8); 7] = [
+            (300.5, 300, 300, 300, 44, 44),
+            (-300.5, -300, -300, -300, -44, 212),
+            (3e9, 3_000_000_000, i32::MIN, 0, 0, 0),
+            (1e20, i64::MIN, i32::MIN, 0, 0, 0),
+            (f64::NAN, i64::MIN, i32::MIN, 0, 0, 0),
+            (f64::NEG_INFINITY, i64::MIN, i32::MIN, 0, 0, 0),
+            (-0.9, 0, 0, 0, 0, 0),
+        ];
+        for (x, w, d, h, b, u) in cases {
+            assert_eq!(x.cast::<i64>(), w, "{x} as int64");
+            assert_eq!((x as f32).cast::<i32>(), d, "{x} as int32");
+            assert_eq!(x.cast::<i16>(), h, "{x} as int16");
+            assert_eq!(x.cast::<i8>(), b, "{x} as int8");
+            assert_eq!(x.cast::<u8>(), u, "{x} as uint8");
+        }
+        assert_eq!((-(2.0f64.powi(63))).cast::<i64>(), i64::MIN);
+        assert_eq!(2.0f64.powi(31).cast::<i32>(), i32::MIN);
+        assert_eq!((2.0f64.powi(31) - 1.0).cast::<i32>(), i32::MAX);
+    }
 }

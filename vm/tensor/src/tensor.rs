@@ -313,12 +313,7 @@ impl Tensor {
         let storage = self.read();
         with_storage!(&*storage, v, S => {
             match self.imp.layout.contiguous_range() {
-                // Long conversions are split between threads (`collect` keeps the order).
-                Some(r) if r.len() >= 1 << 16 => {
-                    use rayon::prelude::*;
-                    v[r].par_iter().map(|&x| x.cast::<T>()).collect()
-                }
-                Some(r) => v[r].iter().map(|&x| x.cast::<T>()).collect(),
+                Some(r) => crate::ops::elementwise::convert(&v[r]),
                 None => crate::ops::strided::map_strided(&self.imp.layout, v, |x| x.cast::<T>()),
             }
         })

@@ -1,8 +1,9 @@
 //! Matrix products and contractions.
 
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
+use fxvm_tensor::ops::extremum::{self, Extremum};
 use fxvm_tensor::ops::qr::{self, QrMode};
-use fxvm_tensor::ops::reduce::{self, Extremum};
+use fxvm_tensor::ops::reduce;
 use fxvm_tensor::ops::shape;
 use fxvm_tensor::ops::{dense, einsum, linalg, products};
 use fxvm_tensor::{Result, Scalar, Tensor, TensorError};
@@ -127,7 +128,7 @@ fn significant(a: &Tensor, s: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> 
     } else {
         m.max(n) as f64 * eps
     });
-    let smax = reduce::extremum(s, Some(&[-1]), true, Extremum::Max)?;
+    let smax = extremum::extremum(s, Some(&[-1]), true, Extremum::Max)?;
     let relative = ew::binary(Binary::Mul, &smax.into(), &Arg::Scalar(Scalar::Float(rtol)))?;
     let absolute = Tensor::scalar(Scalar::Float(atol.unwrap_or(0.0)), s.dtype());
     let cutoff = ew::binary(Binary::Maximum, &relative.into(), &absolute.into())?;

@@ -1,7 +1,8 @@
 //! Reductions, scans and softmax.
 
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
-use fxvm_tensor::ops::reduce::{self, Extremum, SoftmaxKind};
+use fxvm_tensor::ops::extremum::{self, Extremum};
+use fxvm_tensor::ops::reduce::{self, SoftmaxKind};
 use fxvm_tensor::{DType, Scalar, Tensor};
 
 use crate::meta;
@@ -17,7 +18,7 @@ fn extremum(
     which: Extremum,
 ) -> fxvm_tensor::Result<Value> {
     Ok(match dim {
-        None => Value::Tensor(reduce::extremum(&x, None, false, which)?),
+        None => Value::Tensor(extremum::extremum(&x, None, false, which)?),
         Some(Or::B(other)) => {
             let op = if which == Extremum::Max {
                 Binary::Maximum
@@ -27,7 +28,7 @@ fn extremum(
             Value::Tensor(ew::binary(op, &Arg::Tensor(x), &Arg::Tensor(other))?)
         }
         Some(Or::A(d)) => {
-            let (v, i) = reduce::extremum_dim(&x, d, keepdim, which)?;
+            let (v, i) = extremum::extremum_dim(&x, d, keepdim, which)?;
             let name = if which == Extremum::Max { "max" } else { "min" };
             Value::ReturnType(name, vec![Value::Tensor(v), Value::Tensor(i)])
         }
@@ -128,7 +129,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "amax(Tensor input, int[] dim=[], bool keepdim=False)",
             TM,
             |(x, dim, keepdim): (Tensor, Vec<i64>, bool)| {
-                reduce::extremum(&x, Some(&dim), keepdim, Max)
+                extremum::extremum(&x, Some(&dim), keepdim, Max)
             },
         )
         .grad(crate::derivatives::select::amax_amin("AmaxBackward0"))
@@ -137,7 +138,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "amin(Tensor input, int[] dim=[], bool keepdim=False)",
             TM,
             |(x, dim, keepdim): (Tensor, Vec<i64>, bool)| {
-                reduce::extremum(&x, Some(&dim), keepdim, Min)
+                extremum::extremum(&x, Some(&dim), keepdim, Min)
             },
         )
         .grad(crate::derivatives::select::amax_amin("AminBackward0"))
@@ -146,14 +147,14 @@ pub(crate) fn rows() -> Vec<Op> {
             "argmax(Tensor input, int? dim=None, bool keepdim=False)",
             TM,
             |(x, dim, keepdim): (Tensor, Option<i64>, bool)| {
-                reduce::arg_extremum_dim(&x, dim, keepdim, Max)
+                extremum::arg_extremum_dim(&x, dim, keepdim, Max)
             },
         ).meta(meta::reduce),
         op(
             "argmin(Tensor input, int? dim=None, bool keepdim=False)",
             TM,
             |(x, dim, keepdim): (Tensor, Option<i64>, bool)| {
-                reduce::arg_extremum_dim(&x, dim, keepdim, Min)
+                extremum::arg_extremum_dim(&x, dim, keepdim, Min)
             },
         ).meta(meta::reduce),
         variance_row(

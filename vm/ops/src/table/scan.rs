@@ -3,7 +3,8 @@
 //! `std_mean`, `nansum`/`nanmean`.
 
 use fxvm_tensor::ops::elementwise::{self as ew, Arg, Binary};
-use fxvm_tensor::ops::reduce::{self, Extremum};
+use fxvm_tensor::ops::extremum::{self, Extremum};
+use fxvm_tensor::ops::reduce;
 use fxvm_tensor::ops::scan;
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
@@ -213,8 +214,8 @@ pub(crate) fn rows() -> Vec<Op> {
             TM,
             |(x, dim, keepdim): (Tensor, Option<i64>, bool)| {
                 let dims = dim.map(|d| vec![d]);
-                let lo = reduce::extremum(&x, dims.as_deref(), keepdim, Extremum::Min)?;
-                let hi = reduce::extremum(&x, dims.as_deref(), keepdim, Extremum::Max)?;
+                let lo = extremum::extremum(&x, dims.as_deref(), keepdim, Extremum::Min)?;
+                let hi = extremum::extremum(&x, dims.as_deref(), keepdim, Extremum::Max)?;
                 Ok(Value::ReturnType(
                     "aminmax",
                     vec![Value::Tensor(lo), Value::Tensor(hi)],

@@ -12,6 +12,7 @@ pub mod dense;
 pub mod distance;
 pub mod einsum;
 pub mod elementwise;
+pub mod extremum;
 mod fastmath;
 pub mod fractional_pool;
 pub mod gamma;

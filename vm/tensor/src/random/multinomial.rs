@@ -6,7 +6,8 @@
 use crate::dtype::DType;
 use crate::error::{Result, TensorError, legacy_name};
 use crate::ops::elementwise::{self as ew, Arg, Binary};
-use crate::ops::reduce::{self, Extremum};
+use crate::ops::extremum::{self, Extremum};
+use crate::ops::reduce;
 use crate::ops::sort;
 use crate::random::fill::{exponential_, unit_f64};
 use crate::random::generator::Generator;
@@ -67,7 +68,7 @@ fn race(probs: &Tensor, n: usize, g: &Generator) -> Result<Tensor> {
     exponential_(&q, 1.0, g)?;
     let ratio = ew::binary(Binary::Div, &Arg::Tensor(probs.clone()), &Arg::Tensor(q))?;
     if n == 1 {
-        reduce::arg_extremum_dim(&ratio, Some(-1), true, Extremum::Max)
+        extremum::arg_extremum_dim(&ratio, Some(-1), true, Extremum::Max)
     } else {
         Ok(sort::topk(&ratio, n as i64, -1, true, true)?.1)
     }
