@@ -165,6 +165,27 @@ impl Tensor {
 
     /// A copy laid out in `format` (`clone(memory_format=)`).
     pub fn copy_in(&self, format: MemoryFormat) -> Result<Tensor> {
+        let layout = &self.imp.layout;
+        if format == MemoryFormat::Preserve {
+            let order = layout.memory_order();
+            if !layout.is_dense_in_order(&order) {
+                // Not dense (a slice, an expansion): PyTorch's preserved
+                // format is then the contiguous one.
+                return Ok(self.copy());
+            }
+            // Dense in some order: the storage run it covers, copied as it
+            // is, read through the same strides.
+            let run = layout.offset..layout.offset + self.numel();
+            let storage = self.read();
+            let copy =
+                with_storage!(&*storage, v, S => S::wrap(crate::ops::elementwise::copied(&v[run])));
+            drop(storage);
+            let same = Layout {
+                offset: 0,
+                ..layout.clone()
+            };
+            return Ok(Tensor::from_storage(copy, &[self.numel()]).with_layout(same));
+        }
         if format == MemoryFormat::Contiguous {
             return Ok(self.copy());
         }
@@ -311,6 +332,9 @@ impl Tensor {
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
         crate::alloc::ensure::<T>(self.numel());
         let storage = self.read();
+        if let (Some(v), Some(r)) = (T::slice(&storage), self.imp.layout.contiguous_range()) {
+            return crate::ops::elementwise::copied(&v[r]);
+        }
         with_storage!(&*storage, v, S => {
             match self.imp.layout.contiguous_range() {
                 Some(r) => crate::ops::elementwise::convert(&v[r]),
@@ -561,6 +585,27 @@ mod tests {
 
     fn values(t: &Tensor) -> Vec<f32> {
         t.to_vec()
+    }
+
+    /// `clone()` keeps a dense tensor's strides whatever their order (a
+    /// transpose stays transposed, an offset view starts at 0) and makes a
+    /// view with gaps or repeats contiguous, as PyTorch's preserve format.
+    #[test]
+    fn preserving_copies_keep_dense_strides_and_densify_the_rest() {
+        let x = Tensor::from_vec((0..24).map(|i| i as f32).collect::<Vec<_>>(), &[2, 3, 4]);
+        let t = transpose(&narrow(&x, 0, 1, 1).unwrap(), 1, 2).unwrap();
+        let copy = t.copy_in(MemoryFormat::Preserve).unwrap();
+        assert_eq!(copy.strides(), [12, 1, 4]);
+        assert_eq!(copy.layout().offset, 0);
+        assert_eq!(values(&copy), values(&t));
+        assert!(!copy.shares_storage(&t));
+        let sliced = narrow(&x, 2, 1, 2).unwrap();
+        let copy = sliced.copy_in(MemoryFormat::Preserve).unwrap();
+        assert_eq!(copy.strides(), [6, 2, 1]);
+        assert_eq!(values(&copy), values(&sliced));
+        let expanded = x.with_layout(Layout::contiguous(&[1]).broadcast_to(&[3, 2]));
+        let copy = expanded.copy_in(MemoryFormat::Preserve).unwrap();
+        assert_eq!((copy.strides(), values(&copy)), (&[2, 1][..], vec![0.0; 6]));
     }
 
     #[test]

@@ -35,6 +35,79 @@ fn merged_dims(a: &Layout, b: &Layout) -> Vec<(usize, usize, usize)> {
     dims
 }
 
+/// The storage offsets where row `r` of `outer` (merged dims, innermost
+/// last) starts in each operand.
+fn row_start(
+    outer: &[(usize, usize, usize)],
+    start: (usize, usize),
+    mut r: usize,
+) -> (usize, usize) {
+    let (mut oa, mut ob) = start;
+    for &(size, da, db) in outer.iter().rev() {
+        let i = r % size;
+        r /= size;
+        oa += i * da;
+        ob += i * db;
+    }
+    (oa, ob)
+}
+
+/// A new vector of `n` elements in rows of `len`, each written by
+/// `fill(row, col, dst)` — the row's elements from column `col`, as many as
+/// `dst` holds, every one of which it must write. Short rows are grouped
+/// into tasks of about `TASK` elements, long ones cut into pieces of
+/// `TASK` (a single long row, as of a 1-d slice, still uses every thread).
+fn build_rows_strided<U: Element>(
+    n: usize,
+    len: usize,
+    fill: impl Fn(usize, usize, &mut [MaybeUninit<U>]) + Sync + Send,
+) -> Vec<U> {
+    crate::alloc::ensure::<U>(n);
+    let mut out: Vec<U> = Vec::with_capacity(n);
+    if n == 0 {
+        return out;
+    }
+    let dst = &mut out.spare_capacity_mut()[..n];
+    let parallel = n >= PARALLEL_MIN;
+    if len > TASK {
+        let row = |(r, row): (usize, &mut [MaybeUninit<U>])| {
+            let piece = |(p, dst): (usize, &mut [MaybeUninit<U>])| fill(r, p * TASK, dst);
+            if parallel {
+                row.par_chunks_mut(TASK).enumerate().for_each(piece);
+            } else {
+                row.chunks_mut(TASK).enumerate().for_each(piece);
+            }
+        };
+        if parallel {
+            dst.par_chunks_mut(len).enumerate().for_each(row);
+        } else {
+            dst.chunks_mut(len).enumerate().for_each(row);
+        }
+    } else {
+        let rows_per_task = (TASK / len).max(1);
+        let task = |(t, chunk): (usize, &mut [MaybeUninit<U>])| {
+            for (i, row) in chunk.chunks_mut(len).enumerate() {
+                fill(t * rows_per_task + i, 0, row);
+            }
+        };
+        if parallel {
+            dst.par_chunks_mut(rows_per_task * len)
+                .enumerate()
+                .for_each(task);
+        } else {
+            dst.chunks_mut(rows_per_task * len)
+                .enumerate()
+                .for_each(task);
+        }
+    }
+    // SAFETY: the tasks' chunks cover `out[..n]` in whole rows of `len` or
+    // pieces of them, and both callers' `fill` write every slot they are
+    // given (each arm zips `dst` with a source run at least as long, or
+    // walks all of `dst`).
+    unsafe { out.set_len(n) };
+    out
+}
+
 /// `f(a[i], b[i])` for every index of the common shape, in row-major order.
 /// `xa`/`xb` are the storages the layouts index.
 pub(crate) fn zip_strided<T: Element, U: Element>(
@@ -46,43 +119,28 @@ pub(crate) fn zip_strided<T: Element, U: Element>(
 ) -> Vec<U> {
     assert_eq!(a.shape, b.shape, "zip_strided: operands of one shape");
     let n: usize = a.shape.iter().product();
-    crate::alloc::ensure::<U>(n);
-    let mut out: Vec<U> = Vec::with_capacity(n);
-    if n == 0 {
-        return out;
-    }
     let dims = merged_dims(a, b);
     let (len, sa, sb) = dims.last().copied().unwrap_or((1, 0, 0));
     let outer = &dims[..dims.len().saturating_sub(1)];
-    // The storage offsets where row `r` starts in `a` and `b`.
-    let row_start = |mut r: usize| {
-        let (mut oa, mut ob) = (a.offset, b.offset);
-        for &(size, da, db) in outer.iter().rev() {
-            let i = r % size;
-            r /= size;
-            oa += i * da;
-            ob += i * db;
-        }
-        (oa, ob)
-    };
-    let fill_row = |row: usize, dst: &mut [MaybeUninit<U>]| {
-        let (oa, ob) = row_start(row);
+    build_rows_strided(n, len, |row, col, dst| {
+        let (oa, ob) = row_start(outer, (a.offset, b.offset), row);
+        let (oa, ob, k) = (oa + col * sa, ob + col * sb, dst.len());
         match (sa, sb) {
             (1, 1) => {
-                let pairs = xa[oa..oa + len].iter().zip(&xb[ob..ob + len]);
+                let pairs = xa[oa..oa + k].iter().zip(&xb[ob..ob + k]);
                 for (slot, (&x, &y)) in dst.iter_mut().zip(pairs) {
                     slot.write(f(x, y));
                 }
             }
             (1, 0) => {
                 let y = xb[ob];
-                for (slot, &x) in dst.iter_mut().zip(&xa[oa..oa + len]) {
+                for (slot, &x) in dst.iter_mut().zip(&xa[oa..oa + k]) {
                     slot.write(f(x, y));
                 }
             }
             (0, 1) => {
                 let x = xa[oa];
-                for (slot, &y) in dst.iter_mut().zip(&xb[ob..ob + len]) {
+                for (slot, &y) in dst.iter_mut().zip(&xb[ob..ob + k]) {
                     slot.write(f(x, y));
                 }
             }
@@ -92,32 +150,10 @@ pub(crate) fn zip_strided<T: Element, U: Element>(
                 }
             }
         }
-    };
-    let rows_per_task = (TASK / len).max(1);
-    let dst = &mut out.spare_capacity_mut()[..n];
-    let task = |(t, chunk): (usize, &mut [MaybeUninit<U>])| {
-        for (i, row) in chunk.chunks_mut(len).enumerate() {
-            fill_row(t * rows_per_task + i, row);
-        }
-    };
-    if n >= PARALLEL_MIN {
-        dst.par_chunks_mut(rows_per_task * len)
-            .enumerate()
-            .for_each(task);
-    } else {
-        dst.chunks_mut(rows_per_task * len)
-            .enumerate()
-            .for_each(task);
-    }
-    // SAFETY: the tasks' chunks cover `out[..n]` in whole rows of `len`, and
-    // `fill_row` writes every slot of its row (each arm zips `dst` with a
-    // source run of exactly `len` elements, or walks all of `dst`).
-    unsafe { out.set_len(n) };
-    out
+    })
 }
 
-/// `f(x[i])` for every index of a view of any strides, in row-major order
-/// (one operand read as both sides of [`zip_strided`]).
+/// `f(x[i])` for every index of a view of any strides, in row-major order.
 pub(crate) fn map_strided<T: Element, U: Element>(
     layout: &Layout,
     xs: &[T],
@@ -130,7 +166,32 @@ pub(crate) fn map_strided<T: Element, U: Element>(
     {
         return map_transposed(layout.offset, outer, *rows, *cols, *step, xs, f);
     }
-    zip_strided(layout, xs, layout, xs, |x, _| f(x))
+    let n: usize = layout.shape.iter().product();
+    let (len, step, _) = dims.last().copied().unwrap_or((1, 0, 0));
+    let outer = &dims[..dims.len().saturating_sub(1)];
+    build_rows_strided(n, len, |row, col, dst| {
+        let o = row_start(outer, (layout.offset, 0), row).0 + col * step;
+        let k = dst.len();
+        match step {
+            1 => {
+                for (slot, &x) in dst.iter_mut().zip(&xs[o..o + k]) {
+                    slot.write(f(x));
+                }
+            }
+            0 => dst.iter_mut().for_each(|slot| {
+                slot.write(f(xs[o]));
+            }),
+            _ => {
+                // Runs of `step` (the last one shorter): a simpler loop
+                // than `step_by`, whose remaining-count upkeep cost half
+                // the time of a stride-2 copy.
+                let run = &xs[o..=o + (k - 1) * step];
+                for (slot, c) in dst.iter_mut().zip(run.chunks(step)) {
+                    slot.write(f(c[0]));
+                }
+            }
+        }
+    })
 }
 
 /// Result rows a transpose is copied in at a time (one task's band).
@@ -301,6 +362,42 @@ mod tests {
         let xs = data(15);
         let want: Vec<f32> = t.offsets().map(|o| xs[o] + 1.0).collect();
         assert_eq!(map_strided(&t, &xs, |x: f32| x + 1.0), want);
+    }
+
+    /// Rows longer than a task are cut into pieces (a 1-d slice, an
+    /// expanded row, rows of a strided slice with an offset): every piece
+    /// starts where the walk says, the last one ragged.
+    #[test]
+    fn long_rows_cut_into_pieces_match_the_element_walk() {
+        let long = 2 * TASK + 77;
+        let cases = [
+            (
+                Layout::contiguous(&[3 * long]).slice(0, 1, long, 3),
+                3 * long,
+            ),
+            (Layout::contiguous(&[1]).broadcast_to(&[long]), 1),
+            (
+                Layout::contiguous(&[4, 2 * long]).slice(1, 5, long - 3, 2),
+                8 * long,
+            ),
+            (
+                Layout::contiguous(&[2, long]).slice(1, 7, long - 7, 1),
+                2 * long,
+            ),
+        ];
+        for (layout, n) in cases {
+            let xs = data(n);
+            let want: Vec<f32> = layout.offsets().map(|o| xs[o] - 1.0).collect();
+            assert_eq!(
+                map_strided(&layout, &xs, |x: f32| x - 1.0),
+                want,
+                "{layout:?}"
+            );
+            let dense = Layout::contiguous(&layout.shape);
+            let ys = data(layout.numel());
+            let got = zip_strided(&layout, &xs, &dense, &ys, |x: f32, y: f32| x * 10.0 + y);
+            assert_eq!(got, naive(&layout, &xs, &dense, &ys), "{layout:?}");
+        }
     }
 
     #[test]

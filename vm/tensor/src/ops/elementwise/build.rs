@@ -55,6 +55,17 @@ pub fn build<U: Element, I: Iterator<Item = U>>(
     })
 }
 
+/// A copy of `src`, split between threads when long (one thread's copy
+/// does not reach the memory bandwidth a fresh buffer's first touch wants).
+pub fn copied<T: Element>(src: &[T]) -> Vec<T> {
+    build_chunks(src.len(), |start, chunk| {
+        let from = &src[start..start + chunk.len()];
+        for (slot, &x) in chunk.iter_mut().zip(from) {
+            slot.write(x);
+        }
+    })
+}
+
 /// `src` converted to `U` (`Element::cast`, C-cast semantics) in a new
 /// vector, each chunk's loop compiled for the machine's SIMD level (a
 /// float-to-integer cast is a handful of instructions per element at the

@@ -12,7 +12,7 @@ mod tests;
 mod unary;
 
 pub use binary::{Arg, Binary, binary, binary_, clamp, where_, zip_map};
-pub use build::{build, build_rows, convert, map};
+pub use build::{build, build_rows, convert, copied, map};
 pub use special::FloatExt;
 pub(crate) use special::sigmoid;
 pub use unary::{Unary, round_decimals, unary, unary_};
