@@ -2,6 +2,8 @@
 
 import builtins
 
+import _fxvm_numpy
+
 import torch
 
 from numpy import _dtypes
@@ -207,9 +209,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     if a.ndim == 0:
         raise AxisError(axis, 0)
     return _wrap(
-        torch.sort(a._t if a._info.mask is None else _compute(a), _axis(axis, a.ndim), stable=True).values.to(
-            a._info.storage
-        ),
+        _fxvm_numpy.sort_values(a._t if a._info.mask is None else _compute(a), _axis(axis, a.ndim)).to(a._info.storage),
         a._info,
     )
 

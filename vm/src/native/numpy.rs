@@ -280,6 +280,19 @@ mod _numpy {
             .into()
     }
 
+    /// The values of `t` sorted along `dim`, NaN last (`np.sort`): the
+    /// values without the indices `torch.sort` also computes.
+    #[pyfunction]
+    fn sort_values(
+        t: rustpython_vm::PyRef<crate::native::tensor::PyTensor>,
+        dim: i64,
+        vm: &VirtualMachine,
+    ) -> rustpython_vm::PyResult {
+        use crate::native::convert::IntoPy;
+        let sorted = crate::tensor::ops::sort::sort_values(&t.tensor(), dim).py(vm)?;
+        Ok(crate::native::tensor::wrap(sorted, vm))
+    }
+
     /// A 1-d tensor of `dtype` decoded from `data` (a copy; `big_endian`
     /// for `>` byte orders).
     #[pyfunction]

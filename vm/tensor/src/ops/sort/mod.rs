@@ -101,35 +101,50 @@ pub fn sort(t: &Tensor, dim: i64, descending: bool, stable: bool) -> Result<(Ten
     let d = t.dim(dim)?;
     let len = t.shape().get(d).copied().unwrap_or(1);
     Ok(with_dtype!(t.dtype(), T => along::<T>(t, d, len, |row| {
-        // Each order its own instance, so the comparisons inline.
-        if descending {
-            sorted_row(row, stable, self::descending::<T>)
-        } else {
-            sorted_row(row, stable, ascending::<T>)
+        let mut v = pairs(row);
+        match (stable, descending) {
+            // A stable LSD radix sort of the keys: equal keys (ties, ±0,
+            // NaNs) keep their order, as a stable comparison sort's would.
+            (true, false) => radsort::sort_by_key(&mut v, |p| radix_key(p.0)),
+            (true, true) => radsort::sort_by_key(&mut v, |p| !radix_key(p.0)),
+            // Each order its own instance, so the comparisons inline.
+            (false, false) => introsort::sort(&mut v, &ascending::<T>),
+            (false, true) => introsort::sort(&mut v, &self::descending::<T>),
         }
+        v
     })))
 }
 
-fn sorted_row<T: Element>(
-    row: &[T],
-    stable: bool,
-    less: impl Fn(&Pair<T>, &Pair<T>) -> bool,
-) -> Vec<Pair<T>> {
-    let mut v = pairs(row);
-    if stable {
-        v.sort_by(|a, b| {
-            if less(a, b) {
-                std::cmp::Ordering::Less
-            } else if less(b, a) {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        });
+/// A radix key in the sorts' ascending order: numbers by value, -0.0 with
+/// 0.0, NaN last.
+fn radix_key<T: Element>(x: T) -> u64 {
+    const TOP: u64 = 1 << 63;
+    if T::DTYPE.is_float() {
+        let f = x.to_f64();
+        if f.is_nan() {
+            return u64::MAX;
+        }
+        let bits = if f == 0.0 { 0 } else { f.to_bits() };
+        // Negative floats order by the complement of their bits.
+        if bits & TOP != 0 { !bits } else { bits | TOP }
     } else {
-        introsort::sort(&mut v, &less);
+        (x.to_i64() as u64) ^ TOP
     }
-    v
+}
+
+/// The values of every 1-d slice along `dim` in ascending order, NaN last
+/// (numpy's `sort`): the stable sort's values without its indices.
+pub fn sort_values(t: &Tensor, dim: i64) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        return Ok(t.copy());
+    }
+    let d = t.dim(dim)?;
+    Ok(
+        with_dtype!(t.dtype(), T => crate::ops::reduce::along_dim(t, d, |row: &[T], out: &mut [T]| {
+            out.copy_from_slice(row);
+            radsort::sort_by_key(out, |&x| radix_key(x));
+        })),
+    )
 }
 
 /// `topk(k, dim, largest, sorted)`: as PyTorch, a partial sort when `k` is
@@ -310,6 +325,71 @@ mod tests {
         assert!(floats(&v)[7].is_nan());
         let (_, i) = sort(&x, -1, true, false).unwrap();
         assert_eq!(ints(&i), [6, 0, 2, 5, 3, 7, 1, 4]);
+    }
+
+    /// The stable radix sort gives what a stable comparison sort with the
+    /// kernel's orders gives: ties, -0.0 beside 0.0 and NaN payloads in
+    /// their input order, both directions, every key type's range.
+    #[test]
+    fn stable_radix_sorts_equal_a_stable_comparison_sort() {
+        let nan2 = f64::from_bits(0x7ff8_0000_0000_0002);
+        let floats = vec![
+            3.0,
+            -0.0,
+            f64::NAN,
+            0.0,
+            -1.5,
+            nan2,
+            0.0,
+            f64::NEG_INFINITY,
+            -0.0,
+            3.0,
+            f64::INFINITY,
+            -1.5,
+            1e-300,
+            -1e-300,
+            f64::MAX,
+            f64::MIN,
+        ];
+        let ints = vec![i64::MAX, -1, 0, i64::MIN, 5, -1, 0, 7, i64::MIN + 1];
+        fn check<T: Element>(values: Vec<T>) {
+            let n = values.len();
+            let t = Tensor::from_vec(values.clone(), &[n]);
+            for descending in [false, true] {
+                let mut want = pairs(&values);
+                want.sort_by(|a, b| {
+                    let less = if descending {
+                        self::descending(a, b)
+                    } else {
+                        ascending(a, b)
+                    };
+                    let greater = if descending {
+                        self::descending(b, a)
+                    } else {
+                        ascending(b, a)
+                    };
+                    less.cmp(&false).reverse().then(greater.cmp(&false))
+                });
+                let (v, i) = sort(&t, 0, descending, true).unwrap();
+                let got_i = i.to_vec::<i64>();
+                let want_i: Vec<i64> = want.iter().map(|p| p.1).collect();
+                assert_eq!(got_i, want_i, "{:?} descending={descending}", T::DTYPE);
+                let bits = |x: &T| format!("{x:?}");
+                let got_v: Vec<String> = v.to_vec::<T>().iter().map(bits).collect();
+                let want_v: Vec<String> = want.iter().map(|p| bits(&p.0)).collect();
+                assert_eq!(got_v, want_v);
+            }
+            let values_only = sort_values(&t, 0).unwrap().to_vec::<T>();
+            let (v, _) = sort(&t, 0, false, true).unwrap();
+            assert_eq!(format!("{values_only:?}"), format!("{:?}", v.to_vec::<T>()));
+        }
+        check(floats.clone());
+        check(floats.iter().map(|&x| x as f32).collect());
+        check(floats.iter().map(|&x| half::f16::from_f64(x)).collect());
+        check(ints.clone());
+        check(ints.iter().map(|&x| x as i8).collect());
+        check(ints.iter().map(|&x| x as u8).collect());
+        check(vec![true, false, true, false]);
     }
 
     #[test]
