@@ -10,7 +10,7 @@ use fxvm_tensor::ops::{create, index};
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
 use crate::autograd::ops::{self as o, shape};
-use crate::op::{Op, T, TM, op};
+use crate::op::{M, Op, T, TM, op};
 use crate::value::{Or, Value};
 
 fn fail(op: &'static str, message: String) -> TensorError {
@@ -81,6 +81,50 @@ fn tile(x: &Tensor, dims: &[i64]) -> Result<Tensor> {
 
 /// `repeat_interleave`: each slice along `dim` (of the flattened input
 /// when `dim` is None) `repeats[i]` times in a row.
+/// `repeat_interleave` as either row calls it: `repeats` None is the
+/// function's one-argument form (the positions of `input`, each repeated
+/// that many times); a given `output_size` must be the result's length
+/// along the repeated dim.
+fn repeat_interleave_call(
+    x: Tensor,
+    repeats: Option<Or<Tensor, i64>>,
+    dim: Option<i64>,
+    size: Option<i64>,
+) -> Result<Tensor> {
+    let one_argument = repeats.is_none();
+    let out = match repeats {
+        Some(r) => repeat_interleave(&x, r, dim)?,
+        // `torch.repeat_interleave(repeats)`: the indices it repeats.
+        None => {
+            let n = x.numel() as i64;
+            // Of the repeats' dtype, as PyTorch answers.
+            let positions = create::arange(
+                Scalar::Int(0),
+                Scalar::Int(n),
+                Scalar::Int(1),
+                Some(x.dtype()),
+            )?;
+            repeat_interleave(&positions, Or::A(x), Some(0))?
+        }
+    };
+    // A given output_size must be the length repeated along.
+    let along = match dim {
+        Some(d) if out.ndim() > 0 => out.shape()[out.dim(d)?],
+        _ => out.numel(),
+    };
+    match size {
+        Some(s) if s != along as i64 => Err(fail(
+            "repeat_interleave",
+            if one_argument {
+                "allocated size does not match required size".to_owned()
+            } else {
+                format!("repeat_interleave: Invalid output_size, expected {along} but got {s}")
+            },
+        )),
+        _ => Ok(out),
+    }
+}
+
 fn repeat_interleave(x: &Tensor, repeats: Or<Tensor, i64>, dim: Option<i64>) -> Result<Tensor> {
     // Repeat counts are integers: PyTorch has no kernel reading others.
     if let Or::A(t) = &repeats
@@ -666,37 +710,22 @@ pub(crate) fn rows() -> Vec<Op> {
         .grad(crate::derivatives::shape::pieces("SplitWithSizesBackward0", false)),
         op("tile(Tensor input, int[] dims)", TM, |(x, dims): (Tensor, Vec<i64>)| tile(&x, &dims))
         .composite(),
+        // `torch.repeat_interleave(repeats)` is a function's one-argument
+        // form (no dim); the method always takes repeats.
         op(
             "repeat_interleave(Tensor input, Tensor|int? repeats=None, int? dim=None, *, int? output_size=None)",
-            TM,
+            T,
             |(x, repeats, dim, size): (Tensor, Option<Or<Tensor, i64>>, Option<i64>, Option<i64>)| {
-                let one_argument = repeats.is_none();
-                let out = match repeats {
-                    Some(r) => repeat_interleave(&x, r, dim)?,
-                    // `torch.repeat_interleave(repeats)`: the indices it repeats.
-                    None => {
-                        let n = x.numel() as i64;
-                        // Of the repeats' dtype, as PyTorch answers.
-                        let positions = create::arange(Scalar::Int(0), Scalar::Int(n), Scalar::Int(1), Some(x.dtype()))?;
-                        repeat_interleave(&positions, Or::A(x), Some(0))?
-                    }
-                };
-                // A given output_size must be the length repeated along.
-                let along = match dim {
-                    Some(d) if out.ndim() > 0 => out.shape()[out.dim(d)?],
-                    _ => out.numel(),
-                };
-                match size {
-                    Some(s) if s != along as i64 => Err(fail(
-                        "repeat_interleave",
-                        if one_argument {
-                            "allocated size does not match required size".to_owned()
-                        } else {
-                            format!("repeat_interleave: Invalid output_size, expected {along} but got {s}")
-                        },
-                    )),
-                    _ => Ok(out),
-                }
+                repeat_interleave_call(x, repeats, dim, size)
+            },
+        )
+        .refuses(&["dim"], &["repeats"])
+        .grad(crate::derivatives::index::repeat_interleave()),
+        op(
+            "repeat_interleave(Tensor input, Tensor|int repeats, int? dim=None, *, int? output_size=None)",
+            M,
+            |(x, repeats, dim, size): (Tensor, Or<Tensor, i64>, Option<i64>, Option<i64>)| {
+                repeat_interleave_call(x, Some(repeats), dim, size)
             },
         )
         .grad(crate::derivatives::index::repeat_interleave()),
