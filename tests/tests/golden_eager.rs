@@ -496,6 +496,11 @@ fn numpy_astype_from_floats_to_integers_gives_numpys_values_out_of_range() {
 }
 
 #[test]
+fn tensor_data_past_int64_or_a_float_range_is_taken_or_refused_as_pytorch() {
+    check("tensor_data_ranges");
+}
+
+#[test]
 fn float_to_integer_conversions_give_pytorchs_values_out_of_range() {
     check("float_to_int");
 }

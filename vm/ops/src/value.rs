@@ -7,7 +7,7 @@
 use fxvm_tensor::layout::MemoryFormat;
 use fxvm_tensor::ops::elementwise::Arg;
 use fxvm_tensor::random::Generator;
-use fxvm_tensor::{DType, Scalar, Tensor};
+use fxvm_tensor::{DType, Scalar, Tensor, TensorError};
 
 use crate::schema::{Schema, Ty};
 
@@ -97,6 +97,9 @@ pub enum Data {
     Values {
         values: Vec<Scalar>,
         shape: Vec<usize>,
+        /// Positions (ascending) of ints past int64, held as their float values: taken
+        /// by a floating dtype, refused by any other.
+        wide: Vec<usize>,
     },
 }
 
@@ -106,12 +109,30 @@ impl Data {
     pub fn into_tensor(self, dtype: Option<DType>) -> fxvm_tensor::Result<Tensor> {
         match self {
             Data::Tensor(t) => Ok(t.to_dtype(dtype.unwrap_or(t.dtype())).copy()),
-            Data::Values { values, shape } => {
-                let inferred = values.iter().map(|s| s.category()).max().map_or(
+            Data::Values {
+                values,
+                shape,
+                wide,
+            } => {
+                let category = |(i, s): (usize, &Scalar)| {
+                    if wide.binary_search(&i).is_ok() {
+                        fxvm_tensor::dtype::Category::Int
+                    } else {
+                        s.category()
+                    }
+                };
+                let inferred = values.iter().enumerate().map(category).max().map_or(
                     fxvm_tensor::dtype::default_float(),
                     fxvm_tensor::dtype::Category::default_dtype,
                 );
-                Tensor::from_scalars(&values, &shape, dtype.unwrap_or(inferred))
+                let dtype = dtype.unwrap_or(inferred);
+                if !wide.is_empty() && !dtype.is_float() {
+                    return Err(TensorError::value(
+                        "tensor",
+                        "Overflow when unpacking long long",
+                    ));
+                }
+                Tensor::from_scalars(&values, &shape, dtype)
             }
         }
     }

@@ -287,10 +287,7 @@ pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyRes
         Ty::Data => Some(Value::Data(match tensor() {
             Some(t) => Data::Tensor(t),
             None if let Some(t) = super::numpy::array_tensor(o, vm) => Data::Tensor(t?),
-            None => {
-                let (values, shape) = flatten_data(o, vm)?;
-                Data::Values { values, shape }
-            }
+            None => flatten_data(o, vm)?,
         })),
         Ty::Generator => o
             .downcast_ref::<PyGenerator>()

@@ -87,39 +87,50 @@ pub(crate) fn tensor_from_data(
     let data = match data.downcast_ref::<PyTensor>() {
         Some(t) => fxvm_ops::Data::Tensor(t.tensor()),
         None if let Some(t) = super::numpy::array_tensor(data, vm) => fxvm_ops::Data::Tensor(t?),
-        None => {
-            let (values, shape) = flatten_data(data, vm)?;
-            fxvm_ops::Data::Values { values, shape }
-        }
+        None => flatten_data(data, vm)?,
     };
     data.into_tensor(dtype).py(vm)
 }
 
-/// The numbers of a (nested) sequence, row-major, and the shape of its nesting.
-pub(crate) fn flatten_data(
-    data: &PyObjectRef,
-    vm: &VirtualMachine,
-) -> PyResult<(Vec<Scalar>, Vec<usize>)> {
-    let mut shape = Vec::new();
-    let mut values = Vec::new();
-    flatten(data, 0, &mut shape, &mut values, vm)?;
-    Ok((values, shape))
+/// The numbers of a (nested) sequence, row-major, and the shape of its
+/// nesting: `torch.tensor`'s data. Ints past int64 are held as their float
+/// values, their positions listed (`Data::Values::wide`).
+pub(crate) fn flatten_data(data: &PyObjectRef, vm: &VirtualMachine) -> PyResult<fxvm_ops::Data> {
+    let mut flat = Flat::default();
+    flatten(data, 0, &mut flat, vm)?;
+    Ok(fxvm_ops::Data::Values {
+        values: flat.values,
+        shape: flat.shape,
+        wide: flat.wide,
+    })
+}
+
+#[derive(Default)]
+struct Flat {
+    values: Vec<Scalar>,
+    shape: Vec<usize>,
+    wide: Vec<usize>,
 }
 
 /// PyTorch's limit on the nesting of data given to `torch.tensor`.
 const MAX_DIMS: usize = 128;
 
-fn flatten(
-    obj: &PyObjectRef,
-    depth: usize,
-    shape: &mut Vec<usize>,
-    out: &mut Vec<Scalar>,
-    vm: &VirtualMachine,
-) -> PyResult<()> {
+fn flatten(obj: &PyObjectRef, depth: usize, flat: &mut Flat, vm: &VirtualMachine) -> PyResult<()> {
+    let Flat {
+        values: out,
+        shape,
+        wide,
+    } = flat;
     let value = scalar(obj, vm);
-    if value.is_none() && obj.downcast_ref::<PyInt>().is_some() {
-        return Err(vm.new_value_error("Overflow when unpacking long long"));
-    }
+    let value = match (value, obj.downcast_ref::<PyInt>()) {
+        (None, Some(_)) => {
+            // Past int64: a float if the dtype is one (Python's float()
+            // conversion and its OverflowError), refused otherwise.
+            wide.push(out.len());
+            Some(Scalar::Float(obj.try_float(vm)?.to_f64()))
+        }
+        (value, _) => value,
+    };
     if let Some(s) = value {
         if depth < shape.len() {
             // A number where the first row had a sequence.
@@ -145,7 +156,7 @@ fn flatten(
     if let Some(t) = super::numpy::array_tensor(obj, vm) {
         // Arrays inside a list are sequences of their values, as PyTorch reads them.
         let nested = to_list(&t?, vm);
-        return flatten(&nested, depth, shape, out, vm);
+        return flatten(&nested, depth, flat, vm);
     }
     let items: Vec<PyObjectRef> = if let Some(l) = obj.downcast_ref::<PyList>() {
         l.borrow_vec().to_vec()
@@ -172,7 +183,7 @@ fn flatten(
         )));
     }
     for item in &items {
-        flatten(item, depth + 1, shape, out, vm)?;
+        flatten(item, depth + 1, flat, vm)?;
     }
     Ok(())
 }

@@ -60,9 +60,9 @@ impl Tensor {
 
     /// A dense tensor of `dtype` from row-major scalars, as `torch.tensor`
     /// builds it: each value cast as `.to(dtype)` would, refusing values out
-    /// of the dtype's range.
+    /// of an integer dtype's range (a float dtype takes them as ±inf).
     pub fn from_scalars(values: &[Scalar], shape: &[usize], dtype: DType) -> Result<Tensor> {
-        if values.iter().any(|s| !s.fits(dtype)) {
+        if !dtype.is_float() && values.iter().any(|s| !s.fits(dtype)) {
             return Err(TensorError::ValueOverflow {
                 type_name: dtype.name(),
             });
