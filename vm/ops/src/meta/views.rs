@@ -261,11 +261,16 @@ fn pieces_out(x: &TensorMeta, dim: usize, lengths: Vec<Expr>) -> MetaOut {
 pub(crate) fn split(cx: &mut Ctx<'_>) -> Result<MetaOut> {
     let x = first(cx)?;
     let dim = cx.wrap_dim(cx.const_int("dim")?, x.ndim())?;
-    let lengths = match cx.arg("split_size_or_sections") {
+    // torch.split's name for the sizes, or the method's.
+    let sizes = match cx.op.schema.position("split_size") {
+        Some(_) => "split_size",
+        None => "split_size_or_sections",
+    };
+    let lengths = match cx.arg(sizes) {
         super::Meta::Ints(v) => v.clone(),
         super::Meta::Value(Value::Ints(v)) => v.iter().map(|&i| Expr::int(i as i128)).collect(),
         _ => {
-            let step = cx.int("split_size_or_sections")?;
+            let step = cx.int(sizes)?;
             let size = x.sizes[dim].clone();
             pieces(cx, &size, &step)?
         }

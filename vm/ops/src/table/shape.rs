@@ -15,6 +15,22 @@ fn sizes_of(t: &Tensor) -> Vec<i64> {
     t.shape().iter().map(|&d| d as i64).collect()
 }
 
+/// `split` as either row calls it: every `n` elements along `dim`, or the
+/// given sizes.
+fn split_call(x: &Tensor, how: Or<i64, Vec<i64>>, dim: i64) -> Result<Vec<Tensor>> {
+    let how = match how {
+        Or::A(n) if n >= 0 => Split::Every(n as usize),
+        Or::A(n) => {
+            return Err(TensorError::runtime(
+                "split",
+                format!("split expects split_size be non-negative, but got split_size={n}"),
+            ));
+        }
+        Or::B(sizes) => Split::Sizes(sizes.into_iter().map(|d| d.max(0) as usize).collect()),
+    };
+    shape::split(x, how, dim)
+}
+
 pub(crate) fn rows() -> Vec<Op> {
     use Place::{FunctionalIsTorch, Torch};
     vec![
@@ -142,26 +158,18 @@ pub(crate) fn rows() -> Vec<Op> {
             },
         ).grad(crate::derivatives::shape::pieces("SplitBackward0", false))
         .meta(meta::chunk),
+        // torch.split names the sizes `split_size_or_sections`, the
+        // method `split_size` (a keyword call by the other name fails).
         op(
             "split(Tensor tensor, int|int[] split_size_or_sections, int dim=0) -> tuple[Tensor, ...]",
-            &[Place::TorchFunctional(2), Place::Method],
-            |(x, how, dim): (Tensor, Or<i64, Vec<i64>>, i64)| {
-                let how = match how {
-                    Or::A(n) if n >= 0 => Split::Every(n as usize),
-                    Or::A(n) => {
-                        return Err(TensorError::runtime(
-                            "split",
-                            format!(
-                                "split expects split_size be non-negative, but got split_size={n}"
-                            ),
-                        ));
-                    }
-                    Or::B(sizes) => {
-                        Split::Sizes(sizes.into_iter().map(|d| d.max(0) as usize).collect())
-                    }
-                };
-                shape::split(&x, how, dim)
-            },
+            &[Place::TorchFunctional(2)],
+            |(x, how, dim): (Tensor, Or<i64, Vec<i64>>, i64)| split_call(&x, how, dim),
+        ).grad(crate::derivatives::shape::pieces("SplitWithSizesBackward0", false))
+        .meta(meta::split),
+        op(
+            "split(Tensor tensor, int|int[] split_size, int dim=0) -> tuple[Tensor, ...]",
+            &[Place::Method],
+            |(x, how, dim): (Tensor, Or<i64, Vec<i64>>, i64)| split_call(&x, how, dim),
         ).grad(crate::derivatives::shape::pieces("SplitWithSizesBackward0", false))
         .meta(meta::split),
         op(
