@@ -489,11 +489,13 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
 /// storage (a part whose blocks are not dense, or of another dtype, is
 /// copied first), runs of rows split across threads when large.
 fn cat_dense(parts: &[&Tensor], d: usize, shape: &[usize], dtype: DType) -> Tensor {
+    // Blocks dense from `d` on (the dims before it may stride anyhow).
+    let block_dims: Vec<usize> = (d..shape.len()).collect();
     let blocked: Vec<Tensor> = parts
         .iter()
         .map(|t| {
             let t = t.to_dtype(dtype);
-            if dense_from(t.layout(), d) {
+            if t.layout().is_dense_in_order(&block_dims) {
                 t
             } else {
                 t.contiguous()
@@ -501,19 +503,6 @@ fn cat_dense(parts: &[&Tensor], d: usize, shape: &[usize], dtype: DType) -> Tens
         })
         .collect();
     with_dtype!(dtype, T => Tensor::from_vec(cat_rows::<T>(&blocked, d, shape), shape))
-}
-
-/// Whether each block of `layout` from dim `d` on is dense (the dims
-/// before `d` may stride anyhow).
-fn dense_from(layout: &Layout, d: usize) -> bool {
-    let mut expected = 1;
-    for k in (d..layout.shape.len()).rev() {
-        if layout.shape[k] != 1 && layout.strides[k] != expected {
-            return false;
-        }
-        expected *= layout.shape[k];
-    }
-    true
 }
 
 /// [`cat_dense`] on `T` elements, from parts whose blocks are dense.
