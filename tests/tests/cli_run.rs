@@ -243,6 +243,32 @@ fn torch_package_imports() {
 }
 
 #[test]
+fn importlib_metadata_knows_the_packages_fxvm_provides() {
+    // transformers asks importlib.metadata for torch's version before it
+    // imports; without an answer it maps every installed file to its package.
+    let out = run(&[
+        "run",
+        "-c",
+        "import importlib.metadata as m, torch, numpy, regex, tokenizers, safetensors\n\
+         for p in (torch, numpy, regex, tokenizers, safetensors):\n\
+         \x20   d = m.distribution(p.__name__)\n\
+         \x20   print(p.__name__, m.version(p.__name__) == p.__version__, d.metadata['Name'], d.files)\n\
+         print(m.packages_distributions()['torch'], m.version('Tokenizers'))\n\
+         try:\n\
+         \x20   m.version('not-a-package')\n\
+         except m.PackageNotFoundError as e:\n\
+         \x20   print('PackageNotFoundError', e)",
+    ]);
+    assert_eq!(out.status, Some(0), "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "torch True torch None\nnumpy True numpy None\nregex True regex None\n\
+         tokenizers True tokenizers None\nsafetensors True safetensors None\n\
+         ['torch'] 0.23.3\nPackageNotFoundError No package metadata was found for not-a-package\n"
+    );
+}
+
+#[test]
 fn version_and_help() {
     let out = run(&["--version"]);
     assert_eq!(out.status, Some(0));

@@ -675,6 +675,11 @@ fn code_compiled_from_an_ast_tree_keeps_the_trees_line_numbers() {
 }
 
 #[test]
+fn ordered_dict_behaves_as_cpythons_over_the_native_dict() {
+    check_in("python", "ordered_dict");
+}
+
+#[test]
 fn torch_testing_assert_close_and_make_tensor_match_pytorch() {
     check("testing_assert_close");
 }

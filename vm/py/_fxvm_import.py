@@ -19,6 +19,8 @@ import os
 import sys
 import types
 
+import _fxvm_metadata
+
 
 class CompiledExtensionError(ImportError):
     """An import needed a compiled extension module, which fxvm cannot load."""
@@ -130,4 +132,5 @@ def __import__(name, globals=None, locals=None, fromlist=(), level=0):
 
 
 builtins.__import__ = __import__
+_fxvm_metadata.install()
 sys.meta_path.append(CompiledExtensionFinder)

@@ -9,6 +9,8 @@ NotImplementedError naming what was asked for).
 
 import math as _math
 
+import _fxvm_metadata
+
 import torch as _torch  # noqa: F401 (the storage arrays live in)
 
 from numpy import _dtypes, _scalars  # noqa: F401 (installs the scalar types' behaviour)
@@ -125,7 +127,7 @@ from numpy._array import _FlatIter as flatiter  # noqa: F401
 from numpy._io import frombuffer, fromfile, load, loadtxt, memmap, save, savetxt, savez, savez_compressed  # noqa: F401
 from numpy import dtypes, exceptions, linalg, random, testing  # noqa: F401
 
-__version__ = "2.4.6"
+__version__ = _fxvm_metadata.VERSIONS["numpy"]
 
 # Aliases numpy 2 keeps.
 bool = bool_

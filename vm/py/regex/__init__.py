@@ -6,6 +6,7 @@ the reverse and POSIX modes are not supported and say so."""
 
 import enum
 
+import _fxvm_metadata
 import _fxvm_regex
 
 from regex._pattern import Match, Pattern, error
@@ -66,7 +67,7 @@ __all__ = [
 ]
 
 # The `regex` package release whose behaviour this follows.
-__version__ = "2026.11.19"
+__version__ = _fxvm_metadata.VERSIONS["regex"]
 
 
 class RegexFlag(enum.IntFlag):

@@ -6,12 +6,14 @@ touched) until written."""
 
 import os as _os
 
+import _fxvm_metadata
+
 import torch as _torch  # `torch` would be shadowed by the submodule safetensors.torch
 
 __all__ = ["PySafeSlice", "SafetensorError", "deserialize", "safe_open", "serialize"]
 
 # The API this module follows.
-__version__ = "0.8.0"
+__version__ = _fxvm_metadata.VERSIONS["safetensors"]
 
 
 class SafetensorError(Exception):

@@ -9,6 +9,7 @@ and custom Python components are not here yet."""
 import enum
 import json
 
+import _fxvm_metadata
 import _fxvm_tokenizers
 
 from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
@@ -27,7 +28,7 @@ __all__ = [
     "trainers",
 ]
 
-__version__ = "0.23.3"
+__version__ = _fxvm_metadata.VERSIONS["tokenizers"]
 
 
 class Regex:

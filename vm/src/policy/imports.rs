@@ -77,6 +77,8 @@ pub const DEFAULT_ALLOWED: &[&str] = &[
     "fxvm",
     "_fxvm_import",
     "_fxvm_stdlib",
+    "_fxvm_odict",
+    "_fxvm_metadata",
     "_fxvm_denied",
     // Pure-Python standard library.
     "__future__",
