@@ -560,7 +560,7 @@ pub(crate) fn function_apply(
         .iter()
         .map(|a| a.downcast_ref::<PyTensor>().map(|t| t.tensor()))
         .collect();
-    let wants = crate::tensor::autograd::is_grad_enabled()
+    let wants = crate::tensor::autograd::records_history()
         && inputs.iter().flatten().any(Tensor::requires_grad);
     if !wants {
         return Ok(output);

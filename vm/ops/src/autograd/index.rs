@@ -35,7 +35,7 @@ fn get_recorded(t: &Tensor, items: &[Index]) -> Result<Tensor> {
     }
     // A view remembers its base even when nothing records (see
     // `record::view_candidate`).
-    if fxvm_tensor::autograd::is_grad_enabled() {
+    if fxvm_tensor::autograd::records_history() {
         super::views::mark_view(&out, t);
     }
     if !recording_tensors(&[t]) {

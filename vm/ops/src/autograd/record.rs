@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use fxvm_tensor::autograd::is_grad_enabled;
+use fxvm_tensor::autograd::records_history;
 use fxvm_tensor::autograd::{Backward, Ctx, Edge, GradMode, Node, Saved, TensorInfo};
 use fxvm_tensor::{ErrorKind, Result, Tensor, TensorError};
 
@@ -22,7 +22,7 @@ fn tensors(v: &Value) -> &[Tensor] {
 
 /// Whether an op on these tensors records history.
 pub(crate) fn recording_tensors(ts: &[&Tensor]) -> bool {
-    is_grad_enabled() && ts.iter().any(|t| t.requires_grad())
+    records_history() && ts.iter().any(|t| t.requires_grad())
 }
 
 /// The input a call that records nothing may return views of (its first
@@ -31,7 +31,7 @@ pub(crate) fn recording_tensors(ts: &[&Tensor]) -> bool {
 /// requires grad, so that a later in-place op with an operand requiring
 /// grad gives the base history too.
 pub(crate) fn view_candidate(op: &Op, values: &[Value]) -> Option<Tensor> {
-    if !is_grad_enabled()
+    if !records_history()
         || op.schema.mutated().is_some()
         || !matches!(op.derivative, Some(Derivative::Formula { .. }))
     {
@@ -58,7 +58,7 @@ pub(crate) fn mark_views(base: &Tensor, out: &Value) {
 
 /// Whether a call with these arguments records history.
 pub fn recording(values: &[Value]) -> bool {
-    is_grad_enabled()
+    records_history()
         && values
             .iter()
             .any(|v| tensors(v).iter().any(Tensor::requires_grad))

