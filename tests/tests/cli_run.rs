@@ -536,6 +536,33 @@ fn a_library_importing_a_compiled_package_at_its_top_still_imports() {
 }
 
 #[test]
+fn a_compiled_module_added_to_a_listed_directory_is_still_named() {
+    // The finder keeps each directory's listing until the directory's mtime
+    // changes (the sleeps outlast coarse file-system timestamps).
+    let scratch = Scratch::new("relisted-compiled");
+    let site = scratch.path();
+    let so = site.join("fastlib.cpython-311-x86_64-linux-gnu.so");
+    let code = format!(
+        "import os, time\n\
+         def probe():\n    try:\n        import fastlib\n    except ImportError as e:\n        \
+         return type(e).__name__\n\
+         print(probe())\n\
+         time.sleep(0.05)\n\
+         open({so:?}, 'wb').close()\n\
+         print(probe())\n\
+         time.sleep(0.05)\n\
+         os.remove({so:?})\n\
+         print(probe())"
+    );
+    let out = run(&["run", "--site-packages", site.to_str().unwrap(), "-c", &code]);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "ModuleNotFoundError\nCompiledExtensionError\nModuleNotFoundError\n"
+    );
+}
+
+#[test]
 fn forcing_a_symbolic_size_records_a_guard_at_the_users_line() {
     let code = "import torch\n\
                 from torch.fx.experimental.symbolic_shapes import ShapeEnv\n\

@@ -31,18 +31,42 @@ class CompiledExtensionFinder:
     def find_spec(cls, name, path=None, target=None):
         leaf = name.rpartition(".")[2]
         for entry in sys.path if path is None else path:
-            try:
-                files = os.listdir(entry or ".")
-            except OSError, TypeError:
-                continue
-            for f in files:
-                if f.startswith(leaf + ".") and f.endswith((".so", ".pyd")):
-                    raise CompiledExtensionError(
-                        f"fxvm cannot load compiled extension modules: {name} is {os.path.join(entry, f)} "
-                        "(fxvm runs pure-Python packages only)",
-                        name=name,
-                    )
+            found = _extension_files(entry).get(leaf)
+            if found is not None:
+                raise CompiledExtensionError(
+                    f"fxvm cannot load compiled extension modules: {name} is {os.path.join(entry, found)} "
+                    "(fxvm runs pure-Python packages only)",
+                    name=name,
+                )
         return None
+
+
+# Each directory's extension modules by name, with the directory's mtime
+# when listed: this finder runs for every import no other finder answers
+# (libraries probe for optional packages), and listing each directory of
+# the path every time cost ~2 ms per probe.
+_listed = {}
+
+
+def _extension_files(entry):
+    """The compiled extension modules (``.so``/``.pyd``) in one directory of
+    the path, by module name."""
+    try:
+        mtime = os.stat(entry or ".").st_mtime
+    except OSError, TypeError:
+        return {}
+    listed = _listed.get(entry)
+    if listed is None or listed[0] != mtime:
+        try:
+            files = os.listdir(entry or ".")
+        except OSError, TypeError:
+            files = ()
+        names = {}
+        for f in files:
+            if f.endswith((".so", ".pyd")):
+                names.setdefault(f.partition(".")[0], f)
+        listed = _listed[entry] = (mtime, names)
+    return listed[1]
 
 
 def _compiled_cause(error):
