@@ -22,6 +22,10 @@ pub struct Config {
 /// [`build_from`]).
 const YOUNG_COLLECTION_THRESHOLD: u32 = 10_000;
 
+/// Collections of generation 1 between full collections (CPython's
+/// `threshold2`; RustPython leaves it 0), see [`crate::collector`].
+const FULL_COLLECTION_AFTER: u32 = 10;
+
 /// Builds an interpreter with the standard library and the `torch` package.
 pub fn build(config: &Config) -> Interpreter {
     build_from(builder(config))
@@ -37,7 +41,11 @@ pub fn build_from(builder: InterpreterBuilder) -> Interpreter {
     // threshold (2,000 allocations) paid several times per model trace. At
     // 10,000, the mean trace of a mobilenet_v2 took 7.9 → 6.7 ms and of an
     // EfficientNet-b0 15 → 10.4 ms; cycles are still collected unprompted.
-    rustpython_vm::gc_state::gc_state().set_threshold(YOUNG_COLLECTION_THRESHOLD, None, None);
+    rustpython_vm::gc_state::gc_state().set_threshold(
+        YOUNG_COLLECTION_THRESHOLD,
+        None,
+        Some(FULL_COLLECTION_AFTER),
+    );
     interp.enter(crate::native::type_names::intern);
     interp.enter(crate::native::alloc_guard::install);
     interp
