@@ -554,7 +554,13 @@ fn a_compiled_module_added_to_a_listed_directory_is_still_named() {
          os.remove({so:?})\n\
          print(probe())"
     );
-    let out = run(&["run", "--site-packages", site.to_str().unwrap(), "-c", &code]);
+    let out = run(&[
+        "run",
+        "--site-packages",
+        site.to_str().unwrap(),
+        "-c",
+        &code,
+    ]);
     assert_eq!(out.status, Some(0), "{}", out.stderr);
     assert_eq!(
         out.stdout,

@@ -11,6 +11,11 @@ class device:
     def __init__(self, type="cpu", index=None):
         if isinstance(type, device):
             type, index = type.type, type.index
+        elif isinstance(type, int):
+            # A bare index names the accelerator's device of that index.
+            if type < 0:
+                raise RuntimeError("Device index must not be negative")
+            type, index = "cuda", type
         kind, _, idx = str(type).partition(":")
         if kind not in _TYPES:
             raise RuntimeError(f"Expected one of {', '.join(_TYPES)} device type at start of device string: {type}")

@@ -277,10 +277,21 @@ pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyRes
         },
         Ty::Device => {
             let is_device = o.downcast_ref::<PyStr>().is_some() || &*o.class().name() == "device";
-            if !is_device {
+            // A bare index names the accelerator's device of that index.
+            let index = match o.downcast_ref::<PyInt>() {
+                Some(i) if !is_device => Some(i.try_to_primitive::<i64>(vm)?),
+                _ => None,
+            };
+            if !is_device && index.is_none() {
                 return Ok(None);
             }
-            let name = o.str(vm)?.text(vm)?.to_owned();
+            let name = match index {
+                Some(i) if i < 0 => {
+                    return Err(vm.new_runtime_error("Device index must not be negative"));
+                }
+                Some(i) => format!("cuda:{i}"),
+                None => o.str(vm)?.text(vm)?.to_owned(),
+            };
             check_device(&name, vm)?;
             Some(Value::Device(name))
         }

@@ -247,13 +247,13 @@ pub(crate) fn rows() -> Vec<Op> {
                         "min_val cannot be greater than max_val",
                     ));
                 }
-                maybe_in_place(&x, hardtanh(&x, lo, hi), inplace)
+                maybe_in_place(&x, || hardtanh(&x, lo, hi), inplace)
             },
         ).grad(crate::derivatives::nn::hardtanh(None)).meta(meta::pointwise),
         op(
             "hardtanh_(Tensor(a!) input, float min_val=-1.0, float max_val=1.0)",
             NN,
-            |(x, lo, hi): (Tensor, f64, f64)| in_place(&x, hardtanh(&x, lo, hi)),
+            |(x, lo, hi): (Tensor, f64, f64)| in_place(&x, || hardtanh(&x, lo, hi)),
         ).grad(crate::derivatives::nn::hardtanh(None)).meta(meta::pointwise),
         op(
             "relu6(Tensor input, bool inplace=False) -> Tensor",
@@ -264,37 +264,37 @@ pub(crate) fn rows() -> Vec<Op> {
                         "Bool inputs not supported for hardtanh",
                     ));
                 }
-                maybe_in_place(&x, clamp(&x, 0.0, 6.0), inplace)
+                maybe_in_place(&x, || clamp(&x, 0.0, 6.0), inplace)
             },
         ).grad(crate::derivatives::nn::hardtanh(Some((0.0, 6.0)))).meta(meta::pointwise),
         op(
             "leaky_relu(Tensor input, float negative_slope=0.01, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, slope, inplace): (Tensor, f64, bool)| {
-                maybe_in_place(&x, leaky_relu(&x, slope), inplace)
+                maybe_in_place(&x, || leaky_relu(&x, slope), inplace)
             },
         ).grad(crate::derivatives::nn::leaky_relu(Name::Pick(|v| in_place_flag(v, 2, "LeakyReluBackward0", "LeakyReluBackward1")))).meta(meta::pointwise),
         op(
             "leaky_relu_(Tensor(a!) input, float negative_slope=0.01)",
             NN,
-            |(x, slope): (Tensor, f64)| in_place(&x, leaky_relu(&x, slope)),
+            |(x, slope): (Tensor, f64)| in_place(&x, || leaky_relu(&x, slope)),
         ).grad(crate::derivatives::nn::leaky_relu("LeakyReluBackward1".into())).meta(meta::pointwise),
         op(
             "elu(Tensor input, float alpha=1.0, bool inplace=False) -> Tensor",
             &[Functional(1)],
-            |(x, alpha, inplace): (Tensor, f64, bool)| maybe_in_place(&x, elu(&x, alpha), inplace),
+            |(x, alpha, inplace): (Tensor, f64, bool)| maybe_in_place(&x, || elu(&x, alpha), inplace),
         ).grad(crate::derivatives::nn::elu(Name::Pick(|v| in_place_flag(v, 2, "EluBackward0", "EluBackward1")))).meta(meta::pointwise),
         op(
             "elu_(Tensor(a!) input, float alpha=1.0)",
             NN,
-            |(x, alpha): (Tensor, f64)| in_place(&x, elu(&x, alpha)),
+            |(x, alpha): (Tensor, f64)| in_place(&x, || elu(&x, alpha)),
         ).grad(crate::derivatives::nn::elu("EluBackward1".into())).meta(meta::pointwise),
         op(
             "hardsigmoid(Tensor input, bool inplace=False) -> Tensor",
             &[Functional(1)],
             |(x, inplace): (Tensor, bool)| {
                 float_kernel(&x, "hardsigmoid_cpu")?;
-                maybe_in_place(&x, bin(Binary::Div, hard_gate(&x)?, 6.0), inplace)
+                maybe_in_place(&x, || bin(Binary::Div, hard_gate(&x)?, 6.0), inplace)
             },
         ).grad(crate::derivatives::nn::hardsigmoid()).meta(meta::pointwise),
         op(
@@ -306,7 +306,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let gate = hard_gate(&x)?;
                 maybe_in_place(
                     &x,
-                    bin(Binary::Div, bin(Binary::Mul, &x, gate)?, 6.0),
+                    || bin(Binary::Div, bin(Binary::Mul, &x, gate)?, 6.0),
                     inplace,
                 )
             },
@@ -314,22 +314,22 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "celu(Tensor input, float alpha=1.0, bool inplace=False) -> Tensor",
             &[Functional(1)],
-            |(x, alpha, inplace): (Tensor, f64, bool)| maybe_in_place(&x, celu(&x, alpha), inplace),
+            |(x, alpha, inplace): (Tensor, f64, bool)| maybe_in_place(&x, || celu(&x, alpha), inplace),
         ).grad(crate::derivatives::activation::celu(Name::Pick(|v| in_place_flag(v, 2, "CeluBackward0", "CeluBackward1")))).meta(meta::pointwise),
         op(
             "celu_(Tensor(a!) input, float alpha=1.0)",
             &[Torch, FunctionalIsTorch],
-            |(x, alpha): (Tensor, f64)| in_place(&x, celu(&x, alpha)),
+            |(x, alpha): (Tensor, f64)| in_place(&x, || celu(&x, alpha)),
         ).grad(crate::derivatives::activation::celu("CeluBackward1".into())).meta(meta::pointwise),
         op(
             "selu(Tensor input, bool inplace=False) -> Tensor",
             &[Functional(1)],
-            |(x, inplace): (Tensor, bool)| maybe_in_place(&x, selu(&x), inplace),
+            |(x, inplace): (Tensor, bool)| maybe_in_place(&x, || selu(&x), inplace),
         ).grad(crate::derivatives::activation::selu(Name::Pick(|v| in_place_flag(v, 1, "EluBackward0", "EluBackward1")))).meta(meta::pointwise),
         op(
             "selu_(Tensor(a!) input)",
             &[Torch, FunctionalIsTorch],
-            |(x,): (Tensor,)| in_place(&x, selu(&x)),
+            |(x,): (Tensor,)| in_place(&x, || selu(&x)),
         ).grad(crate::derivatives::activation::selu("EluBackward1".into())).meta(meta::pointwise),
         op(
             "hardshrink(Tensor input, Scalar lambd=0.5)",

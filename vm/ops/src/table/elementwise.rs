@@ -229,7 +229,7 @@ fn binary_rows_of(op_: Binary, other: Other) -> [Op; 2] {
                         ew::binary_(Binary::Div, &x, &y)?;
                         Ok(Value::Input(0))
                     }
-                    Some(mode) => super::in_place(&x, divide(&x, &y, Some(&mode))),
+                    Some(mode) => super::in_place(&x, || divide(&x, &y, Some(&mode))),
                 },
             ),
         ],
@@ -358,7 +358,7 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "polygamma_(Tensor(a!) input, int n)",
             M,
-            |(x, n): (Tensor, i64)| in_place(&x, gamma::polygamma(n, &x)),
+            |(x, n): (Tensor, i64)| in_place(&x, || gamma::polygamma(n, &x)),
         )
         .grad(derivatives::polygamma("PolygammaBackward1", 0, 1)),
     );
@@ -418,7 +418,7 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "round_(Tensor(a!) input, *, int decimals=0)",
             TM,
-            |(x, d): (Tensor, i64)| in_place(&x, ew::round_decimals(&x, d)),
+            |(x, d): (Tensor, i64)| in_place(&x, || ew::round_decimals(&x, d)),
         )
         .grad(crate::derivatives::pointwise::flat("RoundBackward1")),
     );
@@ -438,7 +438,7 @@ pub(crate) fn rows() -> Vec<Op> {
     rows.push(op(
         "logical_not_(Tensor(a!) input)",
         M,
-        move |(x,): (Tensor,)| in_place(&x, logical_not(&x)),
+        move |(x,): (Tensor,)| in_place(&x, || logical_not(&x)),
     ));
     rows.push(
         op(
@@ -475,7 +475,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 )),
                 M,
                 |(x, lo, hi): (Tensor, Option<Scalar>, Option<Scalar>)| {
-                    in_place(&x, ew::clamp(&x, lo, hi))
+                    in_place(&x, || ew::clamp(&x, lo, hi))
                 },
             )
             .grad(derivatives::clamp(Some(1), Some(2))),
@@ -501,7 +501,7 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "clamp_min_(Tensor(a!) input, Scalar min)",
             M,
-            |(x, lo): (Tensor, Scalar)| in_place(&x, ew::clamp(&x, Some(lo), None)),
+            |(x, lo): (Tensor, Scalar)| in_place(&x, || ew::clamp(&x, Some(lo), None)),
         )
         .grad(derivatives::clamp(Some(1), None)),
     );
@@ -509,7 +509,7 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "clamp_max_(Tensor(a!) input, Scalar max)",
             M,
-            |(x, hi): (Tensor, Scalar)| in_place(&x, ew::clamp(&x, None, Some(hi))),
+            |(x, hi): (Tensor, Scalar)| in_place(&x, || ew::clamp(&x, None, Some(hi))),
         )
         .grad(derivatives::clamp(None, Some(1))),
     );

@@ -5,7 +5,7 @@ use fxvm_tensor::ops::index_dim;
 use fxvm_tensor::ops::subscript::{self, Index};
 use fxvm_tensor::{DType, Result, Scalar, Tensor, TensorError};
 
-use super::{fill_in_place, in_place};
+use super::{fill_in_place, written_back};
 use crate::meta;
 use crate::op::{M, Op, TM, op};
 use crate::value::{Or, Value};
@@ -80,7 +80,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1)",
             M,
             |(x, dim, i, src, alpha): (Tensor, i64, Tensor, Tensor, Scalar)| {
-                in_place(&x, index_dim::index_add(&x, dim, &i, &src, alpha))
+                written_back(&x, index_dim::index_add(&x, dim, &i, &src, alpha))
             },
         )
         .grad(crate::derivatives::index::index_add()),
@@ -96,7 +96,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "index_copy_(Tensor(a!) input, int dim, Tensor index, Tensor source)",
             M,
             |(x, dim, i, src): (Tensor, i64, Tensor, Tensor)| {
-                in_place(&x, index_dim::index_copy(&x, dim, &i, &src))
+                written_back(&x, index_dim::index_copy(&x, dim, &i, &src))
             },
         )
         .grad(crate::derivatives::index::index_copy()),
@@ -145,7 +145,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 Or<Tensor, Scalar>,
                 Option<String>,
             )| {
-                in_place(
+                written_back(
                     &x,
                     index::scatter(&x, dim, &i, scatter_src(src), reduce.as_deref()),
                 )
@@ -164,7 +164,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "scatter_add_(Tensor(a!) input, int dim, Tensor index, Tensor src)",
             M,
             |(x, dim, i, src): (Tensor, i64, Tensor, Tensor)| {
-                in_place(
+                written_back(
                     &x,
                     index::scatter_reduce(&x, dim, &i, &src, ScatterReduce::Sum, true),
                 )
@@ -191,7 +191,7 @@ pub(crate) fn rows() -> Vec<Op> {
             M,
             |(x, dim, i, src, reduce, include_self): ScatterReduceArgs| {
                 let reduce = ScatterReduce::parse(&reduce)?;
-                in_place(
+                written_back(
                     &x,
                     index::scatter_reduce(&x, dim, &i, &src, reduce, include_self),
                 )
@@ -241,7 +241,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "put_(Tensor(a!) input, Tensor index, Tensor source, bool accumulate=False)",
             M,
             |(x, i, src, acc): (Tensor, Tensor, Tensor, bool)| {
-                in_place(&x, index::put(&x, &i, &src, acc))
+                written_back(&x, index::put(&x, &i, &src, acc))
             },
         )
         .grad(crate::derivatives::index::put()),
@@ -255,7 +255,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "masked_scatter_(Tensor(a!) input, Tensor mask, Tensor source)",
             M,
             |(x, mask, src): (Tensor, Tensor, Tensor)| {
-                in_place(&x, index::masked_scatter(&x, &mask, &src))
+                written_back(&x, index::masked_scatter(&x, &mask, &src))
             },
         )
         .grad(crate::derivatives::index::masked_scatter()),

@@ -121,8 +121,20 @@ const INDICES_AND_MASKS: &[&str] = &[
     "triu_indices",
 ];
 
-/// An in-place op's end: stores `result` into `x` and returns `x` itself.
-fn in_place(x: &Tensor, result: Result<Tensor>) -> Result<Value> {
+/// An in-place op: refuses an `x` whose elements share memory (an
+/// expanded view) before computing — PyTorch's iterator checks that first,
+/// before the kernel's dtype — then stores the result into `x` and returns
+/// `x` itself.
+fn in_place(x: &Tensor, result: impl FnOnce() -> Result<Tensor>) -> Result<Value> {
+    x.check_writable()?;
+    x.assign(&result()?)?;
+    Ok(Value::Input(0))
+}
+
+/// An indexing op's end: stores `result` into `x` and returns `x` itself —
+/// its arguments (indices, sizes) are checked before the write is, as
+/// PyTorch's indexing kernels check them before an expanded `x`.
+fn written_back(x: &Tensor, result: Result<Tensor>) -> Result<Value> {
     x.assign(&result?)?;
     Ok(Value::Input(0))
 }
@@ -141,11 +153,15 @@ fn unary_in_place(x: &Tensor, u: ew::Unary) -> Result<Value> {
 }
 
 /// `inplace=True` stores into `x`; otherwise the result is a new tensor.
-fn maybe_in_place(x: &Tensor, result: Result<Tensor>, inplace: bool) -> Result<Value> {
+fn maybe_in_place(
+    x: &Tensor,
+    result: impl FnOnce() -> Result<Tensor>,
+    inplace: bool,
+) -> Result<Value> {
     if inplace {
         in_place(x, result)
     } else {
-        result.map(Value::Tensor)
+        result().map(Value::Tensor)
     }
 }
 

@@ -455,7 +455,7 @@ pub(super) fn dropout(
     } else {
         create::dropout(x, p, kind, &g)
     };
-    maybe_in_place(x, result, inplace)
+    maybe_in_place(x, || result, inplace)
 }
 
 pub(crate) fn rows() -> Vec<Op> {

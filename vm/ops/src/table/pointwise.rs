@@ -244,7 +244,7 @@ pub(crate) fn rows() -> Vec<Op> {
     vec![
         op("frac(Tensor input)", TM, |(x,): (Tensor,)| frac(&x)).grad(crate::derivatives::pointwise::pass("FracBackward0")).meta(meta::pointwise),
         op("frac_(Tensor(a!) input)", TM, |(x,): (Tensor,)| {
-            in_place(&x, frac(&x))
+            in_place(&x, || frac(&x))
         }).grad(crate::derivatives::pointwise::pass("FracBackward0")).meta(meta::pointwise),
         op("sgn(Tensor input)", TM, |(x,): (Tensor,)| {
             ew::unary(Unary::Sign, &x)
@@ -279,7 +279,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "nan_to_num_(Tensor(a!) input, float? nan=0.0, float? posinf=None, float? neginf=None)",
             TM,
             |(x, nan, hi, lo): (Tensor, Option<f64>, Option<f64>, Option<f64>)| {
-                in_place(&x, Ok(nan_to_num(&x, nan.unwrap_or(0.0), hi, lo)))
+                in_place(&x, || Ok(nan_to_num(&x, nan.unwrap_or(0.0), hi, lo)))
             },
         ).grad(crate::derivatives::pointwise::nan_to_num()).meta(meta::pointwise)
         .dtype_generic(),
@@ -292,7 +292,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "lerp_(Tensor(a!) input, Tensor end, Tensor|Scalar weight)",
             M,
             |(x, end, w): (Tensor, Tensor, Or<Tensor, Scalar>)| {
-                in_place(&x, lerp(&x, &end, arg(w)))
+                in_place(&x, || lerp(&x, &end, arg(w)))
             },
         ).grad(crate::derivatives::pointwise::lerp()).meta(meta::pointwise),
         op(
@@ -304,7 +304,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "addcmul_(Tensor(a!) input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
             M,
             |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| {
-                in_place(&x, addc(&x, &a, &b, v, false))
+                in_place(&x, || addc(&x, &a, &b, v, false))
             },
         ).grad(crate::derivatives::pointwise::addc(false)).meta(meta::pointwise),
         op(
@@ -316,7 +316,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "addcdiv_(Tensor(a!) input, Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
             M,
             |(x, a, b, v): (Tensor, Tensor, Tensor, Scalar)| {
-                in_place(&x, addc(&x, &a, &b, v, true))
+                in_place(&x, || addc(&x, &a, &b, v, true))
             },
         ).grad(crate::derivatives::pointwise::addc(true)).meta(meta::pointwise),
         op(
@@ -327,7 +327,7 @@ pub(crate) fn rows() -> Vec<Op> {
         op(
             "logit_(Tensor(a!) input, float? eps=None)",
             TM,
-            |(x, eps): (Tensor, Option<f64>)| in_place(&x, logit(&x, eps)),
+            |(x, eps): (Tensor, Option<f64>)| in_place(&x, || logit(&x, eps)),
         ).grad(crate::derivatives::pointwise::logit()).meta(meta::pointwise),
         op(
             "float_power(Tensor|Scalar input, Tensor|Scalar exponent)",
@@ -376,7 +376,7 @@ pub(crate) fn rows() -> Vec<Op> {
             bitwise_not(&x)
         }).meta(meta::pointwise),
         op("bitwise_not_(Tensor(a!) input)", M, |(x,): (Tensor,)| {
-            in_place(&x, bitwise_not(&x))
+            in_place(&x, || bitwise_not(&x))
         }).meta(meta::pointwise),
         op(
             "positive(Tensor input)",

@@ -343,7 +343,7 @@ pub(crate) fn rows() -> Vec<Op> {
             |(x, lower, upper, training, inplace): (Tensor, f64, f64, bool, bool)| {
                 maybe_in_place(
                     &x,
-                    rrelu(&x, lower, upper, training, &Generator::default_cpu()),
+                    || rrelu(&x, lower, upper, training, &Generator::default_cpu()),
                     inplace,
                 )
             },
@@ -353,7 +353,7 @@ pub(crate) fn rows() -> Vec<Op> {
             "rrelu_(Tensor(a!) input, float lower=0.125, float upper=0.3333333333333333, bool training=False, Generator? generator=None)",
             &[Place::Torch, Place::FunctionalIsTorch],
             |(x, lower, upper, training, g): (Tensor, f64, f64, bool, Generator)| {
-                super::in_place(&x, rrelu(&x, lower, upper, training, &g))
+                super::in_place(&x, || rrelu(&x, lower, upper, training, &g))
             },
         )
         .grad(crate::derivatives::activation::rrelu(rrelu_call)),

@@ -158,7 +158,7 @@ pub(crate) fn rows() -> Vec<Op> {
             M,
             |(x, dim, dtype): (Tensor, i64, Option<DType>)| {
                 same_dtype_in_place(&x, dim, dtype)?;
-                in_place(&x, scan::cumprod(&x, dim, dtype))
+                in_place(&x, || scan::cumprod(&x, dim, dtype))
             },
         )
         .grad(crate::derivatives::select::cumprod()),
@@ -167,7 +167,7 @@ pub(crate) fn rows() -> Vec<Op> {
             M,
             |(x, dim, dtype): (Tensor, i64, Option<DType>)| {
                 same_dtype_in_place(&x, dim, dtype)?;
-                in_place(&x, reduce::cumsum(&x, dim, dtype))
+                in_place(&x, || reduce::cumsum(&x, dim, dtype))
             },
         )
         .grad(crate::derivatives::index::cumsum()),
