@@ -338,8 +338,19 @@ fn zip_in_place<F: Element>(xs: &mut [F], ys: Rhs<F>, f: impl Fn(F, F) -> F + Sy
 pub fn binary_(op: Binary, x: &Tensor, other: &Arg) -> Result<()> {
     let dtype = x.dtype();
     // PyTorch checks the output before it looks for a kernel: an expanded
-    // `x`, then a result it could not store.
+    // `x`, an operand that does not broadcast to its shape, then a result
+    // it could not store.
     x.check_writable()?;
+    if let Arg::Tensor(y) = other {
+        let shape = crate::layout::broadcast_shapes(x.shape(), y.shape())
+            .ok_or_else(|| TensorError::broadcast(x.shape(), y.shape()))?;
+        if shape != x.shape() {
+            return Err(TensorError::InplaceShape {
+                output: x.shape().to_vec(),
+                broadcast: shape,
+            });
+        }
+    }
     let promoted = result_type(&[Operand::Tensor(dtype), other.operand()]);
     let result = match op.out() {
         Out::FloatPromoted if !promoted.is_float() => crate::dtype::default_float(),

@@ -252,3 +252,35 @@ fn large_outputs_are_built_in_parallel_chunks_in_order() {
 fn a_producer_that_ends_early_panics_instead_of_leaving_garbage() {
     build::<f32, _>(10, |_, len| std::iter::repeat_n(1.0, len - 1));
 }
+
+#[test]
+fn an_in_place_operand_that_widens_the_output_is_refused_before_the_dtype() {
+    // gcd has no float kernel, but PyTorch first finds that `y` broadcasts
+    // `x` to a larger shape; an operand that does not broadcast at all is
+    // its broadcast error.
+    let x = Tensor::from_vec(vec![1.0f32], &[1]);
+    let y = Tensor::from_vec(vec![1.0f32; 5], &[5]);
+    let wider = binary_(Binary::Gcd, &x, &Arg::Tensor(y));
+    assert!(
+        matches!(wider, Err(TensorError::InplaceShape { ref output, ref broadcast }) if output == &[1] && broadcast == &[5]),
+        "{wider:?}"
+    );
+    let x = Tensor::from_vec(vec![1.0f32; 3], &[3]);
+    let clash = binary_(
+        Binary::Gcd,
+        &x,
+        &Arg::Tensor(Tensor::from_vec(vec![1.0f32; 2], &[2])),
+    );
+    assert!(
+        matches!(clash, Err(TensorError::Broadcast { .. })),
+        "{clash:?}"
+    );
+    assert!(matches!(
+        binary_(
+            Binary::Gcd,
+            &x,
+            &Arg::Tensor(Tensor::from_vec(vec![1.0f32], &[1]))
+        ),
+        Err(TensorError::NotImplementedFor { .. })
+    ));
+}
