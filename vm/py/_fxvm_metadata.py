@@ -8,7 +8,6 @@ files to its packages (reading each one's METADATA and RECORD — a quarter
 of a second at each ``import transformers``). The versions here are the
 packages' own ``__version__``s, read from this table."""
 
-import re
 import sys
 
 VERSIONS = {
@@ -29,7 +28,10 @@ _SUMMARIES = {
 
 
 def _normalized(name):
-    """A distribution name as importlib.metadata compares them (PEP 503)."""
+    """A distribution name as importlib.metadata compares them (PEP 503);
+    ``re`` is imported here, not at every interpreter's start."""
+    import re
+
     return re.sub(r"[-_.]+", "_", name).lower()
 
 

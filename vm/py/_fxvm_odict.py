@@ -165,22 +165,21 @@ class OrderedDict(dict):
         return type(self)(self)
 
     def __or__(self, other):
-        if not isinstance(other, dict):
-            return NotImplemented
-        new = type(self)(self)
-        new.update(other)
-        return new
+        return _union(type(self), self, other) if isinstance(other, dict) else NotImplemented
 
     def __ror__(self, other):
-        if not isinstance(other, dict):
-            return NotImplemented
-        new = type(self)(other)
-        new.update(self)
-        return new
+        return _union(type(self), other, self) if isinstance(other, dict) else NotImplemented
 
     def __ior__(self, other):
         self.update(other)
         return self
+
+
+def _union(cls, first, second):
+    """``first | second`` as an OrderedDict of class ``cls``."""
+    new = cls(first)
+    new.update(second)
+    return new
 
 
 OrderedDict.__module__ = "collections"
