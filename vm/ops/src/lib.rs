@@ -41,7 +41,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 pub use family::Family;
-pub use op::{Op, Place};
+pub use op::{Op, Place, PythonRead};
 pub use schema::{Param, Schema, Ty};
 pub use value::{Data, Device, FromValue, Or, Value};
 

@@ -102,10 +102,20 @@ pub struct Op {
     requires_grad: Option<usize>,
     /// The dtypes PyTorch's kernel takes, when not all (see `kernels`).
     kernel_dtypes: Option<crate::kernels::KernelDTypes>,
-    /// `(parameter, attribute)`: what PyTorch's Python-written function
-    /// reads of its arguments, in order, before it calls the kernel
-    /// (`target.size()`): a non-tensor there is its AttributeError.
-    pub python_reads: Vec<(usize, &'static str)>,
+    /// What PyTorch's Python-written function reads of its arguments, in
+    /// order, before it calls the kernel (`target.size()`): a non-tensor
+    /// there is its AttributeError.
+    pub python_reads: Vec<PythonRead>,
+}
+
+/// One attribute read of [`Op::python_reads`].
+#[derive(Clone, Copy, Debug)]
+pub struct PythonRead {
+    /// The parameter whose argument is read.
+    pub param: usize,
+    pub attr: &'static str,
+    /// Made only when this parameter's argument is None (or not given).
+    pub when_none: Option<usize>,
 }
 
 impl std::fmt::Debug for Op {
@@ -216,9 +226,30 @@ impl Op {
     /// first, in order (see `Op::python_reads`).
     pub(crate) fn python_reads(mut self, reads: &[(&str, &'static str)]) -> Op {
         for &(param, attr) in reads {
-            let i = self.param_index(param);
-            self.python_reads.push((i, attr));
+            let param = self.param_index(param);
+            self.python_reads.push(PythonRead {
+                param,
+                attr,
+                when_none: None,
+            });
         }
+        self
+    }
+
+    /// A read PyTorch's Python function makes only when the argument
+    /// `when_none` is None (`input.dim()` when softmax's `dim` is not given).
+    pub(crate) fn python_read_when_none(
+        mut self,
+        when_none: &str,
+        param: &str,
+        attr: &'static str,
+    ) -> Op {
+        let read = PythonRead {
+            param: self.param_index(param),
+            attr,
+            when_none: Some(self.param_index(when_none)),
+        };
+        self.python_reads.push(read);
         self
     }
 

@@ -197,9 +197,17 @@ fn python_form(
 
 /// The attribute reads PyTorch's Python-written function makes first: an
 /// argument without the attribute raises Python's AttributeError there.
+/// An optional parameter's None is not read (PyTorch's code tests it
+/// first); a required one's is.
 fn python_reads(op: &Op, objects: &[Option<PyObjectRef>], vm: &VirtualMachine) -> PyResult<()> {
-    for &(i, attr) in &op.python_reads {
-        let Some(obj) = objects[i].as_ref().filter(|o| !vm.is_none(o)) else {
+    let is_none = |i: usize| objects[i].as_ref().is_none_or(|o| vm.is_none(o));
+    for read in &op.python_reads {
+        if read.when_none.is_some_and(|c| !is_none(c)) {
+            continue;
+        }
+        let (i, attr) = (read.param, read.attr);
+        let optional = op.schema.params[i].optional;
+        let Some(obj) = objects[i].as_ref().filter(|o| !(optional && vm.is_none(o))) else {
             continue;
         };
         if vm.get_attribute_opt(obj.clone(), attr)?.is_none() {

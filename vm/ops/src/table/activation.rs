@@ -88,6 +88,12 @@ fn inplace_unary(decl: &'static str, u: Unary) -> Op {
 }
 
 fn softmax_row(decl: &'static str, kind: SoftmaxKind) -> Op {
+    // PyTorch's function asks `input.dim()` for a missing dim, then calls
+    // `input.softmax(dim)` (or `log_softmax`).
+    let method = match kind {
+        SoftmaxKind::Softmax => "softmax",
+        SoftmaxKind::LogSoftmax => "log_softmax",
+    };
     op(
         decl,
         &[Functional(1)],
@@ -95,6 +101,8 @@ fn softmax_row(decl: &'static str, kind: SoftmaxKind) -> Op {
             reduce::softmax(&x, softmax_dim(&x, dim), dtype, kind)
         },
     )
+    .python_read_when_none("dim", "input", "dim")
+    .python_reads(&[("input", method)])
     .grad(crate::derivatives::reduce::softmax(
         kind == SoftmaxKind::LogSoftmax,
     ))
@@ -407,7 +415,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 let negated = o::neg(&o::to_dtype(&x, dtype.unwrap_or(x.dtype()))?)?;
                 o::call("softmax", vec![Value::Tensor(negated), Value::Int(dim)], vec![])
             },
-        ).composite().meta(meta::pointwise),
+        ).python_read_when_none("dim", "input", "dim").composite().meta(meta::pointwise),
         op(
             "prelu(Tensor input, Tensor weight)",
             &[Torch, Place::Method, FunctionalIsTorch],
@@ -483,6 +491,7 @@ pub(crate) fn rows() -> Vec<Op> {
                 o::div(&x, &denom)
             },
         )
+        .python_reads(&[("input", "norm")])
         .composite(),
         op(
             "one_hot(Tensor tensor, int num_classes=-1)",
