@@ -101,6 +101,11 @@ pub enum Data {
         /// by a floating dtype, refused by any other.
         wide: Vec<usize>,
     },
+    /// An element that is neither a number nor a sequence (its type's
+    /// name): refused as the dtype asked for, or not, has PyTorch refuse it.
+    Uninferable {
+        type_name: String,
+    },
 }
 
 impl Data {
@@ -133,6 +138,28 @@ impl Data {
                     ));
                 }
                 Tensor::from_scalars(&values, &shape, dtype)
+            }
+            Data::Uninferable { type_name } => {
+                let type_error = |message: String| TensorError::Other {
+                    kind: fxvm_tensor::ErrorKind::Type,
+                    message,
+                };
+                Err(match dtype {
+                    // Inference meets it first; a string is its own case.
+                    None if type_name == "str" => {
+                        type_error("new(): invalid data type 'str'".to_owned())
+                    }
+                    None => TensorError::runtime(
+                        "tensor",
+                        format!("Could not infer dtype of {type_name}"),
+                    ),
+                    Some(d) if d.is_float() => {
+                        type_error(format!("must be real number, not {type_name}"))
+                    }
+                    Some(_) => type_error(format!(
+                        "'{type_name}' object cannot be interpreted as an integer"
+                    )),
+                })
             }
         }
     }

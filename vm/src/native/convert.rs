@@ -1,7 +1,7 @@
 //! Conversions between Python objects and the tensor core: numbers, nested
 //! lists, dtypes, and tensor errors as Python exceptions.
 
-use rustpython_vm::builtins::{PyBaseExceptionRef, PyFloat, PyInt, PyList, PyTuple};
+use rustpython_vm::builtins::{PyBaseExceptionRef, PyFloat, PyInt, PyList, PyStr, PyTuple};
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 
 use crate::tensor::dtype::Category;
@@ -98,6 +98,9 @@ pub(crate) fn tensor_from_data(
 pub(crate) fn flatten_data(data: &PyObjectRef, vm: &VirtualMachine) -> PyResult<fxvm_ops::Data> {
     let mut flat = Flat::default();
     flatten(data, 0, &mut flat, vm)?;
+    if let Some(type_name) = flat.uninferable {
+        return Ok(fxvm_ops::Data::Uninferable { type_name });
+    }
     Ok(fxvm_ops::Data::Values {
         values: flat.values,
         shape: flat.shape,
@@ -110,6 +113,9 @@ struct Flat {
     values: Vec<Scalar>,
     shape: Vec<usize>,
     wide: Vec<usize>,
+    /// The type of the first element that is neither a number nor a
+    /// sequence, where flattening stopped.
+    uninferable: Option<String>,
 }
 
 /// PyTorch's limit on the nesting of data given to `torch.tensor`.
@@ -120,6 +126,7 @@ fn flatten(obj: &PyObjectRef, depth: usize, flat: &mut Flat, vm: &VirtualMachine
         values: out,
         shape,
         wide,
+        uninferable,
     } = flat;
     let value = scalar(obj, vm);
     let value = match (value, obj.downcast_ref::<PyInt>()) {
@@ -162,8 +169,15 @@ fn flatten(obj: &PyObjectRef, depth: usize, flat: &mut Flat, vm: &VirtualMachine
         l.borrow_vec().to_vec()
     } else if let Some(t) = obj.downcast_ref::<PyTuple>() {
         t.as_slice().to_vec()
+    } else if obj.downcast_ref::<PyStr>().is_some() && depth == 0 {
+        return Err(vm.new_type_error("new(): invalid data type 'str'"));
+    } else if obj.downcast_ref::<PyStr>().is_some() && out.is_empty() && depth == shape.len() {
+        // PyTorch sizes the data by its first elements, and a string is a
+        // sequence of strings.
+        return Err(vm.new_value_error("too many dimensions 'str'"));
     } else {
-        return Err(vm.new_type_error(format!("new(): invalid data type '{}'", obj.class().name())));
+        *uninferable = Some(obj.class().name().to_string());
+        return Ok(());
     };
     if depth == MAX_DIMS {
         return Err(vm.new_value_error(format!("too many dimensions '{}'", obj.class().name())));
@@ -184,6 +198,9 @@ fn flatten(obj: &PyObjectRef, depth: usize, flat: &mut Flat, vm: &VirtualMachine
     }
     for item in &items {
         flatten(item, depth + 1, flat, vm)?;
+        if flat.uninferable.is_some() {
+            break;
+        }
     }
     Ok(())
 }
