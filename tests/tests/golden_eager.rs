@@ -675,6 +675,11 @@ fn code_compiled_from_an_ast_tree_keeps_the_trees_line_numbers() {
 }
 
 #[test]
+fn in_place_view_ops_restride_the_tensor_itself_as_pytorch() {
+    check("in_place_views");
+}
+
+#[test]
 fn ordered_dict_behaves_as_cpythons_over_the_native_dict() {
     check_in("python", "ordered_dict");
 }

@@ -528,6 +528,80 @@ impl PyTensor {
         wrap(self.tensor().detach(), vm)
     }
 
+    /// The in-place view ops (`x.unsqueeze_(0)`, `t_`, `transpose_`,
+    /// `squeeze_`, `swapdims_`): `t` itself becomes the view the row makes —
+    /// the same storage with new sizes and strides, and the view's history
+    /// when the row recorded one. A leaf that requires grad is refused while grad
+    /// mode records, as PyTorch refuses it.
+    fn restride(
+        zelf: PyRef<Self>,
+        op: &str,
+        args: Vec<Value>,
+        vm: &VirtualMachine,
+    ) -> PyResult<PyRef<Self>> {
+        let t = zelf.tensor();
+        if crate::tensor::autograd::records_history() && t.requires_grad() && t.is_leaf() {
+            return Err(crate::tensor::TensorError::LeafInPlace).py(vm);
+        }
+        let mut values = vec![Value::Tensor(t)];
+        values.extend(args);
+        let view = crate::native::guard::guard(op, vm, || row(op, values).py(vm))?;
+        let mut inner = zelf.inner.write();
+        // Without history (a leaf, or no grad mode) `t` keeps its own
+        // autograd record — requires_grad, .grad, hooks — over the view.
+        *inner = if view.grad_fn().is_some() {
+            view
+        } else {
+            inner.with_data_of(&view)
+        };
+        drop(inner);
+        Ok(zelf)
+    }
+
+    #[pymethod]
+    fn unsqueeze_(zelf: PyRef<Self>, dim: i64, vm: &VirtualMachine) -> PyResult<PyRef<Self>> {
+        Self::restride(zelf, "unsqueeze", vec![Value::Int(dim)], vm)
+    }
+
+    #[pymethod]
+    fn squeeze_(
+        zelf: PyRef<Self>,
+        dim: OptionalArg<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult<PyRef<Self>> {
+        let dims = match dim {
+            OptionalArg::Missing => Value::None,
+            OptionalArg::Present(d) if vm.is_none(&d) => Value::None,
+            OptionalArg::Present(d) => match d.try_to_value::<i64>(vm) {
+                Ok(d) => Value::Ints(vec![d]),
+                Err(_) => Value::Ints(d.try_to_value::<Vec<i64>>(vm)?),
+            },
+        };
+        Self::restride(zelf, "squeeze", vec![dims], vm)
+    }
+
+    #[pymethod]
+    fn t_(zelf: PyRef<Self>, vm: &VirtualMachine) -> PyResult<PyRef<Self>> {
+        Self::restride(zelf, "t", vec![], vm)
+    }
+
+    #[pymethod]
+    #[pymethod(name = "swapdims_")]
+    #[pymethod(name = "swapaxes_")]
+    fn transpose_(
+        zelf: PyRef<Self>,
+        dim0: i64,
+        dim1: i64,
+        vm: &VirtualMachine,
+    ) -> PyResult<PyRef<Self>> {
+        Self::restride(
+            zelf,
+            "transpose",
+            vec![Value::Int(dim0), Value::Int(dim1)],
+            vm,
+        )
+    }
+
     /// `t.data = other`: `t` keeps its autograd record over `other`'s data.
     #[pygetset(setter)]
     fn set_data(&self, value: PyRef<PyTensor>) {
