@@ -89,7 +89,9 @@ class FxvmDistributionFinder:
     @classmethod
     def find_distributions(cls, context=None):
         wanted = getattr(context, "name", None)
-        names = VERSIONS if wanted is None else [n for n in VERSIONS if n == _normalized(wanted)]
+        if wanted is not None:
+            wanted = _normalized(wanted)
+        names = [n for n in VERSIONS if wanted in (None, n)]
         return iter([_distribution(n) for n in names])
 
 

@@ -102,7 +102,8 @@ pub enum Data {
         wide: Vec<usize>,
     },
     /// An element that is neither a number nor a sequence (its type's
-    /// name): refused as the dtype asked for, or not, has PyTorch refuse it.
+    /// name): refused with PyTorch's error for inferring a dtype, or for
+    /// storing into the dtype asked for.
     Uninferable {
         type_name: String,
     },

@@ -276,22 +276,17 @@ pub(crate) fn convert_to(ty: &Ty, o: &PyObjectRef, vm: &VirtualMachine) -> PyRes
             None => None,
         },
         Ty::Device => {
-            let is_device = o.downcast_ref::<PyStr>().is_some() || &*o.class().name() == "device";
-            // A bare index names the accelerator's device of that index.
-            let index = match o.downcast_ref::<PyInt>() {
-                Some(i) if !is_device => Some(i.try_to_primitive::<i64>(vm)?),
-                _ => None,
-            };
-            if !is_device && index.is_none() {
+            let name = if o.downcast_ref::<PyStr>().is_some() || &*o.class().name() == "device" {
+                o.str(vm)?
+            } else if o.downcast_ref::<PyInt>().is_some() {
+                // A bare index, read as `torch.device(index)` reads it.
+                crate::native::classes::attr("torch", "device", vm)?
+                    .call((o.clone(),), vm)?
+                    .str(vm)?
+            } else {
                 return Ok(None);
-            }
-            let name = match index {
-                Some(i) if i < 0 => {
-                    return Err(vm.new_runtime_error("Device index must not be negative"));
-                }
-                Some(i) => format!("cuda:{i}"),
-                None => o.str(vm)?.text(vm)?.to_owned(),
             };
+            let name = name.text(vm)?.to_owned();
             check_device(&name, vm)?;
             Some(Value::Device(name))
         }

@@ -94,7 +94,8 @@ pub(crate) fn tensor_from_data(
 
 /// The numbers of a (nested) sequence, row-major, and the shape of its
 /// nesting: `torch.tensor`'s data. Ints past int64 are held as their float
-/// values, their positions listed (`Data::Values::wide`).
+/// values, their positions listed (`Data::Values::wide`); an element that
+/// is neither a number nor a sequence ends it (`Data::Uninferable`).
 pub(crate) fn flatten_data(data: &PyObjectRef, vm: &VirtualMachine) -> PyResult<fxvm_ops::Data> {
     let mut flat = Flat::default();
     flatten(data, 0, &mut flat, vm)?;
@@ -165,13 +166,14 @@ fn flatten(obj: &PyObjectRef, depth: usize, flat: &mut Flat, vm: &VirtualMachine
         let nested = to_list(&t?, vm);
         return flatten(&nested, depth, flat, vm);
     }
+    let is_str = obj.downcast_ref::<PyStr>().is_some();
     let items: Vec<PyObjectRef> = if let Some(l) = obj.downcast_ref::<PyList>() {
         l.borrow_vec().to_vec()
     } else if let Some(t) = obj.downcast_ref::<PyTuple>() {
         t.as_slice().to_vec()
-    } else if obj.downcast_ref::<PyStr>().is_some() && depth == 0 {
+    } else if is_str && depth == 0 {
         return Err(vm.new_type_error("new(): invalid data type 'str'"));
-    } else if obj.downcast_ref::<PyStr>().is_some() && out.is_empty() && depth == shape.len() {
+    } else if is_str && out.is_empty() && depth == shape.len() {
         // PyTorch sizes the data by its first elements, and a string is a
         // sequence of strings.
         return Err(vm.new_value_error("too many dimensions 'str'"));

@@ -79,8 +79,6 @@ fn tile(x: &Tensor, dims: &[i64]) -> Result<Tensor> {
     shape::repeat(x, &reps)
 }
 
-/// `repeat_interleave`: each slice along `dim` (of the flattened input
-/// when `dim` is None) `repeats[i]` times in a row.
 /// `repeat_interleave` as either row calls it: `repeats` None is the
 /// function's one-argument form (the positions of `input`, each repeated
 /// that many times); a given `output_size` must be the result's length
@@ -125,6 +123,8 @@ fn repeat_interleave_call(
     }
 }
 
+/// `repeat_interleave`: each slice along `dim` (of the flattened input
+/// when `dim` is None) `repeats[i]` times in a row.
 fn repeat_interleave(x: &Tensor, repeats: Or<Tensor, i64>, dim: Option<i64>) -> Result<Tensor> {
     // Repeat counts are integers: PyTorch has no kernel reading others.
     if let Or::A(t) = &repeats

@@ -101,12 +101,7 @@ def _run_step_hooks(step):
     def run(*args, **kwargs):
         self = args[0]
         # Most optimizers have no hooks: skip walking four empty dicts.
-        if not (
-            _global_optimizer_pre_hooks
-            or self._optimizer_step_pre_hooks
-            or self._optimizer_step_post_hooks
-            or _global_optimizer_post_hooks
-        ):
+        if not self._has_step_hooks():
             return step(*args, **kwargs)
         for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
             result = pre_hook(self, args, kwargs)

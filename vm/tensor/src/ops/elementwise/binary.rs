@@ -373,7 +373,7 @@ pub fn binary_(op: Binary, x: &Tensor, other: &Arg) -> Result<()> {
             Arg::Tensor(t) if t.dtype() == dtype => Some(t.clone()),
             Arg::Tensor(_) => None,
         };
-        // One that does not broadcast to `x` gets PyTorch's error below.
+        // A tensor operand broadcasts to `x` (checked above).
         let done = y
             .and_then(|y| y.broadcast_to(x.shape()).ok())
             .and_then(|y| {
