@@ -27,10 +27,10 @@ cases["conv_transpose_dcgan"] = lambda: F.conv_transpose2d(xt, wt, stride=2, pad
 # A 2-layer LSTM, hidden 256, 64 steps, batch 8 (the target), inference.
 lstm = torch.nn.LSTM(256, 256, 2).eval()
 seq = torch.randn(64, 8, 256)
-cases["lstm_2x256"] = lambda: lstm(seq)
+cases["lstm_2x256"] = lambda lstm=lstm: lstm(seq)
 # A linear layer on a small batch (inference): 8 rows through a 512 -> 2048 weight.
 xl, wl = torch.randn(8, 512), torch.randn(2048, 512)
-cases["linear_8x512x2048"] = lambda: F.linear(xl, wl)
+cases["linear_8x512x2048"] = lambda xl=xl: F.linear(xl, wl)
 x, y = torch.randn(1_000_000), torch.randn(1_000_000)
 cases["topk_1M_k10"] = lambda: torch.topk(x, 10)
 cases["topk_rows_k5"] = lambda: torch.topk(x.view(1000, 1000), 5)
@@ -86,13 +86,13 @@ def train_cnn():
 
 
 cases["train_cnn_b8"] = train_cnn
-lstm = torch.nn.LSTM(64, 64, num_layers=2)
-xl = torch.randn(35, 20, 64)
+lstm_small = torch.nn.LSTM(64, 64, num_layers=2)
+x_seq = torch.randn(35, 20, 64)
 
 
 def train_lstm():
-    lstm.zero_grad()
-    out, _ = lstm(xl)
+    lstm_small.zero_grad()
+    out, _ = lstm_small(x_seq)
     out.sum().backward()
 
 
