@@ -166,6 +166,11 @@ fn attention_runs_and_differentiates_as_flash_attention_where_pytorch_does() {
 }
 
 #[test]
+fn recurrent_layers_record_and_differentiate_as_pytorch_cpu_build_does() {
+    check_in("autograd", "recurrent_layers");
+}
+
+#[test]
 fn module_backward_hooks_gradcheck_functional_and_anomaly_detection_match_pytorch() {
     check_in("autograd", "surface");
 }

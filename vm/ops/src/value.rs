@@ -375,6 +375,14 @@ tuples! {
     13: A B C D E F G H I J K L M;
     14: A B C D E F G H I J K L M N;
     15: A B C D E F G H I J K L M N O;
+    16: A B C D E F G H I J K L M N O P;
+    17: A B C D E F G H I J K L M N O P Q;
+    18: A B C D E F G H I J K L M N O P Q R;
+    19: A B C D E F G H I J K L M N O P Q R S;
+    20: A B C D E F G H I J K L M N O P Q R S U;
+    21: A B C D E F G H I J K L M N O P Q R S U V;
+    22: A B C D E F G H I J K L M N O P Q R S U V W;
+    23: A B C D E F G H I J K L M N O P Q R S U V W X;
 }
 
 /// An elementwise operand as the value a row is called with.

@@ -4,11 +4,12 @@
 
 use std::sync::Arc;
 
+use fxvm_tensor::autograd::records_history;
 use fxvm_tensor::ops::rnn::{self, Cell, Sequence, Stack};
-use fxvm_tensor::{Result, Tensor};
+use fxvm_tensor::{DType, Result, Tensor};
 
-use crate::autograd::Derivative;
 use crate::autograd::ops as o;
+use crate::autograd::{Derivative, Save, derivative};
 use crate::value::Value;
 
 fn tensor(v: &Value) -> Tensor {
@@ -120,8 +121,13 @@ fn replace_head(t: &Tensor, head: Tensor) -> Result<Tensor> {
     o::cat(&[head, o::narrow(t, 0, b, batch - b)?], 0)
 }
 
-/// One direction of one layer over time-major rows: its output rows and
-/// final states.
+/// `ts` stacked along a new first dimension.
+fn stacked(ts: Vec<Tensor>) -> Result<Tensor> {
+    o::call("stack", vec![Value::Tensors(ts), Value::Int(0)], vec![])
+}
+
+/// One direction of one layer over time-major rows: its output at each
+/// step, in time order, and its final states.
 fn layer(
     cell: Cell,
     params: &[Tensor],
@@ -130,7 +136,7 @@ fn layer(
     spans: &[(usize, usize)],
     (h0, c0): (Tensor, Option<Tensor>),
     reverse: bool,
-) -> Result<(Tensor, Tensor, Option<Tensor>)> {
+) -> Result<(Vec<Tensor>, Tensor, Option<Tensor>)> {
     let (b_ih, b_hh) = if has_biases {
         (Some(&params[2]), Some(&params[3]))
     } else {
@@ -141,7 +147,12 @@ fn layer(
         b_hh,
         w_hr: params.get(if has_biases { 4 } else { 2 }),
     };
-    let pre = linear(data, &params[0], b_ih)?;
+    // Time-major steps `(T, B, F)` as rows.
+    let rows = match data.shape() {
+        &[steps, batch, features] => o::reshape(data, &[steps * batch, features])?,
+        _ => data.clone(),
+    };
+    let pre = linear(&rows, &params[0], b_ih)?;
     let (mut h, mut c) = (h0, c0);
     let mut outputs = Vec::with_capacity(spans.len());
     let order: Vec<&(usize, usize)> = if reverse {
@@ -162,7 +173,7 @@ fn layer(
     if reverse {
         outputs.reverse();
     }
-    Ok((o::cat(&outputs, 0)?, h, c))
+    Ok((outputs, h, c))
 }
 
 /// `lstm`/`gru`/`rnn_*(input, hx, params, has_biases, num_layers,
@@ -195,19 +206,20 @@ pub(crate) fn stack(cell: Cell) -> Derivative {
             Some(sizes) => Sequence::Packed { batch_sizes: sizes },
             None => Sequence::Padded { batch_first },
         };
-        let (spans, batch) = rnn::spans(&x, sequence, cell.name())?;
-        // Time-major rows.
-        let mut data = match &batch_sizes {
-            Some(_) => x.clone(),
-            None => {
-                let t = if batch_first {
-                    o::transpose(&x, 0, 1)?
-                } else {
-                    x.clone()
-                };
-                let features = t.shape()[2];
-                o::reshape(&t, &[t.shape()[0] * t.shape()[1], features])?
-            }
+        let has_projections = per > if stack.has_biases { 4 } else { 2 };
+        if cell == Cell::Lstm
+            && x.dtype() == DType::F32
+            && batch_sizes.is_none()
+            && !has_projections
+        {
+            return layers_as_oneDNN(&stack, &x, &hx, per, batch_first);
+        }
+        let (spans, _) = rnn::spans(&x, sequence, cell.name())?;
+        // Packed rows, or time-major steps.
+        let mut data = if batch_first && batch_sizes.is_none() {
+            o::transpose(&x, 0, 1)?
+        } else {
+            x.clone()
         };
         let dirs = if stack.bidirectional { 2 } else { 1 };
         let mut finals: Vec<Vec<Tensor>> = vec![Vec::new(); hx.len()];
@@ -240,35 +252,36 @@ pub(crate) fn stack(cell: Cell) -> Derivative {
                 if let Some(c) = c {
                     finals[1].push(c);
                 }
-                outputs.push(out);
+                // Padded steps stack into (T, B, H), as PyTorch's
+                // composed layers return them; packed ones join rows.
+                outputs.push(match batch_sizes {
+                    Some(_) => o::cat(&out, 0)?,
+                    None => stacked(out)?,
+                });
             }
-            data = if dirs == 1 {
+            // Directions join along the features: the last dimension.
+            let features = outputs[0].ndim() as i64 - 1;
+            let mut joined = if dirs == 1 {
                 outputs.remove(0)
             } else {
-                o::cat(&outputs, 1)?
+                o::cat(&outputs, features)?
             };
             if dropout > 0.0 && stack.train && index + 1 < layers {
-                data = o::call_functional(
+                joined = o::call_functional(
                     "dropout",
                     vec![
-                        Value::Tensor(data),
+                        Value::Tensor(joined),
                         Value::Float(dropout),
                         Value::Bool(true),
                     ],
                 )?;
             }
+            data = joined;
         }
-        let output = match batch_sizes {
-            Some(_) => data,
-            None => {
-                let features = data.shape()[1];
-                let o3 = o::reshape(&data, &[spans.len(), batch, features])?;
-                if batch_first {
-                    o::transpose(&o3, 0, 1)?
-                } else {
-                    o3
-                }
-            }
+        let output = if batch_first && batch_sizes.is_none() {
+            o::transpose(&data, 0, 1)?
+        } else {
+            data
         };
         let mut all = vec![output];
         for parts in finals {
@@ -280,6 +293,201 @@ pub(crate) fn stack(cell: Cell) -> Derivative {
         }
         Ok(Value::Tensors(all))
     }))
+}
+
+/// oneDNN's number for an LSTM cell in `mkldnn_rnn_layer`'s `mode`.
+pub(crate) const LSTM_MODE: i64 = 2;
+
+/// A float32 LSTM stack over padded sequences without projections, as
+/// PyTorch's CPU build runs it with gradients: one `mkldnn_rnn_layer` per
+/// layer and direction on time-major input, directions joined by `cat`,
+/// dropout between layers, the final states stacked.
+#[allow(non_snake_case)] // named for the library whose rows it records
+fn layers_as_oneDNN(
+    stack: &Stack,
+    x: &Tensor,
+    hx: &[Tensor],
+    per: usize,
+    batch_first: bool,
+) -> Result<Value> {
+    let params = stack.params;
+    let hidden = params[1].shape().get(1).copied().unwrap_or(0);
+    let dirs = if stack.bidirectional { 2 } else { 1 };
+    let mut data = if batch_first {
+        o::transpose(x, 0, 1)?
+    } else {
+        x.clone()
+    };
+    let mut finals: [Vec<Tensor>; 2] = [Vec::new(), Vec::new()];
+    for index in 0..stack.num_layers {
+        let mut outputs = Vec::with_capacity(dirs);
+        for d in 0..dirs {
+            let unit = index * dirs + d;
+            let p = &params[unit * per..(unit + 1) * per];
+            let (b_ih, b_hh) = if stack.has_biases {
+                (p[2].clone(), p[3].clone())
+            } else {
+                (
+                    o::zeros(p[0].shape(), p[0].dtype())?,
+                    o::zeros(p[1].shape(), p[1].dtype())?,
+                )
+            };
+            let state = |k: usize| {
+                o::call(
+                    "select",
+                    vec![o::value(&hx[k]), Value::Int(0), Value::Int(unit as i64)],
+                    vec![],
+                )
+            };
+            let results = o::call_value(
+                "mkldnn_rnn_layer",
+                vec![
+                    o::value(&data),
+                    o::value(&p[0]),
+                    o::value(&p[1]),
+                    o::value(&b_ih),
+                    o::value(&b_hh),
+                    o::value(&state(0)?),
+                    o::value(&state(1)?),
+                    Value::Bool(d == 1),
+                    Value::Ints(vec![]),
+                    Value::Int(LSTM_MODE),
+                    Value::Int(hidden as i64),
+                    Value::Int(stack.num_layers as i64),
+                    Value::Bool(stack.has_biases),
+                    Value::Bool(stack.bidirectional),
+                    Value::Bool(batch_first),
+                    Value::Bool(stack.train),
+                ],
+                vec![],
+            )?;
+            let Value::Tuple(parts) = results else {
+                unreachable!("mkldnn_rnn_layer returns four tensors")
+            };
+            let mut parts = parts.into_iter().map(|v| tensor(&v));
+            let mut next = || parts.next().expect("mkldnn_rnn_layer returns four tensors");
+            outputs.push(next());
+            finals[0].push(next());
+            finals[1].push(next());
+        }
+        data = if dirs == 1 {
+            outputs.remove(0)
+        } else {
+            o::cat(&outputs, 2)?
+        };
+        if stack.dropout > 0.0 && stack.train && index + 1 < stack.num_layers {
+            data = o::call_functional(
+                "dropout",
+                vec![
+                    Value::Tensor(data),
+                    Value::Float(stack.dropout),
+                    Value::Bool(true),
+                ],
+            )?;
+        }
+    }
+    let mut all = vec![if batch_first {
+        o::transpose(&data, 0, 1)?
+    } else {
+        data
+    }];
+    for parts in finals {
+        all.push(o::call(
+            "stack",
+            vec![Value::Tensors(parts), Value::Int(0)],
+            vec![],
+        )?);
+    }
+    Ok(Value::Tensors(all))
+}
+
+/// `mkldnn_rnn_layer`: its backward row, from the saved operands and
+/// results — itself without a derivative, as PyTorch's.
+pub(crate) fn lstm_layer() -> Derivative {
+    const SAVES: &[Save] = &[
+        Save::In(0),
+        Save::In(1),
+        Save::In(2),
+        Save::In(3),
+        Save::In(4),
+        Save::In(5),
+        Save::In(6),
+        Save::Out(0),
+        Save::Out(1),
+        Save::Out(2),
+        Save::Out(3),
+    ];
+    derivative("MkldnnRnnLayerBackward0", SAVES, |c| {
+        if records_history() {
+            return lstm_layer_differentiably(c);
+        }
+        let grad = |n: usize| c.grad_n(n).map_or(Value::None, Value::Tensor);
+        let mut args = (0..7)
+            .map(|i| c.input(i).map(Value::Tensor))
+            .chain((0..3).map(|n| c.output(n).map(Value::Tensor)))
+            .collect::<Result<Vec<_>>>()?;
+        args.extend([grad(0), grad(1), grad(2)]);
+        // reverse, mode, hidden_size, num_layers, has_biases, train,
+        // bidirectional, batch_sizes, batch_first: the forward's in the
+        // backward's order.
+        args.extend([7, 9, 10, 11, 12, 15, 13, 8, 14].map(|i| c.value(i).clone()));
+        args.push(Value::Tensor(c.output(3)?));
+        let Value::Tuple(grads) = o::call_value("mkldnn_rnn_layer_backward", args, vec![])? else {
+            unreachable!("the backward returns seven gradients")
+        };
+        for (i, g) in grads.into_iter().enumerate() {
+            if c.needs(i) {
+                c.set(i, tensor(&g));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `mkldnn_rnn_layer`'s gradients when the backward itself records
+/// (`create_graph=True`): the layer recomputed as the composed recurrence
+/// from its saved operands and differentiated with history, so the
+/// gradients have derivatives of their own — where the backward row has
+/// none, as PyTorch's (which differentiates a composed backward there).
+fn lstm_layer_differentiably(c: &mut crate::autograd::Back<'_>) -> Result<()> {
+    let operands = (0..7).map(|i| c.input(i)).collect::<Result<Vec<_>>>()?;
+    let x = &operands[0];
+    let (steps, batch) = (x.shape()[0], x.shape()[1]);
+    let params = if c.bool(12) {
+        &operands[1..5]
+    } else {
+        &operands[1..3]
+    };
+    let spans: Vec<(usize, usize)> = (0..steps).map(|t| (t * batch, batch)).collect();
+    let states = (operands[5].clone(), Some(operands[6].clone()));
+    let (out, h, cell) = layer(Cell::Lstm, params, c.bool(12), x, &spans, states, c.bool(7))?;
+    let results = [
+        stacked(out)?,
+        h,
+        cell.expect("an LSTM carries a cell state"),
+    ];
+    let (mut outputs, mut grads) = (Vec::new(), Vec::new());
+    for (n, t) in results.into_iter().enumerate() {
+        if let Some(g) = c.grad_n(n) {
+            outputs.push(t);
+            grads.push(Some(g));
+        }
+    }
+    let wanted: Vec<usize> = (0..7)
+        .filter(|&i| c.needs(i) && operands[i].requires_grad())
+        .collect();
+    let inputs: Vec<Tensor> = wanted.iter().map(|&i| operands[i].clone()).collect();
+    let opts = crate::autograd::engine::Options {
+        retain_graph: true,
+        create_graph: true,
+    };
+    let got = crate::autograd::engine::grad(&outputs, grads, &inputs, opts, true)?;
+    for (i, g) in wanted.into_iter().zip(got) {
+        if let Some(g) = g {
+            c.set(i, g);
+        }
+    }
+    Ok(())
 }
 
 /// `lstm_cell`/`gru_cell`/`rnn_*_cell(input, hx, w_ih, w_hh, b_ih, b_hh)`.

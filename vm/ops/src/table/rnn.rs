@@ -5,6 +5,7 @@ use fxvm_tensor::ops::rnn::{self, Cell, Sequence, Stack};
 use fxvm_tensor::random::Generator;
 use fxvm_tensor::{Result, Scalar, Tensor};
 
+use crate::derivatives::rnn::LSTM_MODE;
 use crate::meta;
 use crate::op::{Op, T, op};
 use crate::value::Value;
@@ -83,6 +84,89 @@ fn stack_row<H: States + crate::value::FromValue + 'static>(decl: &'static str, 
     .grad(crate::derivatives::rnn::stack(cell))
 }
 
+type LayerArgs = (
+    Tensor,
+    Tensor,
+    Tensor,
+    Tensor,
+    Tensor,
+    Tensor,
+    Tensor,
+    bool,
+    Vec<i64>,
+    i64,
+    i64,
+    i64,
+    bool,
+    bool,
+    bool,
+    bool,
+);
+
+type LayerBackwardArgs = (
+    Tensor,
+    Tensor,
+    Tensor,
+    Tensor,
+    Tensor,
+    Tensor,
+    Tensor,
+    Tensor,
+    Tensor,
+    Tensor,
+    Option<Tensor>,
+    Option<Tensor>,
+    Option<Tensor>,
+    bool,
+    i64,
+    i64,
+    i64,
+    bool,
+    bool,
+    bool,
+    Vec<i64>,
+    bool,
+    Tensor,
+);
+
+/// `mkldnn_rnn_layer`'s operands as the tensor crate's layer: only an
+/// LSTM (mode 2) of the weights' hidden size; without biases the two
+/// bias operands (zeros, as PyTorch passes them) are not read.
+fn lstm_layer<'a>(
+    x: &'a Tensor,
+    [w_ih, w_hh, b_ih, b_hh]: [&'a Tensor; 4],
+    has_biases: bool,
+    [hx, cx]: [&'a Tensor; 2],
+    reverse: bool,
+    mode: i64,
+    hidden: i64,
+) -> Result<rnn::LstmLayer<'a>> {
+    if mode != LSTM_MODE {
+        return Err(fxvm_tensor::TensorError::runtime(
+            "mkldnn_rnn_layer",
+            format!("mkldnn_rnn_layer: mode {mode} is not an LSTM (mode {LSTM_MODE})"),
+        ));
+    }
+    if w_hh.ndim() != 2 || w_hh.shape()[1] as i64 != hidden {
+        return Err(fxvm_tensor::TensorError::runtime(
+            "mkldnn_rnn_layer",
+            format!(
+                "mkldnn_rnn_layer: hidden_size {hidden} does not match weight1's shape {:?}",
+                w_hh.shape()
+            ),
+        ));
+    }
+    Ok(rnn::LstmLayer {
+        input: x,
+        w_ih,
+        w_hh,
+        biases: has_biases.then_some((b_ih, b_hh)),
+        hx,
+        cx,
+        reverse,
+    })
+}
+
 type CellArgs<H> = (Tensor, H, Tensor, Tensor, Option<Tensor>, Option<Tensor>);
 
 /// One step of an RNN or GRU cell: the new hidden state.
@@ -145,6 +229,33 @@ pub(crate) fn rows() -> Vec<Op> {
             "rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None)",
             Cell::RnnRelu,
         ).meta(meta::recurrent_cell),
+        // What a float32 LSTM with gradients records per layer and
+        // direction, as PyTorch's CPU build (oneDNN) records it, and its
+        // backward (not bound in Python).
+        op(
+            "mkldnn_rnn_layer(Tensor input, Tensor weight0, Tensor weight1, Tensor weight2, Tensor weight3, Tensor hx_, Tensor cx_, bool reverse, int[] batch_sizes, int mode, int hidden_size, int num_layers, bool has_biases, bool bidirectional, bool batch_first, bool train) -> tuple[Tensor, Tensor, Tensor, Tensor]",
+            T,
+            |(x, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse, _sizes, mode, hidden, _layers, has_biases, _bidirectional, _batch_first, _train): LayerArgs| -> Result<Value> {
+                let layer = lstm_layer(&x, [&w_ih, &w_hh, &b_ih, &b_hh], has_biases, [&hx, &cx], reverse, mode, hidden)?;
+                let out = rnn::lstm_layer(&layer)?;
+                Ok(Value::Tuple(
+                    [out.output, out.hy, out.cy, out.workspace].into_iter().map(Value::Tensor).collect(),
+                ))
+            },
+        )
+        .grad(crate::derivatives::rnn::lstm_layer())
+        .nondiff_outputs(&[3]),
+        op(
+            "mkldnn_rnn_layer_backward(Tensor input, Tensor weight1, Tensor weight2, Tensor weight3, Tensor weight4, Tensor hx_, Tensor cx_tmp, Tensor output, Tensor hy_, Tensor cy_, Tensor? grad_output, Tensor? grad_hy, Tensor? grad_cy, bool reverse, int mode, int hidden_size, int num_layers, bool has_biases, bool train, bool bidirectional, int[] batch_sizes, bool batch_first, Tensor workspace) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]",
+            &[],
+            |(x, w_ih, w_hh, b_ih, b_hh, hx, cx, output, _hy, _cy, g_out, g_hy, g_cy, reverse, mode, hidden, _layers, has_biases, _train, _bidirectional, _sizes, _batch_first, workspace): LayerBackwardArgs| -> Result<Value> {
+                let layer = lstm_layer(&x, [&w_ih, &w_hh, &b_ih, &b_hh], has_biases, [&hx, &cx], reverse, mode, hidden)?;
+                let g = rnn::lstm_layer_backward(&layer, &output, &workspace, [g_out.as_ref(), g_hy.as_ref(), g_cy.as_ref()])?;
+                Ok(Value::Tuple(
+                    [g.input, g.w_ih, g.w_hh, g.bias.clone(), g.bias, g.hx, g.cx].into_iter().map(Value::Tensor).collect(),
+                ))
+            },
+        ),
         op(
             "_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first)",
             T,

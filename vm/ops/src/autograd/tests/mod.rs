@@ -140,6 +140,7 @@ fn close(what: &str, analytic: &[Option<Tensor>], numeric: &[Vec<f64>]) {
 /// flash attention backward, none at all).
 const NO_DOUBLE: &[&str] = &[
     "_scaled_dot_product_flash_attention_for_cpu",
+    "mkldnn_rnn_layer",
     "F.nll_loss",
     "F.cross_entropy",
     // scatter_add and conv_transpose

@@ -797,6 +797,28 @@ pub(super) fn sample(name: &str, op: &Op) -> Option<Call> {
                 vec![("is_causal", Value::Bool(false))],
             ));
         }
+        "mkldnn_rnn_layer" => {
+            // An LSTM layer (mode 2), hidden size 2, run backwards over
+            // 3 steps of 2.
+            return s(vec![
+                x(&[3, 2, 3], 1),
+                x(&[8, 3], 2),
+                x(&[8, 2], 3),
+                x(&[8], 4),
+                x(&[8], 5),
+                x(&[2, 2], 6),
+                x(&[2, 2], 7),
+                Value::Bool(true),
+                Value::Ints(vec![]),
+                Value::Int(2),
+                Value::Int(2),
+                Value::Int(1),
+                Value::Bool(true),
+                Value::Bool(false),
+                Value::Bool(false),
+                Value::Bool(true),
+            ]);
+        }
         "_scaled_dot_product_flash_attention_for_cpu" => {
             return Some((
                 vec![

@@ -15,7 +15,10 @@ use crate::ops::shape;
 use crate::random::Generator;
 use crate::tensor::Tensor;
 
+mod lstm_layer;
 mod recurrent;
+
+pub use lstm_layer::{LstmLayer, LstmLayerGrads, LstmLayerOutput, lstm_layer, lstm_layer_backward};
 
 use recurrent::Packed;
 
@@ -130,6 +133,16 @@ impl<T: Activate> Weights<T> {
 trait Activate: Real {
     fn sigmoid_all(v: &mut [Self]);
     fn tanh_all(v: &mut [Self]);
+    /// One LSTM step over its rows (see [`fastmath::lstm_cell`]).
+    fn lstm_cell(gates: &mut [Self], c: &mut [Self], h: &mut [Self], hidden: usize);
+    /// Its gradient, one row (see [`fastmath::lstm_cell_backward`]).
+    fn lstm_cell_backward(
+        saved: &[Self],
+        c_prev: &[Self],
+        dh: &[Self],
+        dc: &mut [Self],
+        d: &mut [Self],
+    );
 }
 
 impl Activate for f32 {
@@ -140,6 +153,20 @@ impl Activate for f32 {
     fn tanh_all(v: &mut [f32]) {
         fastmath::tanh_in_place(v);
     }
+
+    fn lstm_cell(gates: &mut [f32], c: &mut [f32], h: &mut [f32], hidden: usize) {
+        fastmath::lstm_cell(gates, c, h, hidden);
+    }
+
+    fn lstm_cell_backward(
+        saved: &[f32],
+        c_prev: &[f32],
+        dh: &[f32],
+        dc: &mut [f32],
+        d: &mut [f32],
+    ) {
+        fastmath::lstm_cell_backward(saved, c_prev, dh, dc, d);
+    }
 }
 
 impl Activate for f64 {
@@ -149,6 +176,52 @@ impl Activate for f64 {
 
     fn tanh_all(v: &mut [f64]) {
         v.iter_mut().for_each(|x| *x = x.tanh());
+    }
+
+    fn lstm_cell(gates: &mut [f64], c: &mut [f64], h: &mut [f64], hidden: usize) {
+        for ((g, c), h) in gates
+            .chunks_exact_mut(4 * hidden)
+            .zip(c.chunks_exact_mut(hidden))
+            .zip(h.chunks_exact_mut(hidden))
+        {
+            let (if_, rest) = g.split_at_mut(2 * hidden);
+            let (cand, o) = rest.split_at_mut(hidden);
+            Self::sigmoid_all(if_);
+            Self::tanh_all(cand);
+            Self::sigmoid_all(o);
+            let (i, f) = if_.split_at(hidden);
+            for ((((c, h), &i), &f), (&cand, &o)) in c
+                .iter_mut()
+                .zip(h)
+                .zip(i)
+                .zip(f)
+                .zip(cand.iter().zip(o.iter()))
+            {
+                *c = f * *c + i * cand;
+                *h = o * c.tanh();
+            }
+        }
+    }
+
+    fn lstm_cell_backward(
+        saved: &[f64],
+        c_prev: &[f64],
+        dh: &[f64],
+        dc: &mut [f64],
+        d: &mut [f64],
+    ) {
+        let hidden = dh.len();
+        let at = |q: usize, k: usize| saved[q * hidden + k];
+        for k in 0..hidden {
+            let (i, f, g, o) = (at(0, k), at(1, k), at(2, k), at(3, k));
+            let tc = at(4, k).tanh();
+            let dc_in = dc[k] + dh[k] * o * (1.0 - tc * tc);
+            dc[k] = dc_in * f;
+            d[k] = dc_in * g * i * (1.0 - i);
+            d[hidden + k] = dc_in * c_prev[k] * f * (1.0 - f);
+            d[2 * hidden + k] = dc_in * i * (1.0 - g * g);
+            d[3 * hidden + k] = dh[k] * tc * o * (1.0 - o);
+        }
     }
 }
 
@@ -176,15 +249,17 @@ fn times_transposed<T: Real>(m: usize, n: usize, k: usize, dst: &mut [T], a: &[T
 type Spans = [(usize, usize)];
 
 /// One direction of one layer over `x` (`rows × input`): the output rows
-/// (`rows × out`) and the final states.
+/// (`rows × out`) and the final states. An LSTM given `saved`
+/// (`rows × 5·hidden`) writes there, per row, its four gates after their
+/// activations and the new cell state — what its backward reads.
 fn layer<T: Activate>(
     cell: Cell,
     w: &Weights<T>,
     x: &[T],
     spans: &Spans,
-    h0: &[T],
-    c0: Option<&[T]>,
+    (h0, c0): (&[T], Option<&[T]>),
     reverse: bool,
+    mut saved: Option<&mut [T]>,
 ) -> (Vec<T>, Vec<T>, Option<Vec<T>>) {
     let rows = x.len() / w.input.max(1);
     let gh = cell.gates() * w.hidden;
@@ -216,7 +291,29 @@ fn layer<T: Activate>(
             }
         }
         let pre = &pre[first * gh..(first + b) * gh];
-        for r in 0..b {
+        if cell == Cell::Lstm {
+            let g = &mut hh[..b * gh];
+            add(g, pre);
+            let c = &mut c.as_mut().expect("an LSTM carries a cell state")[..b * hid];
+            let dst = if w.w_hr.is_some() {
+                &mut cell_out[..b * hid]
+            } else {
+                &mut h[..b * out]
+            };
+            T::lstm_cell(g, c, dst, hid);
+            if let Some(saved) = saved.as_deref_mut() {
+                let rows = &mut saved[first * 5 * hid..(first + b) * 5 * hid];
+                for ((row, g), c) in rows
+                    .chunks_exact_mut(5 * hid)
+                    .zip(g.chunks_exact(gh))
+                    .zip(c.chunks_exact(hid))
+                {
+                    row[..gh].copy_from_slice(g);
+                    row[gh..].copy_from_slice(c);
+                }
+            }
+        }
+        for r in (0..b).filter(|_| cell != Cell::Lstm) {
             let g = &mut hh[r * gh..(r + 1) * gh];
             let p = &pre[r * gh..(r + 1) * gh];
             let h = &mut h[r * out..(r + 1) * out];
@@ -243,30 +340,7 @@ fn layer<T: Activate>(
                         *h = (*h - n) * z + n;
                     }
                 }
-                Cell::Lstm => {
-                    add(g, p);
-                    let (if_, rest) = g.split_at_mut(2 * hid);
-                    let (cand, o) = rest.split_at_mut(hid);
-                    T::sigmoid_all(if_);
-                    T::tanh_all(cand);
-                    T::sigmoid_all(o);
-                    let c = &mut c.as_mut().expect("an LSTM carries a cell state")
-                        [r * hid..(r + 1) * hid];
-                    for (k, c) in c.iter_mut().enumerate() {
-                        *c = if_[hid + k] * *c + if_[k] * cand[k];
-                    }
-                    // tanh(c) goes where the candidate was, then times the output gate.
-                    cand.copy_from_slice(c);
-                    T::tanh_all(cand);
-                    let dst = if w.w_hr.is_some() {
-                        &mut cell_out[r * hid..(r + 1) * hid]
-                    } else {
-                        h
-                    };
-                    for ((d, &o), &t) in dst.iter_mut().zip(o.iter()).zip(cand.iter()) {
-                        *d = o * t;
-                    }
-                }
+                Cell::Lstm => unreachable!("an LSTM's step runs above"),
             }
         }
         if let Some(w_hr) = &w.w_hr {
@@ -471,7 +545,7 @@ fn run_typed<T: Activate>(
                     "the hidden state does not match the layers, directions, batch and hidden size",
                 );
             };
-            let (out, h, c) = layer(stack.cell, &w, &data, spans, h0, c0, d == 1);
+            let (out, h, c) = layer(stack.cell, &w, &data, spans, (h0, c0), d == 1, None);
             finals[0].push(h);
             if let Some(c) = c {
                 finals[1].push(c);
