@@ -417,7 +417,7 @@ fn flash_recorded(
         FlashForm::Batched => Ok(Some(out)),
         FlashForm::Unbatched => o::call(
             "squeeze",
-            vec![o::value(&out), Value::Ints(vec![0])],
+            vec![o::value(&out), Value::Int(0)],
             vec![],
         )
         .map(Some),

@@ -378,7 +378,7 @@ pub(crate) fn local_response_norm() -> Derivative {
                 ],
                 vec![],
             )?;
-            o::call("squeeze", vec![o::value(&d), Value::Ints(vec![1])], vec![])?
+            o::call("squeeze", vec![o::value(&d), Value::Int(1)], vec![])?
         } else {
             let grouped = [shape[0] as i64, 1, shape[1] as i64, shape[2] as i64, -1];
             let d = o::shape::reshape(&squares, &grouped)?;
@@ -395,7 +395,7 @@ pub(crate) fn local_response_norm() -> Derivative {
                 ],
                 vec![],
             )?;
-            let d = o::call("squeeze", vec![o::value(&d), Value::Ints(vec![1])], vec![])?;
+            let d = o::call("squeeze", vec![o::value(&d), Value::Int(1)], vec![])?;
             o::reshape(&d, &shape)?
         };
         let divisor = o::pow_s(&o::add_s(&o::mul_s(&average, alpha)?, k)?, beta)?;

@@ -278,8 +278,13 @@ pub(crate) fn stack(cell: Cell) -> Derivative {
             }
             data = joined;
         }
+        // PyTorch's composed layers turn a batch-first output in place.
         let output = if batch_first && batch_sizes.is_none() {
-            o::transpose(&data, 0, 1)?
+            o::call(
+                "transpose_",
+                vec![Value::Tensor(data), Value::Int(0), Value::Int(1)],
+                vec![],
+            )?
         } else {
             data
         };

@@ -2,12 +2,13 @@
 //! placed back.
 
 use crate::autograd::ops as o;
-use crate::autograd::{Derivative, derivative};
+use crate::autograd::{Derivative, Name, derivative};
+use crate::value::Value;
 use fxvm_tensor::{Result, Tensor};
 
 /// The gradient reshaped to the input's shape (view, reshape, flatten,
 /// squeeze, unsqueeze…).
-pub(crate) fn reshape(name: &'static str) -> Derivative {
+pub(crate) fn reshape(name: impl Into<Name>) -> Derivative {
     derivative(name, &[], |c| {
         let g = o::reshape(&c.grad()?, c.shape(0))?;
         c.set(0, g);
@@ -24,16 +25,18 @@ pub(crate) fn identity(name: &'static str) -> Derivative {
     })
 }
 
-pub(crate) fn transpose() -> Derivative {
-    derivative("TransposeBackward0", &[], |c| {
+/// `transpose`'s gradient; `name` is the out-of-place op's node or the
+/// in-place one's (`TransposeBackward1`).
+pub(crate) fn transpose(name: &'static str) -> Derivative {
+    derivative(name, &[], |c| {
         let g = o::transpose(&c.grad()?, c.int(1), c.int(2))?;
         c.set(0, g);
         Ok(())
     })
 }
 
-pub(crate) fn t() -> Derivative {
-    derivative("TBackward0", &[], |c| {
+pub(crate) fn t(name: &'static str) -> Derivative {
+    derivative(name, &[], |c| {
         let g = c.grad()?;
         let g = if g.ndim() < 2 {
             g
@@ -42,6 +45,31 @@ pub(crate) fn t() -> Derivative {
         };
         c.set(0, g);
         Ok(())
+    })
+}
+
+/// `squeeze`'s node by the overload that ran — all dims, one, or a list —
+/// out of place (`SqueezeBackward0..2`) or in place (`..3..5`).
+pub(crate) fn squeeze(in_place: bool) -> Derivative {
+    fn overload(values: &[Value]) -> usize {
+        match values.get(1) {
+            None | Some(Value::None) => 0,
+            Some(Value::Int(_)) => 1,
+            Some(_) => 2,
+        }
+    }
+    const NAMES: [&str; 6] = [
+        "SqueezeBackward0",
+        "SqueezeBackward1",
+        "SqueezeBackward2",
+        "SqueezeBackward3",
+        "SqueezeBackward4",
+        "SqueezeBackward5",
+    ];
+    reshape(if in_place {
+        Name::Pick(|v| NAMES[3 + overload(v)])
+    } else {
+        Name::Pick(|v| NAMES[overload(v)])
     })
 }
 

@@ -17,6 +17,14 @@ fn sizes_of(t: &Tensor) -> Vec<i64> {
 
 /// `split` as either row calls it: every `n` elements along `dim`, or the
 /// given sizes.
+/// An `int|int[]?` dims argument as a list.
+fn dims(dim: Option<Or<i64, Vec<i64>>>) -> Option<Vec<i64>> {
+    dim.map(|d| match d {
+        Or::A(d) => vec![d],
+        Or::B(ds) => ds,
+    })
+}
+
 fn split_call(x: &Tensor, how: Or<i64, Vec<i64>>, dim: i64) -> Result<Vec<Tensor>> {
     let how = match how {
         Or::A(n) if n >= 0 => Split::Every(n as usize),
@@ -95,10 +103,10 @@ pub(crate) fn rows() -> Vec<Op> {
         ).grad(crate::derivatives::shape::reshape("ViewBackward0"))
         .meta(meta::unflatten),
         op(
-            "squeeze(Tensor input, int[]? dim=None)",
+            "squeeze(Tensor input, int|int[]? dim=None)",
             TM,
-            |(x, dim): (Tensor, Option<Vec<i64>>)| shape::squeeze(&x, dim.as_deref()),
-        ).grad(crate::derivatives::shape::reshape("SqueezeBackward1"))
+            |(x, dim): (Tensor, Option<Or<i64, Vec<i64>>>)| shape::squeeze(&x, dims(dim).as_deref()),
+        ).grad(crate::derivatives::shape::squeeze(false))
         .meta(meta::squeeze),
         op(
             "unsqueeze(Tensor input, int dim)",
@@ -116,11 +124,30 @@ pub(crate) fn rows() -> Vec<Op> {
             "transpose(Tensor input, int dim0, int dim1)",
             TM,
             |(x, a, b): (Tensor, i64, i64)| shape::transpose(&x, a, b),
-        ).grad(crate::derivatives::shape::transpose())
+        ).grad(crate::derivatives::shape::transpose("TransposeBackward0"))
         .meta(meta::transpose),
         op("t(Tensor input)", TM, |(x,): (Tensor,)| shape::matrix_t(&x))
-            .grad(crate::derivatives::shape::t())
+            .grad(crate::derivatives::shape::t("TBackward0"))
             .meta(meta::matrix_t),
+        // The views Tensor.transpose_ & co. give the tensor itself (it
+        // restrides to them), recorded under PyTorch's in-place nodes.
+        op(
+            "transpose_(Tensor input, int dim0, int dim1)",
+            &[],
+            |(x, a, b): (Tensor, i64, i64)| shape::transpose(&x, a, b),
+        ).grad(crate::derivatives::shape::transpose("TransposeBackward1")),
+        op("t_(Tensor input)", &[], |(x,): (Tensor,)| shape::matrix_t(&x))
+            .grad(crate::derivatives::shape::t("TBackward1")),
+        op(
+            "squeeze_(Tensor input, int|int[]? dim=None)",
+            &[],
+            |(x, dim): (Tensor, Option<Or<i64, Vec<i64>>>)| shape::squeeze(&x, dims(dim).as_deref()),
+        ).grad(crate::derivatives::shape::squeeze(true)),
+        op(
+            "unsqueeze_(Tensor input, int dim)",
+            &[],
+            |(x, dim): (Tensor, i64)| shape::unsqueeze(&x, dim),
+        ).grad(crate::derivatives::shape::reshape("UnsqueezeBackward1")),
         op(
             "expand(Tensor input, int[] size)",
             M,

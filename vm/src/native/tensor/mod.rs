@@ -560,7 +560,7 @@ impl PyTensor {
 
     #[pymethod]
     fn unsqueeze_(zelf: PyRef<Self>, dim: i64, vm: &VirtualMachine) -> PyResult<PyRef<Self>> {
-        Self::restride(zelf, "unsqueeze", vec![Value::Int(dim)], vm)
+        Self::restride(zelf, "unsqueeze_", vec![Value::Int(dim)], vm)
     }
 
     #[pymethod]
@@ -573,16 +573,16 @@ impl PyTensor {
             OptionalArg::Missing => Value::None,
             OptionalArg::Present(d) if vm.is_none(&d) => Value::None,
             OptionalArg::Present(d) => match d.try_to_value::<i64>(vm) {
-                Ok(d) => Value::Ints(vec![d]),
+                Ok(d) => Value::Int(d),
                 Err(_) => Value::Ints(d.try_to_value::<Vec<i64>>(vm)?),
             },
         };
-        Self::restride(zelf, "squeeze", vec![dims], vm)
+        Self::restride(zelf, "squeeze_", vec![dims], vm)
     }
 
     #[pymethod]
     fn t_(zelf: PyRef<Self>, vm: &VirtualMachine) -> PyResult<PyRef<Self>> {
-        Self::restride(zelf, "t", vec![], vm)
+        Self::restride(zelf, "t_", vec![], vm)
     }
 
     #[pymethod]
@@ -596,7 +596,7 @@ impl PyTensor {
     ) -> PyResult<PyRef<Self>> {
         Self::restride(
             zelf,
-            "transpose",
+            "transpose_",
             vec![Value::Int(dim0), Value::Int(dim1)],
             vm,
         )
