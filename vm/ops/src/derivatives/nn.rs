@@ -415,12 +415,9 @@ fn flash_recorded(
     };
     match form {
         FlashForm::Batched => Ok(Some(out)),
-        FlashForm::Unbatched => o::call(
-            "squeeze",
-            vec![o::value(&out), Value::Int(0)],
-            vec![],
-        )
-        .map(Some),
+        FlashForm::Unbatched => {
+            o::call("squeeze", vec![o::value(&out), Value::Int(0)], vec![]).map(Some)
+        }
     }
 }
 
