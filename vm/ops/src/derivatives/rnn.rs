@@ -206,15 +206,16 @@ pub(crate) fn stack(cell: Cell) -> Derivative {
             Some(sizes) => Sequence::Packed { batch_sizes: sizes },
             None => Sequence::Padded { batch_first },
         };
+        let (spans, _) = rnn::spans(&x, sequence, cell.name())?;
         let has_projections = per > if stack.has_biases { 4 } else { 2 };
         if cell == Cell::Lstm
             && x.dtype() == DType::F32
             && batch_sizes.is_none()
             && !has_projections
+            && x.numel() != 0
         {
-            return layers_as_oneDNN(&stack, &x, &hx, per, batch_first);
+            return layers_as_onednn(&stack, &x, &hx, per, batch_first);
         }
-        let (spans, _) = rnn::spans(&x, sequence, cell.name())?;
         // Packed rows, or time-major steps.
         let mut data = if batch_first && batch_sizes.is_none() {
             o::transpose(&x, 0, 1)?
@@ -290,11 +291,7 @@ pub(crate) fn stack(cell: Cell) -> Derivative {
         };
         let mut all = vec![output];
         for parts in finals {
-            all.push(o::call(
-                "stack",
-                vec![Value::Tensors(parts), Value::Int(0)],
-                vec![],
-            )?);
+            all.push(stacked(parts)?);
         }
         Ok(Value::Tensors(all))
     }))
@@ -307,8 +304,7 @@ pub(crate) const LSTM_MODE: i64 = 2;
 /// PyTorch's CPU build runs it with gradients: one `mkldnn_rnn_layer` per
 /// layer and direction on time-major input, directions joined by `cat`,
 /// dropout between layers, the final states stacked.
-#[allow(non_snake_case)] // named for the library whose rows it records
-fn layers_as_oneDNN(
+fn layers_as_onednn(
     stack: &Stack,
     x: &Tensor,
     hx: &[Tensor],
@@ -397,11 +393,7 @@ fn layers_as_oneDNN(
         data
     }];
     for parts in finals {
-        all.push(o::call(
-            "stack",
-            vec![Value::Tensors(parts), Value::Int(0)],
-            vec![],
-        )?);
+        all.push(stacked(parts)?);
     }
     Ok(Value::Tensors(all))
 }

@@ -291,7 +291,8 @@ fn layer<T: Activate>(
             }
         }
         let pre = &pre[first * gh..(first + b) * gh];
-        if cell == Cell::Lstm {
+        // (A zero hidden size has nothing to compute, and no rows to chunk.)
+        if cell == Cell::Lstm && hid > 0 {
             let g = &mut hh[..b * gh];
             add(g, pre);
             let c = &mut c.as_mut().expect("an LSTM carries a cell state")[..b * hid];
@@ -373,6 +374,9 @@ fn steps(input: &Tensor, sequence: Sequence, op: &'static str) -> Result<Steps> 
                 input.clone()
             };
             let (t, b) = (x.shape()[0], x.shape()[1]);
+            if t == 0 {
+                return fail(op, "Expected sequence length to be larger than 0 in RNN");
+            }
             let x = x.contiguous();
             Ok(Steps {
                 x,
