@@ -12,7 +12,7 @@ use crate::ops::linalg::{Matrix, PARALLEL_FLOPS, gemm_into};
 use crate::tensor::Tensor;
 
 use super::recurrent::Packed;
-use super::{Activate, Cell, Weights, fail, layer};
+use super::{Activate, Cell, Weights, fail, layer, weight_sizes};
 
 const OP: &str = "mkldnn_rnn_layer";
 
@@ -121,7 +121,8 @@ impl LstmLayer<'_> {
             );
         }
         let [steps, batch, input] = [0, 1, 2].map(|d| self.input.shape()[d]);
-        let hidden = self.w_hh.shape().get(1).copied().unwrap_or(0);
+        // The backward reads the weights by these sizes: checked here, for both.
+        let (hidden, _) = weight_sizes(Cell::Lstm, &self.params(), self.biases.is_some())?;
         if self.w_ih.shape().get(1) != Some(&input) {
             return fail(
                 OP,
@@ -608,6 +609,14 @@ mod tests {
             ..case.layer(false)
         };
         assert!(lstm_layer(&l).is_err());
+        // A recurrent weight of the wrong height: refused, not read past.
+        let short = filled(&[8, 3], 13);
+        let l = LstmLayer {
+            w_hh: &short,
+            ..case.layer(false)
+        };
+        let out = lstm_layer(&case.layer(false)).unwrap();
+        assert!(lstm_layer_backward(&l, &out.output, &out.workspace, [None, None, None]).is_err());
         let ints = Tensor::from_vec(vec![1i64; 18], &[3, 2, 3]);
         let l = LstmLayer {
             input: &ints,

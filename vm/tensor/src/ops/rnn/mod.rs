@@ -100,22 +100,11 @@ struct Weights<T> {
 
 impl<T: Activate> Weights<T> {
     fn read(cell: Cell, params: &[Tensor], has_biases: bool) -> Result<Weights<T>> {
-        let op = cell.name();
+        let (hidden, out) = weight_sizes(cell, params, has_biases)?;
         let dense = |t: &Tensor| t.to_dtype(T::DTYPE).contiguous().to_vec::<T>();
         let (w_ih, w_hh) = (&params[0], &params[1]);
-        if w_ih.ndim() != 2 || w_hh.ndim() != 2 || w_ih.shape()[0] % cell.gates() != 0 {
-            return fail(op, "weights must be matrices with a row block per gate");
-        }
-        let hidden = w_ih.shape()[0] / cell.gates();
         let biases = if has_biases { &params[2..4] } else { &[][..] };
         let w_hr = params.get(if has_biases { 4 } else { 2 });
-        let out = w_hr.map_or(hidden, |w| w.shape()[0]);
-        if w_hh.shape() != [cell.gates() * hidden, out]
-            || biases.iter().any(|b| b.shape() != [cell.gates() * hidden])
-            || w_hr.is_some_and(|w| w.shape() != [out, hidden])
-        {
-            return fail(op, "the weights' shapes do not agree with each other");
-        }
         Ok(Weights {
             w_ih: dense(w_ih),
             w_hh: Packed::new(&dense(w_hh), cell.gates() * hidden, out),
@@ -127,6 +116,27 @@ impl<T: Activate> Weights<T> {
             out,
         })
     }
+}
+
+/// One direction of one layer's weights (`w_ih, w_hh[, b_ih, b_hh][, w_hr]`)
+/// checked against each other: the hidden size and the carried state's.
+fn weight_sizes(cell: Cell, params: &[Tensor], has_biases: bool) -> Result<(usize, usize)> {
+    let op = cell.name();
+    let (w_ih, w_hh) = (&params[0], &params[1]);
+    if w_ih.ndim() != 2 || w_hh.ndim() != 2 || w_ih.shape()[0] % cell.gates() != 0 {
+        return fail(op, "weights must be matrices with a row block per gate");
+    }
+    let hidden = w_ih.shape()[0] / cell.gates();
+    let biases = if has_biases { &params[2..4] } else { &[][..] };
+    let w_hr = params.get(if has_biases { 4 } else { 2 });
+    let out = w_hr.map_or(hidden, |w| w.shape()[0]);
+    if w_hh.shape() != [cell.gates() * hidden, out]
+        || biases.iter().any(|b| b.shape() != [cell.gates() * hidden])
+        || w_hr.is_some_and(|w| w.shape() != [out, hidden])
+    {
+        return fail(op, "the weights' shapes do not agree with each other");
+    }
+    Ok((hidden, out))
 }
 
 /// Gate activations over whole slices: vectorised for f32.
