@@ -693,3 +693,8 @@ fn ordered_dict_behaves_as_cpythons_over_the_native_dict() {
 fn torch_testing_assert_close_and_make_tensor_match_pytorch() {
     check("testing_assert_close");
 }
+
+#[test]
+fn linspace_and_tanh_equal_pytorchs_to_the_last_bit() {
+    check("last_bit");
+}

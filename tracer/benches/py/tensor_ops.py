@@ -38,6 +38,8 @@ cases["sort_1M"] = lambda: torch.sort(x)
 cases["add_1M"] = lambda: x + y
 cases["softmax_1M"] = lambda: torch.softmax(x.view(1000, 1000), dim=-1)
 cases["relu_1M"] = lambda: torch.relu(x)
+cases["sigmoid_1M"] = lambda: torch.sigmoid(x)
+cases["tanh_1M"] = lambda: torch.tanh(x)
 cases["sum_1M"] = lambda: x.sum()
 # Per-op overhead: tiny tensors, so the time is the call path, not the kernel.
 # `op_loop` times the timing loop itself (calling an empty lambda), which the

@@ -60,22 +60,37 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: Option<DType>) -> Resul
     let (start, end) = bounds_in(start, end, dtype);
     let n = steps as usize;
     crate::alloc::reserve(n, DType::F64)?;
+    Ok(match dtype {
+        DType::F32 => Tensor::from_vec(spaced(start as f32, end as f32, n), &[n]),
+        DType::F64 => Tensor::from_vec(spaced(start, end, n), &[n]),
+        // Integers step in f64 (as PyTorch's), half types in f32.
+        other if other.is_float() => {
+            Tensor::from_vec(spaced(start as f32, end as f32, n), &[n]).to_dtype(other)
+        }
+        other => Tensor::from_vec(spaced(start, end, n), &[n]).to_dtype(other),
+    })
+}
+
+/// `n` points from `start` to `end` as PyTorch's kernel computes them, in
+/// the element type: the step rounded once, each point one fused
+/// multiply-add from `start` (first half) or back from `end` (second half),
+/// so both ends are exact and the values equal PyTorch's to the bit.
+fn spaced<F: num_traits::Float>(start: F, end: F, n: usize) -> Vec<F> {
     let step = if n > 1 {
-        (end - start) / (n - 1) as f64
+        (end - start) / F::from(n - 1).unwrap_or_else(F::one)
     } else {
-        0.0
+        F::zero()
     };
-    // PyTorch fills the second half backwards from `end`, so both ends are exact.
-    let data: Vec<f64> = (0..n)
+    let at = |i: usize| F::from(i).unwrap_or_else(F::zero);
+    (0..n)
         .map(|i| {
             if i < n / 2 || n == 1 {
-                start + step * i as f64
+                step.mul_add(at(i), start)
             } else {
-                end - step * (n - 1 - i) as f64
+                (-step).mul_add(at(n - 1 - i), end)
             }
         })
-        .collect();
-    Ok(Tensor::from_vec(data, &[n]).to_dtype(dtype))
+        .collect()
 }
 
 /// `linspace`'s (and `logspace`'s) bounds as PyTorch takes them: converted
