@@ -122,7 +122,7 @@ pub fn tanh_in_place(v: &mut [f32]) {
 }
 
 /// ln 2 split so that `k · LN2_HI_F64` is exact for the `k` [`tanh_rounded`] uses.
-const LN2_HI_F64: f64 = 6.931_471_803_691_238_2e-1;
+const LN2_HI_F64: f64 = 0.693_147_180_369_123_8;
 const LN2_LO_F64: f64 = 1.908_214_929_270_587_7e-10;
 /// `2·|x|` past which tanh rounds to 1 in f32 (from |x| ≈ 9.01 on).
 const TANH_SATURATED: f64 = 20.0;

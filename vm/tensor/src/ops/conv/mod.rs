@@ -1,8 +1,10 @@
 //! Convolution over 1 to 3 spatial dims (stride, padding incl.
-//! 'same'/'valid', dilation, groups) as im2col + gemm, and transposed
+//! 'same'/'valid', dilation, groups) as im2col + gemm (directly when each
+//! output channel reads one input channel), and transposed
 //! convolution (output_padding too) as gemm + col2im. Lower ranks run as
 //! 3-d with unit leading dims.
 
+mod depthwise;
 pub mod fold;
 mod scratch;
 mod tbc;
@@ -535,6 +537,10 @@ fn forward<T: Real>(
     let direct = g.kernel == [1; 3] && g.stride == [1; 3] && g.pad == [0; 3];
     let mut out = biased_output(n, o, plane_out, bias.as_deref());
     if plane_out == 0 || n == 0 || o == 0 {
+        return Tensor::from_vec(out, &[n * o * plane_out]);
+    }
+    if depthwise::suits(cg) {
+        depthwise::forward(xs, ws, &mut out, c, g);
         return Tensor::from_vec(out, &[n * o * plane_out]);
     }
     let across = across_batch(n);

@@ -34,7 +34,7 @@ impl Geometry {
     }
 
     /// Where tap `k` of dim `d` reads for grid position `g`: `None` in the padding.
-    fn source(&self, d: usize, g: usize, k: usize) -> Option<usize> {
+    pub(super) fn source(&self, d: usize, g: usize, k: usize) -> Option<usize> {
         let i = (g * self.stride[d] + k * self.dilation[d]) as isize - self.pad[d] as isize;
         (0..self.image[d] as isize)
             .contains(&i)
@@ -42,7 +42,7 @@ impl Geometry {
     }
 
     /// The grid columns `[lo, hi)` whose width-tap `kw` lands inside the image.
-    fn inside_columns(&self, kw: usize) -> (usize, usize, isize) {
+    pub(super) fn inside_columns(&self, kw: usize) -> (usize, usize, isize) {
         let (w, ow, s) = (self.image[2], self.grid[2], self.stride[2]);
         let x0 = (kw * self.dilation[2]) as isize - self.pad[2] as isize;
         let lo = if x0 >= 0 {
