@@ -618,6 +618,12 @@ fn transposed<T: Real>(
     if plane_out == 0 || n == 0 || o == 0 {
         return Tensor::from_vec(out, &[n * o * plane_out]);
     }
+    // One output channel per group: the input gradient of a depthwise
+    // convolution.
+    if depthwise::suits(og) {
+        depthwise::transposed(xs, ws, &mut out, n, c, g);
+        return Tensor::from_vec(out, &[n * o * plane_out]);
+    }
     let across = across_batch(n);
     let col_len = crate::alloc::ensure_numel::<T>(&[patch, plane_in]);
     let image = |(b, dst): (usize, &mut [T])| {

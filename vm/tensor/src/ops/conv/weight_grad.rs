@@ -103,6 +103,9 @@ fn accumulate<T: Real>(grad: &Tensor, x: &Tensor, g: &Geometry, groups: usize) -
         T::slice(&sx).expect("x is T"),
         T::slice(&sg).expect("grad is T"),
     );
+    if super::depthwise::suits_weight_grad(cg, og) {
+        return super::depthwise::weight_grad(xs, gs, n, c, g);
+    }
     let len = crate::alloc::ensure_numel::<T>(&[o, patch]);
     let across = across_batch(n);
     let image = |mut acc: Vec<T>, b: usize| {
