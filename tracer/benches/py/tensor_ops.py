@@ -18,9 +18,24 @@ for name, (n, c, h, o, k, s, p) in {
     "conv_3x3_56": (8, 64, 56, 64, 3, 1, 1),
     "conv_3x3_14": (8, 256, 14, 256, 3, 1, 1),
     "conv_1x1_28": (8, 512, 28, 128, 1, 1, 0),
+    "conv_3x3_56_b1": (1, 64, 56, 64, 3, 1, 1),
+    "conv_3x3_56_b32": (32, 64, 56, 64, 3, 1, 1),
 }.items():
     x, w = torch.randn(n, c, h, h), torch.randn(o, c, k, k)
     cases[name] = lambda x=x, w=w, s=s, p=p: F.conv2d(x, w, stride=s, padding=p)
+# Depthwise convolutions (MobileNetV2's 3x3 at two strides, EfficientNet's 5x5),
+# forward and (dw_*_grad) input and weight gradients.
+for name, (n, c, h, k, s) in {
+    "dw_3x3_112_s2": (1, 32, 112, 3, 2),
+    "dw_3x3_14": (1, 384, 14, 3, 1),
+    "dw_5x5_28_b8": (8, 144, 28, 5, 1),
+}.items():
+    x, w = torch.randn(n, c, h, h), torch.randn(c, 1, k, k)
+    cases[name] = lambda x=x, w=w, s=s, k=k, c=c: F.conv2d(x, w, stride=s, padding=k // 2, groups=c)
+    xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
+    yg = F.conv2d(xg, wg, stride=s, padding=k // 2, groups=c)
+    gy = torch.randn_like(yg)
+    cases[name + "_grad"] = lambda xg=xg, wg=wg, yg=yg, gy=gy: torch.autograd.grad(yg, (xg, wg), gy, retain_graph=True)
 # DCGAN's generator: a 4x4 stride-2 transposed convolution doubling 16x16 to 32x32.
 xt, wt = torch.randn(8, 256, 16, 16), torch.randn(256, 128, 4, 4)
 cases["conv_transpose_dcgan"] = lambda: F.conv_transpose2d(xt, wt, stride=2, padding=1)
@@ -31,6 +46,9 @@ cases["lstm_2x256"] = lambda lstm=lstm: lstm(seq)
 # A linear layer on a small batch (inference): 8 rows through a 512 -> 2048 weight.
 xl, wl = torch.randn(8, 512), torch.randn(2048, 512)
 cases["linear_8x512x2048"] = lambda xl=xl: F.linear(xl, wl)
+for rows in (32, 64):
+    xr = torch.randn(rows, 512)
+    cases[f"linear_{rows}x512x2048"] = lambda xr=xr: F.linear(xr, wl)
 x, y = torch.randn(1_000_000), torch.randn(1_000_000)
 cases["topk_1M_k10"] = lambda: torch.topk(x, 10)
 cases["topk_rows_k5"] = lambda: torch.topk(x.view(1000, 1000), 5)

@@ -13,11 +13,13 @@ use crate::ops::lanes::Lanes;
 
 /// Whether an `m × k` by `k × n` product is better done here than by the
 /// gemm, which packs this layout of `w` slowly when rows are long
-/// (measured: up to 16 rows always; up to 128 when rows reach 1024 — the
-/// mnist Net's 64 × 9216 by 9216 × 128 in 0.9 ms instead of 4.7, 128 × 1024
-/// by 1024 × 4096 in 10.6 instead of 12.8; from 256 rows the gemm wins).
+/// (measured: up to 32 rows always — 32 × 768 by 768 × 768 in 0.12 ms
+/// instead of 0.25, 17 × 512 by 512 × 2048 in 0.23 instead of 0.53, at 64
+/// rows the gemm is faster; up to 128 when rows reach 1024 — the mnist
+/// Net's 64 × 9216 by 9216 × 128 in 0.9 ms instead of 4.7, 128 × 1024 by
+/// 1024 × 4096 in 10.6 instead of 12.8; from 256 rows the gemm wins).
 pub(crate) fn suits(m: usize, n: usize, k: usize) -> bool {
-    n >= 16 && k >= 16 && (m <= 16 || (m <= 128 && k >= 1024))
+    n >= 16 && k >= 16 && (m <= 32 || (m <= 128 && k >= 1024))
 }
 /// Multiply-adds above which the columns are split between threads.
 const PARALLEL_FMAS: usize = 1 << 18;
