@@ -7,9 +7,12 @@
 //! Here a plane is first copied once, zero-padded and split into phases by
 //! the stride (phase `(r, q)` holds rows `r, r + s, …` and columns
 //! `q, q + s, …`): then every tap reads, for all outputs of a plane slice
-//! at once, one contiguous run of one phase, and the tap is one long
-//! multiply-add pass. Outputs are computed `phase width` wide and the few
-//! columns past the grid (which read across rows) dropped at the end.
+//! at once, one contiguous run of one phase. Outputs are computed `phase
+//! width` wide, 64 at a time through all taps with their sums in
+//! registers, and the few columns past the grid (which read across rows)
+//! dropped at the end. The gradients walk the same runs: the input's adds
+//! each output gradient back through every tap, the weights' are dot
+//! products of the output gradient with each tap's run.
 
 use rayon::prelude::*;
 
@@ -259,8 +262,20 @@ fn accumulate<T: Real>(phased: &[T], w: &[T], slab: &mut [T], dst: &mut [T], p: 
 /// many output channels per input one (MNIST's 1 → 32) the gemm over the
 /// unfolded input does the same dot products faster (0.31 vs 0.38 ms at
 /// batch 64); depthwise ones (1 → 1) run here 1.5–2.5× faster.
-pub(super) fn suits_weight_grad(per_group: usize, outputs: usize) -> bool {
-    suits(per_group) && outputs <= 4
+///
+/// The gradients' runs also multiply the zero columns past the grid by
+/// values the definition never pairs with them (input past the extent,
+/// the next row's start): so the input (weight gradient) or the weights
+/// (input gradient) must be finite, as 0 · ∞ would add a NaN.
+pub(super) fn suits_weight_grad<T: Real>(per_group: usize, outputs: usize, x: &[T]) -> bool {
+    suits(per_group) && outputs <= 4 && x.iter().all(|v| v.is_finite())
+}
+
+/// Whether the direct input gradient takes a transposed convolution with
+/// `outputs` output channels per group and weights `w` (see
+/// [`suits_weight_grad`] for why they must be finite).
+pub(super) fn suits_transposed<T: Real>(outputs: usize, w: &[T]) -> bool {
+    suits(outputs) && w.iter().all(|v| v.is_finite())
 }
 
 /// The weight gradient (`[o, 1, kernel]`) of a convolution the direct

@@ -620,7 +620,7 @@ fn transposed<T: Real>(
     }
     // One output channel per group: the input gradient of a depthwise
     // convolution.
-    if depthwise::suits(og) {
+    if depthwise::suits_transposed(og, ws) {
         depthwise::transposed(xs, ws, &mut out, n, c, g);
         return Tensor::from_vec(out, &[n * o * plane_out]);
     }

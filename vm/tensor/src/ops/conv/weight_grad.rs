@@ -103,7 +103,7 @@ fn accumulate<T: Real>(grad: &Tensor, x: &Tensor, g: &Geometry, groups: usize) -
         T::slice(&sx).expect("x is T"),
         T::slice(&sg).expect("grad is T"),
     );
-    if super::depthwise::suits_weight_grad(cg, og) {
+    if super::depthwise::suits_weight_grad(cg, og, xs) {
         return super::depthwise::weight_grad(xs, gs, n, c, g);
     }
     let len = crate::alloc::ensure_numel::<T>(&[o, patch]);
@@ -232,6 +232,32 @@ mod tests {
             for (a, b) in got.to_vec::<f64>().iter().zip(&want) {
                 assert!((a - b).abs() < 1e-9, "{a} vs {b}");
             }
+        }
+    }
+
+    #[test]
+    fn a_depthwise_gradient_ignores_what_the_grid_never_reads() {
+        // Stride 2 over 6 columns with a 3-wide kernel reads columns 0..5:
+        // an infinite last column changes nothing (0 · ∞ would be NaN).
+        let (n, c, h, w) = (2, 3, 5, 6);
+        let grad = Tensor::from_vec(values(n * c * 2 * 2, 1), &[n, c, 2, 2]);
+        let xv = values(n * c * h * w, 2);
+        let with_last = |v: f64| {
+            let x: Vec<f64> = xv
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| if i % w == w - 1 { v } else { x })
+                .collect();
+            let x = Tensor::from_vec(x, &[n, c, h, w]);
+            conv_weight_grad(&grad, &x, &[3, 3], &[2, 2], &[0, 0], &[1, 1], c as i64)
+                .unwrap()
+                .to_vec::<f64>()
+        };
+        let finite = with_last(0.0);
+        assert!(finite.iter().all(|v| v.is_finite()));
+        // (Summed in another order: the direct kernel takes finite inputs only.)
+        for (a, b) in with_last(f64::INFINITY).iter().zip(&finite) {
+            assert!((a - b).abs() < 1e-12, "{a} vs {b}");
         }
     }
 
