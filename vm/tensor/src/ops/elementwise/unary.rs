@@ -141,10 +141,13 @@ pub fn round_decimals(t: &Tensor, decimals: i64) -> Result<Tensor> {
 /// rules.
 pub fn unary_(op: Unary, t: &Tensor) -> Result<()> {
     t.check_writable()?;
-    // float32 exp, sigmoid, tanh and gelu come from SIMD kernels that read
+    // float32 exp, sigmoid, tanh and the gelus come from SIMD kernels that read
     // and write separate slices.
     let separate = t.dtype() == DType::F32
-        && matches!(op, Unary::Exp | Unary::Sigmoid | Unary::Tanh | Unary::Gelu);
+        && matches!(
+            op,
+            Unary::Exp | Unary::Sigmoid | Unary::Tanh | Unary::Gelu | Unary::GeluTanh
+        );
     if let (Some(range), false) = (t.layout().contiguous_range(), separate) {
         let mut storage = t.write();
         if let Some(xs) = f32::slice_mut(&mut storage) {
@@ -182,7 +185,7 @@ pub fn unary(op: Unary, t: &Tensor) -> Result<Tensor> {
         return Err(TensorError::not_implemented_for(kernel, dtype));
     }
     match (op.kind(), dtype) {
-        // float32 `exp`, `sigmoid`, `tanh` and `gelu` have SIMD kernels
+        // float32 `exp`, `sigmoid`, `tanh` and both `gelu`s have SIMD kernels
         // (also softmax's exp and the recurrent cells' activations). `tanh`
         // is correctly rounded, as PyTorch's is to all but 0.1% of inputs:
         // glibc's `tanhf` or the recurrent cells' 1.1-ulp one move printed
@@ -195,6 +198,9 @@ pub fn unary(op: Unary, t: &Tensor) -> Result<Tensor> {
             crate::ops::fastmath::sigmoid_in_place(dst)
         })),
         (_, DType::F32) if op == Unary::Tanh => Ok(simd_f32(t, crate::ops::fastmath::tanh)),
+        (_, DType::F32) if op == Unary::GeluTanh => {
+            Ok(simd_f32(t, crate::ops::fastmath::gelu_tanh))
+        }
         (_, DType::F32) if op == Unary::Gelu => Ok(simd_f32(t, crate::ops::fastmath::gelu)),
         (_, DType::F32) => Ok(op.map_float::<f32>(t)),
         (_, DType::F64) => Ok(op.map_float::<f64>(t)),
