@@ -57,8 +57,9 @@ pub(super) fn forward<T: Real>(xs: &[T], ws: &[T], out: &mut [T], c: usize, g: &
 }
 
 /// The layout of a plane split into phases: for each input depth, `sh · sw`
-/// phases of `rows × width`, the last row zero (the slack the runs of the
-/// bottom output rows read past the grid).
+/// phases of `rows × width`, one row more than the grid reads (the slack
+/// the runs of the bottom output rows read past the grid; what it holds
+/// reaches only the columns past the grid).
 struct Phased<'g> {
     g: &'g Geometry,
     rows: usize,
@@ -188,9 +189,9 @@ fn every<T: Real>(src: &[T], step: usize, dst: &mut [T]) {
     let src = &src[..=last * step];
     match step {
         1 => dst.copy_from_slice(src),
-        // The common strided case as a constant stride, which vectorises.
+        // The common strided case in fixed-size blocks of a constant
+        // stride, which LLVM turns into shuffles.
         2 => {
-            // Fixed-size blocks, which LLVM turns into shuffles.
             let done = (dst.len() / 16).min(src.len() / 32) * 16;
             for (out, pairs) in dst[..done].chunks_exact_mut(16).zip(src.chunks_exact(32)) {
                 for (k, v) in out.iter_mut().enumerate() {

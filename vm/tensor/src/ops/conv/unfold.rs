@@ -42,7 +42,7 @@ impl Geometry {
     }
 
     /// The grid columns `[lo, hi)` whose width-tap `kw` lands inside the image.
-    pub(super) fn inside_columns(&self, kw: usize) -> (usize, usize, isize) {
+    fn inside_columns(&self, kw: usize) -> (usize, usize, isize) {
         let (w, ow, s) = (self.image[2], self.grid[2], self.stride[2]);
         let x0 = (kw * self.dilation[2]) as isize - self.pad[2] as isize;
         let lo = if x0 >= 0 {
